@@ -1,0 +1,1 @@
+"""Staff tools on top of the Django admin: reports and table management."""

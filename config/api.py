@@ -1,0 +1,46 @@
+"""REST API wiring: the exception handler that turns domain errors into stable error bodies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from wallet.errors import DomainError
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Map a ``DomainError`` to ``{"code", "message", "extra"}`` with its HTTP status.
+
+    Other exceptions fall through to DRF's handler, whose bodies are wrapped the same way
+    (``code`` is DRF's own error code, e.g. ``invalid``, ``not_authenticated``).
+    """
+    if isinstance(exc, DomainError):
+        return Response(
+            {"code": exc.code, "message": str(exc), "extra": exc.extra},
+            status=exc.http_status,
+        )
+    response = drf_exception_handler(exc, context)
+    if response is not None and isinstance(response.data, dict) and "code" not in response.data:
+        codes = exc.get_codes() if hasattr(exc, "get_codes") else None
+        code = codes if isinstance(codes, str) else "invalid"
+        response.data = {"code": code, "message": _flatten(response.data), "extra": response.data}
+    elif response is not None and isinstance(response.data, list):
+        response.data = {"code": "invalid", "message": _flatten(response.data), "extra": {}}
+    if response is None:
+        return None
+    if response.status_code == status.HTTP_429_TOO_MANY_REQUESTS:
+        response.data["code"] = "rate_limited"
+    return response
+
+
+def _flatten(data: Any) -> str:
+    if isinstance(data, dict):
+        if "detail" in data:
+            return str(data["detail"])
+        return "; ".join(f"{key}: {_flatten(value)}" for key, value in data.items())
+    if isinstance(data, list):
+        return " ".join(_flatten(item) for item in data)
+    return str(data)

@@ -1,0 +1,18 @@
+"""Test settings: the real settings, made fast and deterministic.
+
+The database and channel layer still follow ``DATABASE_URL`` / ``REDIS_URL``, so CI runs
+the suite against PostgreSQL and Redis while a bare checkout runs it on SQLite.
+"""
+
+from __future__ import annotations
+
+from config.settings import *  # noqa: F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# Tests drive the clock themselves with an injected `now`.
+TABLE_CLOCK = "off"
+CELERY_TASK_ALWAYS_EAGER = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}

@@ -1,0 +1,18 @@
+"""HTTP routes: the players' web, the REST API with its OpenAPI schema, and the admin."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/", include("tables.api_urls")),
+    path("history/", include("handhistory.urls")),
+    path("backoffice/", include("backoffice.urls")),
+    path("", include("tables.urls")),
+    path("", include("lobby.urls")),
+]

@@ -1,0 +1,1 @@
+"""Jackpot pools (royal and spin jackpots); contributions and awards come with a later issue."""

@@ -1,0 +1,252 @@
+"""Tables, seats, hands and entries. Fields and constraints only: the hand lifecycle lives in
+tables.services, the rules in tables.engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from wallet.models import Currency
+
+
+class TableMode(models.TextChoices):
+    """Cash tables play for real money, fun tables for FUN chips (DESIGN 18)."""
+
+    CASH = "cash", "Cash"
+    FUN = "fun", "Fun"
+
+
+class TablePhase(models.TextChoices):
+    """Where the table's hand lifecycle stands (rules B: ante, change phase, settlement)."""
+
+    WAITING = "waiting", "Waiting for players"
+    CHANGE = "change", "Change phase"
+    RESULTS = "results", "Results"
+    CLOSED = "closed", "Closed"
+
+
+class Table(models.Model):
+    """A WiderPoker table: its configuration and the state machine of its current hand.
+
+    The clock (tables.services.advance_due_tables) moves ``phase`` when ``phase_deadline``
+    has passed; ``version`` grows by one on every change a client must see, and every push
+    carries it.
+    """
+
+    name = models.CharField(max_length=60, unique=True)
+    mode = models.CharField(max_length=8, choices=TableMode.choices, default=TableMode.FUN)
+    currency = models.CharField(max_length=3, choices=Currency.choices, default=Currency.FUN)
+    ante_minor = models.BigIntegerField()
+    change_seconds = models.PositiveIntegerField(default=30, help_text="Length of the change phase.")
+    results_seconds = models.PositiveIntegerField(default=8, help_text="How long results stay on screen.")
+    rake_bps = models.PositiveIntegerField(default=500, help_text="Rake in basis points (500 = 5%), at most 10%.")
+    paid_fraction_bps = models.PositiveIntegerField(default=1500, help_text="Share of entries paid (1500 = 15%).")
+    min_prize_minor = models.BigIntegerField(default=0, help_text="Smallest prize of a paid place.")
+    draw_price_minor = models.BigIntegerField(help_text="Price of each draw after the first.")
+    max_draws = models.PositiveSmallIntegerField(default=5, help_text="Draws per hand, the first included (1-5).")
+    redeal_price_minor = models.BigIntegerField()
+    max_redeals = models.PositiveSmallIntegerField(default=2)
+    redeal_seconds = models.PositiveIntegerField(
+        default=20, help_text="Redeals are sold during the first N seconds of the change phase."
+    )
+    is_open = models.BooleanField(default=True)
+
+    phase = models.CharField(max_length=10, choices=TablePhase.choices, default=TablePhase.WAITING)
+    phase_deadline = models.DateTimeField(null=True, blank=True, db_index=True)
+    version = models.PositiveBigIntegerField(default=0)
+    current_hand = models.ForeignKey(
+        "Hand", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    hands_dealt = models.PositiveIntegerField(default=0)
+    pending_changes = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["ante_minor", "name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(rake_bps__lte=1000), name="table_rake_at_most_10_percent"),
+            models.CheckConstraint(condition=Q(max_draws__gte=1, max_draws__lte=5), name="table_max_draws_1_to_5"),
+            models.CheckConstraint(condition=Q(ante_minor__gt=0), name="table_ante_positive"),
+            models.CheckConstraint(
+                condition=Q(draw_price_minor__gte=0, redeal_price_minor__gte=0, min_prize_minor__gte=0),
+                name="table_prices_non_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(paid_fraction_bps__gte=1, paid_fraction_bps__lte=10000),
+                name="table_paid_fraction_valid",
+            ),
+            models.CheckConstraint(
+                condition=(Q(mode="fun", currency="FUN") | (Q(mode="cash") & ~Q(currency="FUN"))),
+                name="table_mode_matches_currency",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def config_snapshot(self) -> dict[str, Any]:
+        """The configuration a hand is played under, stored with the hand for good."""
+        return {
+            "mode": self.mode,
+            "currency": self.currency,
+            "ante_minor": self.ante_minor,
+            "change_seconds": self.change_seconds,
+            "results_seconds": self.results_seconds,
+            "rake_bps": self.rake_bps,
+            "paid_fraction_bps": self.paid_fraction_bps,
+            "min_prize_minor": self.min_prize_minor,
+            "draw_price_minor": self.draw_price_minor,
+            "max_draws": self.max_draws,
+            "redeal_price_minor": self.redeal_price_minor,
+            "max_redeals": self.max_redeals,
+            "redeal_seconds": self.redeal_seconds,
+        }
+
+
+class SeatStatus(models.TextChoices):
+    ACTIVE = "active", "Playing"
+    SITTING_OUT = "sitting_out", "Sitting out"
+    LEFT = "left", "Left"
+
+
+class Seat(models.Model):
+    """A player's place at a table (one row per player and table, reused on re-joining).
+
+    Presence: ``ws_connections`` counts open game-screen sockets; ``last_seen_at`` is the
+    last request or heartbeat. A seat is connected if it has a socket or was seen within
+    ``PRESENCE_TIMEOUT_SECONDS``.
+    """
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="seats")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="seats")
+    status = models.CharField(max_length=12, choices=SeatStatus.choices, default=SeatStatus.ACTIVE)
+    status_reason = models.CharField(max_length=40, blank=True)
+    joined_at = models.DateTimeField()
+    left_at = models.DateTimeField(null=True, blank=True)
+    ws_connections = models.IntegerField(default=0)
+    last_seen_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["table", "user"], name="one_seat_per_player_and_table")]
+        indexes = [models.Index(fields=["table", "status"], name="seat_table_status")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}@{self.table_id} ({self.status})"
+
+
+class HandStatus(models.TextChoices):
+    CHANGE = "change", "Change phase"
+    SETTLED = "settled", "Settled"
+    CANCELLED = "cancelled", "Cancelled and refunded"
+
+
+class Hand(models.Model):
+    """One hand (game event) of a table, kept for good as its hand history.
+
+    ``server_seed`` is secret until the hand is terminal (settled or cancelled); its SHA-256
+    ``commitment`` is public from the deal (docs/provably-fair.md).
+    """
+
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="hands")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=HandStatus.choices, default=HandStatus.CHANGE)
+    server_seed = models.CharField(max_length=64)
+    commitment = models.CharField(max_length=64)
+    board = models.JSONField(help_text='{"columns": [[codes] x 5], "out": [code, code]}')
+    config = models.JSONField()
+    started_at = models.DateTimeField()
+    change_deadline = models.DateTimeField()
+    redeal_deadline = models.DateTimeField()
+    settled_at = models.DateTimeField(null=True, blank=True)
+    entry_count = models.PositiveIntegerField(default=0)
+    redeal_count = models.PositiveIntegerField(default=0)
+    antes_minor = models.BigIntegerField(default=0)
+    draws_minor = models.BigIntegerField(default=0)
+    redeals_minor = models.BigIntegerField(default=0)
+    gross_minor = models.BigIntegerField(default=0)
+    rake_minor = models.BigIntegerField(default=0)
+    carry_in_minor = models.BigIntegerField(default=0)
+    pool_minor = models.BigIntegerField(default=0)
+    breakage_minor = models.BigIntegerField(default=0)
+    change_keys = models.JSONField(null=True, blank=True)
+    leaderboard = models.JSONField(default=list, blank=True)
+    cancel_reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["table", "number"], name="hand_number_unique_per_table")]
+        indexes = [models.Index(fields=["table", "-number"], name="hand_table_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.table_id}#{self.number}"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in (HandStatus.SETTLED, HandStatus.CANCELLED)
+
+    @property
+    def currency(self) -> str:
+        return str(self.config["currency"])
+
+
+class Entry(models.Model):
+    """One player's participation in one hand: combinations, choices, purchases and result.
+
+    ``combination`` is the current initial combination as an index 0..99999 (digits p0..p4,
+    docs/provably-fair.md); ``redeals`` lists ``[redeal_number, combination]`` pairs in the
+    order bought. ``hold_mask`` has bit c set when column c is held; NULL = no choice received.
+    """
+
+    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="entries")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="entries")
+    join_order = models.PositiveIntegerField()
+    initial_combination = models.PositiveIntegerField()
+    combination = models.PositiveIntegerField()
+    redeals = models.JSONField(default=list, blank=True)
+    hold_mask = models.PositiveSmallIntegerField(null=True, blank=True)
+    draws_bought = models.PositiveSmallIntegerField(default=1)
+    paid_minor = models.BigIntegerField(default=0)
+    # Filled at settlement.
+    connected_at_end = models.BooleanField(null=True, blank=True)
+    hold_used = models.PositiveSmallIntegerField(null=True, blank=True)
+    draw_strengths = models.JSONField(null=True, blank=True)
+    best_draw = models.PositiveSmallIntegerField(null=True, blank=True)
+    strength = models.PositiveIntegerField(null=True, blank=True)
+    category = models.PositiveSmallIntegerField(null=True, blank=True)
+    place = models.PositiveIntegerField(null=True, blank=True)
+    prize_minor = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "entries"
+        constraints = [
+            models.UniqueConstraint(fields=["hand", "user"], name="one_entry_per_player_and_hand"),
+            models.UniqueConstraint(fields=["hand", "join_order"], name="entry_join_order_unique"),
+            models.UniqueConstraint(fields=["hand", "combination"], name="entry_combination_unique_in_hand"),
+            models.CheckConstraint(condition=Q(draws_bought__gte=1, draws_bought__lte=5), name="entry_draws_1_to_5"),
+            models.CheckConstraint(condition=Q(combination__lt=100000), name="entry_combination_in_range"),
+        ]
+        indexes = [models.Index(fields=["hand", "place"], name="entry_hand_place")]
+
+    def __str__(self) -> str:
+        return f"entry {self.user_id} in hand {self.hand_id}"
+
+
+class TableConfigChange(models.Model):
+    """Audit log of every staff change to a table's configuration (DESIGN 14)."""
+
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="config_changes")
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    changed_at = models.DateTimeField()
+    field = models.CharField(max_length=40)
+    old_value = models.JSONField()
+    new_value = models.JSONField()
+    reason = models.CharField(max_length=255)
+    applied_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-changed_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.table_id}.{self.field}: {self.old_value} -> {self.new_value}"

@@ -1,0 +1,58 @@
+"""Project fixtures: personas and money that enters only through the real wallet services."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Group, Permission, User
+
+from wallet import services as wallet_services
+
+# Django refuses sync ORM calls from a running event loop; async tests (Channels, Playwright)
+# reach the ORM from helper threads, and the live-server fixture needs this switched off.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+def make_player(username: str) -> User:
+    """A player as sign-up makes one: a user with the sign-up FUN chips granted."""
+    user = User.objects.create_user(username=username, password="correct horse battery")
+    wallet_services.grant_signup_fun_chips(user_id=user.pk)
+    return user
+
+
+@pytest.fixture
+def alice(db: Any) -> User:
+    return make_player("alice")
+
+
+@pytest.fixture
+def bob(db: Any) -> User:
+    return make_player("bob")
+
+
+@pytest.fixture
+def carol(db: Any) -> User:
+    return make_player("carol")
+
+
+@pytest.fixture
+def croupier(db: Any) -> User:
+    """Casino staff: admin access to tables and wallets."""
+    return User.objects.create_user(username="croupier", password="croupier pass 1", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def auditor(db: Any) -> User:
+    """Read-only staff: may view hands and the books, change nothing."""
+    user = User.objects.create_user(username="auditor", password="auditor pass 1", is_staff=True)
+    group, _ = Group.objects.get_or_create(name="Auditors")
+    group.permissions.set(Permission.objects.filter(codename__startswith="view_"))
+    user.groups.add(group)
+    return user
+
+
+def postgres_only() -> pytest.MarkDecorator:
+    return pytest.mark.skipif(not settings.USING_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")

@@ -1,0 +1,1 @@
+"""Accounts and a double-entry ledger in integer minor units. Only wallet.services moves money."""

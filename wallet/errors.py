@@ -1,0 +1,59 @@
+"""Domain errors. Every error has a stable ``code`` that the API and WebSocket frames carry."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class DomainError(Exception):
+    """Base of every error a player, a croupier or a client can cause.
+
+    ``code`` is stable (clients switch on it); ``message`` is for people; ``extra`` carries
+    machine-readable details. ``http_status`` is what the REST API answers with.
+    """
+
+    code: ClassVar[str] = "domain_error"
+    http_status: ClassVar[int] = 400
+
+    def __init__(self, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.extra: dict[str, Any] = extra
+
+
+class InsufficientFundsError(DomainError):
+    """The paying account does not hold the amount; nothing was changed."""
+
+    code = "insufficient_funds"
+    http_status = 409
+
+
+class CurrencyMismatchError(DomainError):
+    """A transfer tried to mix currencies (e.g. FUN chips into a EUR account)."""
+
+    code = "currency_mismatch"
+
+
+class UnbalancedTransferError(DomainError):
+    """The legs of a transfer do not sum to zero."""
+
+    code = "unbalanced_transfer"
+
+
+class InvalidAmountError(DomainError):
+    """An amount is not a positive whole number of minor units."""
+
+    code = "invalid_amount"
+
+
+class TransferConflictError(DomainError):
+    """A transfer reference was reused for a different movement of money."""
+
+    code = "transfer_conflict"
+    http_status = 409
+
+
+class TopUpRefusedError(DomainError):
+    """Fun chips are topped up only when the balance is low."""
+
+    code = "top_up_refused"
+    http_status = 409

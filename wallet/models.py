@@ -1,0 +1,101 @@
+"""Accounts, transfers and ledger entries. Balances are a cache of the entries, kept in step
+by wallet.services inside the same transaction; the database refuses negative player balances
+and any edit of a ledger entry."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Currency(models.TextChoices):
+    """Cash currency and the virtual FUN chips that can never become cash (DESIGN 18)."""
+
+    EUR = "EUR", "Euro"
+    FUN = "FUN", "Fun chips"
+
+
+class AccountKind(models.TextChoices):
+    PLAYER = "player", "Player wallet"
+    CASHIER = "cashier", "Cashier (money in and out of the platform)"
+    RAKE = "rake", "House rake"
+    ESCROW = "escrow", "Hand prize-pool escrow"
+    CARRY = "carry", "Table carry-over (rounding remainder for the next hand)"
+    JACKPOT = "jackpot", "Jackpot pool"
+
+
+class Account(models.Model):
+    """One balance in one currency. ``key`` names it uniquely, e.g. ``player:12:FUN``,
+    ``cashier:EUR``, ``escrow:hand:981``. Only the cashier may go negative: it mirrors every
+    deposit and withdrawal, so the sum of all accounts of a currency is always zero."""
+
+    key = models.CharField(max_length=80, unique=True)
+    kind = models.CharField(max_length=16, choices=AccountKind.choices)
+    currency = models.CharField(max_length=3, choices=Currency.choices)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="accounts"
+    )
+    balance_minor = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(balance_minor__gte=0) | Q(kind="cashier"),
+                name="account_balance_non_negative",
+            ),
+            models.UniqueConstraint(
+                fields=["user", "currency"],
+                condition=Q(kind="player"),
+                name="one_player_account_per_currency",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.balance_minor} {self.currency} minor)"
+
+
+class TransferKind(models.TextChoices):
+    DEPOSIT = "deposit", "Cash deposit (staff)"
+    WITHDRAWAL = "withdrawal", "Cash withdrawal (staff)"
+    FUN_GRANT = "fun_grant", "Fun chips at sign-up"
+    FUN_TOP_UP = "fun_top_up", "Fun chips top-up"
+    ANTE = "ante", "Ante"
+    DRAW = "draw", "Draw bought"
+    REDEAL = "redeal", "Redeal bought"
+    SETTLEMENT = "settlement", "Hand settlement (rake and prizes)"
+    REFUND = "refund", "Refund of a cancelled hand"
+
+
+class Transfer(models.Model):
+    """One business event that moves money; ``reference`` makes it happen at most once."""
+
+    reference = models.CharField(max_length=120, unique=True)
+    kind = models.CharField(max_length=16, choices=TransferKind.choices)
+    currency = models.CharField(max_length=3, choices=Currency.choices)
+    memo = models.CharField(max_length=255, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.reference}"
+
+
+class LedgerEntry(models.Model):
+    """One leg of a transfer: a signed change of one account. Append-only (a trigger refuses
+    UPDATE and DELETE); the entries of a transfer sum to zero."""
+
+    transfer = models.ForeignKey(Transfer, on_delete=models.PROTECT, related_name="entries")
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries")
+    delta_minor = models.BigIntegerField()
+    balance_after_minor = models.BigIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["account", "-id"], name="ledger_account_recent")]
+        verbose_name_plural = "ledger entries"
+
+    def __str__(self) -> str:
+        return f"{self.account_id}: {self.delta_minor:+d}"

@@ -1,0 +1,81 @@
+"""Reads of accounts and the ledger: balances, statements, and the books' invariants."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, QuerySet, Sum
+
+from wallet.models import Account, AccountKind, Currency, LedgerEntry
+from wallet.services import player_account_key
+
+
+def find_player_account(*, user_id: int, currency: str) -> Account | None:
+    """The player's wallet in ``currency``, or None if it was never opened."""
+    return Account.objects.filter(key=player_account_key(user_id, currency)).first()
+
+
+def get_balance_minor(*, user_id: int, currency: str) -> int:
+    """The player's balance in minor units (0 when the wallet was never opened)."""
+    account = find_player_account(user_id=user_id, currency=currency)
+    return account.balance_minor if account is not None else 0
+
+
+def list_player_balances(*, user_id: int) -> dict[str, int]:
+    """Every currency's balance of a player, minor units; currencies never used show 0."""
+    balances = {currency: 0 for currency in Currency.values}
+    for account in Account.objects.filter(user_id=user_id, kind=AccountKind.PLAYER):
+        balances[account.currency] = account.balance_minor
+    return balances
+
+
+def list_account_entries(*, user_id: int, currency: str | None = None) -> QuerySet[LedgerEntry]:
+    """The player's ledger entries, newest first, with their transfers."""
+    entries = LedgerEntry.objects.filter(account__user_id=user_id, account__kind=AccountKind.PLAYER)
+    if currency is not None:
+        entries = entries.filter(account__currency=currency)
+    return entries.select_related("transfer", "account").order_by("-id")
+
+
+@dataclass(frozen=True, slots=True)
+class BooksCheck:
+    """The result of auditing the ledger; ``ok`` when every invariant holds."""
+
+    unbalanced_transfers: list[int]
+    drifted_accounts: list[str]
+    negative_accounts: list[str]
+    currency_totals: dict[str, int]
+
+    @property
+    def ok(self) -> bool:
+        return not (
+            self.unbalanced_transfers
+            or self.drifted_accounts
+            or self.negative_accounts
+            or any(self.currency_totals.values())
+        )
+
+
+def check_books() -> BooksCheck:
+    """Audit the ledger: every transfer sums to zero; every balance equals the sum of its
+    entries; no non-cashier balance is negative; all accounts of a currency sum to zero
+    (the cashier mirrors deposits and withdrawals)."""
+    unbalanced = list(
+        LedgerEntry.objects.values("transfer_id")
+        .annotate(total=Sum("delta_minor"), legs=Count("id"))
+        .exclude(total=0)
+        .values_list("transfer_id", flat=True)
+    )
+    sums = dict(LedgerEntry.objects.values("account_id").annotate(total=Sum("delta_minor")).values_list("account_id", "total"))
+    drifted = [
+        account.key
+        for account in Account.objects.only("id", "key", "balance_minor")
+        if account.balance_minor != sums.get(account.pk, 0)
+    ]
+    negative = list(
+        Account.objects.filter(balance_minor__lt=0).exclude(kind=AccountKind.CASHIER).values_list("key", flat=True)
+    )
+    totals = {currency: 0 for currency in Currency.values}
+    for row in Account.objects.values("currency").annotate(total=Sum("balance_minor")):
+        totals[row["currency"]] = row["total"] or 0
+    return BooksCheck(unbalanced, drifted, negative, totals)

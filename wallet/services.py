@@ -1,0 +1,303 @@
+"""Every change to an account balance. Nothing else writes Account, Transfer or LedgerEntry.
+
+Rules (STYLE.md, "Money"): integer minor units; every movement is one balanced transfer with a
+unique reference; accounts are locked in primary-key order before they are read to decide;
+player balances never go below zero (checked here and by a database constraint).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
+
+from wallet.errors import (
+    CurrencyMismatchError,
+    InsufficientFundsError,
+    InvalidAmountError,
+    TopUpRefusedError,
+    TransferConflictError,
+    UnbalancedTransferError,
+)
+from wallet.models import Account, AccountKind, Currency, LedgerEntry, Transfer, TransferKind
+
+
+@dataclass(frozen=True, slots=True)
+class Leg:
+    """One signed movement of a transfer: ``delta_minor`` > 0 credits ``account_id``."""
+
+    account_id: int
+    delta_minor: int
+
+
+def player_account_key(user_id: int, currency: str) -> str:
+    """The key of a player's wallet account, e.g. ``player:12:FUN``."""
+    return f"player:{user_id}:{currency}"
+
+
+def house_account_key(kind: str, currency: str) -> str:
+    """The key of a singleton house account (cashier or rake) of a currency."""
+    return f"{kind}:{currency}"
+
+
+def ensure_account(*, key: str, kind: str, currency: str, user_id: int | None = None) -> Account:
+    """Return the account named ``key``, creating it with a zero balance if it does not exist.
+
+    Safe under concurrency: a racing creator's row is fetched instead. Raises
+    CurrencyMismatchError if the account exists in another currency.
+    """
+    if currency not in Currency.values:
+        raise CurrencyMismatchError(f"unknown currency {currency!r}", currency=currency)
+    account = Account.objects.filter(key=key).first()
+    if account is None:
+        try:
+            with transaction.atomic():
+                account = Account.objects.create(key=key, kind=kind, currency=currency, user_id=user_id)
+        except IntegrityError:
+            account = Account.objects.get(key=key)
+    if account.currency != currency:
+        raise CurrencyMismatchError(
+            f"account {key} holds {account.currency}, not {currency}", key=key, currency=currency
+        )
+    return account
+
+
+def ensure_player_account(*, user_id: int, currency: str) -> Account:
+    """The player's wallet in ``currency`` (created empty on first use)."""
+    return ensure_account(
+        key=player_account_key(user_id, currency), kind=AccountKind.PLAYER, currency=currency, user_id=user_id
+    )
+
+
+def ensure_house_account(*, kind: str, currency: str) -> Account:
+    """The cashier or rake account of ``currency``."""
+    return ensure_account(key=house_account_key(kind, currency), kind=kind, currency=currency)
+
+
+@transaction.atomic
+def post_transfer(
+    *,
+    reference: str,
+    kind: str,
+    currency: str,
+    legs: Iterable[Leg],
+    memo: str = "",
+    created_by_id: int | None = None,
+) -> Transfer:
+    """Record one balanced movement of money and update the balances it touches.
+
+    ``legs`` may hold any number of accounts (a settlement pays thousands at once); legs of
+    the same account are merged. Locks every account in primary-key order first, then checks.
+    Idempotent on ``reference``: repeating the same transfer returns the stored one and
+    changes nothing.
+
+    Raises:
+        UnbalancedTransferError: the deltas do not sum to zero, or there are no legs.
+        InvalidAmountError: a delta is not an ``int``.
+        CurrencyMismatchError: an account is not in ``currency``.
+        InsufficientFundsError: a non-cashier account would go below zero (nothing changes).
+        TransferConflictError: ``reference`` was already used for different legs.
+    """
+    merged: dict[int, int] = defaultdict(int)
+    for leg in legs:
+        if not isinstance(leg.delta_minor, int) or isinstance(leg.delta_minor, bool):
+            raise InvalidAmountError("amounts are whole minor units", delta=repr(leg.delta_minor))
+        merged[leg.account_id] += leg.delta_minor
+    deltas = {account_id: delta for account_id, delta in merged.items() if delta != 0}
+    if not deltas:
+        raise UnbalancedTransferError("a transfer needs at least one non-zero leg", reference=reference)
+    if sum(deltas.values()) != 0:
+        raise UnbalancedTransferError(
+            "the legs of a transfer must sum to zero", reference=reference, total=sum(deltas.values())
+        )
+
+    ids = sorted(deltas)
+    locked = {
+        account.pk: account
+        for account in Account.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+    }
+    existing = Transfer.objects.filter(reference=reference).first()
+    if existing is not None:
+        stored = dict(existing.entries.values_list("account_id", "delta_minor"))
+        if stored != deltas:
+            raise TransferConflictError(
+                f"reference {reference!r} was used for another transfer", reference=reference
+            )
+        return existing
+    if len(locked) != len(ids):
+        missing = sorted(set(ids) - set(locked))
+        raise InvalidAmountError(f"unknown accounts {missing}", accounts=missing)
+    for account in locked.values():
+        if account.currency != currency:
+            raise CurrencyMismatchError(
+                f"account {account.key} holds {account.currency}, not {currency}",
+                key=account.key,
+                currency=currency,
+            )
+        after = account.balance_minor + deltas[account.pk]
+        if after < 0 and account.kind != AccountKind.CASHIER:
+            raise InsufficientFundsError(
+                f"{account.key} holds {account.balance_minor}, needs {-deltas[account.pk]}",
+                key=account.key,
+                balance_minor=account.balance_minor,
+                shortfall_minor=-after,
+            )
+
+    transfer = Transfer.objects.create(
+        reference=reference, kind=kind, currency=currency, memo=memo[:255], created_by_id=created_by_id
+    )
+    LedgerEntry.objects.bulk_create(
+        [
+            LedgerEntry(
+                transfer=transfer,
+                account_id=account_id,
+                delta_minor=deltas[account_id],
+                balance_after_minor=locked[account_id].balance_minor + deltas[account_id],
+            )
+            for account_id in ids
+        ],
+        batch_size=2000,
+    )
+    _apply_deltas(ids, [deltas[i] for i in ids])
+    return transfer
+
+
+def _apply_deltas(ids: Sequence[int], deltas: Sequence[int]) -> None:
+    """Add ``deltas`` to the balances of ``ids`` (rows already locked by the caller)."""
+    if len(ids) <= 4:
+        for account_id, delta in zip(ids, deltas, strict=True):
+            Account.objects.filter(pk=account_id).update(balance_minor=F("balance_minor") + delta)
+        return
+    table = Account._meta.db_table
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # One statement for thousands of balances (REALTIME_ANCHORS.md §3.1: ~30x bulk_update).
+            cursor.execute(
+                f"UPDATE {table} AS a SET balance_minor = a.balance_minor + v.delta "  # noqa: S608
+                "FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, delta) WHERE a.id = v.id",
+                [list(ids), list(deltas)],
+            )
+        else:
+            cursor.executemany(
+                f"UPDATE {table} SET balance_minor = balance_minor + %s WHERE id = %s",  # noqa: S608
+                [(delta, account_id) for account_id, delta in zip(ids, deltas, strict=True)],
+            )
+
+
+def transfer_between(
+    *,
+    source: Account,
+    destination: Account,
+    amount_minor: int,
+    kind: str,
+    reference: str,
+    memo: str = "",
+    created_by_id: int | None = None,
+) -> Transfer:
+    """Move a positive ``amount_minor`` from ``source`` to ``destination`` (see post_transfer)."""
+    if not isinstance(amount_minor, int) or isinstance(amount_minor, bool) or amount_minor <= 0:
+        raise InvalidAmountError("the amount must be a positive number of minor units", amount=amount_minor)
+    return post_transfer(
+        reference=reference,
+        kind=kind,
+        currency=source.currency,
+        legs=[Leg(source.pk, -amount_minor), Leg(destination.pk, amount_minor)],
+        memo=memo,
+        created_by_id=created_by_id,
+    )
+
+
+@transaction.atomic(durable=True)
+def deposit_cash(
+    *, user_id: int, currency: str, amount_minor: int, reason: str, staff_user_id: int, reference: str = ""
+) -> Transfer:
+    """A staff member credits money received outside the platform (no payment provider).
+
+    Cashier -> player. ``reason`` is mandatory and stored as the memo. FUN chips are never
+    deposited as cash (CurrencyMismatchError).
+    """
+    if currency == Currency.FUN:
+        raise CurrencyMismatchError("fun chips are granted, never deposited as cash", currency=currency)
+    if not reason.strip():
+        raise InvalidAmountError("a deposit needs a reason")
+    cashier = ensure_house_account(kind=AccountKind.CASHIER, currency=currency)
+    wallet = ensure_player_account(user_id=user_id, currency=currency)
+    return transfer_between(
+        source=cashier,
+        destination=wallet,
+        amount_minor=amount_minor,
+        kind=TransferKind.DEPOSIT,
+        reference=reference or f"deposit:{uuid.uuid4()}",
+        memo=reason,
+        created_by_id=staff_user_id,
+    )
+
+
+@transaction.atomic(durable=True)
+def withdraw_cash(
+    *, user_id: int, currency: str, amount_minor: int, reason: str, staff_user_id: int, reference: str = ""
+) -> Transfer:
+    """A staff member pays a player out of the platform: player -> cashier.
+
+    Raises InsufficientFundsError if the wallet does not hold the amount (nothing changes).
+    """
+    if currency == Currency.FUN:
+        raise CurrencyMismatchError("fun chips can never be turned into cash", currency=currency)
+    if not reason.strip():
+        raise InvalidAmountError("a withdrawal needs a reason")
+    cashier = ensure_house_account(kind=AccountKind.CASHIER, currency=currency)
+    wallet = ensure_player_account(user_id=user_id, currency=currency)
+    return transfer_between(
+        source=wallet,
+        destination=cashier,
+        amount_minor=amount_minor,
+        kind=TransferKind.WITHDRAWAL,
+        reference=reference or f"withdrawal:{uuid.uuid4()}",
+        memo=reason,
+        created_by_id=staff_user_id,
+    )
+
+
+@transaction.atomic
+def grant_signup_fun_chips(*, user_id: int) -> Transfer:
+    """Grant the sign-up FUN chips once per player (reference ``fun_grant:<user>``)."""
+    cashier = ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
+    wallet = ensure_player_account(user_id=user_id, currency=Currency.FUN)
+    return transfer_between(
+        source=cashier,
+        destination=wallet,
+        amount_minor=settings.FUN_SIGNUP_GRANT_MINOR,
+        kind=TransferKind.FUN_GRANT,
+        reference=f"fun_grant:{user_id}",
+        memo="Fun chips granted at sign-up",
+    )
+
+
+@transaction.atomic(durable=True)
+def top_up_fun_chips(*, user_id: int) -> Transfer:
+    """Top the player's FUN wallet back up to the configured level when it is low.
+
+    Raises TopUpRefusedError when the balance is at or above ``FUN_TOP_UP_BELOW_MINOR``.
+    """
+    cashier = ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
+    wallet = ensure_player_account(user_id=user_id, currency=Currency.FUN)
+    locked = Account.objects.select_for_update().get(pk=wallet.pk)
+    if locked.balance_minor >= settings.FUN_TOP_UP_BELOW_MINOR:
+        raise TopUpRefusedError(
+            "fun chips are topped up only when the balance is low",
+            balance_minor=locked.balance_minor,
+            below_minor=settings.FUN_TOP_UP_BELOW_MINOR,
+        )
+    return transfer_between(
+        source=cashier,
+        destination=wallet,
+        amount_minor=settings.FUN_TOP_UP_TO_MINOR - locked.balance_minor,
+        kind=TransferKind.FUN_TOP_UP,
+        reference=f"fun_top_up:{user_id}:{uuid.uuid4()}",
+        memo="Fun chips top-up",
+    )
