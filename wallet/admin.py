@@ -34,9 +34,16 @@ class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # generic over
 class CashMovementForm(forms.Form):
     """A staff deposit or withdrawal: direction, amount in major units, mandatory reason."""
 
-    direction = forms.ChoiceField(choices=[("deposit", "Deposit (cashier -> player)"), ("withdrawal", "Withdrawal (player -> cashier)")])
+    direction = forms.ChoiceField(
+        choices=[
+            ("deposit", "Deposit (cashier -> player)"),
+            ("withdrawal", "Withdrawal (player -> cashier)"),
+        ]
+    )
     amount = forms.CharField(help_text="In major units, e.g. 25.00")
-    reason = forms.CharField(max_length=200, help_text="Why: shown in the player's statement and the audit trail.")
+    reason = forms.CharField(
+        max_length=200, help_text="Why: shown in the player's statement and the audit trail."
+    )
 
     def clean_amount(self) -> int:
         try:
@@ -57,20 +64,40 @@ class AccountAdmin(ReadOnlyAdmin):
         return format_minor(obj.balance_minor, obj.currency)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return bool(request.user.is_staff and obj is None)  # list view only; edits go through the cash form
+        return bool(
+            request.user.is_staff and obj is None
+        )  # list view only; edits go through the cash form
 
     def get_urls(self) -> list[URLPattern]:
         return [
-            path("<int:account_id>/cash/", self.admin_site.admin_view(self.cash_view), name="wallet_account_cash"),
+            path(
+                "<int:account_id>/cash/",
+                self.admin_site.admin_view(self.cash_view),
+                name="wallet_account_cash",
+            ),
             *super().get_urls(),
         ]
 
-    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict[str, Any] | None = None) -> HttpResponse:
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
         extra_context = extra_context or {}
         account = Account.objects.filter(pk=object_id).first()
-        if account is not None and account.kind == AccountKind.PLAYER and account.currency != Currency.FUN:
+        if (
+            account is not None
+            and account.kind == AccountKind.PLAYER
+            and account.currency != Currency.FUN
+        ):
             extra_context["cash_url"] = reverse("admin:wallet_account_cash", args=[account.pk])
-        extra_context["recent_entries"] = LedgerEntry.objects.filter(account_id=object_id).select_related("transfer").order_by("-id")[:50]
+        extra_context["recent_entries"] = (
+            LedgerEntry.objects.filter(account_id=object_id)
+            .select_related("transfer")
+            .order_by("-id")[:50]
+        )
         return super().change_view(request, object_id, form_url, extra_context)
 
     def cash_view(self, request: HttpRequest, account_id: int) -> HttpResponse:
@@ -78,7 +105,11 @@ class AccountAdmin(ReadOnlyAdmin):
         form = CashMovementForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             assert account.user_id is not None
-            move = services.deposit_cash if form.cleaned_data["direction"] == "deposit" else services.withdraw_cash
+            move = (
+                services.deposit_cash
+                if form.cleaned_data["direction"] == "deposit"
+                else services.withdraw_cash
+            )
             try:
                 move(
                     user_id=account.user_id,
@@ -90,8 +121,12 @@ class AccountAdmin(ReadOnlyAdmin):
             except DomainError as error:
                 form.add_error(None, f"{error} [{error.code}]")
             else:
-                messages.success(request, f"{form.cleaned_data['direction'].title()} recorded for {account.key}.")
-                return HttpResponseRedirect(reverse("admin:wallet_account_change", args=[account.pk]))
+                messages.success(
+                    request, f"{form.cleaned_data['direction'].title()} recorded for {account.key}."
+                )
+                return HttpResponseRedirect(
+                    reverse("admin:wallet_account_change", args=[account.pk])
+                )
         context = {
             **self.admin_site.each_context(request),
             "title": f"Cash movement for {account.key}",

@@ -34,7 +34,11 @@ class Account(models.Model):
     kind = models.CharField(max_length=16, choices=AccountKind.choices)
     currency = models.CharField(max_length=3, choices=Currency.choices)
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="accounts"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="accounts",
     )
     balance_minor = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

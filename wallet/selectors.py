@@ -23,7 +23,7 @@ def get_balance_minor(*, user_id: int, currency: str) -> int:
 
 def list_player_balances(*, user_id: int) -> dict[str, int]:
     """Every currency's balance of a player, minor units; currencies never used show 0."""
-    balances = {currency: 0 for currency in Currency.values}
+    balances = dict.fromkeys(Currency.values, 0)
     for account in Account.objects.filter(user_id=user_id, kind=AccountKind.PLAYER):
         balances[account.currency] = account.balance_minor
     return balances
@@ -66,16 +66,22 @@ def check_books() -> BooksCheck:
         .exclude(total=0)
         .values_list("transfer_id", flat=True)
     )
-    sums = dict(LedgerEntry.objects.values("account_id").annotate(total=Sum("delta_minor")).values_list("account_id", "total"))
+    sums = dict(
+        LedgerEntry.objects.values("account_id")
+        .annotate(total=Sum("delta_minor"))
+        .values_list("account_id", "total")
+    )
     drifted = [
         account.key
         for account in Account.objects.only("id", "key", "balance_minor")
         if account.balance_minor != sums.get(account.pk, 0)
     ]
     negative = list(
-        Account.objects.filter(balance_minor__lt=0).exclude(kind=AccountKind.CASHIER).values_list("key", flat=True)
+        Account.objects.filter(balance_minor__lt=0)
+        .exclude(kind=AccountKind.CASHIER)
+        .values_list("key", flat=True)
     )
-    totals = {currency: 0 for currency in Currency.values}
+    totals = dict.fromkeys(Currency.values, 0)
     for row in Account.objects.values("currency").annotate(total=Sum("balance_minor")):
         totals[row["currency"]] = row["total"] or 0
     return BooksCheck(unbalanced, drifted, negative, totals)

@@ -57,7 +57,9 @@ def ensure_account(*, key: str, kind: str, currency: str, user_id: int | None = 
     if account is None:
         try:
             with transaction.atomic():
-                account = Account.objects.create(key=key, kind=kind, currency=currency, user_id=user_id)
+                account = Account.objects.create(
+                    key=key, kind=kind, currency=currency, user_id=user_id
+                )
         except IntegrityError:
             account = Account.objects.get(key=key)
     if account.currency != currency:
@@ -70,7 +72,10 @@ def ensure_account(*, key: str, kind: str, currency: str, user_id: int | None = 
 def ensure_player_account(*, user_id: int, currency: str) -> Account:
     """The player's wallet in ``currency`` (created empty on first use)."""
     return ensure_account(
-        key=player_account_key(user_id, currency), kind=AccountKind.PLAYER, currency=currency, user_id=user_id
+        key=player_account_key(user_id, currency),
+        kind=AccountKind.PLAYER,
+        currency=currency,
+        user_id=user_id,
     )
 
 
@@ -110,10 +115,14 @@ def post_transfer(
         merged[leg.account_id] += leg.delta_minor
     deltas = {account_id: delta for account_id, delta in merged.items() if delta != 0}
     if not deltas:
-        raise UnbalancedTransferError("a transfer needs at least one non-zero leg", reference=reference)
+        raise UnbalancedTransferError(
+            "a transfer needs at least one non-zero leg", reference=reference
+        )
     if sum(deltas.values()) != 0:
         raise UnbalancedTransferError(
-            "the legs of a transfer must sum to zero", reference=reference, total=sum(deltas.values())
+            "the legs of a transfer must sum to zero",
+            reference=reference,
+            total=sum(deltas.values()),
         )
 
     ids = sorted(deltas)
@@ -149,7 +158,11 @@ def post_transfer(
             )
 
     transfer = Transfer.objects.create(
-        reference=reference, kind=kind, currency=currency, memo=memo[:255], created_by_id=created_by_id
+        reference=reference,
+        kind=kind,
+        currency=currency,
+        memo=memo[:255],
+        created_by_id=created_by_id,
     )
     LedgerEntry.objects.bulk_create(
         [
@@ -178,13 +191,13 @@ def _apply_deltas(ids: Sequence[int], deltas: Sequence[int]) -> None:
         if connection.vendor == "postgresql":
             # One statement for thousands of balances (REALTIME_ANCHORS.md §3.1: ~30x bulk_update).
             cursor.execute(
-                f"UPDATE {table} AS a SET balance_minor = a.balance_minor + v.delta "  # noqa: S608
+                f"UPDATE {table} AS a SET balance_minor = a.balance_minor + v.delta "
                 "FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, delta) WHERE a.id = v.id",
                 [list(ids), list(deltas)],
             )
         else:
             cursor.executemany(
-                f"UPDATE {table} SET balance_minor = balance_minor + %s WHERE id = %s",  # noqa: S608
+                f"UPDATE {table} SET balance_minor = balance_minor + %s WHERE id = %s",
                 [(delta, account_id) for account_id, delta in zip(ids, deltas, strict=True)],
             )
 
@@ -201,7 +214,9 @@ def transfer_between(
 ) -> Transfer:
     """Move a positive ``amount_minor`` from ``source`` to ``destination`` (see post_transfer)."""
     if not isinstance(amount_minor, int) or isinstance(amount_minor, bool) or amount_minor <= 0:
-        raise InvalidAmountError("the amount must be a positive number of minor units", amount=amount_minor)
+        raise InvalidAmountError(
+            "the amount must be a positive number of minor units", amount=amount_minor
+        )
     return post_transfer(
         reference=reference,
         kind=kind,
@@ -214,7 +229,13 @@ def transfer_between(
 
 @transaction.atomic(durable=True)
 def deposit_cash(
-    *, user_id: int, currency: str, amount_minor: int, reason: str, staff_user_id: int, reference: str = ""
+    *,
+    user_id: int,
+    currency: str,
+    amount_minor: int,
+    reason: str,
+    staff_user_id: int,
+    reference: str = "",
 ) -> Transfer:
     """A staff member credits money received outside the platform (no payment provider).
 
@@ -222,7 +243,9 @@ def deposit_cash(
     deposited as cash (CurrencyMismatchError).
     """
     if currency == Currency.FUN:
-        raise CurrencyMismatchError("fun chips are granted, never deposited as cash", currency=currency)
+        raise CurrencyMismatchError(
+            "fun chips are granted, never deposited as cash", currency=currency
+        )
     if not reason.strip():
         raise InvalidAmountError("a deposit needs a reason")
     cashier = ensure_house_account(kind=AccountKind.CASHIER, currency=currency)
@@ -240,7 +263,13 @@ def deposit_cash(
 
 @transaction.atomic(durable=True)
 def withdraw_cash(
-    *, user_id: int, currency: str, amount_minor: int, reason: str, staff_user_id: int, reference: str = ""
+    *,
+    user_id: int,
+    currency: str,
+    amount_minor: int,
+    reason: str,
+    staff_user_id: int,
+    reference: str = "",
 ) -> Transfer:
     """A staff member pays a player out of the platform: player -> cashier.
 

@@ -1,0 +1,59 @@
+"""The table clock inside the ASGI process (embedded default, ``TABLE_CLOCK=in-process``).
+
+The in-memory channel layer lives in one process, so the process that holds the sockets
+must also run the clock. The loop starts on the first connection to the ASGI application
+(daphne does not run ASGI lifespan events) and calls the same
+``tables.services.advance_due_tables`` that Celery beat calls in production.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import close_old_connections
+from django.utils import timezone
+
+logger = logging.getLogger(__name__)
+
+TICK_SECONDS = 1.0
+
+
+def tick() -> int:
+    """One clock tick: advance due tables, then push changed prize pools."""
+    from tables.services import advance_due_tables, publish_live_pools
+
+    close_old_connections()
+    try:
+        advanced = advance_due_tables(now=timezone.now())
+        publish_live_pools()
+        return advanced
+    finally:
+        close_old_connections()
+
+
+async def run_clock(stop: asyncio.Event | None = None) -> None:
+    """Tick every second until ``stop`` is set; a failed tick is logged and the next one runs."""
+    while stop is None or not stop.is_set():
+        try:
+            await sync_to_async(tick, thread_sensitive=True)()
+        except Exception:
+            logger.exception("table clock tick failed")
+        await asyncio.sleep(TICK_SECONDS)
+
+
+class ClockStarter:
+    """ASGI middleware that starts the in-process clock once, on the first connection."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.task: asyncio.Task[None] | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> Any:
+        if self.task is None and settings.TABLE_CLOCK == "in-process":
+            self.task = asyncio.get_running_loop().create_task(run_clock())
+            logger.info("table clock started in this process")
+        return await self.app(scope, receive, send)

@@ -1,0 +1,226 @@
+"""The game screen's WebSocket: parses, rate-limits, delegates to services, forwards pushes.
+
+Inbound frames (JSON objects, at most 2 KB; an optional ``ref`` is echoed in the answer):
+
+| type       | fields                  | does                                   |
+| ---------- | ----------------------- | -------------------------------------- |
+| `hold`     | `hold`: five booleans   | tables.services.set_hold               |
+| `buy_draw` |                         | tables.services.buy_draw               |
+| `redeal`   |                         | tables.services.buy_redeal             |
+| `join` / `leave` / `sit_out` / `sit_in` | | the seating services              |
+| `snapshot` |                         | resend the public and private state    |
+| `ping`     |                         | presence heartbeat, answered by `pong` |
+
+A bad frame gets ``{"type": "error", "code": ...}`` with a stable code: ``bad_json``,
+``bad_message``, ``unknown_type``, ``too_large``, ``rate_limited``, or a domain error's code.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+from django.utils import timezone
+
+from tables import selectors, services
+from tables.errors import InvalidHoldError
+from tables.events import ErrorFrame, dumps, player_group, table_group
+from wallet.errors import DomainError
+
+logger = logging.getLogger(__name__)
+
+MAX_FRAME_BYTES = 2048
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_NOT_FOUND = 4404
+CLOSE_FLOODING = 4429
+FLOOD_STRIKES = 20
+
+
+class TokenBucket:
+    """``rate`` messages a second on average, bursts of ``burst`` (clock injectable)."""
+
+    def __init__(self, *, rate: float, burst: int, now: float) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self.tokens = float(burst)
+        self.stamp = now
+
+    def take(self, now: float) -> bool:
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+def _parse(text: str | None) -> tuple[dict[str, Any] | None, ErrorFrame | None]:
+    if text is None:
+        return None, ErrorFrame(type="error", code="bad_message", message="send JSON text frames")
+    if len(text.encode()) > MAX_FRAME_BYTES:
+        return None, ErrorFrame(
+            type="error", code="too_large", message=f"frames are at most {MAX_FRAME_BYTES} bytes"
+        )
+    try:
+        content = json.loads(text)
+    except ValueError:
+        return None, ErrorFrame(type="error", code="bad_json", message="not valid JSON")
+    if not isinstance(content, dict) or not isinstance(content.get("type"), str):
+        return None, ErrorFrame(
+            type="error", code="bad_message", message='a frame is an object with a "type"'
+        )
+    return content, None
+
+
+class TableConsumer(AsyncWebsocketConsumer):
+    """One browser (or API client) watching or playing at one table."""
+
+    table_id: int
+    user_id: int
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        self.user_id = user.pk
+        self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
+        self.bucket = TokenBucket(
+            rate=settings.WS_RATE_PER_SECOND, burst=settings.WS_RATE_BURST, now=time.monotonic()
+        )
+        self.strikes = 0
+        if not await database_sync_to_async(_table_exists)(self.table_id):
+            await self.close(code=CLOSE_NOT_FOUND)
+            return
+        await self.channel_layer.group_add(table_group(self.table_id), self.channel_name)
+        await self.channel_layer.group_add(player_group(self.user_id), self.channel_name)
+        await self.accept()
+        await database_sync_to_async(services.record_socket)(
+            table_id=self.table_id, user_id=self.user_id, opened=True, now=timezone.now()
+        )
+        await self.send_snapshot()
+
+    async def disconnect(self, code: int) -> None:
+        if not hasattr(self, "table_id"):
+            return
+        await self.channel_layer.group_discard(table_group(self.table_id), self.channel_name)
+        await self.channel_layer.group_discard(player_group(self.user_id), self.channel_name)
+        await database_sync_to_async(services.record_socket)(
+            table_id=self.table_id, user_id=self.user_id, opened=False, now=timezone.now()
+        )
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if not self.bucket.take(time.monotonic()):
+            self.strikes += 1
+            if self.strikes >= FLOOD_STRIKES:
+                await self.close(code=CLOSE_FLOODING)
+                return
+            await self.send(
+                dumps(ErrorFrame(type="error", code="rate_limited", message="slow down"))
+            )
+            return
+        content, error = _parse(text_data)
+        if error is not None or content is None:
+            await self.send(dumps(error))
+            return
+        ref = content.get("ref")
+        if ref is not None and not isinstance(ref, str | int):
+            ref = None
+        try:
+            await self.dispatch_action(content)
+        except DomainError as failure:
+            frame = ErrorFrame(type="error", code=failure.code, message=str(failure))
+            if ref is not None:
+                frame["ref"] = ref
+            await self.send(dumps(frame))
+        else:
+            if content["type"] not in ("ping", "snapshot"):
+                await self.send(dumps({"type": "ack", "action": content["type"], "ref": ref}))
+                await self.send_private()
+
+    async def dispatch_action(self, content: dict[str, Any]) -> None:
+        kind = content["type"]
+        common = {"table_id": self.table_id, "user_id": self.user_id}
+        if kind == "ping":
+            await database_sync_to_async(services.touch_presence)(**common, now=timezone.now())
+            await self.send(dumps({"type": "pong", "server_time": timezone.now().isoformat()}))
+        elif kind == "snapshot":
+            await self.send_snapshot()
+        elif kind == "hold":
+            hold = content.get("hold")
+            if not isinstance(hold, list):
+                raise InvalidHoldError("hold must be a list of five booleans")
+            await database_sync_to_async(services.set_hold)(**common, hold=hold, now=timezone.now())
+        elif kind in ACTIONS:
+            await database_sync_to_async(ACTIONS[kind])(**common, now=timezone.now())
+        else:
+            raise UnknownFrameTypeError(f"unknown frame type {kind[:30]!r}")
+
+    async def send_snapshot(self) -> None:
+        state = await database_sync_to_async(selectors.get_table_state)(table_id=self.table_id)
+        await self.send(dumps(state))
+        await self.send_private()
+
+    async def send_private(self) -> None:
+        private = await database_sync_to_async(selectors.get_entry_state)(
+            table_id=self.table_id, user_id=self.user_id
+        )
+        await self.send(dumps(private))
+
+    async def push_frame(self, event: dict[str, Any]) -> None:
+        """A broadcast: forward the pre-serialised public frame, then the private state."""
+        if event.get("table_id") not in (None, self.table_id):
+            return
+        if event.get("text"):
+            await self.send(event["text"])
+        if event.get("refresh_private"):
+            await self.send_private()
+
+
+class UnknownFrameTypeError(DomainError):
+    """An inbound frame whose ``type`` the table socket does not know."""
+
+    code = "unknown_type"
+
+
+def _table_exists(table_id: int) -> bool:
+    from tables.models import Table
+
+    return Table.objects.filter(pk=table_id).exists()
+
+
+ACTIONS = {
+    "buy_draw": services.buy_draw,
+    "redeal": services.buy_redeal,
+    "join": services.join_table,
+    "leave": services.leave_table,
+    "sit_out": services.sit_out,
+    "sit_in": services.sit_in,
+}
+
+
+class LobbyConsumer(AsyncWebsocketConsumer):
+    """The lobby's live list: forwards each table's lobby line as it changes."""
+
+    async def connect(self) -> None:
+        await self.channel_layer.group_add("lobby", self.channel_name)
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        await self.channel_layer.group_discard("lobby", self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        await self.send(
+            dumps(
+                ErrorFrame(type="error", code="read_only", message="the lobby socket only pushes")
+            )
+        )
+
+    async def push_frame(self, event: dict[str, Any]) -> None:
+        if event.get("text"):
+            await self.send(event["text"])

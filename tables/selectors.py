@@ -1,0 +1,294 @@
+"""Reads of tables, hands and entries shaped for the lobby, the game screen and the API.
+
+Public state never contains a secret of a running hand: the server seed and the change keys
+appear only once the hand is settled or cancelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from tables.engine import board_grid, category_of, change_keys, panel
+from tables.errors import TableNotFoundError
+from tables.events import PoolUpdatedFrame, TableStateFrame
+from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TablePhase
+from tables.services.lifecycle import board_from_json, carry_key, combination_digits, final_cards
+from tables.services.play import mask_to_hold
+from wallet.models import Account
+from wallet.selectors import get_balance_minor
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def get_table(*, table_id: int) -> Table:
+    """The table, or TableNotFoundError."""
+    table = Table.objects.filter(pk=table_id).first()
+    if table is None:
+        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    return table
+
+
+def _carry_minor(table: Table) -> int:
+    account = (
+        Account.objects.filter(key=carry_key(table.pk, table.currency))
+        .only("balance_minor")
+        .first()
+    )
+    return account.balance_minor if account is not None else 0
+
+
+def estimate_pool_minor(*, gross_minor: int, rake_bps: int, carry_minor: int) -> int:
+    """The prize pool shown during a hand: gross less rake (rounded down), plus carried cents
+    (rules, Rake: the pool shown is already net of the rake)."""
+    return gross_minor - gross_minor * rake_bps // 10_000 + carry_minor
+
+
+def _hand_public(hand: Hand, table: Table) -> dict[str, Any]:
+    grid_board = board_from_json(hand.board)
+    data: dict[str, Any] = {
+        "id": hand.pk,
+        "number": hand.number,
+        "status": hand.status,
+        "commitment": hand.commitment,
+        "board": hand.board,
+        "achievable": sorted(int(category) for category in grid_board.achievable()),
+        "started_at": _iso(hand.started_at),
+        "change_deadline": _iso(hand.change_deadline),
+        "redeal_deadline": _iso(hand.redeal_deadline),
+        "entries": hand.entry_count,
+        "gross_minor": hand.gross_minor,
+    }
+    if hand.status == HandStatus.CHANGE:
+        data["rake_minor"] = hand.gross_minor * int(hand.config["rake_bps"]) // 10_000
+        data["pool_minor"] = estimate_pool_minor(
+            gross_minor=hand.gross_minor,
+            rake_bps=int(hand.config["rake_bps"]),
+            carry_minor=_carry_minor(table),
+        )
+    else:
+        data.update(
+            rake_minor=hand.rake_minor,
+            pool_minor=hand.pool_minor,
+            carry_in_minor=hand.carry_in_minor,
+            breakage_minor=hand.breakage_minor,
+            server_seed=hand.server_seed,
+            change_keys=hand.change_keys,
+            leaderboard=hand.leaderboard,
+            cancel_reason=hand.cancel_reason,
+        )
+    return data
+
+
+def _table_config(table: Table) -> dict[str, Any]:
+    return {"name": table.name, "is_open": table.is_open, **table.config_snapshot()}
+
+
+def count_players(*, table_id: int) -> int:
+    """Players seated at the table (playing or sitting out)."""
+    return Seat.objects.filter(table_id=table_id).exclude(status=SeatStatus.LEFT).count()
+
+
+def get_table_state(*, table_id: int) -> TableStateFrame:
+    """The public state of a table: what every watcher may see, with its version."""
+    table = Table.objects.select_related("current_hand").filter(pk=table_id).first()
+    if table is None:
+        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    hand = table.current_hand
+    return TableStateFrame(
+        type="table_state",
+        table_id=table.pk,
+        version=table.version,
+        phase=table.phase,
+        deadline=_iso(table.phase_deadline),
+        server_time=timezone.now().isoformat(),
+        players=count_players(table_id=table.pk),
+        hand=_hand_public(hand, table) if hand is not None else None,
+        config=_table_config(table),
+    )
+
+
+def get_entry_state(*, table_id: int, user_id: int) -> dict[str, Any]:
+    """A player's private view of the table: seat, balance and, when playing the current
+    hand, the cards, choices, purchases, probability panel (during the change phase) and the
+    result of every draw (once the hand is settled)."""
+    table = Table.objects.select_related("current_hand").filter(pk=table_id).first()
+    if table is None:
+        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    seat = Seat.objects.filter(table_id=table_id, user_id=user_id).first()
+    hand = table.current_hand
+    entry = Entry.objects.filter(hand=hand, user_id=user_id).first() if hand is not None else None
+    return {
+        "type": "entry_state",
+        "table_id": table.pk,
+        "version": table.version,
+        "seat": None if seat is None else {"status": seat.status, "reason": seat.status_reason},
+        "balance_minor": get_balance_minor(user_id=user_id, currency=table.currency),
+        "currency": table.currency,
+        "hand_id": hand.pk if hand is not None else None,
+        "entry": _entry_private(hand, entry) if hand is not None and entry is not None else None,
+    }
+
+
+def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:
+    config = hand.config
+    board = board_from_json(hand.board)
+    digits = combination_digits(np.array([entry.combination], dtype=np.int64))[0]
+    data: dict[str, Any] = {
+        "combination": [int(d) for d in digits],
+        "cards": [hand.board["columns"][c][int(digits[c])] for c in range(5)],
+        "hold": list(mask_to_hold(entry.hold_mask)) if entry.hold_mask is not None else None,
+        "draws_bought": entry.draws_bought,
+        "max_draws": config["max_draws"],
+        "draw_price_minor": config["draw_price_minor"],
+        "redeals_used": len(entry.redeals),
+        "max_redeals": config["max_redeals"],
+        "redeal_price_minor": config["redeal_price_minor"],
+        "redeal_deadline": _iso(hand.redeal_deadline),
+        "paid_minor": entry.paid_minor,
+        "panel": None,
+        "result": None,
+    }
+    if hand.status == HandStatus.CHANGE:
+        data["panel"] = panel(board_grid(board), tuple(int(d) for d in digits)).as_dict()  # type: ignore[arg-type]  # five digits
+    elif hand.status == HandStatus.SETTLED and entry.hold_used is not None:
+        keys = hand.change_keys or [
+            list(key) for key in change_keys(bytes.fromhex(hand.server_seed))
+        ]
+        hold = np.array(mask_to_hold(entry.hold_used))
+        strengths = entry.draw_strengths or []
+        categories = category_of(np.array(strengths, dtype=np.int64)).tolist() if strengths else []
+        data["result"] = {
+            "hold_used": list(mask_to_hold(entry.hold_used)),
+            "connected_at_end": entry.connected_at_end,
+            "draws": [
+                {
+                    "number": d + 1,
+                    "key": keys[d],
+                    "cards": final_cards(hand.board, digits, hold, tuple(keys[d])),
+                    "category": int(categories[d]),
+                    "strength": int(strengths[d]),
+                    "bought": d < entry.draws_bought,
+                }
+                for d in range(len(keys))
+            ],
+            "best_draw": entry.best_draw,
+            "category": entry.category,
+            "place": entry.place,
+            "prize_minor": entry.prize_minor,
+            "entries": hand.entry_count,
+        }
+    elif hand.status == HandStatus.CANCELLED:
+        data["result"] = {
+            "cancelled": True,
+            "reason": hand.cancel_reason,
+            "refunded_minor": entry.paid_minor,
+        }
+    return data
+
+
+def get_lobby_table(*, table_id: int) -> dict[str, Any]:
+    """One table's line in the lobby."""
+    table = Table.objects.select_related("current_hand").filter(pk=table_id).first()
+    if table is None:
+        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    players = count_players(table_id=table.pk)
+    return _lobby_row(table, players)
+
+
+def _lobby_row(table: Table, players: int) -> dict[str, Any]:
+    hand = table.current_hand
+    pool = None
+    if hand is not None:
+        pool = (
+            hand.pool_minor
+            if hand.status != HandStatus.CHANGE
+            else estimate_pool_minor(
+                gross_minor=hand.gross_minor,
+                rake_bps=int(hand.config["rake_bps"]),
+                carry_minor=_carry_minor(table),
+            )
+        )
+    return {
+        "id": table.pk,
+        "name": table.name,
+        "mode": table.mode,
+        "currency": table.currency,
+        "ante_minor": table.ante_minor,
+        "change_seconds": table.change_seconds,
+        "speed": speed_label(table.change_seconds),
+        "rake_bps": table.rake_bps,
+        "draw_price_minor": table.draw_price_minor,
+        "redeal_price_minor": table.redeal_price_minor,
+        "max_draws": table.max_draws,
+        "players": players,
+        "phase": table.phase,
+        "deadline": _iso(table.phase_deadline),
+        "hand_number": hand.number if hand is not None else None,
+        "pool_minor": pool,
+        "is_open": table.is_open,
+        "version": table.version,
+    }
+
+
+def speed_label(change_seconds: int) -> str:
+    """The table's speed as players name it, from the length of the change phase."""
+    if change_seconds <= 15:
+        return "turbo"
+    if change_seconds <= 30:
+        return "fast"
+    if change_seconds <= 60:
+        return "normal"
+    return "slow"
+
+
+def list_lobby_tables() -> list[dict[str, Any]]:
+    """Every table's lobby line, cheapest ante first."""
+    tables = Table.objects.select_related("current_hand").annotate(
+        player_count=Count("seats", filter=~Q(seats__status=SeatStatus.LEFT))
+    )
+    return [_lobby_row(table, table.player_count) for table in tables]  # type: ignore[attr-defined]  # annotated
+
+
+def live_pool_frames() -> Iterator[tuple[int, int, PoolUpdatedFrame]]:
+    """(hand id, gross, frame) for every hand in its change phase."""
+    tables = Table.objects.filter(
+        phase=TablePhase.CHANGE, current_hand__status=HandStatus.CHANGE
+    ).select_related("current_hand")
+    for table in tables:
+        hand = table.current_hand
+        assert hand is not None
+        yield (
+            hand.pk,
+            hand.gross_minor,
+            PoolUpdatedFrame(
+                type="pool_updated",
+                table_id=table.pk,
+                version=table.version,
+                hand_id=hand.pk,
+                gross_minor=hand.gross_minor,
+                pool_minor=estimate_pool_minor(
+                    gross_minor=hand.gross_minor,
+                    rake_bps=int(hand.config["rake_bps"]),
+                    carry_minor=_carry_minor(table),
+                ),
+                entries=hand.entry_count,
+            ),
+        )
+
+
+def list_seated_players(*, table_id: int) -> list[dict[str, Any]]:
+    """Who is seated at the table and in what state (for the game screen and the back-office)."""
+    return list(
+        Seat.objects.filter(table_id=table_id)
+        .exclude(status=SeatStatus.LEFT)
+        .order_by("joined_at")
+        .values("user__username", "status", "ws_connections", "last_seen_at")
+    )

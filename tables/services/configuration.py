@@ -1,0 +1,164 @@
+"""Creating tables and changing their configuration, with an audit row per change."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+
+from tables.errors import InvalidTableConfigError, TableNotFoundError
+from tables.events import broadcast_table_on_commit
+from tables.models import Table, TableConfigChange, TableMode, TablePhase
+from wallet.models import Currency
+
+CONFIG_FIELDS = (
+    "ante_minor",
+    "change_seconds",
+    "results_seconds",
+    "rake_bps",
+    "paid_fraction_bps",
+    "min_prize_minor",
+    "draw_price_minor",
+    "max_draws",
+    "redeal_price_minor",
+    "max_redeals",
+    "redeal_seconds",
+)
+
+
+def validate_table_config(config: dict[str, Any]) -> None:
+    """Check a table configuration against the rules; raise InvalidTableConfigError naming
+    the field. Rake at most 10% (rules, Notes 1); at most 5 draws (rules C.1)."""
+    checks: list[tuple[str, bool, str]] = [
+        ("ante_minor", config["ante_minor"] > 0, "the ante must be positive"),
+        ("rake_bps", 0 <= config["rake_bps"] <= 1000, "the rake is at most 10% (1000 bps)"),
+        ("max_draws", 1 <= config["max_draws"] <= 5, "draws per hand are 1 to 5"),
+        (
+            "paid_fraction_bps",
+            1 <= config["paid_fraction_bps"] <= 10000,
+            "the paid fraction is 0.01% to 100%",
+        ),
+        (
+            "change_seconds",
+            5 <= config["change_seconds"] <= 600,
+            "the change phase lasts 5 to 600 seconds",
+        ),
+        (
+            "results_seconds",
+            1 <= config["results_seconds"] <= 120,
+            "results show for 1 to 120 seconds",
+        ),
+        ("draw_price_minor", config["draw_price_minor"] >= 0, "prices cannot be negative"),
+        ("redeal_price_minor", config["redeal_price_minor"] >= 0, "prices cannot be negative"),
+        ("min_prize_minor", config["min_prize_minor"] >= 0, "the minimum prize cannot be negative"),
+        ("max_redeals", 0 <= config["max_redeals"] <= 10, "0 to 10 redeals per hand"),
+        ("redeal_seconds", config["redeal_seconds"] >= 0, "the redeal time cannot be negative"),
+    ]
+    for field, ok, message in checks:
+        if not ok:
+            raise InvalidTableConfigError(message, field=field, value=config[field])
+
+
+@transaction.atomic(durable=True)
+def create_table(*, name: str, mode: str, currency: str, **config: Any) -> Table:
+    """Open a new table in the lobby. ``config`` takes the fields of CONFIG_FIELDS (money in
+    minor units); missing ones take the model defaults. Fun tables play FUN chips."""
+    if mode == TableMode.FUN and currency != Currency.FUN:
+        raise InvalidTableConfigError("fun tables play FUN chips", field="currency", value=currency)
+    if mode == TableMode.CASH and currency == Currency.FUN:
+        raise InvalidTableConfigError(
+            "cash tables play a cash currency", field="currency", value=currency
+        )
+    unknown = set(config) - set(CONFIG_FIELDS)
+    if unknown:
+        raise InvalidTableConfigError(f"unknown fields {sorted(unknown)}", field=sorted(unknown)[0])
+    table = Table(name=name, mode=mode, currency=currency, **config)
+    validate_table_config({field: getattr(table, field) for field in CONFIG_FIELDS})
+    table.save()
+    broadcast_table_on_commit(table.pk)
+    return table
+
+
+@transaction.atomic(durable=True)
+def change_table_config(
+    *, table_id: int, changes: dict[str, Any], staff_user_id: int, reason: str, now: datetime
+) -> Table:
+    """A staff change of a table's conditions (DESIGN 14, rules "Rake").
+
+    Each changed field is audit-logged (who, when, old, new, why). If a hand is running it
+    finishes under the old conditions; the change applies when it ends, then the table
+    restarts and its players return to the lobby to see the new conditions. A table with no
+    hand running restarts at once.
+    """
+    if not reason.strip():
+        raise InvalidTableConfigError("a configuration change needs a reason", field="reason")
+    table = Table.objects.select_for_update().filter(pk=table_id).first()
+    if table is None:
+        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    unknown = set(changes) - set(CONFIG_FIELDS)
+    if unknown:
+        raise InvalidTableConfigError(f"unknown fields {sorted(unknown)}", field=sorted(unknown)[0])
+    effective = {field: getattr(table, field) for field in CONFIG_FIELDS} | table.pending_changes
+    changed = {field: value for field, value in changes.items() if effective[field] != value}
+    if not changed:
+        return table
+    validate_table_config(effective | changed)
+    TableConfigChange.objects.bulk_create(
+        [
+            TableConfigChange(
+                table=table,
+                changed_by_id=staff_user_id,
+                changed_at=now,
+                field=field,
+                old_value=effective[field],
+                new_value=value,
+                reason=reason[:255],
+            )
+            for field, value in changed.items()
+        ]
+    )
+    table.pending_changes = {**table.pending_changes, **changed}
+    if table.phase in (TablePhase.WAITING, TablePhase.CLOSED):
+        from tables.services.lifecycle import apply_pending_changes
+
+        apply_pending_changes(table, now=now)
+        table.phase_deadline = None
+        table.save()
+    else:
+        table.save(update_fields=["pending_changes"])
+    broadcast_table_on_commit(table.pk)
+    return table
+
+
+@transaction.atomic(durable=True)
+def set_table_open(
+    *, table_id: int, is_open: bool, staff_user_id: int, reason: str, now: datetime
+) -> Table:
+    """Open or close a table (audit-logged). A running hand finishes; then the table closes."""
+    table = Table.objects.select_for_update().filter(pk=table_id).first()
+    if table is None:
+        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    if table.is_open == is_open:
+        return table
+    TableConfigChange.objects.create(
+        table=table,
+        changed_by_id=staff_user_id,
+        changed_at=now,
+        field="is_open",
+        old_value=table.is_open,
+        new_value=is_open,
+        reason=reason[:255],
+        applied_at=now,
+    )
+    table.is_open = is_open
+    if is_open and table.phase == TablePhase.CLOSED:
+        table.phase = TablePhase.WAITING
+        table.phase_deadline = now
+    elif not is_open and table.phase == TablePhase.WAITING:
+        table.phase = TablePhase.CLOSED
+        table.phase_deadline = None
+    table.version += 1
+    table.save()
+    broadcast_table_on_commit(table.pk)
+    return table

@@ -1,0 +1,176 @@
+"""A player's choices during the change phase: hold, buy a draw, buy a redeal (rules B.2, C).
+
+Every action locks the hand row first, so it either lands before settlement reads the hand
+or is refused with PhaseClosedError: a choice is never half-applied. Lock order: hand, then
+wallet accounts (settlement takes table, hand, accounts: the same order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import F
+
+from tables.engine import combination_index, redeal_combination
+from tables.errors import (
+    InvalidHoldError,
+    LimitReachedError,
+    NotInHandError,
+    PhaseClosedError,
+    RedealClosedError,
+    TableNotFoundError,
+)
+from tables.events import push_private_on_commit
+from tables.models import Entry, Hand, HandStatus, Seat, Table, TablePhase
+from wallet import services as wallet_services
+from wallet.models import Account, AccountKind, TransferKind
+
+
+def hold_to_mask(hold: Sequence[bool]) -> int:
+    """Five booleans (True = hold) -> bit mask with bit c set when column c is held.
+
+    Raises InvalidHoldError unless ``hold`` is exactly five booleans.
+    """
+    if (
+        isinstance(hold, str | bytes)
+        or len(hold) != 5
+        or not all(isinstance(h, bool) for h in hold)
+    ):
+        raise InvalidHoldError("a hold is five booleans, one per column", hold=repr(hold)[:60])
+    return sum(1 << column for column, held in enumerate(hold) if held)
+
+
+def mask_to_hold(mask: int) -> tuple[bool, bool, bool, bool, bool]:
+    """The inverse of hold_to_mask."""
+    return tuple(bool(mask >> column & 1) for column in range(5))  # type: ignore[return-value]  # always five
+
+
+def _lock_entry(*, table_id: int, user_id: int, now: datetime) -> tuple[Hand, Entry]:
+    table = Table.objects.filter(pk=table_id).only("id", "phase", "current_hand_id").first()
+    if table is None:
+        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    if table.phase != TablePhase.CHANGE or table.current_hand_id is None:
+        raise PhaseClosedError(
+            "choices are accepted during the change phase only", table_id=table_id
+        )
+    hand = Hand.objects.select_for_update().get(pk=table.current_hand_id)
+    if hand.status != HandStatus.CHANGE or now >= hand.change_deadline:
+        raise PhaseClosedError("the change phase of this hand is over", hand_id=hand.pk)
+    entry = Entry.objects.filter(hand=hand, user_id=user_id).first()
+    if entry is None:
+        raise NotInHandError("you are not playing this hand", hand_id=hand.pk)
+    Seat.objects.filter(table_id=table_id, user_id=user_id).update(last_seen_at=now)
+    return hand, entry
+
+
+@transaction.atomic(durable=True)
+def set_hold(*, table_id: int, user_id: int, hold: Sequence[bool], now: datetime) -> Entry:
+    """Record which cards the player holds (rules B.2: select the cards to keep; a further
+    click deselects). The last hold received before the deadline is the one played."""
+    mask = hold_to_mask(hold)
+    hand, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now)
+    entry.hold_mask = mask
+    entry.save(update_fields=["hold_mask"])
+    push_private_on_commit(table_id, user_id)
+    return entry
+
+
+@transaction.atomic(durable=True)
+def buy_draw(*, table_id: int, user_id: int, now: datetime) -> Entry:
+    """Buy one more draw (rules C.1, Multidraw): the first draw comes with the ante, up to the
+    table's maximum (at most 5); each extra draw costs the table's draw price, paid into the
+    hand's prize pool. The final hand is the best of the draws bought.
+
+    Raises PhaseClosedError, NotInHandError, LimitReachedError, InsufficientFundsError (in
+    every error case nothing is charged and nothing changes).
+    """
+    hand, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now)
+    config = hand.config
+    if entry.draws_bought >= config["max_draws"]:
+        raise LimitReachedError(
+            f"at most {config['max_draws']} draws in this hand", max_draws=config["max_draws"]
+        )
+    price = int(config["draw_price_minor"])
+    number = entry.draws_bought + 1
+    if price > 0:
+        wallet_services.transfer_between(
+            source=wallet_services.ensure_player_account(user_id=user_id, currency=hand.currency),
+            destination=_escrow(hand),
+            amount_minor=price,
+            kind=TransferKind.DRAW,
+            reference=f"draw:{hand.pk}:{user_id}:{number}",
+            memo=f"Draw {number} in hand {hand.table_id}#{hand.number}",
+        )
+    entry.draws_bought = number
+    entry.paid_minor += price
+    entry.save(update_fields=["draws_bought", "paid_minor"])
+    Hand.objects.filter(pk=hand.pk).update(
+        draws_minor=F("draws_minor") + price, gross_minor=F("gross_minor") + price
+    )
+    push_private_on_commit(table_id, user_id)
+    return entry
+
+
+@transaction.atomic(durable=True)
+def buy_redeal(*, table_id: int, user_id: int, now: datetime) -> Entry:
+    """Fold the current initial combination and buy a new one not used in this hand (rules
+    C.2, Redeal), within the table's redeal time limit and maximum. The hold is reset.
+
+    The new combination comes from the seed's ``redeal:<n>`` stream, where n numbers the
+    hand's redeals in the order they were bought (docs/provably-fair.md).
+
+    Raises PhaseClosedError, RedealClosedError, NotInHandError, LimitReachedError,
+    InsufficientFundsError; nothing changes on error.
+    """
+    hand, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now)
+    config = hand.config
+    if now >= hand.redeal_deadline:
+        raise RedealClosedError("the redeal time of this hand is over", hand_id=hand.pk)
+    if len(entry.redeals) >= config["max_redeals"]:
+        raise LimitReachedError(
+            f"at most {config['max_redeals']} redeals in this hand",
+            max_redeals=config["max_redeals"],
+        )
+    taken: set[int] = set()
+    for initial, redeals in Entry.objects.filter(hand=hand).values_list(
+        "initial_combination", "redeals"
+    ):
+        taken.add(initial)
+        taken.update(combination for _, combination in redeals)
+    number = hand.redeal_count
+    new = combination_index(redeal_combination(bytes.fromhex(hand.server_seed), taken, number))
+    price = int(config["redeal_price_minor"])
+    if price > 0:
+        wallet_services.transfer_between(
+            source=wallet_services.ensure_player_account(user_id=user_id, currency=hand.currency),
+            destination=_escrow(hand),
+            amount_minor=price,
+            kind=TransferKind.REDEAL,
+            reference=f"redeal:{hand.pk}:{number}",
+            memo=f"Redeal in hand {hand.table_id}#{hand.number}",
+        )
+    entry.combination = new
+    entry.redeals = [*entry.redeals, [number, new]]
+    entry.hold_mask = None
+    entry.paid_minor += price
+    entry.save(update_fields=["combination", "redeals", "hold_mask", "paid_minor"])
+    Hand.objects.filter(pk=hand.pk).update(
+        redeal_count=F("redeal_count") + 1,
+        redeals_minor=F("redeals_minor") + price,
+        gross_minor=F("gross_minor") + price,
+    )
+    push_private_on_commit(table_id, user_id)
+    return entry
+
+
+def escrow_key(hand_id: int) -> str:
+    """The wallet account holding a hand's wagers until settlement."""
+    return f"escrow:hand:{hand_id}"
+
+
+def _escrow(hand: Hand) -> Account:
+    return wallet_services.ensure_account(
+        key=escrow_key(hand.pk), kind=AccountKind.ESCROW, currency=hand.currency
+    )

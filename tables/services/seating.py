@@ -1,0 +1,131 @@
+"""Seats and presence: join, leave, sit out, sit in, sockets opening and closing."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+
+from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError
+from tables.events import broadcast_table_on_commit, push_private_on_commit
+from tables.models import Seat, SeatStatus, Table, TablePhase
+from wallet import services as wallet_services
+
+
+def is_connected(seat: Seat, *, now: datetime) -> bool:
+    """A seat is connected with an open game socket, or a request within the presence timeout
+    (so API clients without a socket count as connected while they keep calling)."""
+    timeout = timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
+    return seat.ws_connections > 0 or seat.last_seen_at >= now - timeout
+
+
+def _get_table(table_id: int, *, lock: bool = False) -> Table:
+    queryset = Table.objects.select_for_update() if lock else Table.objects.all()
+    table = queryset.filter(pk=table_id).first()
+    if table is None:
+        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    return table
+
+
+@transaction.atomic(durable=True)
+def join_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
+    """Seat the player at the table (or bring a seat that left back). The player plays from
+    the next hand that starts (rules A.3: a hand needs at least two players).
+
+    Raises TableNotFoundError, TableClosedError.
+    """
+    table = _get_table(table_id)
+    if not table.is_open or table.phase == TablePhase.CLOSED:
+        raise TableClosedError(f"{table.name} is closed", table_id=table_id)
+    wallet_services.ensure_player_account(user_id=user_id, currency=table.currency)
+    seat, created = Seat.objects.get_or_create(
+        table_id=table_id, user_id=user_id, defaults={"joined_at": now, "last_seen_at": now}
+    )
+    if not created and seat.status != SeatStatus.ACTIVE:
+        seat.status = SeatStatus.ACTIVE
+        seat.status_reason = ""
+        seat.joined_at = now if seat.left_at is not None else seat.joined_at
+        seat.left_at = None
+        seat.last_seen_at = now
+        seat.save(update_fields=["status", "status_reason", "joined_at", "left_at", "last_seen_at"])
+    _wake_waiting_table(table_id, now=now)
+    broadcast_table_on_commit(table_id)
+    return seat
+
+
+def _wake_waiting_table(table_id: int, *, now: datetime) -> None:
+    """A waiting table re-checks for players at the next tick instead of at its deadline."""
+    Table.objects.filter(pk=table_id, phase=TablePhase.WAITING).update(phase_deadline=now)
+
+
+def _get_seat(table_id: int, user_id: int) -> Seat:
+    seat = Seat.objects.filter(table_id=table_id, user_id=user_id).first()
+    if seat is None:
+        raise NotSeatedError("join the table first", table_id=table_id)
+    return seat
+
+
+@transaction.atomic(durable=True)
+def leave_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
+    """The player leaves (rules A.5). An entry in the running hand stays in play with the
+    choices already received and is paid any prize it wins."""
+    seat = _get_seat(table_id, user_id)
+    seat.status = SeatStatus.LEFT
+    seat.status_reason = "left"
+    seat.left_at = now
+    seat.save(update_fields=["status", "status_reason", "left_at"])
+    broadcast_table_on_commit(table_id)
+    push_private_on_commit(table_id, user_id)
+    return seat
+
+
+@transaction.atomic(durable=True)
+def sit_out(*, table_id: int, user_id: int, now: datetime) -> Seat:
+    """The player watches without playing from the next hand on and pays no ante (rules A.5,
+    glossary "Sit out"). The running hand is not affected."""
+    seat = _get_seat(table_id, user_id)
+    if seat.status == SeatStatus.LEFT:
+        raise NotSeatedError("join the table first", table_id=table_id)
+    seat.status = SeatStatus.SITTING_OUT
+    seat.status_reason = "sit out"
+    seat.last_seen_at = now
+    seat.save(update_fields=["status", "status_reason", "last_seen_at"])
+    broadcast_table_on_commit(table_id)
+    push_private_on_commit(table_id, user_id)
+    return seat
+
+
+@transaction.atomic(durable=True)
+def sit_in(*, table_id: int, user_id: int, now: datetime) -> Seat:
+    """A sitting-out player plays again from the next hand."""
+    seat = _get_seat(table_id, user_id)
+    if seat.status == SeatStatus.LEFT:
+        raise NotSeatedError("join the table first", table_id=table_id)
+    seat.status = SeatStatus.ACTIVE
+    seat.status_reason = ""
+    seat.last_seen_at = now
+    seat.save(update_fields=["status", "status_reason", "last_seen_at"])
+    _wake_waiting_table(table_id, now=now)
+    broadcast_table_on_commit(table_id)
+    push_private_on_commit(table_id, user_id)
+    return seat
+
+
+@transaction.atomic
+def record_socket(*, table_id: int, user_id: int, opened: bool, now: datetime) -> None:
+    """Count a game socket of a seated player opening or closing (presence, rules Notes 2)."""
+    delta = 1 if opened else -1
+    updated = Seat.objects.filter(table_id=table_id, user_id=user_id).update(
+        ws_connections=F("ws_connections") + delta, last_seen_at=now
+    )
+    if updated and not opened:
+        Seat.objects.filter(table_id=table_id, user_id=user_id, ws_connections__lt=0).update(
+            ws_connections=0
+        )
+
+
+def touch_presence(*, table_id: int, user_id: int, now: datetime) -> None:
+    """Note that the player is still there (a request or a heartbeat)."""
+    Seat.objects.filter(table_id=table_id, user_id=user_id).update(last_seen_at=now)
