@@ -63,17 +63,13 @@ def _parse(text: str | None) -> tuple[dict[str, Any] | None, ErrorFrame | None]:
     if text is None:
         return None, ErrorFrame(type="error", code="bad_message", message="send JSON text frames")
     if len(text.encode()) > MAX_FRAME_BYTES:
-        return None, ErrorFrame(
-            type="error", code="too_large", message=f"frames are at most {MAX_FRAME_BYTES} bytes"
-        )
+        return None, ErrorFrame(type="error", code="too_large", message=f"frames are at most {MAX_FRAME_BYTES} bytes")
     try:
         content = json.loads(text)
     except ValueError:
         return None, ErrorFrame(type="error", code="bad_json", message="not valid JSON")
     if not isinstance(content, dict) or not isinstance(content.get("type"), str):
-        return None, ErrorFrame(
-            type="error", code="bad_message", message='a frame is an object with a "type"'
-        )
+        return None, ErrorFrame(type="error", code="bad_message", message='a frame is an object with a "type"')
     return content, None
 
 
@@ -90,9 +86,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             return
         self.user_id = user.pk
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
-        self.bucket = TokenBucket(
-            rate=settings.WS_RATE_PER_SECOND, burst=settings.WS_RATE_BURST, now=time.monotonic()
-        )
+        self.bucket = TokenBucket(rate=settings.WS_RATE_PER_SECOND, burst=settings.WS_RATE_BURST, now=time.monotonic())
         self.strikes = 0
         if not await database_sync_to_async(_table_exists)(self.table_id):
             await self.close(code=CLOSE_NOT_FOUND)
@@ -120,9 +114,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             if self.strikes >= FLOOD_STRIKES:
                 await self.close(code=CLOSE_FLOODING)
                 return
-            await self.send(
-                dumps(ErrorFrame(type="error", code="rate_limited", message="slow down"))
-            )
+            await self.send(dumps(ErrorFrame(type="error", code="rate_limited", message="slow down")))
             return
         content, error = _parse(text_data)
         if error is not None or content is None:
@@ -167,9 +159,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.send_private()
 
     async def send_private(self) -> None:
-        private = await database_sync_to_async(selectors.get_entry_state)(
-            table_id=self.table_id, user_id=self.user_id
-        )
+        private = await database_sync_to_async(selectors.get_entry_state)(table_id=self.table_id, user_id=self.user_id)
         await self.send(dumps(private))
 
     async def push_frame(self, event: dict[str, Any]) -> None:
@@ -215,11 +205,7 @@ class LobbyConsumer(AsyncWebsocketConsumer):
         await self.channel_layer.group_discard("lobby", self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        await self.send(
-            dumps(
-                ErrorFrame(type="error", code="read_only", message="the lobby socket only pushes")
-            )
-        )
+        await self.send(dumps(ErrorFrame(type="error", code="read_only", message="the lobby socket only pushes")))
 
     async def push_frame(self, event: dict[str, Any]) -> None:
         if event.get("text"):

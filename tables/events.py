@@ -87,9 +87,7 @@ def dumps(frame: Any) -> str:
     return json.dumps(frame, separators=(",", ":"), sort_keys=False)
 
 
-def send_to_group(
-    group: str, text: str | None, *, refresh_private: bool = False, table_id: int | None = None
-) -> None:
+def send_to_group(group: str, text: str | None, *, refresh_private: bool = False, table_id: int | None = None) -> None:
     """Send pre-serialised ``text`` to every socket in ``group`` (from sync code).
 
     ``refresh_private`` asks each seated player's consumer to rebuild and send its private
@@ -114,9 +112,7 @@ def send_to_group(
         logger.exception("push to %s failed", group)
 
 
-def broadcast_table_on_commit(
-    table_id: int, *, refresh_private: bool = False, lobby: bool = True
-) -> None:
+def broadcast_table_on_commit(table_id: int, *, refresh_private: bool = False, lobby: bool = True) -> None:
     """After the current transaction commits, push the table's public state to its group
     (and its lobby line to the lobby). Nothing is announced for a rolled-back change."""
 
@@ -131,9 +127,7 @@ def broadcast_table_on_commit(
         if lobby:
             send_to_group(
                 LOBBY_GROUP,
-                dumps(
-                    LobbyTableFrame(type="lobby_table", table=get_lobby_table(table_id=table_id))
-                ),
+                dumps(LobbyTableFrame(type="lobby_table", table=get_lobby_table(table_id=table_id))),
             )
 
     transaction.on_commit(push)

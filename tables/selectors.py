@@ -14,12 +14,11 @@ import numpy as np
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from tables.engine import board_grid, category_of, change_keys, panel
+from tables.engine import board_grid, category_of, change_keys, final_hand, hold_from_mask, panel
 from tables.errors import TableNotFoundError
 from tables.events import PoolUpdatedFrame, TableStateFrame
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TablePhase
-from tables.services.lifecycle import board_from_json, carry_key, combination_digits, final_cards
-from tables.services.play import mask_to_hold
+from tables.services.lifecycle import board_from_json, carry_key, combination_digits
 from wallet.models import Account
 from wallet.selectors import get_balance_minor
 
@@ -37,11 +36,7 @@ def get_table(*, table_id: int) -> Table:
 
 
 def _carry_minor(table: Table) -> int:
-    account = (
-        Account.objects.filter(key=carry_key(table.pk, table.currency))
-        .only("balance_minor")
-        .first()
-    )
+    account = Account.objects.filter(key=carry_key(table.pk, table.currency)).only("balance_minor").first()
     return account.balance_minor if account is not None else 0
 
 
@@ -141,10 +136,11 @@ def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:
     config = hand.config
     board = board_from_json(hand.board)
     digits = combination_digits(np.array([entry.combination], dtype=np.int64))[0]
+    combination = tuple(int(d) for d in digits)
     data: dict[str, Any] = {
         "combination": [int(d) for d in digits],
         "cards": [hand.board["columns"][c][int(digits[c])] for c in range(5)],
-        "hold": list(mask_to_hold(entry.hold_mask)) if entry.hold_mask is not None else None,
+        "hold": list(hold_from_mask(entry.hold_mask)) if entry.hold_mask is not None else None,
         "draws_bought": entry.draws_bought,
         "max_draws": config["max_draws"],
         "draw_price_minor": config["draw_price_minor"],
@@ -157,22 +153,20 @@ def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:
         "result": None,
     }
     if hand.status == HandStatus.CHANGE:
-        data["panel"] = panel(board_grid(board), tuple(int(d) for d in digits)).as_dict()  # type: ignore[arg-type]  # five digits
+        data["panel"] = panel(board_grid(board), combination).as_dict()
     elif hand.status == HandStatus.SETTLED and entry.hold_used is not None:
-        keys = hand.change_keys or [
-            list(key) for key in change_keys(bytes.fromhex(hand.server_seed))
-        ]
-        hold = np.array(mask_to_hold(entry.hold_used))
+        keys = hand.change_keys or [list(key) for key in change_keys(bytes.fromhex(hand.server_seed))]
+        hold = hold_from_mask(entry.hold_used)
         strengths = entry.draw_strengths or []
         categories = category_of(np.array(strengths, dtype=np.int64)).tolist() if strengths else []
         data["result"] = {
-            "hold_used": list(mask_to_hold(entry.hold_used)),
+            "hold_used": list(hold_from_mask(entry.hold_used)),
             "connected_at_end": entry.connected_at_end,
             "draws": [
                 {
                     "number": d + 1,
                     "key": keys[d],
-                    "cards": final_cards(hand.board, digits, hold, tuple(keys[d])),
+                    "cards": list(final_hand(board, combination, hold, keys[d])),
                     "category": int(categories[d]),
                     "strength": int(strengths[d]),
                     "bought": d < entry.draws_bought,
@@ -259,9 +253,9 @@ def list_lobby_tables() -> list[dict[str, Any]]:
 
 def live_pool_frames() -> Iterator[tuple[int, int, PoolUpdatedFrame]]:
     """(hand id, gross, frame) for every hand in its change phase."""
-    tables = Table.objects.filter(
-        phase=TablePhase.CHANGE, current_hand__status=HandStatus.CHANGE
-    ).select_related("current_hand")
+    tables = Table.objects.filter(phase=TablePhase.CHANGE, current_hand__status=HandStatus.CHANGE).select_related(
+        "current_hand"
+    )
     for table in tables:
         hand = table.current_hand
         assert hand is not None

@@ -41,9 +41,7 @@ class CashMovementForm(forms.Form):
         ]
     )
     amount = forms.CharField(help_text="In major units, e.g. 25.00")
-    reason = forms.CharField(
-        max_length=200, help_text="Why: shown in the player's statement and the audit trail."
-    )
+    reason = forms.CharField(max_length=200, help_text="Why: shown in the player's statement and the audit trail.")
 
     def clean_amount(self) -> int:
         try:
@@ -64,9 +62,7 @@ class AccountAdmin(ReadOnlyAdmin):
         return format_minor(obj.balance_minor, obj.currency)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return bool(
-            request.user.is_staff and obj is None
-        )  # list view only; edits go through the cash form
+        return bool(request.user.is_staff and obj is None)  # list view only; edits go through the cash form
 
     def get_urls(self) -> list[URLPattern]:
         return [
@@ -87,16 +83,10 @@ class AccountAdmin(ReadOnlyAdmin):
     ) -> HttpResponse:
         extra_context = extra_context or {}
         account = Account.objects.filter(pk=object_id).first()
-        if (
-            account is not None
-            and account.kind == AccountKind.PLAYER
-            and account.currency != Currency.FUN
-        ):
+        if account is not None and account.kind == AccountKind.PLAYER and account.currency != Currency.FUN:
             extra_context["cash_url"] = reverse("admin:wallet_account_cash", args=[account.pk])
         extra_context["recent_entries"] = (
-            LedgerEntry.objects.filter(account_id=object_id)
-            .select_related("transfer")
-            .order_by("-id")[:50]
+            LedgerEntry.objects.filter(account_id=object_id).select_related("transfer").order_by("-id")[:50]
         )
         return super().change_view(request, object_id, form_url, extra_context)
 
@@ -105,11 +95,7 @@ class AccountAdmin(ReadOnlyAdmin):
         form = CashMovementForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             assert account.user_id is not None
-            move = (
-                services.deposit_cash
-                if form.cleaned_data["direction"] == "deposit"
-                else services.withdraw_cash
-            )
+            move = services.deposit_cash if form.cleaned_data["direction"] == "deposit" else services.withdraw_cash
             try:
                 move(
                     user_id=account.user_id,
@@ -121,12 +107,8 @@ class AccountAdmin(ReadOnlyAdmin):
             except DomainError as error:
                 form.add_error(None, f"{error} [{error.code}]")
             else:
-                messages.success(
-                    request, f"{form.cleaned_data['direction'].title()} recorded for {account.key}."
-                )
-                return HttpResponseRedirect(
-                    reverse("admin:wallet_account_change", args=[account.pk])
-                )
+                messages.success(request, f"{form.cleaned_data['direction'].title()} recorded for {account.key}.")
+                return HttpResponseRedirect(reverse("admin:wallet_account_change", args=[account.pk]))
         context = {
             **self.admin_site.each_context(request),
             "title": f"Cash movement for {account.key}",

@@ -67,9 +67,7 @@ def check_books() -> BooksCheck:
         .values_list("transfer_id", flat=True)
     )
     sums = dict(
-        LedgerEntry.objects.values("account_id")
-        .annotate(total=Sum("delta_minor"))
-        .values_list("account_id", "total")
+        LedgerEntry.objects.values("account_id").annotate(total=Sum("delta_minor")).values_list("account_id", "total")
     )
     drifted = [
         account.key
@@ -77,9 +75,7 @@ def check_books() -> BooksCheck:
         if account.balance_minor != sums.get(account.pk, 0)
     ]
     negative = list(
-        Account.objects.filter(balance_minor__lt=0)
-        .exclude(kind=AccountKind.CASHIER)
-        .values_list("key", flat=True)
+        Account.objects.filter(balance_minor__lt=0).exclude(kind=AccountKind.CASHIER).values_list("key", flat=True)
     )
     totals = dict.fromkeys(Currency.values, 0)
     for row in Account.objects.values("currency").annotate(total=Sum("balance_minor")):

@@ -57,9 +57,7 @@ def ensure_account(*, key: str, kind: str, currency: str, user_id: int | None = 
     if account is None:
         try:
             with transaction.atomic():
-                account = Account.objects.create(
-                    key=key, kind=kind, currency=currency, user_id=user_id
-                )
+                account = Account.objects.create(key=key, kind=kind, currency=currency, user_id=user_id)
         except IntegrityError:
             account = Account.objects.get(key=key)
     if account.currency != currency:
@@ -115,9 +113,7 @@ def post_transfer(
         merged[leg.account_id] += leg.delta_minor
     deltas = {account_id: delta for account_id, delta in merged.items() if delta != 0}
     if not deltas:
-        raise UnbalancedTransferError(
-            "a transfer needs at least one non-zero leg", reference=reference
-        )
+        raise UnbalancedTransferError("a transfer needs at least one non-zero leg", reference=reference)
     if sum(deltas.values()) != 0:
         raise UnbalancedTransferError(
             "the legs of a transfer must sum to zero",
@@ -126,17 +122,12 @@ def post_transfer(
         )
 
     ids = sorted(deltas)
-    locked = {
-        account.pk: account
-        for account in Account.objects.select_for_update().filter(pk__in=ids).order_by("pk")
-    }
+    locked = {account.pk: account for account in Account.objects.select_for_update().filter(pk__in=ids).order_by("pk")}
     existing = Transfer.objects.filter(reference=reference).first()
     if existing is not None:
         stored = dict(existing.entries.values_list("account_id", "delta_minor"))
         if stored != deltas:
-            raise TransferConflictError(
-                f"reference {reference!r} was used for another transfer", reference=reference
-            )
+            raise TransferConflictError(f"reference {reference!r} was used for another transfer", reference=reference)
         return existing
     if len(locked) != len(ids):
         missing = sorted(set(ids) - set(locked))
@@ -214,9 +205,7 @@ def transfer_between(
 ) -> Transfer:
     """Move a positive ``amount_minor`` from ``source`` to ``destination`` (see post_transfer)."""
     if not isinstance(amount_minor, int) or isinstance(amount_minor, bool) or amount_minor <= 0:
-        raise InvalidAmountError(
-            "the amount must be a positive number of minor units", amount=amount_minor
-        )
+        raise InvalidAmountError("the amount must be a positive number of minor units", amount=amount_minor)
     return post_transfer(
         reference=reference,
         kind=kind,
@@ -243,9 +232,7 @@ def deposit_cash(
     deposited as cash (CurrencyMismatchError).
     """
     if currency == Currency.FUN:
-        raise CurrencyMismatchError(
-            "fun chips are granted, never deposited as cash", currency=currency
-        )
+        raise CurrencyMismatchError("fun chips are granted, never deposited as cash", currency=currency)
     if not reason.strip():
         raise InvalidAmountError("a deposit needs a reason")
     cashier = ensure_house_account(kind=AccountKind.CASHIER, currency=currency)

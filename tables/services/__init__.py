@@ -11,7 +11,7 @@ from tables.services.lifecycle import (
     recover_table,
     settle_hand,
 )
-from tables.services.play import buy_draw, buy_redeal, hold_to_mask, mask_to_hold, set_hold
+from tables.services.play import buy_draw, buy_redeal, hold_to_mask, set_hold
 from tables.services.seating import (
     is_connected,
     join_table,
@@ -34,7 +34,6 @@ __all__ = [
     "is_connected",
     "join_table",
     "leave_table",
-    "mask_to_hold",
     "publish_live_pools",
     "record_socket",
     "recover_table",

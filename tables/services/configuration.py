@@ -67,9 +67,7 @@ def create_table(*, name: str, mode: str, currency: str, **config: Any) -> Table
     if mode == TableMode.FUN and currency != Currency.FUN:
         raise InvalidTableConfigError("fun tables play FUN chips", field="currency", value=currency)
     if mode == TableMode.CASH and currency == Currency.FUN:
-        raise InvalidTableConfigError(
-            "cash tables play a cash currency", field="currency", value=currency
-        )
+        raise InvalidTableConfigError("cash tables play a cash currency", field="currency", value=currency)
     unknown = set(config) - set(CONFIG_FIELDS)
     if unknown:
         raise InvalidTableConfigError(f"unknown fields {sorted(unknown)}", field=sorted(unknown)[0])
@@ -132,9 +130,7 @@ def change_table_config(
 
 
 @transaction.atomic(durable=True)
-def set_table_open(
-    *, table_id: int, is_open: bool, staff_user_id: int, reason: str, now: datetime
-) -> Table:
+def set_table_open(*, table_id: int, is_open: bool, staff_user_id: int, reason: str, now: datetime) -> Table:
     """Open or close a table (audit-logged). A running hand finishes; then the table closes."""
     table = Table.objects.select_for_update().filter(pk=table_id).first()
     if table is None:

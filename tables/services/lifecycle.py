@@ -32,9 +32,11 @@ from tables.engine import (
     card_code,
     category_of,
     change_keys,
+    combination_index,
     commitment,
     deal_board,
     draw_strengths,
+    final_hand,
     initial_combinations,
     rake_minor,
     rank_places,
@@ -112,9 +114,7 @@ def advance_due_tables(*, now: datetime, limit: int = 100) -> int:
             advanced += advance_table(table_id=table_id, now=now)
         except Exception:
             logger.exception("table %s failed to advance; cancelling its hand", table_id)
-            recover_table(
-                table_id=table_id, now=now, reason="malfunction while advancing the table"
-            )
+            recover_table(table_id=table_id, now=now, reason="malfunction while advancing the table")
     return advanced
 
 
@@ -186,14 +186,10 @@ _CONFIG_FIELDS = (
 def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
     """Remove disconnected players (rules Notes 2), collect the ante from every active player
     (rules B.1) and deal, or wait when fewer than two can play (rules A.3)."""
-    seats = list(
-        Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).order_by("joined_at", "pk")
-    )
+    seats = list(Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).order_by("joined_at", "pk"))
     gone = [seat.pk for seat in seats if not is_connected(seat, now=now)]
     if gone:
-        Seat.objects.filter(pk__in=gone).update(
-            status=SeatStatus.LEFT, status_reason="disconnected", left_at=now
-        )
+        Seat.objects.filter(pk__in=gone).update(status=SeatStatus.LEFT, status_reason="disconnected", left_at=now)
         table.version += 1
     active = [seat for seat in seats if seat.pk not in gone and seat.status == SeatStatus.ACTIVE]
     table.phase = TablePhase.WAITING
@@ -207,9 +203,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
         payers = _players_who_can_pay(table, active)
         broke = [seat.pk for seat in active if seat not in payers]
         if broke:
-            Seat.objects.filter(pk__in=broke).update(
-                status=SeatStatus.SITTING_OUT, status_reason="insufficient funds"
-            )
+            Seat.objects.filter(pk__in=broke).update(status=SeatStatus.SITTING_OUT, status_reason="insufficient funds")
             table.version += 1
         if len(payers) >= 2:
             _deal(table, payers, now=now)
@@ -217,9 +211,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
 
 def _players_who_can_pay(table: Table, active: list[Seat]) -> list[Seat]:
     accounts = {
-        seat.user_id: wallet_services.ensure_player_account(
-            user_id=seat.user_id, currency=table.currency
-        ).pk
+        seat.user_id: wallet_services.ensure_player_account(user_id=seat.user_id, currency=table.currency).pk
         for seat in active
     }
     balances = dict(
@@ -250,9 +242,7 @@ def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
         antes_minor=table.ante_minor * count,
         gross_minor=table.ante_minor * count,
     )
-    escrow = wallet_services.ensure_account(
-        key=escrow_key(hand.pk), kind=AccountKind.ESCROW, currency=table.currency
-    )
+    escrow = wallet_services.ensure_account(key=escrow_key(hand.pk), kind=AccountKind.ESCROW, currency=table.currency)
     legs = [
         wallet_services.Leg(
             wallet_services.ensure_player_account(user_id=seat.user_id, currency=table.currency).pk,
@@ -275,8 +265,8 @@ def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
                 hand=hand,
                 user_id=seat.user_id,
                 join_order=order,
-                initial_combination=_index(combination),
-                combination=_index(combination),
+                initial_combination=combination_index(combination),
+                combination=combination_index(combination),
                 paid_minor=table.ante_minor,
             )
             for order, (seat, combination) in enumerate(zip(payers, combinations, strict=True))
@@ -289,15 +279,6 @@ def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
     table.hands_dealt += 1
     table.version += 1
     return hand
-
-
-def _index(combination: tuple[int, ...]) -> int:
-    return int(
-        sum(
-            digit * weight
-            for digit, weight in zip(combination, _DIGIT_WEIGHTS.tolist(), strict=True)
-        )
-    )
 
 
 # --- CHANGE -> RESULTS: settlement -------------------------------------------------------------
@@ -330,7 +311,8 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     config = hand.config
     currency = str(config["currency"])
     seed = bytes.fromhex(hand.server_seed)
-    grid = board_grid(board_from_json(hand.board))
+    board = board_from_json(hand.board)
+    grid = board_grid(board)
     keys = change_keys(seed)
 
     rows = list(
@@ -341,14 +323,9 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     count = len(rows)
     ids = [row[0] for row in rows]
     user_ids = [row[1] for row in rows]
-    seats = {
-        seat.user_id: seat
-        for seat in Seat.objects.filter(table_id=hand.table_id, user_id__in=user_ids)
-    }
+    seats = {seat.user_id: seat for seat in Seat.objects.filter(table_id=hand.table_id, user_id__in=user_ids)}
     connected = [
-        (seat := seats.get(user_id)) is not None
-        and seat.status != SeatStatus.LEFT
-        and is_connected(seat, now=now)
+        (seat := seats.get(user_id)) is not None and seat.status != SeatStatus.LEFT and is_connected(seat, now=now)
         for user_id in user_ids
     ]
     holds_used = np.array(
@@ -367,9 +344,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     places = rank_places(best)
 
     gross = int(sum(row[5] for row in rows))
-    escrow = wallet_services.ensure_account(
-        key=escrow_key(hand.pk), kind=AccountKind.ESCROW, currency=currency
-    )
+    escrow = wallet_services.ensure_account(key=escrow_key(hand.pk), kind=AccountKind.ESCROW, currency=currency)
     carry = wallet_services.ensure_account(
         key=carry_key(hand.table_id, currency), kind=AccountKind.CARRY, currency=currency
     )
@@ -405,12 +380,9 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
         legs.append(wallet_services.Leg(rake_account.pk, rake))
     paid_users = [user_ids[i] for i in np.flatnonzero(prizes)]
     accounts = {
-        user_id: wallet_services.ensure_player_account(user_id=user_id, currency=currency).pk
-        for user_id in paid_users
+        user_id: wallet_services.ensure_player_account(user_id=user_id, currency=currency).pk for user_id in paid_users
     }
-    legs.extend(
-        wallet_services.Leg(accounts[user_ids[i]], int(prizes[i])) for i in np.flatnonzero(prizes)
-    )
+    legs.extend(wallet_services.Leg(accounts[user_ids[i]], int(prizes[i])) for i in np.flatnonzero(prizes))
     if any(leg.delta_minor for leg in legs):
         wallet_services.post_transfer(
             reference=f"settle:{hand.pk}",
@@ -440,7 +412,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     hand.change_keys = [list(key) for key in keys]
     hand.leaderboard = _leaderboard(
         hand,
-        grid_board=hand.board,
+        board=board,
         keys=keys,
         rows=rows,
         combinations=combinations,
@@ -528,24 +500,10 @@ def _write_results(ids: list[int], **columns: list[Any]) -> None:
     )
 
 
-def final_cards(
-    board: dict[str, Any],
-    combination: npt.NDArray[np.uint8],
-    hold: npt.NDArray[np.bool_],
-    key: tuple[int, ...],
-) -> list[str]:
-    """Card codes of one draw (seed 000, Change procedure): held cards stay, a discarded card
-    in column c becomes column[c][(p_c + key[c]) mod 10]."""
-    return [
-        board["columns"][c][int(combination[c]) if hold[c] else (int(combination[c]) + key[c]) % 10]
-        for c in range(5)
-    ]
-
-
 def _leaderboard(
     hand: Hand,
     *,
-    grid_board: dict[str, Any],
+    board: Board,
     keys: tuple[tuple[int, ...], ...],
     rows: list[tuple[Any, ...]],
     combinations: npt.NDArray[np.uint8],
@@ -559,16 +517,12 @@ def _leaderboard(
     if count == 0:
         return []
     order = np.lexsort((np.arange(count), places))[:LEADERBOARD_SIZE]
-    names = dict(
-        get_user_model()
-        .objects.filter(pk__in=[rows[i][1] for i in order])
-        .values_list("pk", "username")
-    )
+    names = dict(get_user_model().objects.filter(pk__in=[rows[i][1] for i in order]).values_list("pk", "username"))
     return [
         {
             "place": int(places[i]),
             "player": names.get(rows[i][1], "?"),
-            "cards": final_cards(grid_board, combinations[i], holds[i], keys[int(best_index[i])]),
+            "cards": list(final_hand(board, tuple(combinations[i].tolist()), tuple(holds[i].tolist()), keys[int(best_index[i])])),
             "category": int(categories[i]),
             "prize_minor": int(prizes[i]),
         }
@@ -621,19 +575,13 @@ def cancel_hand(*, hand_id: int, reason: str, now: datetime) -> bool:
     if hand.status != HandStatus.CHANGE:
         return False
     currency = hand.currency
-    escrow = wallet_services.ensure_account(
-        key=escrow_key(hand.pk), kind=AccountKind.ESCROW, currency=currency
-    )
-    paid = list(
-        Entry.objects.filter(hand=hand, paid_minor__gt=0).values_list("user_id", "paid_minor")
-    )
+    escrow = wallet_services.ensure_account(key=escrow_key(hand.pk), kind=AccountKind.ESCROW, currency=currency)
+    paid = list(Entry.objects.filter(hand=hand, paid_minor__gt=0).values_list("user_id", "paid_minor"))
     total = sum(amount for _, amount in paid)
     if total:
         legs = [wallet_services.Leg(escrow.pk, -total)]
         legs.extend(
-            wallet_services.Leg(
-                wallet_services.ensure_player_account(user_id=user_id, currency=currency).pk, amount
-            )
+            wallet_services.Leg(wallet_services.ensure_player_account(user_id=user_id, currency=currency).pk, amount)
             for user_id, amount in paid
         )
         wallet_services.post_transfer(

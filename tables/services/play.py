@@ -13,7 +13,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import F
 
-from tables.engine import combination_index, redeal_combination
+from tables.engine import combination_index, hold_mask, redeal_combination
 from tables.errors import (
     InvalidHoldError,
     LimitReachedError,
@@ -33,18 +33,9 @@ def hold_to_mask(hold: Sequence[bool]) -> int:
 
     Raises InvalidHoldError unless ``hold`` is exactly five booleans.
     """
-    if (
-        isinstance(hold, str | bytes)
-        or len(hold) != 5
-        or not all(isinstance(h, bool) for h in hold)
-    ):
+    if isinstance(hold, str | bytes) or len(hold) != 5 or not all(isinstance(h, bool) for h in hold):
         raise InvalidHoldError("a hold is five booleans, one per column", hold=repr(hold)[:60])
-    return sum(1 << column for column, held in enumerate(hold) if held)
-
-
-def mask_to_hold(mask: int) -> tuple[bool, bool, bool, bool, bool]:
-    """The inverse of hold_to_mask."""
-    return tuple(bool(mask >> column & 1) for column in range(5))  # type: ignore[return-value]  # always five
+    return hold_mask(hold)
 
 
 def _lock_entry(*, table_id: int, user_id: int, now: datetime) -> tuple[Hand, Entry]:
@@ -52,9 +43,7 @@ def _lock_entry(*, table_id: int, user_id: int, now: datetime) -> tuple[Hand, En
     if table is None:
         raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
     if table.phase != TablePhase.CHANGE or table.current_hand_id is None:
-        raise PhaseClosedError(
-            "choices are accepted during the change phase only", table_id=table_id
-        )
+        raise PhaseClosedError("choices are accepted during the change phase only", table_id=table_id)
     hand = Hand.objects.select_for_update().get(pk=table.current_hand_id)
     if hand.status != HandStatus.CHANGE or now >= hand.change_deadline:
         raise PhaseClosedError("the change phase of this hand is over", hand_id=hand.pk)
@@ -70,7 +59,7 @@ def set_hold(*, table_id: int, user_id: int, hold: Sequence[bool], now: datetime
     """Record which cards the player holds (rules B.2: select the cards to keep; a further
     click deselects). The last hold received before the deadline is the one played."""
     mask = hold_to_mask(hold)
-    hand, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now)
+    _, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now)
     entry.hold_mask = mask
     entry.save(update_fields=["hold_mask"])
     push_private_on_commit(table_id, user_id)
@@ -89,9 +78,7 @@ def buy_draw(*, table_id: int, user_id: int, now: datetime) -> Entry:
     hand, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now)
     config = hand.config
     if entry.draws_bought >= config["max_draws"]:
-        raise LimitReachedError(
-            f"at most {config['max_draws']} draws in this hand", max_draws=config["max_draws"]
-        )
+        raise LimitReachedError(f"at most {config['max_draws']} draws in this hand", max_draws=config["max_draws"])
     price = int(config["draw_price_minor"])
     number = entry.draws_bought + 1
     if price > 0:
@@ -106,9 +93,7 @@ def buy_draw(*, table_id: int, user_id: int, now: datetime) -> Entry:
     entry.draws_bought = number
     entry.paid_minor += price
     entry.save(update_fields=["draws_bought", "paid_minor"])
-    Hand.objects.filter(pk=hand.pk).update(
-        draws_minor=F("draws_minor") + price, gross_minor=F("gross_minor") + price
-    )
+    Hand.objects.filter(pk=hand.pk).update(draws_minor=F("draws_minor") + price, gross_minor=F("gross_minor") + price)
     push_private_on_commit(table_id, user_id)
     return entry
 
@@ -134,9 +119,7 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime) -> Entry:
             max_redeals=config["max_redeals"],
         )
     taken: set[int] = set()
-    for initial, redeals in Entry.objects.filter(hand=hand).values_list(
-        "initial_combination", "redeals"
-    ):
+    for initial, redeals in Entry.objects.filter(hand=hand).values_list("initial_combination", "redeals"):
         taken.add(initial)
         taken.update(combination for _, combination in redeals)
     number = hand.redeal_count
@@ -171,6 +154,4 @@ def escrow_key(hand_id: int) -> str:
 
 
 def _escrow(hand: Hand) -> Account:
-    return wallet_services.ensure_account(
-        key=escrow_key(hand.pk), kind=AccountKind.ESCROW, currency=hand.currency
-    )
+    return wallet_services.ensure_account(key=escrow_key(hand.pk), kind=AccountKind.ESCROW, currency=hand.currency)

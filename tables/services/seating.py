@@ -121,9 +121,7 @@ def record_socket(*, table_id: int, user_id: int, opened: bool, now: datetime) -
         ws_connections=F("ws_connections") + delta, last_seen_at=now
     )
     if updated and not opened:
-        Seat.objects.filter(table_id=table_id, user_id=user_id, ws_connections__lt=0).update(
-            ws_connections=0
-        )
+        Seat.objects.filter(table_id=table_id, user_id=user_id, ws_connections__lt=0).update(ws_connections=0)
 
 
 def touch_presence(*, table_id: int, user_id: int, now: datetime) -> None:

@@ -1,5 +1,10 @@
 """Make ledger entries and transfers append-only in the database itself, so no code path,
-raw SQL or admin slip can rewrite history (RELIABILITY_ANCHORS.md M5)."""
+raw SQL or admin slip can rewrite history (RELIABILITY_ANCHORS.md M5).
+
+PostgreSQL (production) refuses UPDATE and DELETE. SQLite (the embedded default) refuses
+UPDATE only: Django empties SQLite tables with DELETE (there is no TRUNCATE), which the test
+suite and `manage.py flush` need on a development database.
+"""
 
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ def create_triggers(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) ->
             )
     elif vendor == "sqlite":
         for table in TABLES:
-            for operation in ("UPDATE", "DELETE"):
+            for operation in ("UPDATE",):
                 schema_editor.execute(
                     f"CREATE TRIGGER {table}_no_{operation.lower()} BEFORE {operation} ON {table} "
                     f"BEGIN SELECT RAISE(ABORT, 'ledger rows are append-only'); END;"
@@ -43,7 +48,7 @@ def drop_triggers(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> N
         if vendor == "postgresql":
             schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_append_only ON {table};")
         elif vendor == "sqlite":
-            for operation in ("update", "delete"):
+            for operation in ("update",):
                 schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_no_{operation};")
     if vendor == "postgresql":
         schema_editor.execute("DROP FUNCTION IF EXISTS wallet_refuse_change();")

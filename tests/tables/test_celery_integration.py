@@ -1,0 +1,128 @@
+"""Production path end to end: a real Celery worker and beat drive hands on PostgreSQL + Redis."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from tables import services
+from tables.models import Entry, Hand, HandStatus, Seat, Table
+from tests.conftest import make_player
+from wallet.selectors import check_books
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not (settings.USING_POSTGRES and settings.REDIS_URL),
+        reason="needs PostgreSQL and Redis (DATABASE_URL, REDIS_URL)",
+    ),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def celery_processes(tmp_path: Path) -> Iterator[None]:
+    """A Celery worker and exactly one beat against the test database and a private Redis db."""
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": "postgres://{}@{}:{}/{}".format(
+            db["USER"] or "postgres", db["HOST"] or "127.0.0.1", db["PORT"] or 5432, db["NAME"]
+        ),
+        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/7",
+        "TABLE_CLOCK": "beat",
+    }
+    celery = [sys.executable, "-m", "celery", "-A", "config"]
+    subprocess.run(["redis-cli", "-n", "7", "flushdb"], check=False, capture_output=True)
+    worker = subprocess.Popen(
+        [
+            *celery,
+            "worker",
+            "--pool=solo",
+            "--loglevel=WARNING",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "worker.log").open("w"),
+    )
+    beat = subprocess.Popen(
+        [*celery, "beat", "--loglevel=WARNING", f"--schedule={tmp_path / 'beat-schedule'}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "beat.log").open("w"),
+    )
+    try:
+        yield
+    finally:
+        for process in (beat, worker):
+            process.terminate()
+        for process in (beat, worker):
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def wait_for(predicate: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_beat_and_worker_play_hands_from_ante_to_settlement(celery_processes: None) -> None:
+    table: Table = services.create_table(
+        name="Celery Rail",
+        mode="fun",
+        currency="FUN",
+        ante_minor=100,
+        draw_price_minor=50,
+        redeal_price_minor=80,
+        change_seconds=5,
+        results_seconds=1,
+        redeal_seconds=3,
+    )
+    players = [make_player(f"celery{i}") for i in range(3)]
+    for player in players:
+        services.join_table(table_id=table.pk, user_id=player.pk, now=timezone.now())
+
+    def keep_present() -> None:
+        Seat.objects.filter(table=table).update(last_seen_at=timezone.now())
+
+    def hand_in_change() -> bool:
+        keep_present()
+        return Hand.objects.filter(table=table, status=HandStatus.CHANGE).exists()
+
+    wait_for(hand_in_change, 30, "beat to deal a hand")
+    services.buy_draw(table_id=table.pk, user_id=players[0].pk, now=timezone.now())
+
+    def two_settled() -> bool:
+        keep_present()
+        return Hand.objects.filter(table=table, status=HandStatus.SETTLED).count() >= 2
+
+    wait_for(two_settled, 40, "two hands settled by the worker")
+    first = Hand.objects.filter(table=table).order_by("number").first()
+    assert first is not None
+    assert first.gross_minor == 3 * 100 + 50
+    assert Entry.objects.filter(hand=first, place__isnull=False).count() == 3
+    assert check_books().ok

@@ -1,0 +1,215 @@
+"""The table WebSocket: authentication, origin, snapshots, pushes, reconnects and bad frames."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser
+from django.utils import timezone
+
+from tables import services
+from tables.models import Table
+from tables.routing import websocket_urlpatterns
+from tests.conftest import make_player
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+router = URLRouter(websocket_urlpatterns)
+
+
+def make_table() -> Table:
+    return services.create_table(
+        name="Socket Rail",
+        mode="fun",
+        currency="FUN",
+        ante_minor=100,
+        draw_price_minor=50,
+        redeal_price_minor=80,
+        change_seconds=30,
+    )
+
+
+async def open_socket(user: Any, table_id: int) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(router, f"/ws/tables/{table_id}/")
+    communicator.scope["user"] = user
+    connected, _ = await communicator.connect()
+    assert connected
+    return communicator
+
+
+async def receive(communicator: WebsocketCommunicator, frame_type: str, timeout: float = 3) -> dict[str, Any]:
+    """The next frame of ``frame_type`` (earlier frames of other types are skipped)."""
+    for _ in range(20):
+        frame = json.loads(await communicator.receive_from(timeout=timeout))
+        if frame["type"] == frame_type:
+            return frame
+    raise AssertionError(f"no {frame_type} frame")
+
+
+async def test_anonymous_socket_is_refused() -> None:
+    table = await sync_to_async(make_table)()
+    communicator = WebsocketCommunicator(router, f"/ws/tables/{table.pk}/")
+    communicator.scope["user"] = AnonymousUser()
+    connected, code = await communicator.connect()
+    assert not connected
+    assert code == 4401
+
+
+async def test_socket_from_a_foreign_origin_is_refused() -> None:
+    from config.asgi import application
+
+    table = await sync_to_async(make_table)()
+    communicator = WebsocketCommunicator(
+        application, f"/ws/tables/{table.pk}/", headers=[(b"origin", b"https://evil.example")]
+    )
+    connected, _ = await communicator.connect()
+    assert not connected
+
+
+async def test_connecting_sends_the_public_and_private_state() -> None:
+    alice = await sync_to_async(make_player)("alice")
+    table = await sync_to_async(make_table)()
+    communicator = await open_socket(alice, table.pk)
+    state = json.loads(await communicator.receive_from())
+    private = json.loads(await communicator.receive_from())
+    assert (state["type"], state["table_id"], state["phase"]) == ("table_state", table.pk, "waiting")
+    assert (private["type"], private["seat"], private["balance_minor"]) == ("entry_state", None, 100_000)
+    await communicator.disconnect()
+
+
+async def test_bad_frames_get_error_frames_with_stable_codes() -> None:
+    alice = await sync_to_async(make_player)("alice")
+    table = await sync_to_async(make_table)()
+    communicator = await open_socket(alice, table.pk)
+    await receive(communicator, "entry_state")
+    cases = [
+        ("{not json", "bad_json"),
+        ("[1, 2]", "bad_message"),
+        (json.dumps({"type": "teleport"}), "unknown_type"),
+        (json.dumps({"type": "hold", "hold": "HHHHH"}), "invalid_hold"),
+        (json.dumps({"type": "hold", "hold": [True, False]}), "invalid_hold"),
+        (json.dumps({"type": "buy_draw", "ref": 7}), "phase_closed"),
+        (json.dumps({"type": "ping", "pad": "x" * 3000}), "too_large"),
+    ]
+    for text, code in cases:
+        await communicator.send_to(text_data=text)
+        error = await receive(communicator, "error")
+        assert error["code"] == code, text
+    await communicator.disconnect()
+
+
+async def test_a_flood_of_frames_is_rate_limited_then_disconnected() -> None:
+    alice = await sync_to_async(make_player)("alice")
+    table = await sync_to_async(make_table)()
+    communicator = await open_socket(alice, table.pk)
+    await receive(communicator, "entry_state")
+    for _ in range(30):
+        await communicator.send_to(text_data=json.dumps({"type": "teleport"}))
+    codes = [json.loads(await communicator.receive_from())["code"] for _ in range(30)]
+    assert "rate_limited" in codes
+    assert codes.count("unknown_type") <= 25  # the burst, plus what refilled meanwhile
+    for _ in range(40):
+        await communicator.send_to(text_data=json.dumps({"type": "teleport"}))
+    closed = None
+    for _ in range(60):
+        message = await communicator.receive_output(timeout=2)
+        if message["type"] == "websocket.close":
+            closed = message
+            break
+    assert closed is not None
+    assert closed["code"] == 4429
+
+
+async def test_a_dealt_hand_reaches_the_socket_without_its_secrets() -> None:
+    alice = await sync_to_async(make_player)("alice")
+    bob = await sync_to_async(make_player)("bob")
+    table = await sync_to_async(make_table)()
+    now = timezone.now()
+    for user in (alice, bob):
+        await sync_to_async(services.join_table)(table_id=table.pk, user_id=user.pk, now=now)
+    communicator = await open_socket(alice, table.pk)
+    first = await receive(communicator, "table_state")
+    await receive(communicator, "entry_state")
+
+    assert await sync_to_async(services.advance_table)(table_id=table.pk, now=now)
+    state = await receive(communicator, "table_state")
+    private = await receive(communicator, "entry_state")
+    assert state["version"] > first["version"]
+    assert state["phase"] == "change"
+    assert "server_seed" not in json.dumps(state)
+    assert "change_keys" not in json.dumps(state)
+    assert private["entry"]["cards"] and len(private["entry"]["cards"]) == 5
+    assert private["entry"]["panel"] is not None
+    assert "key" not in json.dumps(private["entry"]["panel"])
+    await communicator.disconnect()
+
+
+async def test_reconnecting_restores_the_choices_already_sent() -> None:
+    alice = await sync_to_async(make_player)("alice")
+    bob = await sync_to_async(make_player)("bob")
+    table = await sync_to_async(make_table)()
+    now = timezone.now()
+    for user in (alice, bob):
+        await sync_to_async(services.join_table)(table_id=table.pk, user_id=user.pk, now=now)
+    await sync_to_async(services.advance_table)(table_id=table.pk, now=now)
+
+    communicator = await open_socket(alice, table.pk)
+    await receive(communicator, "entry_state")
+    await communicator.send_to(
+        text_data=json.dumps({"type": "hold", "hold": [True, False, True, False, True], "ref": "h1"})
+    )
+    ack = await receive(communicator, "ack")
+    assert ack["ref"] == "h1"
+    await communicator.send_to(text_data=json.dumps({"type": "buy_draw"}))
+    await receive(communicator, "ack")
+    await communicator.disconnect()
+
+    again = await open_socket(alice, table.pk)
+    private = await receive(again, "entry_state")
+    assert private["entry"]["hold"] == [True, False, True, False, True]
+    assert private["entry"]["draws_bought"] == 2
+    await again.disconnect()
+
+
+async def test_settlement_pushes_each_player_their_result() -> None:
+    alice = await sync_to_async(make_player)("alice")
+    bob = await sync_to_async(make_player)("bob")
+    table = await sync_to_async(make_table)()
+    now = timezone.now()
+    for user in (alice, bob):
+        await sync_to_async(services.join_table)(table_id=table.pk, user_id=user.pk, now=now)
+    await sync_to_async(services.advance_table)(table_id=table.pk, now=now)
+    communicator = await open_socket(bob, table.pk)
+    await receive(communicator, "entry_state")
+
+    await sync_to_async(services.advance_table)(table_id=table.pk, now=now + timedelta(seconds=31))
+    state = await receive(communicator, "table_state")
+    private = await receive(communicator, "entry_state")
+    assert state["phase"] == "results"
+    assert len(state["hand"]["server_seed"]) == 64
+    assert len(state["hand"]["leaderboard"]) == 2
+    result = private["entry"]["result"]
+    assert [draw["bought"] for draw in result["draws"]] == [True, False, False, False, False]
+    assert result["place"] in (1, 2)
+    await communicator.disconnect()
+
+
+async def test_socket_presence_counts_open_sockets() -> None:
+    from tables.models import Seat
+
+    alice = await sync_to_async(make_player)("alice")
+    table = await sync_to_async(make_table)()
+    await sync_to_async(services.join_table)(table_id=table.pk, user_id=alice.pk, now=timezone.now())
+    first = await open_socket(alice, table.pk)
+    second = await open_socket(alice, table.pk)
+    seat = await sync_to_async(Seat.objects.get)(table=table, user=alice)
+    assert seat.ws_connections == 2
+    await first.disconnect()
+    await second.disconnect()
+    seat = await sync_to_async(Seat.objects.get)(table=table, user=alice)
+    assert seat.ws_connections == 0

@@ -1,0 +1,335 @@
+"""The hand lifecycle through the database: ante, deal, choices, settlement, next hand."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timedelta
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db.models import Sum
+
+from tables import services
+from tables.engine import change_keys, deal_board
+from tables.errors import LimitReachedError, NotInHandError, PhaseClosedError, RedealClosedError
+from tables.models import Entry, HandStatus, Seat, SeatStatus, Table, TableConfigChange, TablePhase
+from tables.services.lifecycle import board_to_json
+from tests.conftest import make_player
+from tests.tables.conftest import deal, seat_players, settle
+from wallet.errors import InsufficientFundsError
+from wallet.models import Account, Currency, LedgerEntry, Transfer
+from wallet.selectors import check_books, get_balance_minor
+
+pytestmark = pytest.mark.django_db
+GRANT = settings.FUN_SIGNUP_GRANT_MINOR
+
+
+def fun(user: User) -> int:
+    return get_balance_minor(user_id=user.pk, currency=Currency.FUN)
+
+
+def test_a_hand_needs_at_least_two_players(table: Table, alice: User, now: datetime) -> None:
+    seat_players(table, [alice], now)
+    assert not services.advance_table(table_id=table.pk, now=now)
+    table.refresh_from_db()
+    assert table.phase == TablePhase.WAITING
+    assert table.current_hand is None
+    assert fun(alice) == GRANT
+
+
+def test_dealing_collects_the_ante_and_publishes_the_commitment(
+    table: Table, alice: User, bob: User, now: datetime
+) -> None:
+    seat_players(table, [alice, bob], now)
+    hand = deal(table, now)
+    assert table.phase == TablePhase.CHANGE
+    assert table.phase_deadline == now + timedelta(seconds=30)
+    assert hand.commitment == hashlib.sha256(bytes.fromhex(hand.server_seed)).hexdigest()
+    assert hand.board == board_to_json(deal_board(bytes.fromhex(hand.server_seed)))
+    assert (fun(alice), fun(bob)) == (GRANT - 100, GRANT - 100)
+    assert Account.objects.get(key=f"escrow:hand:{hand.pk}").balance_minor == 200
+    entries = list(Entry.objects.filter(hand=hand).order_by("join_order"))
+    assert [e.user_id for e in entries] == [alice.pk, bob.pk]
+    assert entries[0].combination != entries[1].combination
+    assert check_books().ok
+
+
+def test_sitting_out_player_pays_no_ante(table: Table, alice: User, bob: User, carol: User, now: datetime) -> None:
+    seat_players(table, [alice, bob, carol], now)
+    services.sit_out(table_id=table.pk, user_id=carol.pk, now=now)
+    hand = deal(table, now)
+    assert fun(carol) == GRANT
+    assert not Entry.objects.filter(hand=hand, user=carol).exists()
+    assert hand.entry_count == 2
+
+
+def test_disconnected_player_is_removed_before_the_hand(
+    table: Table, alice: User, bob: User, carol: User, now: datetime
+) -> None:
+    seat_players(table, [alice, bob, carol], now - timedelta(minutes=5))
+    Seat.objects.filter(user__in=[alice, bob]).update(last_seen_at=now)
+    hand = deal(table, now)
+    seat = Seat.objects.get(table=table, user=carol)
+    assert (seat.status, seat.status_reason) == (SeatStatus.LEFT, "disconnected")
+    assert fun(carol) == GRANT
+    assert hand.entry_count == 2
+
+
+def test_player_who_cannot_pay_the_ante_sits_out(
+    table: Table, alice: User, bob: User, carol: User, now: datetime
+) -> None:
+    from wallet import services as wallet_services
+    from wallet.models import AccountKind, TransferKind
+
+    wallet = wallet_services.ensure_player_account(user_id=carol.pk, currency=Currency.FUN)
+    rake = wallet_services.ensure_house_account(kind=AccountKind.RAKE, currency=Currency.FUN)
+    wallet_services.transfer_between(
+        source=wallet, destination=rake, amount_minor=GRANT - 99, kind=TransferKind.ANTE, reference="drain"
+    )
+    seat_players(table, [alice, bob, carol], now)
+    hand = deal(table, now)
+    seat = Seat.objects.get(table=table, user=carol)
+    assert (seat.status, seat.status_reason) == (SeatStatus.SITTING_OUT, "insufficient funds")
+    assert fun(carol) == 99
+    assert hand.entry_count == 2
+
+
+def test_settlement_pays_the_pool_minus_the_rake_and_balances_the_books(table: Table, now: datetime) -> None:
+    players = [make_player(f"p{i}") for i in range(20)]
+    seat_players(table, players, now)
+    hand = deal(table, now)
+    for player in players[:5]:
+        services.buy_draw(table_id=table.pk, user_id=player.pk, now=now + timedelta(seconds=1))
+    hand = settle(table, now)
+    assert hand.status == HandStatus.SETTLED
+    gross = 20 * 100 + 5 * 50
+    assert hand.gross_minor == gross
+    assert hand.rake_minor == gross * 500 // 10_000
+    assert hand.pool_minor == gross - hand.rake_minor
+    prizes = Entry.objects.filter(hand=hand).aggregate(total=Sum("prize_minor"))["total"]
+    assert prizes + hand.breakage_minor == hand.pool_minor
+    assert Entry.objects.filter(hand=hand, prize_minor__gt=0).count() >= 3  # 15% of 20
+    assert Account.objects.get(key=f"escrow:hand:{hand.pk}").balance_minor == 0
+    total_after = sum(fun(p) for p in players)
+    assert total_after == 20 * GRANT - hand.rake_minor - hand.breakage_minor
+    assert check_books().ok
+    table.refresh_from_db()
+    assert table.phase == TablePhase.RESULTS
+
+
+def test_every_entry_gets_five_draw_results_and_a_place(
+    table: Table, alice: User, bob: User, carol: User, now: datetime
+) -> None:
+    seat_players(table, [alice, bob, carol], now)
+    deal(table, now)
+    hand = settle(table, now)
+    entries = list(Entry.objects.filter(hand=hand))
+    assert all(len(e.draw_strengths) == 5 for e in entries)
+    assert all(e.best_draw == 0 for e in entries)  # one draw bought: the first counts
+    assert all(e.strength == e.draw_strengths[0] for e in entries)
+    best = max(e.strength for e in entries)
+    assert {e.place for e in entries if e.strength == best} == {1}
+    assert hand.change_keys == [list(key) for key in change_keys(bytes.fromhex(hand.server_seed))]
+
+
+def test_best_of_the_draws_bought_is_the_final_hand(table: Table, alice: User, bob: User, now: datetime) -> None:
+    seat_players(table, [alice, bob], now)
+    deal(table, now)
+    for _ in range(4):
+        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+    hand = settle(table, now)
+    entry = Entry.objects.get(hand=hand, user=alice)
+    assert entry.draws_bought == 5
+    assert entry.strength == max(entry.draw_strengths)
+    assert entry.draw_strengths[entry.best_draw] == entry.strength
+    assert entry.best_draw == entry.draw_strengths.index(entry.strength)  # earliest on ties
+    assert fun(alice) == GRANT - 100 - 4 * 50 + entry.prize_minor
+
+
+def test_settling_twice_pays_once(table: Table, alice: User, bob: User, now: datetime) -> None:
+    seat_players(table, [alice, bob], now)
+    deal(table, now)
+    hand = settle(table, now)
+    before = (fun(alice), fun(bob), LedgerEntry.objects.count())
+    assert not services.settle_hand(hand_id=hand.pk, now=now + timedelta(minutes=1))
+    late = hand.change_deadline + timedelta(seconds=1)
+    assert not services.advance_table(table_id=table.pk, now=late)  # a duplicated tick: not due
+    assert (fun(alice), fun(bob), LedgerEntry.objects.count()) == before
+    assert Transfer.objects.filter(reference=f"settle:{hand.pk}").count() == 1
+
+
+def test_connected_player_with_no_choice_has_all_cards_changed(
+    table: Table, alice: User, bob: User, now: datetime
+) -> None:
+    seat_players(table, [alice, bob], now)
+    deal(table, now)
+    Seat.objects.filter(table=table).update(ws_connections=1)
+    hand = settle(table, now)
+    assert set(Entry.objects.filter(hand=hand).values_list("hold_used", flat=True)) == {0}
+
+
+def test_disconnected_player_with_no_choice_keeps_all_cards(
+    table: Table, alice: User, bob: User, now: datetime
+) -> None:
+    seat_players(table, [alice, bob], now)
+    deal(table, now)
+    services.set_hold(table_id=table.pk, user_id=bob.pk, hold=[True, False, True, False, False], now=now)
+    Seat.objects.filter(table=table).update(ws_connections=0, last_seen_at=now - timedelta(minutes=10))
+    hand = settle(table, now)
+    alice_entry = Entry.objects.get(hand=hand, user=alice)
+    bob_entry = Entry.objects.get(hand=hand, user=bob)
+    assert (alice_entry.hold_used, alice_entry.connected_at_end) == (0b11111, False)
+    assert (bob_entry.hold_used, bob_entry.connected_at_end) == (0b00101, False)  # last choice received
+
+
+def test_choices_after_the_deadline_are_refused(table: Table, alice: User, bob: User, now: datetime) -> None:
+    seat_players(table, [alice, bob], now)
+    hand = deal(table, now)
+    with pytest.raises(PhaseClosedError):
+        services.set_hold(table_id=table.pk, user_id=alice.pk, hold=[True] * 5, now=hand.change_deadline)
+    with pytest.raises(PhaseClosedError):
+        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=hand.change_deadline + timedelta(seconds=3))
+    assert fun(alice) == GRANT - 100
+
+
+def test_buying_beyond_the_maximum_draws_is_refused(table: Table, alice: User, bob: User, now: datetime) -> None:
+    seat_players(table, [alice, bob], now)
+    deal(table, now)
+    for _ in range(4):
+        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+    with pytest.raises(LimitReachedError) as caught:
+        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+    assert caught.value.code == "limit_reached"
+    assert fun(alice) == GRANT - 100 - 200
+
+
+def test_a_purchase_without_funds_is_refused_and_changes_nothing(
+    table: Table, alice: User, bob: User, now: datetime
+) -> None:
+    from wallet import services as wallet_services
+    from wallet.models import AccountKind, TransferKind
+
+    seat_players(table, [alice, bob], now)
+    hand = deal(table, now)
+    wallet = wallet_services.ensure_player_account(user_id=alice.pk, currency=Currency.FUN)
+    rake = wallet_services.ensure_house_account(kind=AccountKind.RAKE, currency=Currency.FUN)
+    wallet_services.transfer_between(
+        source=wallet, destination=rake, amount_minor=fun(alice) - 49, kind=TransferKind.ANTE, reference="drain"
+    )
+    with pytest.raises(InsufficientFundsError):
+        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+    entry = Entry.objects.get(hand=hand, user=alice)
+    hand.refresh_from_db()
+    assert (entry.draws_bought, entry.paid_minor, hand.gross_minor, fun(alice)) == (1, 100, 200, 49)
+    assert check_books().ok
+
+
+def test_redeal_gives_an_unused_combination_and_resets_the_hold(
+    table: Table, alice: User, bob: User, now: datetime
+) -> None:
+    seat_players(table, [alice, bob], now)
+    hand = deal(table, now)
+    services.set_hold(table_id=table.pk, user_id=alice.pk, hold=[True] * 5, now=now)
+    before = Entry.objects.get(hand=hand, user=alice)
+    after = services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=now)
+    in_use = set(Entry.objects.filter(hand=hand).exclude(pk=after.pk).values_list("combination", flat=True))
+    assert after.combination != before.combination
+    assert after.combination not in in_use
+    assert after.redeals == [[0, after.combination]]
+    assert after.hold_mask is None
+    assert fun(alice) == GRANT - 100 - 80
+    again = services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=now)
+    assert again.combination not in {before.combination, after.combination}
+    with pytest.raises(LimitReachedError):
+        services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=now)
+
+
+def test_redeal_is_refused_after_its_time_limit(table: Table, alice: User, bob: User, now: datetime) -> None:
+    seat_players(table, [alice, bob], now)
+    hand = deal(table, now)
+    with pytest.raises(RedealClosedError):
+        services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=hand.redeal_deadline)
+
+
+def test_player_not_in_the_hand_cannot_act(table: Table, alice: User, bob: User, carol: User, now: datetime) -> None:
+    seat_players(table, [alice, bob], now)
+    deal(table, now)
+    with pytest.raises(NotInHandError):
+        services.buy_draw(table_id=table.pk, user_id=carol.pk, now=now)
+
+
+def test_next_hand_starts_after_the_results(table: Table, alice: User, bob: User, now: datetime) -> None:
+    seat_players(table, [alice, bob], now)
+    deal(table, now)
+    first = settle(table, now)
+    table.refresh_from_db()
+    later = table.phase_deadline
+    Seat.objects.filter(table=table).update(last_seen_at=later)
+    assert services.advance_table(table_id=table.pk, now=later)
+    table.refresh_from_db()
+    assert table.phase == TablePhase.CHANGE
+    assert table.current_hand is not None
+    assert table.current_hand.number == first.number + 1
+
+
+def test_rake_change_applies_after_the_running_hand_and_restarts_the_table(
+    table: Table, alice: User, bob: User, croupier: User, now: datetime
+) -> None:
+    seat_players(table, [alice, bob], now)
+    deal(table, now)
+    services.change_table_config(
+        table_id=table.pk, changes={"rake_bps": 200}, staff_user_id=croupier.pk, reason="promo", now=now
+    )
+    table.refresh_from_db()
+    assert table.rake_bps == 500
+    hand = settle(table, now)
+    assert hand.rake_minor == 200 * 500 // 10_000  # the old rake
+    table.refresh_from_db()
+    assert services.advance_table(table_id=table.pk, now=table.phase_deadline)
+    table.refresh_from_db()
+    assert table.rake_bps == 200
+    assert table.phase == TablePhase.WAITING
+    assert set(Seat.objects.filter(table=table).values_list("status_reason", flat=True)) == {"table restarted"}
+    change = TableConfigChange.objects.get(table=table)
+    assert (change.field, change.old_value, change.new_value, change.reason) == ("rake_bps", 500, 200, "promo")
+    assert change.applied_at is not None
+
+
+def test_rake_above_ten_percent_is_refused(table: Table, croupier: User, now: datetime) -> None:
+    from tables.errors import InvalidTableConfigError
+
+    with pytest.raises(InvalidTableConfigError):
+        services.change_table_config(
+            table_id=table.pk, changes={"rake_bps": 1001}, staff_user_id=croupier.pk, reason="x", now=now
+        )
+    assert not TableConfigChange.objects.exists()
+
+
+def test_cancelled_hand_returns_every_wager_in_full(table: Table, alice: User, bob: User, now: datetime) -> None:
+    seat_players(table, [alice, bob], now)
+    hand = deal(table, now)
+    services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+    services.buy_redeal(table_id=table.pk, user_id=bob.pk, now=now)
+    services.recover_table(table_id=table.pk, now=now, reason="test malfunction")
+    hand.refresh_from_db()
+    assert hand.status == HandStatus.CANCELLED
+    assert (fun(alice), fun(bob)) == (GRANT, GRANT)
+    assert check_books().ok
+
+
+def test_a_failing_settlement_cancels_the_hand_and_refunds(
+    table: Table, alice: User, bob: User, now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seat_players(table, [alice, bob], now)
+    hand = deal(table, now)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("evaluator exploded")
+
+    monkeypatch.setattr("tables.services.lifecycle.draw_strengths", broken)
+    services.advance_due_tables(now=hand.change_deadline + timedelta(seconds=1))
+    hand.refresh_from_db()
+    assert hand.status == HandStatus.CANCELLED
+    assert (fun(alice), fun(bob)) == (GRANT, GRANT)
+    assert check_books().ok
