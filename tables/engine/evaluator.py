@@ -1,0 +1,363 @@
+"""Hand evaluator: Texas Hold'em ranking of five-card hands, scalar and vectorised.
+
+The ranking is the one of seed 000 (How it works, Hand Ranking) and seed 001 (General
+rules 2): ten categories from high card to royal flush; suits never break ties; the ace
+plays high, or low in A-2-3-4-5. A hand's **strength** is its dense rank among the 7462
+distinct five-card hand values: 1 is the worst high card (7-5-4-3-2), 7462 the royal
+flush. Two hands tie exactly when their strengths are equal, so strengths fit ``uint16``
+and sort, rank and compare as plain integers.
+
+How the vectorised path works: every rank has a key from ``RANK_KEYS``, chosen so that the
+sum of the keys of any five ranks (each rank at most four times) identifies the ranks.
+The sum, plus a fixed offset for a flush, indexes one ``uint16`` table of strengths. A
+``(N, 5)`` block of ``uint8`` card ids is read as two little-endian ``uint16`` pair indices
+and one byte per row; pair keys come from a 13,108-entry table (``c0 + 256 * c1``).
+
+>>> evaluate(["As", "Ks", "Qs", "Js", "Ts"]).category.label
+'Royal flush'
+>>> int(evaluate_many(np.array([[0, 4, 8, 12, 21]], dtype=np.uint8))[0])  # 7-5-4-3-2
+1
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Final, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from .cards import DECK_SIZE, as_card_id, card_code
+
+__all__ = [
+    "MAX_STRENGTH",
+    "RANK_KEYS",
+    "HandCategory",
+    "HandValue",
+    "category_of",
+    "category_of_strength",
+    "evaluate",
+    "evaluate_many",
+    "evaluate_product",
+]
+
+
+class HandCategory(IntEnum):
+    """The ten hand categories, worst first (seed 000, How it works, Hand Ranking).
+
+    The integer value orders the categories: ``ROYAL_FLUSH`` (9) beats everything.
+
+    >>> HandCategory.TWO_PAIR > HandCategory.ONE_PAIR, HandCategory(4).label
+    (True, 'Straight')
+    """
+
+    HIGH_CARD = 0
+    ONE_PAIR = 1
+    TWO_PAIR = 2
+    THREE_OF_A_KIND = 3
+    STRAIGHT = 4
+    FLUSH = 5
+    FULL_HOUSE = 6
+    FOUR_OF_A_KIND = 7
+    STRAIGHT_FLUSH = 8
+    ROYAL_FLUSH = 9
+
+    @property
+    def label(self) -> str:
+        """Human label, e.g. ``"Royal flush"``, ``"Two pair"``, ``"Four of a kind"``."""
+        return _LABELS[self]
+
+
+_LABELS: Final = {
+    HandCategory.HIGH_CARD: "High card",
+    HandCategory.ONE_PAIR: "One pair",
+    HandCategory.TWO_PAIR: "Two pair",
+    HandCategory.THREE_OF_A_KIND: "Three of a kind",
+    HandCategory.STRAIGHT: "Straight",
+    HandCategory.FLUSH: "Flush",
+    HandCategory.FULL_HOUSE: "Full house",
+    HandCategory.FOUR_OF_A_KIND: "Four of a kind",
+    HandCategory.STRAIGHT_FLUSH: "Straight flush",
+    HandCategory.ROYAL_FLUSH: "Royal flush",
+}
+
+MAX_STRENGTH: Final = 7462
+"""Strength of a royal flush: the number of distinct five-card hand values."""
+
+RANK_KEYS: Final = (0, 1, 5, 22, 94, 312, 992, 2422, 5624, 12522, 19998, 43258, 79415)
+"""Key of each rank 2..A: the greedy smallest keys whose five-term sums (each rank used at
+most four times) are all distinct, so a key sum identifies the multiset of ranks.
+``tests/engine/test_evaluator.py`` re-checks the property."""
+
+_NONFLUSH_SPAN: Final = 4 * RANK_KEYS[12] + RANK_KEYS[11] + 1
+_FLUSH_OFFSET: Final = _NONFLUSH_SPAN
+_TABLE_SIZE: Final = _FLUSH_OFFSET + sum(RANK_KEYS[8:]) + 1
+_CHUNK_ROWS: Final = 1 << 15
+
+
+_T = TypeVar("_T", bound=np.generic)
+
+
+def _read_only(array: npt.NDArray[_T]) -> npt.NDArray[_T]:
+    array.flags.writeable = False
+    return array
+
+
+def _classify(ranks: tuple[int, ...], flush: bool) -> tuple[HandCategory, tuple[int, ...]]:
+    """Category and tie-break ranks of five ranks sorted high to low."""
+    distinct = len(set(ranks)) == 5
+    if distinct:
+        if ranks[0] - ranks[4] == 4:
+            high = ranks[0]
+        elif ranks == (12, 3, 2, 1, 0):
+            high = 3  # the wheel A-2-3-4-5 is a five-high straight
+        else:
+            high = -1
+        if high >= 0:
+            if flush:
+                royal = high == 12
+                return (HandCategory.ROYAL_FLUSH if royal else HandCategory.STRAIGHT_FLUSH), (high,)
+            return HandCategory.STRAIGHT, (high,)
+        return (HandCategory.FLUSH if flush else HandCategory.HIGH_CARD), ranks
+    groups = sorted(((ranks.count(r), r) for r in set(ranks)), reverse=True)
+    shape = tuple(count for count, _ in groups)
+    order = tuple(rank for _, rank in groups)
+    category = {
+        (4, 1): HandCategory.FOUR_OF_A_KIND,
+        (3, 2): HandCategory.FULL_HOUSE,
+        (3, 1, 1): HandCategory.THREE_OF_A_KIND,
+        (2, 2, 1): HandCategory.TWO_PAIR,
+    }.get(shape, HandCategory.ONE_PAIR)
+    return category, order
+
+
+def _build_tables() -> tuple[npt.NDArray[np.uint16], npt.NDArray[np.uint8]]:
+    """Strength table indexed by key sum (+ flush offset) and category by strength."""
+    classes: list[tuple[HandCategory, tuple[int, ...], int]] = []
+    for ranks in itertools.combinations_with_replacement(range(12, -1, -1), 5):
+        if ranks[0] == ranks[4]:
+            continue  # five of a kind needs five suits
+        key = sum(RANK_KEYS[r] for r in ranks)
+        classes.append((*_classify(ranks, flush=False), key))
+        if len(set(ranks)) == 5:
+            classes.append((*_classify(ranks, flush=True), _FLUSH_OFFSET + key))
+    classes.sort()
+    table = np.zeros(_TABLE_SIZE, dtype=np.uint16)
+    table[[index for _, _, index in classes]] = np.arange(1, len(classes) + 1, dtype=np.uint16)
+    category = np.empty(len(classes) + 1, dtype=np.uint8)
+    category[0] = 255  # strength 0 is not a hand
+    category[1:] = [cat for cat, _, _ in classes]
+    return _read_only(table), _read_only(category)
+
+
+_STRENGTH_TABLE, _CATEGORY_OF_STRENGTH = _build_tables()
+_RANK_KEY_OF_CARD: Final = _read_only(np.array([RANK_KEYS[card >> 2] for card in range(DECK_SIZE)], dtype=np.uint32))
+_SUIT_BIT_OF_CARD: Final = _read_only(np.array([1 << (card & 3) for card in range(DECK_SIZE)], dtype=np.uint8))
+# Single-card and pair keys for the fast path: the rank key sum in bits 0..23, and in
+# bits 24..31 one 2-bit field per suit. A card adds 1 to its suit's field, a pair adds 1
+# only when both cards share the suit, so a field reaches 3 exactly for a flush.
+_SUIT_FIELD: Final = np.array([1 << (24 + 2 * suit) for suit in range(4)], dtype=np.uint32)
+_SINGLE_KEY: Final = _read_only(_RANK_KEY_OF_CARD + _SUIT_FIELD[np.arange(DECK_SIZE) & 3])
+
+
+def _pair_keys() -> npt.NDArray[np.uint32]:
+    first = np.arange(DECK_SIZE)
+    pair = np.zeros(DECK_SIZE + 256 * (DECK_SIZE - 1), dtype=np.uint32)
+    index = first[:, None] + 256 * first[None, :]
+    same_suit = (first[:, None] & 3) == (first[None, :] & 3)
+    value = _RANK_KEY_OF_CARD[:, None] + _RANK_KEY_OF_CARD[None, :]
+    value = value + np.where(same_suit, _SUIT_FIELD[first & 3][:, None], 0).astype(np.uint32)
+    pair[index] = value
+    return _read_only(pair)
+
+
+_PAIR_KEY: Final = _pair_keys()
+
+TABLES_NBYTES: Final = sum(
+    a.nbytes
+    for a in (
+        _STRENGTH_TABLE,
+        _CATEGORY_OF_STRENGTH,
+        _RANK_KEY_OF_CARD,
+        _SUIT_BIT_OF_CARD,
+        _SINGLE_KEY,
+        _PAIR_KEY,
+    )
+)
+"""Bytes held by the evaluator's lookup tables (about 1.1 MB)."""
+
+
+@dataclass(frozen=True, order=True)
+class HandValue:
+    """The value of one five-card hand, ordered and compared by ``strength`` only.
+
+    ``strength`` is 1..7462 (higher is better, equal iff the hands tie under seed 000,
+    Hand Ranking); ``category`` follows from it; ``cards`` are the five card ids as given
+    (not part of comparisons).
+
+    >>> evaluate(["Ah", "Ad", "7c", "7s", "2d"]) > evaluate(["Kh", "Kd", "Qc", "Qs", "As"])
+    True
+    """
+
+    strength: int
+    category: HandCategory = field(compare=False)
+    cards: tuple[int, ...] = field(compare=False, default=())
+
+    @property
+    def label(self) -> str:
+        """The category's human label, e.g. ``"Two pair"``."""
+        return self.category.label
+
+    def codes(self) -> tuple[str, ...]:
+        """The cards as codes, in the order given."""
+        return tuple(card_code(card) for card in self.cards)
+
+
+def evaluate(cards: Sequence[int | str]) -> HandValue:
+    """Evaluate one five-card hand given as card ids (0..51) or codes.
+
+    Implements seed 000, Hand Ranking (and seed 001, General rules 2).
+    Raises ``ValueError`` unless there are exactly five distinct valid cards; a bad code
+    is named in the message.
+
+    >>> hand = evaluate(["5d", "4c", "3h", "2s", "Ad"])
+    >>> hand.category.name, hand.strength
+    ('STRAIGHT', 5854)
+    >>> evaluate(["As", "As", "Kd", "Qh", "Jc"])
+    Traceback (most recent call last):
+    ...
+    ValueError: a hand needs five distinct cards, got ('As', 'As', 'Kd', 'Qh', 'Jc')
+    """
+    if isinstance(cards, str) or len(cards) != 5:
+        raise ValueError(f"a hand has exactly five cards, got {cards!r}")
+    ids = tuple(as_card_id(card) for card in cards)
+    if len(set(ids)) != 5:
+        raise ValueError(f"a hand needs five distinct cards, got {tuple(cards)!r}")
+    index = sum(RANK_KEYS[card >> 2] for card in ids)
+    if len({card & 3 for card in ids}) == 1:
+        index += _FLUSH_OFFSET
+    strength = int(_STRENGTH_TABLE[index])
+    return HandValue(strength, HandCategory(int(_CATEGORY_OF_STRENGTH[strength])), ids)
+
+
+def evaluate_many(ids: npt.NDArray[np.integer]) -> npt.NDArray[np.uint16]:
+    """Strengths of many five-card hands at once.
+
+    ``ids``: array of shape ``(N, 5)``, any integer dtype, card ids 0..51; a C-contiguous
+    ``uint8`` array is the fast path (no copy). Returns a new ``uint16`` array of shape
+    ``(N,)`` with strengths 1..7462 (seed 000, Hand Ranking).
+
+    Raises ``ValueError`` for another shape or an id outside 0..51, ``TypeError`` for a
+    non-integer dtype. Duplicate cards inside a row are **not** detected (for speed); such
+    a row gets an unspecified value in 0..7462.
+
+    >>> hands = np.array([[51, 47, 43, 39, 35], [0, 1, 2, 3, 4]], dtype=np.uint8)
+    >>> evaluate_many(hands).tolist()
+    [7462, 7297]
+    """
+    array = np.asarray(ids)
+    if array.ndim != 2 or array.shape[1] != 5:
+        raise ValueError(f"expected an array of shape (N, 5), got shape {array.shape}")
+    if not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(f"card ids must be integers, got dtype {array.dtype}")
+    rows = array.shape[0]
+    out = np.empty(rows, dtype=np.uint16)
+    if rows == 0:
+        return out
+    if int(array.max()) >= DECK_SIZE or (array.dtype.kind == "i" and int(array.min()) < 0):
+        raise ValueError("card ids must be in 0..51")
+    if array.dtype != np.uint8 or not array.flags.c_contiguous:
+        array = np.ascontiguousarray(array, dtype=np.uint8)
+    # Row r is bytes 5r..5r+4: read (c0, c1) and (c2, c3) as little-endian uint16 pairs.
+    pairs01 = np.ndarray((rows,), dtype="<u2", buffer=array, offset=0, strides=(5,))
+    pairs23 = np.ndarray((rows,), dtype="<u2", buffer=array, offset=2, strides=(5,))
+    last = array[:, 4]
+    size = min(rows, _CHUNK_ROWS)
+    key = np.empty(size, dtype=np.uint32)
+    part = np.empty(size, dtype=np.uint32)
+    suits = np.empty(size, dtype=np.uint8)
+    shifted = np.empty(size, dtype=np.uint8)
+    flush = np.empty(size, dtype=np.bool_)
+    for start in range(0, rows, _CHUNK_ROWS):
+        stop = min(rows, start + _CHUNK_ROWS)
+        n = stop - start
+        k, p, s, t, f = key[:n], part[:n], suits[:n], shifted[:n], flush[:n]
+        np.take(_PAIR_KEY, pairs01[start:stop], out=k, mode="clip")
+        np.take(_PAIR_KEY, pairs23[start:stop], out=p, mode="clip")
+        k += p
+        np.take(_SINGLE_KEY, last[start:stop], out=p, mode="clip")
+        k += p
+        np.right_shift(k, 24, out=s, casting="unsafe")
+        np.right_shift(s, 1, out=t)
+        t &= s
+        t &= 0x55
+        np.not_equal(t, 0, out=f)
+        k &= 0xFFFFFF
+        np.add(k, _FLUSH_OFFSET, out=k, where=f)
+        np.take(_STRENGTH_TABLE, k, out=out[start:stop], mode="clip")
+    return out
+
+
+def evaluate_product(card_lists: Sequence[Sequence[int]]) -> npt.NDArray[np.uint16]:
+    """Strengths of every hand taking one card from each of five card lists.
+
+    ``card_lists``: five sequences of card ids (lengths ``L0..L4``). Returns a ``uint16``
+    array of shape ``(L0, L1, L2, L3, L4)`` whose cell ``[i0, ..., i4]`` is the strength of
+    ``(card_lists[0][i0], ..., card_lists[4][i4])``. This is how the board grid scores all
+    10^5 one-card-per-column hands (DESIGN, "The game, as implemented", item 10). Cards
+    must be distinct across lists (not checked); raises ``ValueError`` for a count other
+    than five lists or an id outside 0..51.
+
+    >>> evaluate_product([[51], [47], [43], [39], [35, 0]]).tolist()
+    [[[[[7462, 1270]]]]]
+    """
+    if len(card_lists) != 5:
+        raise ValueError(f"expected five card lists, got {len(card_lists)}")
+    keys: list[npt.NDArray[np.uint32]] = []
+    suits: list[npt.NDArray[np.uint8]] = []
+    for cards in card_lists:
+        ids = np.asarray(cards, dtype=np.intp).ravel()
+        if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= DECK_SIZE):
+            raise ValueError(f"card ids must be in 0..51, got {list(cards)!r}")
+        keys.append(_RANK_KEY_OF_CARD[ids])
+        suits.append(_SUIT_BIT_OF_CARD[ids])
+    # Two small outer products (columns 0-1 and 2-4), then one large one: the inner loop
+    # stays long, which is what makes broadcasting fast.
+    head_key = np.add.outer(keys[0], keys[1]).ravel()
+    tail_key = np.add.outer(np.add.outer(keys[2], keys[3]).ravel(), keys[4]).ravel()
+    head_suit = np.bitwise_and.outer(suits[0], suits[1]).ravel()
+    tail_suit = np.bitwise_and.outer(np.bitwise_and.outer(suits[2], suits[3]).ravel(), suits[4])
+    index = np.add.outer(head_key, tail_key)
+    flush = np.bitwise_and.outer(head_suit, tail_suit.ravel()) != 0
+    np.add(index, _FLUSH_OFFSET, out=index, where=flush)
+    shape = tuple(len(k) for k in keys)
+    return np.take(_STRENGTH_TABLE, index, mode="clip").reshape(shape)
+
+
+def category_of(strengths: npt.NDArray[np.integer]) -> npt.NDArray[np.uint8]:
+    """Categories (``uint8`` values of ``HandCategory``) of an array of strengths.
+
+    ``strengths``: any shape, integer dtype, values 1..7462. Returns a ``uint8`` array of
+    the same shape. Raises ``ValueError`` for a value outside 1..7462.
+
+    >>> category_of(np.array([1, 7462, 5854])).tolist()
+    [0, 9, 4]
+    """
+    array = np.asarray(strengths)
+    if array.size and (int(array.min()) < 1 or int(array.max()) > MAX_STRENGTH):
+        raise ValueError("strengths must be in 1..7462")
+    return np.take(_CATEGORY_OF_STRENGTH, array)
+
+
+def category_of_strength(strength: int) -> HandCategory:
+    """The ``HandCategory`` of one strength 1..7462; ``ValueError`` otherwise.
+
+    >>> category_of_strength(7297)
+    <HandCategory.FOUR_OF_A_KIND: 7>
+    """
+    if isinstance(strength, bool) or not 1 <= strength <= MAX_STRENGTH:
+        raise ValueError(f"strength must be in 1..7462, got {strength!r}")
+    return HandCategory(int(_CATEGORY_OF_STRENGTH[strength]))
