@@ -66,12 +66,12 @@ def prepare(n: int) -> tuple[int, list[str], int]:
     )
     users = User.objects.bulk_create([User(username=f"f{table.pk}_{i}", password="!") for i in range(n)])
     cashier = wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
-    accounts = [wallet_services.ensure_player_account(user_id=u.pk, currency=Currency.FUN) for u in users]
+    accounts = wallet_services.ensure_player_accounts(user_ids=[u.pk for u in users], currency=Currency.FUN).values()
     wallet_services.post_transfer(
         reference=f"fanout-{table.pk}",
         kind=TransferKind.FUN_GRANT,
         currency=Currency.FUN,
-        legs=[wallet_services.Leg(a.pk, 1000) for a in accounts] + [wallet_services.Leg(cashier.pk, -1000 * n)],
+        legs=[wallet_services.Leg(a, 1000) for a in accounts] + [wallet_services.Leg(cashier.pk, -1000 * n)],
     )
     Seat.objects.bulk_create([Seat(table=table, user=u, joined_at=now, last_seen_at=now) for u in users])
     cookies = []

@@ -64,8 +64,10 @@ def main(sizes: list[int]) -> None:
             [User(username=f"b{size}_{i}", password=password) for i in range(size)], batch_size=2000
         )
         cashier = wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
-        accounts = [wallet_services.ensure_player_account(user_id=u.pk, currency=Currency.FUN) for u in users]
-        legs = [wallet_services.Leg(a.pk, 10_000) for a in accounts] + [wallet_services.Leg(cashier.pk, -10_000 * size)]
+        accounts = wallet_services.ensure_player_accounts(user_ids=[u.pk for u in users], currency=Currency.FUN)
+        legs = [wallet_services.Leg(account_id, 10_000) for account_id in accounts.values()] + [
+            wallet_services.Leg(cashier.pk, -10_000 * size)
+        ]
         wallet_services.post_transfer(
             reference=f"bench-grant-{size}", kind=TransferKind.FUN_GRANT, currency=Currency.FUN, legs=legs
         )

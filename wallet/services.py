@@ -77,6 +77,24 @@ def ensure_player_account(*, user_id: int, currency: str) -> Account:
     )
 
 
+def ensure_player_accounts(*, user_ids: Iterable[int], currency: str) -> dict[int, int]:
+    """Bulk ensure_player_account: ``{user_id: account_id}`` for every user, opening the
+    missing wallets (empty) in one insert. Three queries whatever the number of players."""
+    if currency not in Currency.values:
+        raise CurrencyMismatchError(f"unknown currency {currency!r}", currency=currency)
+    wanted = {player_account_key(user_id, currency): user_id for user_id in user_ids}
+    found = dict(Account.objects.filter(key__in=wanted).values_list("key", "pk"))
+    missing = [key for key in wanted if key not in found]
+    if missing:
+        Account.objects.bulk_create(
+            [Account(key=key, kind=AccountKind.PLAYER, currency=currency, user_id=wanted[key]) for key in missing],
+            ignore_conflicts=True,
+            batch_size=2000,
+        )
+        found.update(Account.objects.filter(key__in=missing).values_list("key", "pk"))
+    return {wanted[key]: account_id for key, account_id in found.items()}
+
+
 def ensure_house_account(*, kind: str, currency: str) -> Account:
     """The cashier or rake account of ``currency``."""
     return ensure_account(key=house_account_key(kind, currency), kind=kind, currency=currency)

@@ -187,7 +187,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
     """Remove disconnected players (rules Notes 2), collect the ante from every active player
     (rules B.1) and deal, or wait when fewer than two can play (rules A.3)."""
     seats = list(Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).order_by("joined_at", "pk"))
-    gone = [seat.pk for seat in seats if not is_connected(seat, now=now)]
+    gone = {seat.pk for seat in seats if not is_connected(seat, now=now)}
     if gone:
         Seat.objects.filter(pk__in=gone).update(status=SeatStatus.LEFT, status_reason="disconnected", left_at=now)
         table.version += 1
@@ -201,7 +201,8 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
         return
     if len(active) >= 2:
         payers = _players_who_can_pay(table, active)
-        broke = [seat.pk for seat in active if seat not in payers]
+        paying = {seat.pk for seat in payers}
+        broke = [seat.pk for seat in active if seat.pk not in paying]
         if broke:
             Seat.objects.filter(pk__in=broke).update(status=SeatStatus.SITTING_OUT, status_reason="insufficient funds")
             table.version += 1
@@ -210,10 +211,9 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
 
 
 def _players_who_can_pay(table: Table, active: list[Seat]) -> list[Seat]:
-    accounts = {
-        seat.user_id: wallet_services.ensure_player_account(user_id=seat.user_id, currency=table.currency).pk
-        for seat in active
-    }
+    accounts = wallet_services.ensure_player_accounts(
+        user_ids=[seat.user_id for seat in active], currency=table.currency
+    )
     balances = dict(
         Account.objects.select_for_update()
         .filter(pk__in=sorted(accounts.values()))
@@ -243,13 +243,10 @@ def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
         gross_minor=table.ante_minor * count,
     )
     escrow = wallet_services.ensure_account(key=escrow_key(hand.pk), kind=AccountKind.ESCROW, currency=table.currency)
-    legs = [
-        wallet_services.Leg(
-            wallet_services.ensure_player_account(user_id=seat.user_id, currency=table.currency).pk,
-            -table.ante_minor,
-        )
-        for seat in payers
-    ]
+    accounts = wallet_services.ensure_player_accounts(
+        user_ids=[seat.user_id for seat in payers], currency=table.currency
+    )
+    legs = [wallet_services.Leg(accounts[seat.user_id], -table.ante_minor) for seat in payers]
     legs.append(wallet_services.Leg(escrow.pk, table.ante_minor * count))
     wallet_services.post_transfer(
         reference=f"ante:{hand.pk}",
@@ -379,9 +376,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     if rake:
         legs.append(wallet_services.Leg(rake_account.pk, rake))
     paid_users = [user_ids[i] for i in np.flatnonzero(prizes)]
-    accounts = {
-        user_id: wallet_services.ensure_player_account(user_id=user_id, currency=currency).pk for user_id in paid_users
-    }
+    accounts = wallet_services.ensure_player_accounts(user_ids=paid_users, currency=currency)
     legs.extend(wallet_services.Leg(accounts[user_ids[i]], int(prizes[i])) for i in np.flatnonzero(prizes))
     if any(leg.delta_minor for leg in legs):
         wallet_services.post_transfer(
@@ -522,7 +517,9 @@ def _leaderboard(
         {
             "place": int(places[i]),
             "player": names.get(rows[i][1], "?"),
-            "cards": list(final_hand(board, tuple(combinations[i].tolist()), tuple(holds[i].tolist()), keys[int(best_index[i])])),
+            "cards": list(
+                final_hand(board, tuple(combinations[i].tolist()), tuple(holds[i].tolist()), keys[int(best_index[i])])
+            ),
             "category": int(categories[i]),
             "prize_minor": int(prizes[i]),
         }
@@ -580,10 +577,8 @@ def cancel_hand(*, hand_id: int, reason: str, now: datetime) -> bool:
     total = sum(amount for _, amount in paid)
     if total:
         legs = [wallet_services.Leg(escrow.pk, -total)]
-        legs.extend(
-            wallet_services.Leg(wallet_services.ensure_player_account(user_id=user_id, currency=currency).pk, amount)
-            for user_id, amount in paid
-        )
+        accounts = wallet_services.ensure_player_accounts(user_ids=[user_id for user_id, _ in paid], currency=currency)
+        legs.extend(wallet_services.Leg(accounts[user_id], amount) for user_id, amount in paid)
         wallet_services.post_transfer(
             reference=f"refund:{hand.pk}",
             kind=TransferKind.REFUND,

@@ -1,0 +1,219 @@
+"""Benchmark: the pure game engine (tables/engine/) against its performance targets.
+
+Run from the repository root:
+
+    .venv/bin/python bench/engine_bench.py
+
+Prints a markdown table (figure, target, measured, verdict) ready for docs/engine.md.
+Timings are medians of repeated runs on warm caches; the per-call peer is treys's
+``Evaluator().evaluate([], hand)`` (and phevaluator / eval7 when already installed).
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import statistics
+import subprocess
+import sys
+import time
+import types
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tables import engine  # noqa: E402
+from tables.engine.grid import compute_grid  # noqa: E402
+
+
+def median_seconds(function: Callable[[], object], repeat: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        function()
+    times = []
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            start = time.perf_counter()
+            function()
+            times.append(time.perf_counter() - start)
+    finally:
+        gc.enable()
+    return statistics.median(times)
+
+
+def random_hands(count: int, seed: int) -> npt.NDArray[np.uint8]:
+    rng = np.random.default_rng(seed)
+    keys = rng.random((count, 52), dtype=np.float32)
+    return np.argpartition(keys, 5, axis=1)[:, :5].astype(np.uint8)
+
+
+def peer_rates(hands: npt.NDArray[np.uint8]) -> dict[str, float]:
+    """Per-call hands/s of other evaluators, one Python call per hand."""
+    codes = [engine.card_code(card) for card in range(52)]
+    rates: dict[str, float] = {}
+    rows = hands.tolist()
+    try:
+        from treys import Card, Evaluator  # type: ignore[import-untyped]
+
+        evaluator = Evaluator()
+        cards = [Card.new(code) for code in codes]
+        treys_hands = [[cards[c] for c in row] for row in rows]
+        evaluate = evaluator.evaluate
+
+        def run_treys() -> None:
+            for hand in treys_hands:
+                evaluate([], hand)
+
+        rates["treys"] = len(rows) / median_seconds(run_treys, 3, 1)
+    except ImportError:
+        pass
+    try:
+        from phevaluator import evaluate_cards  # type: ignore[import-not-found]
+
+        ph_hands = [[codes[c] for c in row] for row in rows]
+
+        def run_ph() -> None:
+            for hand in ph_hands:
+                evaluate_cards(*hand)
+
+        rates["phevaluator"] = len(rows) / median_seconds(run_ph, 3, 1)
+    except ImportError:
+        pass
+    try:
+        import eval7  # type: ignore[import-not-found]
+
+        e7_hands = [[eval7.Card(codes[c]) for c in row] for row in rows]
+
+        def run_e7() -> None:
+            for hand in e7_hands:
+                eval7.evaluate(hand)
+
+        rates["eval7"] = len(rows) / median_seconds(run_e7, 3, 1)
+    except ImportError:
+        pass
+    return rates
+
+
+def import_seconds() -> tuple[float, float]:
+    """Median cold import of tables.engine in a fresh interpreter: with numpy, and alone."""
+    script = (
+        "import time; t0 = time.perf_counter(); import numpy; t1 = time.perf_counter(); "
+        "import tables.engine; t2 = time.perf_counter(); print(t2 - t0, t2 - t1)"
+    )
+    runs = [
+        tuple(
+            map(
+                float,
+                subprocess.run(
+                    [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+                ).stdout.split(),
+            )
+        )
+        for _ in range(7)
+    ]
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+
+
+def table_bytes() -> int:
+    """Bytes of every numpy array held at module level by the engine's modules."""
+    seen: set[int] = set()
+    total = 0
+    for name in sorted(sys.modules):
+        if not name.startswith("tables.engine"):
+            continue
+        module = sys.modules[name]
+        if not isinstance(module, types.ModuleType):
+            continue
+        for value in vars(module).values():
+            if isinstance(value, np.ndarray) and id(value) not in seen:
+                seen.add(id(value))
+                total += value.nbytes
+    return total
+
+
+def main() -> None:
+    importlib.import_module("tables.engine.replay")
+    rows: list[tuple[str, str, str, bool]] = []
+
+    hands = random_hands(1_000_000, 1)
+    eval_s = median_seconds(lambda: engine.evaluate_many(hands), 21)
+    rate = len(hands) / eval_s
+    peers = peer_rates(hands[:100_000])
+    rows.append(
+        (
+            "evaluate_many, 1M uint8 hands",
+            ">= 100 M hands/s",
+            f"{rate / 1e6:.0f} M hands/s ({eval_s * 1e3:.2f} ms)",
+            rate >= 100e6,
+        )
+    )
+    for name, peer in peers.items():
+        rows.append((f"per-call peer: {name}", "(reference)", f"{peer / 1e6:.2f} M hands/s", True))
+    if peers:
+        best_name, best = max(peers.items(), key=lambda item: item[1])
+        rows.append((f"evaluate_many / fastest peer ({best_name})", ">= 25x", f"{rate / best:.0f}x", rate / best >= 25))
+
+    rng = np.random.default_rng(2)
+    boards = [engine.Board.from_deck(rng.permutation(52).tolist()) for _ in range(50)]
+    position = iter(range(10**9))
+
+    def one_grid() -> None:
+        compute_grid(boards[next(position) % len(boards)])
+
+    grid_s = median_seconds(one_grid, 500)
+    rows.append(("board grid (10^5 hands, uncached)", "< 1 ms", f"{grid_s * 1e3:.3f} ms", grid_s < 1e-3))
+
+    grids = [engine.board_grid(board) for board in boards]
+    combos = [tuple(int(p) for p in rng.integers(0, 10, 5)) for _ in range(200)]
+
+    def one_panel() -> None:
+        i = next(position)
+        engine.panel(grids[i % len(grids)], combos[i % len(combos)])
+
+    panel_s = median_seconds(one_panel, 1_000)
+    rows.append(("full panel (32 masks + 2 tips)", "< 2 ms median", f"{panel_s * 1e3:.3f} ms", panel_s < 2e-3))
+
+    strengths = engine.evaluate_many(random_hands(500_000, 3))
+    rank_s = median_seconds(lambda: engine.rank_places(strengths), 21)
+    rows.append(("rank_places, 500,000 hands", "< 10 ms", f"{rank_s * 1e3:.2f} ms", rank_s < 10e-3))
+    alloc_s = median_seconds(lambda: engine.allocate_pool(10**9, strengths), 11)
+    rows.append(("allocate_pool, 500,000 hands", "(info)", f"{alloc_s * 1e3:.1f} ms", True))
+
+    seed = bytes(range(32))
+    combos_s = median_seconds(lambda: engine.initial_combinations(seed, 10_000), 7)
+    rows.append(("initial_combinations, 10,000", "< 50 ms", f"{combos_s * 1e3:.1f} ms", combos_s < 50e-3))
+    shuffle_s = median_seconds(lambda: engine.shuffle_deck(seed), 501)
+    rows.append(("shuffle_deck (51 HMAC draws)", "(info)", f"{shuffle_s * 1e6:.0f} us", True))
+    entries = [
+        engine.EntryChoices(hold=engine.hold_from_mask(int(m)), draws=int(d))
+        for m, d in zip(rng.integers(0, 32, 10_000), rng.integers(1, 6, 10_000), strict=True)
+    ]
+    replay_s = median_seconds(lambda: engine.replay_hand(seed, entries), 5, 1)
+    rows.append(("replay_hand, 10,000 entries", "well under 1 s", f"{replay_s * 1e3:.0f} ms", replay_s < 0.5))
+
+    with_numpy, alone = import_seconds()
+    rows.append(
+        (
+            "import tables.engine (fresh process, incl. numpy)",
+            "< 0.2 s",
+            f"{with_numpy:.3f} s (engine alone {alone:.3f} s)",
+            with_numpy < 0.2,
+        )
+    )
+    size = table_bytes()
+    rows.append(("lookup tables in memory", "< 16 MB", f"{size / 1e6:.2f} MB", size < 16e6))
+
+    print(f"Python {sys.version.split()[0]}, numpy {np.__version__}\n")
+    print("| figure | target | measured | ok |")
+    print("| --- | --- | --- | --- |")
+    for figure, target, measured, ok in rows:
+        print(f"| {figure} | {target} | {measured} | {'yes' if ok else 'NO'} |")
+
+
+if __name__ == "__main__":
+    main()
