@@ -151,8 +151,9 @@ def main() -> None:
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=(workdir / "server.log").open("w"),
     )
+    print(f"server log: {workdir / 'server.log'}")
     try:
         for _ in range(100):
             try:

@@ -28,9 +28,7 @@ if not SECRET_KEY:
     # Embedded default only: a fixed development key. Production sets DJANGO_SECRET_KEY;
     # `manage.py check --deploy` flags this one.
     SECRET_KEY = "embedded-default-insecure-key-set-DJANGO_SECRET_KEY-in-production"
-ALLOWED_HOSTS: list[str] = env.list(
-    "DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"]
-)
+ALLOWED_HOSTS: list[str] = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
@@ -115,8 +113,11 @@ if REDIS_URL:
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
                 # redis-py's asyncio pool defaults to 100 connections, which a connect storm
-                # exhausts (shared/reference/REALTIME_ANCHORS.md §1.3).
-                "hosts": [{"address": REDIS_URL, "max_connections": 1000}],
+                # exhausts (shared/reference/REALTIME_ANCHORS.md §1.3). redis-py 8 also
+                # defaults socket_timeout to 5 s, the same as channels_redis' blocking
+                # BZPOPMIN timeout: under load the read times out first and the consumer dies
+                # with "Timeout reading from" (measured with bench/fanout.py --redis).
+                "hosts": [{"address": REDIS_URL, "max_connections": 1000, "socket_timeout": 30}],
                 "capacity": 500,
                 "expiry": 30,
                 "group_expiry": 3600,

@@ -29,7 +29,8 @@ from django.utils import timezone
 
 from tables import selectors, services
 from tables.errors import InvalidHoldError
-from tables.events import ErrorFrame, dumps, player_group, table_group
+from tables.events import ErrorFrame, dumps, player_group
+from tables.hub import get_hub
 from wallet.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -91,18 +92,20 @@ class TableConsumer(AsyncWebsocketConsumer):
         if not await database_sync_to_async(_table_exists)(self.table_id):
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        await self.channel_layer.group_add(table_group(self.table_id), self.channel_name)
         await self.channel_layer.group_add(player_group(self.user_id), self.channel_name)
-        await self.accept()
         await database_sync_to_async(services.record_socket)(
             table_id=self.table_id, user_id=self.user_id, opened=True, now=timezone.now()
         )
+        await self.accept()
+        hub = get_hub()
+        hub.add(self)
+        await hub.wait_subscribed()
         await self.send_snapshot()
 
     async def disconnect(self, code: int) -> None:
         if not hasattr(self, "table_id"):
             return
-        await self.channel_layer.group_discard(table_group(self.table_id), self.channel_name)
+        get_hub().discard(self)
         await self.channel_layer.group_discard(player_group(self.user_id), self.channel_name)
         await database_sync_to_async(services.record_socket)(
             table_id=self.table_id, user_id=self.user_id, opened=False, now=timezone.now()
@@ -163,7 +166,8 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.send(dumps(private))
 
     async def push_frame(self, event: dict[str, Any]) -> None:
-        """A broadcast: forward the pre-serialised public frame, then the private state."""
+        """A push to this player's group: forward it, then (if asked) the private state.
+        Table-wide frames arrive through the hub instead (tables/hub.py)."""
         if event.get("table_id") not in (None, self.table_id):
             return
         if event.get("text"):

@@ -1,8 +1,9 @@
 """The wire contract of table pushes: group names, frame shapes, and the broadcast helper.
 
-Public frames go to the table's group and are serialised once per broadcast; private data
-(a player's own cards, odds and result) is built per socket by the consumer from
-``tables.selectors.get_entry_state``, so nothing secret is ever sent to a group. Change keys
+Public frames of a table are serialised once per broadcast and fanned out by each ASGI
+process's hub (tables/hub.py); private data (a player's own cards, odds and result) is built
+per socket from ``tables.selectors.list_entry_states``, so nothing secret is ever broadcast.
+Lobby lines and a player's own refreshes go through the Channels layer groups below. Change keys
 and the server seed appear only in frames of a terminal hand.
 """
 
@@ -19,11 +20,6 @@ from django.db import transaction
 logger = logging.getLogger(__name__)
 
 LOBBY_GROUP = "lobby"
-
-
-def table_group(table_id: int) -> str:
-    """The Channels group of everyone watching or playing at a table."""
-    return f"table.{table_id}"
 
 
 def player_group(user_id: int) -> str:
@@ -113,17 +109,16 @@ def send_to_group(group: str, text: str | None, *, refresh_private: bool = False
 
 
 def broadcast_table_on_commit(table_id: int, *, refresh_private: bool = False, lobby: bool = True) -> None:
-    """After the current transaction commits, push the table's public state to its group
-    (and its lobby line to the lobby). Nothing is announced for a rolled-back change."""
+    """After the current transaction commits, push the table's public state to everyone at
+    the table (through the hubs; with ``refresh_private`` each seated socket also gets its own
+    private state) and its lobby line to the lobby. Nothing is announced for a rolled-back
+    change."""
 
     def push() -> None:
+        from tables.hub import publish_table_frame
         from tables.selectors import get_lobby_table, get_table_state
 
-        send_to_group(
-            table_group(table_id),
-            dumps(get_table_state(table_id=table_id)),
-            refresh_private=refresh_private,
-        )
+        publish_table_frame(table_id, dumps(get_table_state(table_id=table_id)), refresh_private=refresh_private)
         if lobby:
             send_to_group(
                 LOBBY_GROUP,

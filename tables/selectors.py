@@ -16,11 +16,11 @@ from django.utils import timezone
 
 from tables.engine import board_grid, category_of, change_keys, final_hand, hold_from_mask, panel
 from tables.errors import TableNotFoundError
-from tables.events import PoolUpdatedFrame, TableStateFrame
+from tables.events import PoolUpdatedFrame, TableStateFrame, dumps
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TablePhase
 from tables.services.lifecycle import board_from_json, carry_key, combination_digits
 from wallet.models import Account
-from wallet.selectors import get_balance_minor
+from wallet.services import player_account_key
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -114,22 +114,47 @@ def get_entry_state(*, table_id: int, user_id: int) -> dict[str, Any]:
     """A player's private view of the table: seat, balance and, when playing the current
     hand, the cards, choices, purchases, probability panel (during the change phase) and the
     result of every draw (once the hand is settled)."""
+    return list_entry_states(table_id=table_id, user_ids={user_id})[user_id]
+
+
+def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, dict[str, Any]]:
+    """``get_entry_state`` for many players of one table in a handful of queries (the hub
+    refreshes every socket of a process at once)."""
     table = Table.objects.select_related("current_hand").filter(pk=table_id).first()
     if table is None:
         raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
-    seat = Seat.objects.filter(table_id=table_id, user_id=user_id).first()
     hand = table.current_hand
-    entry = Entry.objects.filter(hand=hand, user_id=user_id).first() if hand is not None else None
-    return {
-        "type": "entry_state",
-        "table_id": table.pk,
-        "version": table.version,
-        "seat": None if seat is None else {"status": seat.status, "reason": seat.status_reason},
-        "balance_minor": get_balance_minor(user_id=user_id, currency=table.currency),
-        "currency": table.currency,
-        "hand_id": hand.pk if hand is not None else None,
-        "entry": _entry_private(hand, entry) if hand is not None and entry is not None else None,
-    }
+    seats = {seat.user_id: seat for seat in Seat.objects.filter(table_id=table_id, user_id__in=user_ids)}
+    balances = dict(
+        Account.objects.filter(
+            key__in=[player_account_key(user_id, table.currency) for user_id in user_ids]
+        ).values_list("user_id", "balance_minor")
+    )
+    entries = (
+        {entry.user_id: entry for entry in Entry.objects.filter(hand=hand, user_id__in=user_ids)}
+        if hand is not None
+        else {}
+    )
+    states = {}
+    for user_id in user_ids:
+        seat = seats.get(user_id)
+        entry = entries.get(user_id)
+        states[user_id] = {
+            "type": "entry_state",
+            "table_id": table.pk,
+            "version": table.version,
+            "seat": None if seat is None else {"status": seat.status, "reason": seat.status_reason},
+            "balance_minor": balances.get(user_id, 0),
+            "currency": table.currency,
+            "hand_id": hand.pk if hand is not None else None,
+            "entry": _entry_private(hand, entry) if hand is not None and entry is not None else None,
+        }
+    return states
+
+
+def render_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
+    """``list_entry_states`` serialised, ready to send."""
+    return {user_id: dumps(state) for user_id, state in list_entry_states(table_id=table_id, user_ids=user_ids).items()}
 
 
 def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:

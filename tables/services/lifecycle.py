@@ -41,13 +41,8 @@ from tables.engine import (
     rake_minor,
     rank_places,
 )
-from tables.events import (
-    TableRestartedFrame,
-    broadcast_table_on_commit,
-    dumps,
-    send_to_group,
-    table_group,
-)
+from tables.events import TableRestartedFrame, broadcast_table_on_commit, dumps
+from tables.hub import publish_table_frame
 from tables.models import (
     Entry,
     Hand,
@@ -557,7 +552,7 @@ def apply_pending_changes(table: Table, *, now: datetime) -> None:
         version=table.version,
         reason="The table's conditions changed; see them in the lobby.",
     )
-    transaction.on_commit(lambda: send_to_group(table_group(table.pk), dumps(frame)))
+    transaction.on_commit(lambda: publish_table_frame(table.pk, dumps(frame)))
 
 
 # --- malfunction -----------------------------------------------------------------------------
@@ -627,7 +622,7 @@ def publish_live_pools() -> int:
         live.add(hand_id)
         if _published_pools.get(hand_id) != gross:
             _published_pools[hand_id] = gross
-            send_to_group(table_group(frame["table_id"]), dumps(frame))
+            publish_table_frame(frame["table_id"], dumps(frame))
             sent += 1
     for hand_id in set(_published_pools) - live:
         del _published_pools[hand_id]
