@@ -17,7 +17,6 @@ import statistics
 import subprocess
 import sys
 import time
-import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -58,7 +57,7 @@ def peer_rates(hands: npt.NDArray[np.uint8]) -> dict[str, float]:
     rates: dict[str, float] = {}
     rows = hands.tolist()
     try:
-        from treys import Card, Evaluator  # type: ignore[import-untyped]
+        from treys import Card, Evaluator
 
         evaluator = Evaluator()
         cards = [Card.new(code) for code in codes]
@@ -73,7 +72,7 @@ def peer_rates(hands: npt.NDArray[np.uint8]) -> dict[str, float]:
     except ImportError:
         pass
     try:
-        from phevaluator import evaluate_cards  # type: ignore[import-not-found]
+        from phevaluator import evaluate_cards  # type: ignore[import-not-found]  # optional peer
 
         ph_hands = [[codes[c] for c in row] for row in rows]
 
@@ -85,7 +84,7 @@ def peer_rates(hands: npt.NDArray[np.uint8]) -> dict[str, float]:
     except ImportError:
         pass
     try:
-        import eval7  # type: ignore[import-not-found]
+        import eval7  # type: ignore[import-not-found]  # optional peer
 
         e7_hands = [[eval7.Card(codes[c]) for c in row] for row in rows]
 
@@ -126,10 +125,7 @@ def table_bytes() -> int:
     for name in sorted(sys.modules):
         if not name.startswith("tables.engine"):
             continue
-        module = sys.modules[name]
-        if not isinstance(module, types.ModuleType):
-            continue
-        for value in vars(module).values():
+        for value in vars(sys.modules[name]).values():
             if isinstance(value, np.ndarray) and id(value) not in seen:
                 seen.add(id(value))
                 total += value.nbytes

@@ -46,9 +46,13 @@ class Board:
             raise ValueError("a board has 5 columns of 10 cards")
         if len(self.out) != 2:
             raise ValueError("a board has exactly 2 cards out")
-        cards = [card for column in self.columns for card in column] + list(self.out)
-        for card in cards:
-            card_code(card)  # raises ValueError for anything but an id 0..51
+        # Normalise to tuples of plain ints (ValueError for anything but ids 0..51), so a
+        # board built from lists or numpy integers still hashes and compares as a value.
+        columns = tuple(tuple(as_card_id(card) for card in column) for column in self.columns)
+        out = (as_card_id(self.out[0]), as_card_id(self.out[1]))
+        object.__setattr__(self, "columns", columns)
+        object.__setattr__(self, "out", out)
+        cards = [card for column in columns for card in column] + list(out)
         if len(set(cards)) != DECK_SIZE:
             raise ValueError("the 52 cards of a board must all be different")
 

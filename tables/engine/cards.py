@@ -10,8 +10,9 @@ Its code is rank letter then suit letter, as in ``"As"``, ``"Td"``, ``"2c"``.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
-from typing import Final
+from typing import Final, SupportsIndex
 
 __all__ = [
     "DECK_SIZE",
@@ -67,9 +68,15 @@ def card_code(card: int) -> str:
     >>> card_code(51), card_code(33)
     ('As', 'Td')
     """
-    if isinstance(card, bool) or not isinstance(card, int) or not 0 <= card < DECK_SIZE:
+    return _CODES[_checked_id(card)]
+
+
+def _checked_id(card: object) -> int:
+    """``card`` as a plain int 0..51 (numpy integers accepted), else ``ValueError``."""
+    index = operator.index(card) if isinstance(card, SupportsIndex) else -1
+    if isinstance(card, bool) or not 0 <= index < DECK_SIZE:
         raise ValueError(f"card id must be an integer in 0..51, got {card!r}")
-    return _CODES[card]
+    return index
 
 
 def parse_cards(codes: Iterable[str]) -> tuple[int, ...]:
@@ -90,8 +97,7 @@ def rank_of(card: int) -> int:
     >>> RANKS[rank_of(card_id("Qh"))]
     'Q'
     """
-    card_code(card)
-    return card >> 2
+    return _checked_id(card) >> 2
 
 
 def suit_of(card: int) -> int:
@@ -100,8 +106,7 @@ def suit_of(card: int) -> int:
     >>> SUITS[suit_of(card_id("Qh"))]
     'h'
     """
-    card_code(card)
-    return card & 3
+    return _checked_id(card) & 3
 
 
 def as_card_id(card: int | str) -> int:
@@ -114,5 +119,4 @@ def as_card_id(card: int | str) -> int:
     """
     if isinstance(card, str):
         return card_id(card)
-    card_code(card)
-    return card
+    return _checked_id(card)

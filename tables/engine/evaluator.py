@@ -106,51 +106,60 @@ def _read_only(array: npt.NDArray[_T]) -> npt.NDArray[_T]:
     return array
 
 
-def _classify(ranks: tuple[int, ...], flush: bool) -> tuple[HandCategory, tuple[int, ...]]:
-    """Category and tie-break ranks of five ranks sorted high to low."""
-    distinct = len(set(ranks)) == 5
-    if distinct:
-        if ranks[0] - ranks[4] == 4:
-            high = ranks[0]
-        elif ranks == (12, 3, 2, 1, 0):
-            high = 3  # the wheel A-2-3-4-5 is a five-high straight
-        else:
-            high = -1
-        if high >= 0:
-            if flush:
-                royal = high == 12
-                return (HandCategory.ROYAL_FLUSH if royal else HandCategory.STRAIGHT_FLUSH), (high,)
-            return HandCategory.STRAIGHT, (high,)
-        return (HandCategory.FLUSH if flush else HandCategory.HIGH_CARD), ranks
-    groups = sorted(((ranks.count(r), r) for r in set(ranks)), reverse=True)
-    shape = tuple(count for count, _ in groups)
-    order = tuple(rank for _, rank in groups)
-    category = {
-        (4, 1): HandCategory.FOUR_OF_A_KIND,
-        (3, 2): HandCategory.FULL_HOUSE,
-        (3, 1, 1): HandCategory.THREE_OF_A_KIND,
-        (2, 2, 1): HandCategory.TWO_PAIR,
-    }.get(shape, HandCategory.ONE_PAIR)
-    return category, order
-
-
 def _build_tables() -> tuple[npt.NDArray[np.uint16], npt.NDArray[np.uint8]]:
-    """Strength table indexed by key sum (+ flush offset) and category by strength."""
-    classes: list[tuple[HandCategory, tuple[int, ...], int]] = []
-    for ranks in itertools.combinations_with_replacement(range(12, -1, -1), 5):
-        if ranks[0] == ranks[4]:
-            continue  # five of a kind needs five suits
-        key = sum(RANK_KEYS[r] for r in ranks)
-        classes.append((*_classify(ranks, flush=False), key))
-        if len(set(ranks)) == 5:
-            classes.append((*_classify(ranks, flush=True), _FLUSH_OFFSET + key))
-    classes.sort()
+    """Strength table indexed by key sum (+ flush offset) and category by strength.
+
+    Every distinct hand value gets a score ``category * 13**5 + tie-break`` where the
+    tie-break lists the ranks by (multiplicity, rank), highest first, in base 13 (a
+    straight's tie-break is its top card, 5 for A-2-3-4-5). Sorting the 7462 scores gives
+    the dense strengths 1..7462 (seed 000, Hand Ranking).
+    """
+    ranks = np.array(list(itertools.combinations_with_replacement(range(12, -1, -1), 5)), dtype=np.int64)
+    ranks = ranks[ranks[:, 0] != ranks[:, 4]]  # at most four cards of a rank
+    multiplicity = (ranks[:, :, None] == ranks[:, None, :]).sum(axis=2)
+    by_group = -np.sort(-(multiplicity * 16 + ranks), axis=1)
+    tiebreak = (by_group % 16) @ (13 ** np.arange(4, -1, -1))
+    shape = -np.sort(-multiplicity, axis=1)
+    distinct = shape[:, 0] == 1
+    wheel = distinct & (ranks[:, 0] == 12) & (ranks[:, 1] == 3)
+    straight = distinct & ((ranks[:, 0] - ranks[:, 4] == 4) | wheel)
+    top = np.where(wheel, 3, ranks[:, 0])
+    tiebreak = np.where(straight, top * 13**4, tiebreak)
+    category = np.select(
+        [
+            shape[:, 0] == 4,
+            (shape[:, 0] == 3) & (shape[:, 3] == 2),
+            shape[:, 0] == 3,
+            (shape[:, 0] == 2) & (shape[:, 2] == 2),
+            shape[:, 0] == 2,
+            straight,
+        ],
+        [
+            HandCategory.FOUR_OF_A_KIND,
+            HandCategory.FULL_HOUSE,
+            HandCategory.THREE_OF_A_KIND,
+            HandCategory.TWO_PAIR,
+            HandCategory.ONE_PAIR,
+            HandCategory.STRAIGHT,
+        ],
+        HandCategory.HIGH_CARD,
+    )
+    flush_category = np.where(
+        straight,
+        np.where(top == 12, HandCategory.ROYAL_FLUSH, HandCategory.STRAIGHT_FLUSH),
+        HandCategory.FLUSH,
+    )[distinct]
+    key = np.array(RANK_KEYS, dtype=np.int64)[ranks].sum(axis=1)
+    categories = np.concatenate([category, flush_category])
+    scores = categories * 13**5 + np.concatenate([tiebreak, tiebreak[distinct]])
+    index = np.concatenate([key, _FLUSH_OFFSET + key[distinct]])
+    order = np.argsort(scores, kind="stable")
     table = np.zeros(_TABLE_SIZE, dtype=np.uint16)
-    table[[index for _, _, index in classes]] = np.arange(1, len(classes) + 1, dtype=np.uint16)
-    category = np.empty(len(classes) + 1, dtype=np.uint8)
-    category[0] = 255  # strength 0 is not a hand
-    category[1:] = [cat for cat, _, _ in classes]
-    return _read_only(table), _read_only(category)
+    table[index[order]] = np.arange(1, len(order) + 1, dtype=np.uint16)
+    by_strength = np.empty(len(order) + 1, dtype=np.uint8)
+    by_strength[0] = 255  # strength 0 is not a hand
+    by_strength[1:] = categories[order]
+    return _read_only(table), _read_only(by_strength)
 
 
 _STRENGTH_TABLE, _CATEGORY_OF_STRENGTH = _build_tables()

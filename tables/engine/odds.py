@@ -161,7 +161,7 @@ def panel(grid: BoardGrid, combination: Sequence[int]) -> Panel:
     comb = validate_combination(combination)
     # Mask of every grid cell: bit c set iff the cell keeps the player's own position p_c
     # in column c. Stored times ten, so adding the category gives the histogram bin.
-    bits = [((p == _STEPS) << c).astype(np.uint16) for c, p in enumerate(comb)]
+    bits = [(np.equal(_STEPS, p) << c).astype(np.uint16) for c, p in enumerate(comb)]
     head = np.add.outer(bits[0], bits[1]).ravel()
     tail = np.add.outer(np.add.outer(bits[2], bits[3]).ravel(), bits[4]).ravel()
     cell_mask = np.add.outer(head, tail).ravel()
@@ -175,7 +175,7 @@ def panel(grid: BoardGrid, combination: Sequence[int]) -> Panel:
     for axis, p in enumerate(comb):
         shape = [1] * reduced.ndim
         shape[axis] = 10
-        others = (p != _STEPS).reshape(shape)
+        others = np.not_equal(_STEPS, p).reshape(shape)
         kept = np.take(reduced, [p], axis=axis)
         changed = np.max(reduced, axis=axis, keepdims=True, where=others, initial=0)
         reduced = np.concatenate([kept, changed], axis=axis)

@@ -1,0 +1,21 @@
+"""Engine fixtures: one random board and its brute-force grid, shared by the session."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from tables.engine import Board
+
+from .helpers import random_board, slow_grid
+
+
+@pytest.fixture(scope="session")
+def board() -> Board:
+    return random_board(2024)
+
+
+@pytest.fixture(scope="session")
+def board_slow_grid(board: Board) -> npt.NDArray[np.int64]:
+    return slow_grid(board)

@@ -1,0 +1,240 @@
+"""Evaluator: Texas Hold'em ranking (seed 000, Hand Ranking; seed 001, General rules 2)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from treys import Card, Evaluator
+
+from tables.engine import (
+    MAX_STRENGTH,
+    HandCategory,
+    card_code,
+    category_of,
+    category_of_strength,
+    evaluate,
+    evaluate_many,
+    evaluate_product,
+)
+from tables.engine.evaluator import RANK_KEYS
+
+TEXTBOOK_COUNTS = {
+    HandCategory.ROYAL_FLUSH: 4,
+    HandCategory.STRAIGHT_FLUSH: 36,
+    HandCategory.FOUR_OF_A_KIND: 624,
+    HandCategory.FULL_HOUSE: 3_744,
+    HandCategory.FLUSH: 5_108,
+    HandCategory.STRAIGHT: 10_200,
+    HandCategory.THREE_OF_A_KIND: 54_912,
+    HandCategory.TWO_PAIR: 123_552,
+    HandCategory.ONE_PAIR: 1_098_240,
+    HandCategory.HIGH_CARD: 1_302_540,
+}
+TREYS_CARDS = [Card.new(card_code(card)) for card in range(52)]
+hands = st.lists(st.integers(0, 51), min_size=5, max_size=5, unique=True)
+
+
+@pytest.fixture(scope="module")
+def all_hands() -> npt.NDArray[np.uint8]:
+    return np.array(list(itertools.combinations(range(52), 5)), dtype=np.uint8)
+
+
+@pytest.mark.slow
+def test_evaluator_orders_all_2598960_hands_exactly_like_treys(
+    all_hands: npt.NDArray[np.uint8],
+) -> None:
+    ours = evaluate_many(all_hands).astype(np.int64)
+    five = Evaluator()._five  # what Evaluator().evaluate([], hand) calls for five cards
+    theirs = np.fromiter(
+        (five([TREYS_CARDS[c] for c in hand]) for hand in all_hands.tolist()),
+        dtype=np.int64,
+        count=len(all_hands),
+    )
+    # treys: 1 (royal flush) .. 7462 (worst), lower is better. Both are dense ranks over
+    # the same 7462 hand values, so order agreement (equal iff equal, better iff better)
+    # is exactly ours == 7463 - theirs.
+    assert np.array_equal(ours, MAX_STRENGTH + 1 - theirs)
+    order = np.lexsort((theirs, ours))
+    assert np.all(np.diff(ours[order]) >= 0)
+    assert np.all(np.diff(theirs[order]) <= 0)
+
+
+def test_category_counts_over_all_hands_are_the_textbook_ones(
+    all_hands: npt.NDArray[np.uint8],
+) -> None:
+    counts = np.bincount(category_of(evaluate_many(all_hands)), minlength=10)
+    assert {HandCategory(c): int(n) for c, n in enumerate(counts)} == TEXTBOOK_COUNTS
+
+
+def test_all_7462_strengths_occur_and_nothing_else(all_hands: npt.NDArray[np.uint8]) -> None:
+    strengths = evaluate_many(all_hands)
+    assert np.array_equal(np.unique(strengths), np.arange(1, MAX_STRENGTH + 1))
+
+
+def test_rank_keys_identify_every_five_rank_multiset() -> None:
+    sums = [
+        sum(RANK_KEYS[r] for r in ranks)
+        for ranks in itertools.combinations_with_replacement(range(13), 5)
+        if ranks[0] != ranks[4]  # at most four of a rank
+    ]
+    assert len(sums) == 6175
+    assert len(set(sums)) == len(sums)
+
+
+@settings(max_examples=300)
+@given(hands)
+def test_scalar_evaluate_agrees_with_evaluate_many(hand: list[int]) -> None:
+    many = evaluate_many(np.array([hand], dtype=np.uint8))
+    value = evaluate(hand)
+    assert value.strength == int(many[0])
+    assert value.category == category_of_strength(value.strength)
+    assert value == evaluate([card_code(c) for c in hand])
+
+
+@settings(max_examples=300)
+@given(hands, st.permutations(range(4)))
+def test_suits_never_change_a_hand_value(hand: list[int], suits: list[int]) -> None:
+    relabelled = [4 * (card >> 2) + suits[card & 3] for card in hand]
+    assert evaluate(relabelled).strength == evaluate(hand).strength
+
+
+@settings(max_examples=300)
+@given(hands, st.permutations(range(5)))
+def test_card_order_never_changes_a_hand_value(hand: list[int], order: list[int]) -> None:
+    assert evaluate([hand[i] for i in order]) == evaluate(hand)
+
+
+def test_evaluate_many_accepts_any_integer_dtype_and_layout() -> None:
+    rng = np.random.default_rng(7)
+    hands64 = np.array([rng.permutation(52)[:5] for _ in range(2_000)], dtype=np.int64)
+    expected = evaluate_many(hands64.astype(np.uint8))
+    assert np.array_equal(evaluate_many(hands64), expected)
+    assert np.array_equal(evaluate_many(np.asfortranarray(hands64)), expected)
+    assert np.array_equal(evaluate_many(hands64.astype(np.uint8)[::-1])[::-1], expected)
+    assert evaluate_many(np.zeros((0, 5), dtype=np.uint8)).shape == (0,)
+
+
+def test_evaluate_many_spans_several_chunks_correctly() -> None:
+    rng = np.random.default_rng(11)
+    hands_ = np.argsort(rng.random((100_003, 52)), axis=1)[:, :5].astype(np.uint8)
+    sample = rng.choice(len(hands_), 300, replace=False)
+    strengths = evaluate_many(hands_)
+    assert all(strengths[i] == evaluate(hands_[i].tolist()).strength for i in sample)
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 6), (1, 5, 1)])
+def test_evaluate_many_rejects_a_wrong_shape(shape: tuple[int, ...]) -> None:
+    with pytest.raises(ValueError, match="shape"):
+        evaluate_many(np.zeros(shape, dtype=np.uint8))
+
+
+def test_evaluate_many_rejects_ids_outside_the_deck() -> None:
+    with pytest.raises(ValueError, match=r"0\.\.51"):
+        evaluate_many(np.array([[0, 1, 2, 3, 52]], dtype=np.uint8))
+    with pytest.raises(ValueError, match=r"0\.\.51"):
+        evaluate_many(np.array([[0, 1, 2, 3, -1]], dtype=np.int16))
+    with pytest.raises(TypeError):
+        evaluate_many(np.zeros((1, 5), dtype=np.float64))
+
+
+@pytest.mark.parametrize(
+    "cards",
+    [["As", "Ks", "Qs", "Js"], ["As", "Ks", "Qs", "Js", "Ts", "9s"], ["As", "As", "Ks", "Qs", "Js"]],
+)
+def test_evaluate_needs_exactly_five_distinct_cards(cards: list[str]) -> None:
+    with pytest.raises(ValueError):
+        evaluate(cards)
+
+
+def test_evaluate_names_a_bad_code() -> None:
+    with pytest.raises(ValueError, match="'1s'"):
+        evaluate(["As", "Ks", "Qs", "Js", "1s"])
+
+
+def v(codes: str) -> int:
+    return evaluate(codes.split()).strength
+
+
+def test_royal_flushes_of_any_suit_tie_and_beat_everything() -> None:
+    assert v("As Ks Qs Js Ts") == v("Ah Kh Qh Jh Th") == MAX_STRENGTH
+    assert evaluate(["Ad", "Kd", "Qd", "Jd", "Td"]).category is HandCategory.ROYAL_FLUSH
+
+
+def test_straight_flushes_rank_by_their_highest_card() -> None:
+    assert v("Ks Qs Js Ts 9s") > v("Qh Jh Th 9h 8h") > v("5c 4c 3c 2c Ac")
+    assert v("5c 4c 3c 2c Ac") > v("Ac Ad Ah As Kc")
+    assert evaluate(["5c", "4c", "3c", "2c", "Ac"]).category is HandCategory.STRAIGHT_FLUSH
+
+
+def test_four_of_a_kind_ranks_by_quads_then_kicker() -> None:
+    assert v("3c 3d 3h 3s 2c") > v("2c 2d 2h 2s Ac")
+    assert v("9c 9d 9h 9s Kc") > v("9c 9d 9h 9s Qc")
+
+
+def test_full_house_ranks_by_trips_then_pair() -> None:
+    assert v("3c 3d 3h 2s 2c") > v("2c 2d 2h As Ac")
+    assert v("Kc Kd Kh 7s 7c") > v("Kc Kd Kh 6s 6c")
+
+
+def test_flushes_compare_card_by_card_and_ignore_suit() -> None:
+    assert v("Ac 9c 7c 5c 3c") > v("Kd Qd Jd 9d 8d")
+    assert v("Ac 9c 7c 5c 3c") > v("Ah 9h 7h 5h 2h")
+    assert v("Ac 9c 7c 5c 3c") == v("As 9s 7s 5s 3s")
+
+
+def test_the_ace_plays_low_only_in_the_five_high_straight() -> None:
+    assert evaluate(["5c", "4d", "3h", "2s", "Ac"]).category is HandCategory.STRAIGHT
+    assert v("6c 5d 4h 3s 2c") > v("5c 4d 3h 2s Ac")
+    assert v("Ac Kd Qh Js Tc") > v("Kc Qd Jh Ts 9c")
+    assert evaluate(["Qc", "Kd", "Ah", "2s", "3c"]).category is HandCategory.HIGH_CARD
+
+
+def test_three_of_a_kind_two_pair_and_pairs_use_their_kickers() -> None:
+    assert v("7c 7d 7h As 2c") > v("7c 7d 7h Ks Qc")
+    assert v("Jc Jd 4h 4s 3c") > v("Jc Jd 3h 3s Ac")
+    assert v("Jc Jd 4h 4s 9c") > v("Jc Jd 4h 4s 8c")
+    assert v("8c 8d Ah 3s 2c") > v("8c 8d Kh Qs Jc")
+    assert v("8c 8d Ah 4s 2c") > v("8c 8d Ah 3s 2c")
+
+
+def test_high_card_compares_every_card_in_turn() -> None:
+    assert v("Ac 9d 7h 5s 3c") > v("Ac 9d 7h 5s 2c")
+    assert v("7c 5d 4h 3s 2c") == 1
+
+
+def test_categories_and_labels_are_in_ranking_order() -> None:
+    assert [c.value for c in HandCategory] == list(range(10))
+    assert HandCategory.ROYAL_FLUSH.label == "Royal flush"
+    assert HandCategory.TWO_PAIR.label == "Two pair"
+    assert len({c.label for c in HandCategory}) == 10
+    strengths = np.arange(1, MAX_STRENGTH + 1)
+    assert np.all(np.diff(category_of(strengths).astype(int)) >= 0)
+
+
+def test_category_of_rejects_strengths_that_are_not_hands() -> None:
+    with pytest.raises(ValueError):
+        category_of(np.array([0, 5]))
+    with pytest.raises(ValueError):
+        category_of_strength(MAX_STRENGTH + 1)
+
+
+def test_evaluate_product_scores_every_combination_of_the_lists() -> None:
+    rng = np.random.default_rng(3)
+    deck = rng.permutation(52)
+    lists = [deck[0:3].tolist(), deck[3:5].tolist(), deck[5:9].tolist(), [deck[9]], deck[10:12]]
+    product = evaluate_product(lists)
+    assert product.shape == (3, 2, 4, 1, 2)
+    for index in itertools.product(*(range(len(cards)) for cards in lists)):
+        hand = [int(lists[c][i]) for c, i in enumerate(index)]
+        assert product[index] == evaluate(hand).strength
+
+
+def test_each_category_has_the_textbook_number_of_distinct_hand_values() -> None:
+    distinct = [1277, 2860, 858, 858, 10, 1277, 156, 156, 9, 1]  # high card .. royal flush
+    counts = np.bincount(category_of(np.arange(1, MAX_STRENGTH + 1)), minlength=10)
+    assert counts.tolist() == distinct
