@@ -1,5 +1,16 @@
+"""Routes of the staff report pages (mounted at ``/backoffice/``)."""
+
 from __future__ import annotations
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from backoffice import views
+
+app_name = "backoffice"
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("", views.dashboard, name="dashboard"),
+    path("rake/", views.rake_report, name="rake"),
+    path("rake.csv", views.rake_report_csv, name="rake-csv"),
+    path("config-changes/", views.config_changes, name="config-changes"),
+]

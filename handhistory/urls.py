@@ -1,5 +1,16 @@
+"""Routes of the hand history (mounted at ``/history/``)."""
+
 from __future__ import annotations
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from handhistory import views
+
+app_name = "handhistory"
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("", views.my_hands, name="my-hands"),
+    path("hands/<int:hand_id>/", views.hand_detail, name="hand"),
+    path("provably-fair/", views.provably_fair, name="provably-fair"),
+    path("hands/<int:hand_id>/export.json", views.hand_export, name="hand-export"),
+]

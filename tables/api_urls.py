@@ -1,5 +1,32 @@
+"""Routes of the REST API (mounted at ``/api/``)."""
+
 from __future__ import annotations
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from tables import api
+
+app_name = "api"
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("tables/", api.TableListApi.as_view(), name="table-list"),
+    path("tables/<int:table_id>/", api.TableDetailApi.as_view(), name="table-detail"),
+    path("tables/<int:table_id>/me/", api.TableEntryStateApi.as_view(), name="table-me"),
+    path("tables/<int:table_id>/join/", api.TableJoinApi.as_view(), name="table-join"),
+    path("tables/<int:table_id>/leave/", api.TableLeaveApi.as_view(), name="table-leave"),
+    path("tables/<int:table_id>/sit-out/", api.TableSitOutApi.as_view(), name="table-sit-out"),
+    path("tables/<int:table_id>/sit-in/", api.TableSitInApi.as_view(), name="table-sit-in"),
+    path("tables/<int:table_id>/hold/", api.EntryHoldApi.as_view(), name="table-hold"),
+    path("tables/<int:table_id>/draws/", api.DrawBuyApi.as_view(), name="table-draws"),
+    path("tables/<int:table_id>/redeals/", api.RedealBuyApi.as_view(), name="table-redeals"),
+    path("wallet/", api.WalletDetailApi.as_view(), name="wallet"),
+    path(
+        "wallet/transactions/",
+        api.WalletTransactionListApi.as_view(),
+        name="wallet-transactions",
+    ),
+    path("wallet/top-up/", api.WalletTopUpApi.as_view(), name="wallet-top-up"),
+    path("hands/", api.HandListApi.as_view(), name="hand-list"),
+    path("hands/<int:hand_id>/", api.HandDetailApi.as_view(), name="hand-detail"),
+    path("hands/<int:hand_id>/entries/", api.HandEntryListApi.as_view(), name="hand-entries"),
+]

@@ -40,23 +40,13 @@ class Table(models.Model):
     mode = models.CharField(max_length=8, choices=TableMode.choices, default=TableMode.FUN)
     currency = models.CharField(max_length=3, choices=Currency.choices, default=Currency.FUN)
     ante_minor = models.BigIntegerField()
-    change_seconds = models.PositiveIntegerField(
-        default=30, help_text="Length of the change phase."
-    )
-    results_seconds = models.PositiveIntegerField(
-        default=8, help_text="How long results stay on screen."
-    )
-    rake_bps = models.PositiveIntegerField(
-        default=500, help_text="Rake in basis points (500 = 5%), at most 10%."
-    )
-    paid_fraction_bps = models.PositiveIntegerField(
-        default=1500, help_text="Share of entries paid (1500 = 15%)."
-    )
+    change_seconds = models.PositiveIntegerField(default=30, help_text="Length of the change phase.")
+    results_seconds = models.PositiveIntegerField(default=8, help_text="How long results stay on screen.")
+    rake_bps = models.PositiveIntegerField(default=500, help_text="Rake in basis points (500 = 5%), at most 10%.")
+    paid_fraction_bps = models.PositiveIntegerField(default=1500, help_text="Share of entries paid (1500 = 15%).")
     min_prize_minor = models.BigIntegerField(default=0, help_text="Smallest prize of a paid place.")
     draw_price_minor = models.BigIntegerField(help_text="Price of each draw after the first.")
-    max_draws = models.PositiveSmallIntegerField(
-        default=5, help_text="Draws per hand, the first included (1-5)."
-    )
+    max_draws = models.PositiveSmallIntegerField(default=5, help_text="Draws per hand, the first included (1-5).")
     redeal_price_minor = models.BigIntegerField()
     max_redeals = models.PositiveSmallIntegerField(default=2)
     redeal_seconds = models.PositiveIntegerField(
@@ -67,9 +57,7 @@ class Table(models.Model):
     phase = models.CharField(max_length=10, choices=TablePhase.choices, default=TablePhase.WAITING)
     phase_deadline = models.DateTimeField(null=True, blank=True, db_index=True)
     version = models.PositiveBigIntegerField(default=0)
-    current_hand = models.ForeignKey(
-        "Hand", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    current_hand = models.ForeignKey("Hand", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     hands_dealt = models.PositiveIntegerField(default=0)
     pending_changes = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -77,17 +65,11 @@ class Table(models.Model):
     class Meta:
         ordering = ["ante_minor", "name"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(rake_bps__lte=1000), name="table_rake_at_most_10_percent"
-            ),
-            models.CheckConstraint(
-                condition=Q(max_draws__gte=1, max_draws__lte=5), name="table_max_draws_1_to_5"
-            ),
+            models.CheckConstraint(condition=Q(rake_bps__lte=1000), name="table_rake_at_most_10_percent"),
+            models.CheckConstraint(condition=Q(max_draws__gte=1, max_draws__lte=5), name="table_max_draws_1_to_5"),
             models.CheckConstraint(condition=Q(ante_minor__gt=0), name="table_ante_positive"),
             models.CheckConstraint(
-                condition=Q(
-                    draw_price_minor__gte=0, redeal_price_minor__gte=0, min_prize_minor__gte=0
-                ),
+                condition=Q(draw_price_minor__gte=0, redeal_price_minor__gte=0, min_prize_minor__gte=0),
                 name="table_prices_non_negative",
             ),
             models.CheckConstraint(
@@ -137,9 +119,7 @@ class Seat(models.Model):
     """
 
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="seats")
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="seats"
-    )
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="seats")
     status = models.CharField(max_length=12, choices=SeatStatus.choices, default=SeatStatus.ACTIVE)
     status_reason = models.CharField(max_length=40, blank=True)
     joined_at = models.DateTimeField()
@@ -148,9 +128,7 @@ class Seat(models.Model):
     last_seen_at = models.DateTimeField()
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["table", "user"], name="one_seat_per_player_and_table")
-        ]
+        constraints = [models.UniqueConstraint(fields=["table", "user"], name="one_seat_per_player_and_table")]
         indexes = [models.Index(fields=["table", "status"], name="seat_table_status")]
 
     def __str__(self) -> str:
@@ -196,9 +174,7 @@ class Hand(models.Model):
     cancel_reason = models.CharField(max_length=200, blank=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["table", "number"], name="hand_number_unique_per_table")
-        ]
+        constraints = [models.UniqueConstraint(fields=["table", "number"], name="hand_number_unique_per_table")]
         indexes = [models.Index(fields=["table", "-number"], name="hand_table_recent")]
 
     def __str__(self) -> str:
@@ -222,9 +198,7 @@ class Entry(models.Model):
     """
 
     hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="entries")
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="entries"
-    )
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="entries")
     join_order = models.PositiveIntegerField()
     initial_combination = models.PositiveIntegerField()
     combination = models.PositiveIntegerField()
@@ -247,15 +221,9 @@ class Entry(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["hand", "user"], name="one_entry_per_player_and_hand"),
             models.UniqueConstraint(fields=["hand", "join_order"], name="entry_join_order_unique"),
-            models.UniqueConstraint(
-                fields=["hand", "combination"], name="entry_combination_unique_in_hand"
-            ),
-            models.CheckConstraint(
-                condition=Q(draws_bought__gte=1, draws_bought__lte=5), name="entry_draws_1_to_5"
-            ),
-            models.CheckConstraint(
-                condition=Q(combination__lt=100000), name="entry_combination_in_range"
-            ),
+            models.UniqueConstraint(fields=["hand", "combination"], name="entry_combination_unique_in_hand"),
+            models.CheckConstraint(condition=Q(draws_bought__gte=1, draws_bought__lte=5), name="entry_draws_1_to_5"),
+            models.CheckConstraint(condition=Q(combination__lt=100000), name="entry_combination_in_range"),
         ]
         indexes = [models.Index(fields=["hand", "place"], name="entry_hand_place")]
 
@@ -267,9 +235,7 @@ class TableConfigChange(models.Model):
     """Audit log of every staff change to a table's configuration (DESIGN 14)."""
 
     table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="config_changes")
-    changed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
-    )
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     changed_at = models.DateTimeField()
     field = models.CharField(max_length=40)
     old_value = models.JSONField()

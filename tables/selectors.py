@@ -270,8 +270,10 @@ def speed_label(change_seconds: int) -> str:
 
 def list_lobby_tables() -> list[dict[str, Any]]:
     """Every table's lobby line, cheapest ante first."""
-    tables = Table.objects.select_related("current_hand").annotate(
-        player_count=Count("seats", filter=~Q(seats__status=SeatStatus.LEFT))
+    tables = (
+        Table.objects.select_related("current_hand")
+        .order_by("ante_minor", "name")
+        .annotate(player_count=Count("seats", filter=~Q(seats__status=SeatStatus.LEFT)))
     )
     return [_lobby_row(table, table.player_count) for table in tables]  # type: ignore[attr-defined]  # annotated
 

@@ -1,5 +1,13 @@
+"""The game screen, its HTTP snapshot and the no-JavaScript seat forms."""
+
 from __future__ import annotations
 
-from django.urls import URLPattern, URLResolver
+from django.urls import URLPattern, URLResolver, path
 
-urlpatterns: list[URLPattern | URLResolver] = []
+from tables import views
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("tables/<int:table_id>/", views.table_page, name="table"),
+    path("tables/<int:table_id>/snapshot.json", views.table_snapshot, name="table-snapshot"),
+    path("tables/<int:table_id>/seat/<slug:action>/", views.seat_action, name="table-seat"),
+]

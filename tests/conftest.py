@@ -41,9 +41,7 @@ def carol(db: Any) -> User:
 @pytest.fixture
 def croupier(db: Any) -> User:
     """Casino staff: admin access to tables and wallets."""
-    return User.objects.create_user(
-        username="croupier", password="croupier pass 1", is_staff=True, is_superuser=True
-    )
+    return User.objects.create_user(username="croupier", password="croupier pass 1", is_staff=True, is_superuser=True)
 
 
 @pytest.fixture

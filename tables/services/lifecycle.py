@@ -132,6 +132,9 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
         if table.phase == TablePhase.RESULTS:
             _end_results(table, now=now)
         _start_hand_or_wait(table, now=now)
+    if table.version != expected_version:
+        # One step, one broadcast, one version: clients read a gap as a missed frame.
+        table.version = expected_version + 1
     saved = _save_table(table, expected_version=expected_version)
     if saved:
         # Every phase change is public, and every seated player's screen must follow it.

@@ -42,7 +42,7 @@ async def open_socket(user: Any, table_id: int) -> WebsocketCommunicator:
     return communicator
 
 
-async def receive(communicator: WebsocketCommunicator, frame_type: str, timeout: float = 3) -> dict[str, Any]:
+async def receive(communicator: WebsocketCommunicator, frame_type: str, timeout: float = 10) -> dict[str, Any]:
     """The next frame of ``frame_type`` (earlier frames of other types are skipped)."""
     for _ in range(20):
         frame = json.loads(await communicator.receive_from(timeout=timeout))

@@ -1,0 +1,427 @@
+"""Reads of the hand history for players and auditors (seed 000, Glossary, Hand History).
+
+Access rule: a player sees only the hands he played; staff holding ``tables.view_hand``
+(croupiers, auditors) see every hand. Anyone else gets HandNotFoundError, exactly as for a
+hand that does not exist.
+
+Secrets rule: the server seed and the change keys appear only once the hand is terminal
+(settled or cancelled), for every viewer, staff included (docs/provably-fair.md). While a
+hand is running, a player sees his own entry and nobody else's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db.models import QuerySet
+
+from handhistory.errors import HandNotFoundError, HandNotTerminalError
+from tables.engine import (
+    HandCategory,
+    category_of_strength,
+    combination_from_index,
+    draw_positions,
+    hold_code,
+    hold_from_mask,
+)
+from tables.models import Entry, Hand, HandStatus
+
+VIEW_ALL_PERMISSION = "tables.view_hand"
+EXPORT_FORMAT = "widerpoker-hand/1"
+
+Viewer = User | AnonymousUser
+
+
+def can_view_all_hands(viewer: Viewer) -> bool:
+    """Whether the viewer is staff allowed to read every hand (the "view hand" permission)."""
+    return bool(
+        viewer.is_authenticated and viewer.is_active and viewer.is_staff and viewer.has_perm(VIEW_ALL_PERMISSION)
+    )
+
+
+def category_label(category: int | None) -> str:
+    """The category's human label ("Two pair"), or an empty string when there is none."""
+    return "" if category is None else HandCategory(category).label
+
+
+@dataclass(frozen=True, slots=True)
+class DrawView:
+    """One of an entry's five draws (seed 001, C.1): bought or not, all are shown after the
+    hand. ``number`` is 1..5 and uses change key ``number``."""
+
+    number: int
+    key: tuple[int, ...]
+    cards: tuple[str, ...]
+    strength: int
+    category: int
+    category_label: str
+    bought: bool
+    best: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RedealView:
+    """A redeal bought by the entry: the hand's redeal ``number`` (seed stream
+    ``redeal:<number>``) and the new initial combination it gave."""
+
+    number: int
+    combination: tuple[int, ...]
+    cards: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EntryView:
+    """One entry of a hand as the history shows it. Draw results are empty until the hand is
+    settled; ``net_minor`` is prize less paid (0 for a cancelled, refunded hand; None while
+    the hand runs)."""
+
+    id: int
+    player: str
+    join_order: int
+    initial_combination: tuple[int, ...]
+    initial_cards: tuple[str, ...]
+    redeals: tuple[RedealView, ...]
+    combination: tuple[int, ...]
+    cards: tuple[str, ...]
+    hold_chosen: str | None
+    hold_used: str | None
+    connected_at_end: bool | None
+    draws_bought: int
+    draws: tuple[DrawView, ...]
+    best_draw: int | None
+    final_cards: tuple[str, ...]
+    strength: int | None
+    category: int | None
+    category_label: str
+    place: int | None
+    prize_minor: int
+    paid_minor: int
+    net_minor: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class HandHistory:
+    """A hand as one viewer may see it. ``server_seed`` and ``change_keys`` are None until
+    the hand is terminal; so are the settlement totals (rake, pool, carry, breakage)."""
+
+    id: int
+    table_id: int
+    table_name: str
+    number: int
+    status: str
+    status_label: str
+    is_terminal: bool
+    started_at: datetime
+    change_deadline: datetime
+    redeal_deadline: datetime
+    settled_at: datetime | None
+    config: dict[str, Any]
+    currency: str
+    commitment: str
+    board: dict[str, Any]
+    server_seed: str | None
+    change_keys: list[list[int]] | None
+    entry_count: int
+    redeal_count: int
+    antes_minor: int
+    draws_minor: int
+    redeals_minor: int
+    gross_minor: int
+    rake_minor: int | None
+    carry_in_minor: int | None
+    pool_minor: int | None
+    breakage_minor: int | None
+    prizes_minor: int | None
+    leaderboard: list[dict[str, Any]]
+    cancel_reason: str
+    viewer_entry: EntryView | None
+    viewer_sees_all: bool
+
+    @property
+    def board_rows(self) -> list[tuple[str, ...]]:
+        """The board read across: row p holds position p of each of the five columns."""
+        return list(zip(*self.board["columns"], strict=True))
+
+    @property
+    def entries_visible(self) -> bool:
+        """Whether the viewer may list every entry (auditors always; players once terminal)."""
+        return self.viewer_sees_all or self.is_terminal
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerHandRow:
+    """A line of a player's own hand list."""
+
+    hand_id: int
+    table_id: int
+    table_name: str
+    number: int
+    status: str
+    started_at: datetime
+    currency: str
+    category: int | None
+    category_label: str
+    place: int | None
+    entry_count: int
+    paid_minor: int
+    prize_minor: int
+    net_minor: int | None
+
+
+def _load_hand(hand_id: int, viewer: Viewer) -> tuple[Hand, Entry | None, bool]:
+    hand = Hand.objects.select_related("table").filter(pk=hand_id).first()
+    if hand is None or not viewer.is_authenticated:
+        raise HandNotFoundError(f"no hand {hand_id}", hand_id=hand_id)
+    sees_all = can_view_all_hands(viewer)
+    own = Entry.objects.select_related("user").filter(hand=hand, user_id=viewer.pk).first()
+    if own is None and not sees_all:
+        raise HandNotFoundError(f"no hand {hand_id}", hand_id=hand_id)
+    return hand, own, sees_all
+
+
+def _net_minor(hand: Hand, entry: Entry) -> int | None:
+    if hand.status == HandStatus.SETTLED:
+        return entry.prize_minor - entry.paid_minor
+    if hand.status == HandStatus.CANCELLED:
+        return 0
+    return None
+
+
+def _cards(board: dict[str, Any], positions: Iterable[int]) -> tuple[str, ...]:
+    return tuple(str(board["columns"][c][p]) for c, p in enumerate(positions))
+
+
+def describe_entry(hand: Hand, entry: Entry) -> EntryView:
+    """Everything the history shows about one entry, computed from the stored board, keys
+    and choices (seed 000, 3. Change procedure: a discarded card of column c becomes
+    position (p_c + key[c]) mod 10)."""
+    board = hand.board
+    initial = combination_from_index(entry.initial_combination)
+    current = combination_from_index(entry.combination)
+    draws: list[DrawView] = []
+    final: tuple[str, ...] = ()
+    if hand.status == HandStatus.SETTLED and entry.hold_used is not None:
+        hold = hold_from_mask(entry.hold_used)
+        for index, (key, strength) in enumerate(zip(hand.change_keys or [], entry.draw_strengths or [], strict=True)):
+            cards = _cards(board, draw_positions(current, hold, key))
+            category = category_of_strength(int(strength))
+            is_best = index == entry.best_draw
+            draws.append(
+                DrawView(
+                    number=index + 1,
+                    key=tuple(key),
+                    cards=cards,
+                    strength=int(strength),
+                    category=int(category),
+                    category_label=category.label,
+                    bought=index < entry.draws_bought,
+                    best=is_best,
+                )
+            )
+            if is_best:
+                final = cards
+    return EntryView(
+        id=entry.pk,
+        player=entry.user.username,
+        join_order=entry.join_order,
+        initial_combination=initial,
+        initial_cards=_cards(board, initial),
+        redeals=tuple(
+            RedealView(
+                number=int(number),
+                combination=combination_from_index(int(index)),
+                cards=_cards(board, combination_from_index(int(index))),
+            )
+            for number, index in entry.redeals
+        ),
+        combination=current,
+        cards=_cards(board, current),
+        hold_chosen=None if entry.hold_mask is None else hold_code(hold_from_mask(entry.hold_mask)),
+        hold_used=None if entry.hold_used is None else hold_code(hold_from_mask(entry.hold_used)),
+        connected_at_end=entry.connected_at_end,
+        draws_bought=entry.draws_bought,
+        draws=tuple(draws),
+        best_draw=None if entry.best_draw is None else entry.best_draw + 1,
+        final_cards=final,
+        strength=entry.strength,
+        category=entry.category,
+        category_label=category_label(entry.category),
+        place=entry.place,
+        prize_minor=entry.prize_minor,
+        paid_minor=entry.paid_minor,
+        net_minor=_net_minor(hand, entry),
+    )
+
+
+def get_hand_history(*, hand_id: int, viewer: Viewer) -> HandHistory:
+    """The hand as ``viewer`` may see it; HandNotFoundError if it does not exist or the
+    viewer neither played it nor may view every hand (access and secrets rules above)."""
+    hand, own, sees_all = _load_hand(hand_id, viewer)
+    terminal = hand.is_terminal
+    settled = hand.status == HandStatus.SETTLED
+    return HandHistory(
+        id=hand.pk,
+        table_id=hand.table_id,
+        table_name=hand.table.name,
+        number=hand.number,
+        status=hand.status,
+        status_label=HandStatus(hand.status).label,
+        is_terminal=terminal,
+        started_at=hand.started_at,
+        change_deadline=hand.change_deadline,
+        redeal_deadline=hand.redeal_deadline,
+        settled_at=hand.settled_at,
+        config=dict(hand.config),
+        currency=hand.currency,
+        commitment=hand.commitment,
+        board=hand.board,
+        server_seed=hand.server_seed if terminal else None,
+        change_keys=hand.change_keys if terminal else None,
+        entry_count=hand.entry_count,
+        redeal_count=hand.redeal_count,
+        antes_minor=hand.antes_minor,
+        draws_minor=hand.draws_minor,
+        redeals_minor=hand.redeals_minor,
+        gross_minor=hand.gross_minor,
+        rake_minor=hand.rake_minor if settled else None,
+        carry_in_minor=hand.carry_in_minor if settled else None,
+        pool_minor=hand.pool_minor if settled else None,
+        breakage_minor=hand.breakage_minor if settled else None,
+        prizes_minor=hand.pool_minor - hand.breakage_minor if settled else None,
+        leaderboard=[
+            {**row, "category_label": category_label(row.get("category"))}
+            for row in (hand.leaderboard if terminal else [])
+        ],
+        cancel_reason=hand.cancel_reason,
+        viewer_entry=describe_entry(hand, own) if own is not None else None,
+        viewer_sees_all=sees_all,
+    )
+
+
+def list_hand_entries(*, hand_id: int, viewer: Viewer) -> QuerySet[Entry]:
+    """The entries of a hand the viewer may list, best place first once settled (join order
+    before). Players get every entry of a terminal hand and only their own before."""
+    hand, own, sees_all = _load_hand(hand_id, viewer)
+    entries = Entry.objects.filter(hand=hand).select_related("user")
+    if own is not None and not (sees_all or hand.is_terminal):
+        entries = entries.filter(pk=own.pk)
+    return entries.order_by("place", "join_order")
+
+
+def describe_entries(*, hand_id: int, entries: Iterable[Entry]) -> list[EntryView]:
+    """EntryView of each entry (one page of ``list_hand_entries``)."""
+    hand = Hand.objects.get(pk=hand_id)
+    return [describe_entry(hand, entry) for entry in entries]
+
+
+def list_player_hands(*, user_id: int) -> QuerySet[Entry]:
+    """The player's entries, most recent hand first, with their hands and tables."""
+    return (
+        Entry.objects.filter(user_id=user_id)
+        .select_related("hand", "hand__table")
+        .order_by("-hand__started_at", "-hand_id")
+    )
+
+
+def summarize_player_hand(entry: Entry) -> PlayerHandRow:
+    """One line of the player's hand list (an entry from ``list_player_hands``)."""
+    hand = entry.hand
+    return PlayerHandRow(
+        hand_id=hand.pk,
+        table_id=hand.table_id,
+        table_name=hand.table.name,
+        number=hand.number,
+        status=hand.status,
+        started_at=hand.started_at,
+        currency=hand.currency,
+        category=entry.category,
+        category_label=category_label(entry.category),
+        place=entry.place,
+        entry_count=hand.entry_count,
+        paid_minor=entry.paid_minor,
+        prize_minor=entry.prize_minor,
+        net_minor=_net_minor(hand, entry),
+    )
+
+
+def get_hand_export(*, hand_id: int, viewer: Viewer) -> dict[str, Any]:
+    """The full record of a terminal hand for independent verification: configuration,
+    commitment, revealed seed, board, change keys, totals and every entry's stored choices
+    and results, raw (combination indices, hold masks, strengths).
+
+    Raises HandNotFoundError (access rule) and HandNotTerminalError while the hand runs.
+    """
+    hand, _own, _sees_all = _load_hand(hand_id, viewer)
+    if not hand.is_terminal:
+        raise HandNotTerminalError("the hand is still being played", hand_id=hand_id)
+    entries = (
+        Entry.objects.filter(hand=hand)
+        .order_by("join_order")
+        .values(
+            "join_order",
+            "user__username",
+            "initial_combination",
+            "redeals",
+            "combination",
+            "hold_mask",
+            "hold_used",
+            "connected_at_end",
+            "draws_bought",
+            "paid_minor",
+            "draw_strengths",
+            "best_draw",
+            "strength",
+            "category",
+            "place",
+            "prize_minor",
+        )
+    )
+    return {
+        "format": EXPORT_FORMAT,
+        "hand": {
+            "id": hand.pk,
+            "table_id": hand.table_id,
+            "table_name": hand.table.name,
+            "number": hand.number,
+            "status": hand.status,
+            "started_at": hand.started_at.isoformat(),
+            "change_deadline": hand.change_deadline.isoformat(),
+            "redeal_deadline": hand.redeal_deadline.isoformat(),
+            "settled_at": hand.settled_at.isoformat() if hand.settled_at else None,
+            "config": hand.config,
+            "commitment": hand.commitment,
+            "server_seed": hand.server_seed,
+            "board": hand.board,
+            "change_keys": hand.change_keys,
+            "entry_count": hand.entry_count,
+            "redeal_count": hand.redeal_count,
+            "antes_minor": hand.antes_minor,
+            "draws_minor": hand.draws_minor,
+            "redeals_minor": hand.redeals_minor,
+            "gross_minor": hand.gross_minor,
+            "rake_minor": hand.rake_minor,
+            "carry_in_minor": hand.carry_in_minor,
+            "pool_minor": hand.pool_minor,
+            "breakage_minor": hand.breakage_minor,
+            "cancel_reason": hand.cancel_reason,
+        },
+        "entries": [
+            {("player" if key == "user__username" else key): value for key, value in row.items()}
+            for row in entries.iterator(chunk_size=2000)
+        ],
+    }
+
+
+def list_verifiable_hand_ids(*, table_id: int | None = None, since: datetime | None = None) -> QuerySet[Hand, int]:
+    """Ids of the terminal hands (seed revealed), oldest first, optionally of one table and
+    dealt at or after ``since``."""
+    hands = Hand.objects.filter(status__in=[HandStatus.SETTLED, HandStatus.CANCELLED])
+    if table_id is not None:
+        hands = hands.filter(table_id=table_id)
+    if since is not None:
+        hands = hands.filter(started_at__gte=since)
+    return hands.order_by("started_at", "pk").values_list("pk", flat=True)

@@ -1,0 +1,287 @@
+"""Independent verification of a terminal hand from its revealed server seed.
+
+``verify_hand`` recomputes the whole hand with the pure engine (``tables.engine.replay_hand``)
+from the seed and the choices the platform recorded (the hold played, draws bought, the
+redeal numbers each entry bought), then compares every stored fact with the recomputation:
+
+* the commitment is SHA-256 of the seed (docs/provably-fair.md);
+* the board and the change keys come from the seed;
+* every entry's initial combination, redealt combinations and played combination;
+* the hold played follows the default rules when no choice arrived (rules B.2: connected
+  players change all cards; Notes 2: disconnected players keep all);
+* each draw's strength, the best bought draw, the final strength, category and place;
+* the money: what each entry paid, gross = antes + draws + redeals, rake =
+  floor(gross x rate) (rules, Rake), pool = gross - rake + carry, the prizes of the
+  table's allocation, and prizes + breakage = pool (DESIGN 11).
+
+A cancelled hand is checked up to the combinations and what was paid (there is no result).
+The same algorithm, step by step, is in docs/provably-fair.md for auditors who want to
+recompute a hand with their own code from the JSON export.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from handhistory.errors import HandNotFoundError, HandNotTerminalError
+from tables.engine import (
+    HOLD_ALL,
+    AllocationConfig,
+    EntryChoices,
+    HandReplay,
+    allocate_pool,
+    card_code,
+    combination_from_index,
+    combination_index,
+    hold_from_mask,
+    rake_minor,
+    replay_hand,
+)
+from tables.models import Entry, Hand, HandStatus
+
+MAX_LISTED_MISMATCHES = 200
+HOLD_NONE_CONNECTED = 0  # rules B.2: a connected player who chose nothing changes all cards
+HOLD_NONE_DISCONNECTED = 31  # rules Notes 2: a disconnected player keeps all cards
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """One stored fact that differs from the recomputation."""
+
+    check: str
+    subject: str
+    expected: Any
+    stored: Any
+
+    def __str__(self) -> str:
+        return f"{self.subject}: {self.check} is {self.stored!r}, recomputed {self.expected!r}"
+
+
+@dataclass(slots=True)
+class VerificationReport:
+    """The result of ``verify_hand``: which checks ran and every mismatch found (the first
+    ``MAX_LISTED_MISMATCHES`` are listed; ``mismatch_count`` counts them all)."""
+
+    hand_id: int
+    table_name: str
+    number: int
+    status: str
+    entries_checked: int = 0
+    checks: list[str] = field(default_factory=list)
+    mismatches: list[Mismatch] = field(default_factory=list)
+    mismatch_count: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """True when every stored fact matches the recomputation."""
+        return self.mismatch_count == 0
+
+    def check(self, name: str) -> None:
+        """Record that check ``name`` ran (once, in first-run order)."""
+        if name not in self.checks:
+            self.checks.append(name)
+
+    def compare(self, name: str, subject: str, expected: Any, stored: Any) -> None:
+        """Record check ``name``; a mismatch when ``stored != expected``."""
+        self.check(name)
+        if expected != stored:
+            self.mismatch_count += 1
+            if len(self.mismatches) < MAX_LISTED_MISMATCHES:
+                self.mismatches.append(Mismatch(name, subject, expected, stored))
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (for exports and the management command)."""
+        return {
+            "hand_id": self.hand_id,
+            "table": self.table_name,
+            "number": self.number,
+            "status": self.status,
+            "ok": self.ok,
+            "entries_checked": self.entries_checked,
+            "checks": list(self.checks),
+            "mismatch_count": self.mismatch_count,
+            "mismatches": [
+                {
+                    "check": m.check,
+                    "subject": m.subject,
+                    "expected": m.expected,
+                    "stored": m.stored,
+                }
+                for m in self.mismatches
+            ],
+        }
+
+
+_ENTRY_FIELDS = (
+    "join_order",
+    "user__username",
+    "initial_combination",
+    "redeals",
+    "combination",
+    "hold_mask",
+    "hold_used",
+    "connected_at_end",
+    "draws_bought",
+    "paid_minor",
+    "draw_strengths",
+    "best_draw",
+    "strength",
+    "category",
+    "place",
+    "prize_minor",
+)
+
+
+def verify_hand(*, hand_id: int) -> VerificationReport:
+    """Recompute a settled or cancelled hand from its seed and compare (module docstring).
+
+    Raises HandNotFoundError for an unknown hand and HandNotTerminalError while the hand is
+    running (its seed is secret). Access control is the caller's business.
+    """
+    hand = Hand.objects.select_related("table").filter(pk=hand_id).first()
+    if hand is None:
+        raise HandNotFoundError(f"no hand {hand_id}", hand_id=hand_id)
+    if not hand.is_terminal:
+        raise HandNotTerminalError("the hand is still being played", hand_id=hand_id)
+    report = VerificationReport(hand_id=hand.pk, table_name=hand.table.name, number=hand.number, status=hand.status)
+    entries = list(Entry.objects.filter(hand=hand).order_by("join_order").values(*_ENTRY_FIELDS))
+    report.entries_checked = len(entries)
+    try:
+        seed = bytes.fromhex(hand.server_seed)
+        replay = replay_hand(seed, [_choices(hand, entry) for entry in entries])
+    except ValueError as error:
+        report.compare("replay", "hand", "a hand the engine can replay", str(error))
+        return report
+    _verify_public(report, hand, replay, len(entries))
+    settled = hand.status == HandStatus.SETTLED
+    for index, entry in enumerate(entries):
+        _verify_entry(report, hand, replay, index, entry, settled=settled)
+    _verify_money(report, hand, replay, entries, settled=settled)
+    return report
+
+
+def _choices(hand: Hand, entry: dict[str, Any]) -> EntryChoices:
+    """The recorded choices of an entry: the hold the settlement played (all held for a
+    cancelled hand, which has no draw), draws bought, redeal numbers in purchase order."""
+    hold = HOLD_ALL if entry["hold_used"] is None else hold_from_mask(entry["hold_used"])
+    return EntryChoices(
+        hold=hold,
+        draws=entry["draws_bought"],
+        redeals=tuple(int(number) for number, _combination in entry["redeals"]),
+    )
+
+
+def _verify_public(report: VerificationReport, hand: Hand, replay: HandReplay, count: int) -> None:
+    report.compare("commitment", "hand", replay.commitment, hand.commitment)
+    board = {
+        "columns": [[card_code(card) for card in column] for column in replay.board.columns],
+        "out": [card_code(card) for card in replay.board.out],
+    }
+    report.compare("board", "hand", board, hand.board)
+    report.compare("entry count", "hand", count, hand.entry_count)
+    report.compare("redeal count", "hand", len(replay.redeal_combinations), hand.redeal_count)
+    if hand.status == HandStatus.SETTLED:
+        keys = [list(key) for key in replay.change_keys]
+        report.compare("change keys", "hand", keys, hand.change_keys)
+
+
+def _verify_entry(
+    report: VerificationReport,
+    hand: Hand,
+    replay: HandReplay,
+    index: int,
+    entry: dict[str, Any],
+    *,
+    settled: bool,
+) -> None:
+    subject = f"entry {entry['join_order']} ({entry['user__username']})"
+    report.compare("join order", subject, index, entry["join_order"])
+    report.compare(
+        "initial combination",
+        subject,
+        _digits(combination_index(replay.initial_combinations[index])),
+        _digits(entry["initial_combination"]),
+    )
+    for number, stored in entry["redeals"]:
+        expected = _digits(combination_index(replay.redeal_combinations[number]))
+        report.compare(f"redeal {number} combination", subject, expected, _digits(stored))
+    played = "".join(str(int(d)) for d in replay.combinations[index])
+    report.compare("played combination", subject, played, _digits(entry["combination"]))
+    if not settled:
+        return
+    if entry["hold_mask"] is not None:
+        expected_hold = entry["hold_mask"]
+    elif entry["connected_at_end"]:
+        expected_hold = HOLD_NONE_CONNECTED
+    else:
+        expected_hold = HOLD_NONE_DISCONNECTED
+    report.compare("hold played", subject, expected_hold, entry["hold_used"])
+    report.compare("draw strengths", subject, replay.strengths[index].tolist(), entry["draw_strengths"])
+    report.compare("best draw", subject, int(replay.best_draw[index]), entry["best_draw"])
+    report.compare("final strength", subject, int(replay.best_strength[index]), entry["strength"])
+    report.compare("final category", subject, int(replay.categories[index]), entry["category"])
+    report.compare("place", subject, int(replay.places[index]), entry["place"])
+
+
+def _digits(index: int) -> str:
+    """A combination index as its five digits p0..p4 ("03141"), as players read it."""
+    return "".join(str(d) for d in combination_from_index(int(index)))
+
+
+def _verify_money(
+    report: VerificationReport,
+    hand: Hand,
+    replay: HandReplay,
+    entries: list[dict[str, Any]],
+    *,
+    settled: bool,
+) -> None:
+    config = hand.config
+    ante = int(config["ante_minor"])
+    draw_price = int(config["draw_price_minor"])
+    redeal_price = int(config["redeal_price_minor"])
+    for entry in entries:
+        expected_paid = ante + (entry["draws_bought"] - 1) * draw_price + len(entry["redeals"]) * redeal_price
+        subject = f"entry {entry['join_order']} ({entry['user__username']})"
+        report.compare("amount paid", subject, expected_paid, entry["paid_minor"])
+    draws_bought = sum(entry["draws_bought"] - 1 for entry in entries)
+    redeals = sum(len(entry["redeals"]) for entry in entries)
+    report.compare("antes", "hand", ante * len(entries), hand.antes_minor)
+    report.compare("draws", "hand", draw_price * draws_bought, hand.draws_minor)
+    report.compare("redeals", "hand", redeal_price * redeals, hand.redeals_minor)
+    gross = hand.antes_minor + hand.draws_minor + hand.redeals_minor
+    report.compare("gross = antes + draws + redeals", "hand", gross, hand.gross_minor)
+    report.compare("gross = sum paid", "hand", sum(entry["paid_minor"] for entry in entries), hand.gross_minor)
+    if not settled:
+        return
+    report.compare(
+        "rake = floor(gross x rate)",
+        "hand",
+        rake_minor(hand.gross_minor, int(config["rake_bps"])),
+        hand.rake_minor,
+    )
+    report.compare(
+        "pool = gross - rake + carry",
+        "hand",
+        hand.gross_minor - hand.rake_minor + hand.carry_in_minor,
+        hand.pool_minor,
+    )
+    prizes = [entry["prize_minor"] for entry in entries]
+    report.compare("prizes + breakage = pool", "hand", hand.pool_minor, sum(prizes) + hand.breakage_minor)
+    if not entries:
+        return
+    allocation = allocate_pool(
+        hand.pool_minor,
+        np.asarray(replay.best_strength),
+        AllocationConfig(
+            paid_fraction_bps=int(config["paid_fraction_bps"]),
+            min_prize_minor=int(config["min_prize_minor"]),
+        ),
+    )
+    report.compare("breakage", "hand", allocation.breakage_minor, hand.breakage_minor)
+    for entry, expected in zip(entries, allocation.prizes_minor.tolist(), strict=True):
+        subject = f"entry {entry['join_order']} ({entry['user__username']})"
+        report.compare("prize", subject, expected, entry["prize_minor"])

@@ -1,0 +1,79 @@
+"""Pages of the hand history: my hands, one whole hand with its verification, the JSON
+export. Each view parses, calls selectors, renders; access rules live in the selectors."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from handhistory import selectors
+from handhistory.errors import HandNotFoundError, HandNotTerminalError
+from handhistory.verification import verify_hand
+
+HANDS_PER_PAGE = 50
+ENTRIES_PER_PAGE = 50
+
+
+@require_GET
+@login_required
+def my_hands(request: HttpRequest) -> HttpResponse:
+    """The hands the player played, most recent first (table, hand, date, final hand,
+    place, prize, net)."""
+    hands = selectors.list_player_hands(user_id=int(request.user.pk or 0))  # login_required
+    page = Paginator(hands, HANDS_PER_PAGE).get_page(request.GET.get("page"))
+    rows = [selectors.summarize_player_hand(entry) for entry in page.object_list]
+    return render(request, "handhistory/my_hands.html", {"page": page, "rows": rows})
+
+
+@require_GET
+@login_required
+def hand_detail(request: HttpRequest, hand_id: int) -> HttpResponse:
+    """The whole hand: conditions, commitment, revealed seed, board, change keys, every
+    entry (paginated), totals and the verification of the hand from its seed. 404 unless
+    the viewer played the hand or may view every hand."""
+    try:
+        hand = selectors.get_hand_history(hand_id=hand_id, viewer=request.user)
+    except HandNotFoundError as error:
+        raise Http404(str(error)) from error
+    page = None
+    entries: list[selectors.EntryView] = []
+    if hand.entries_visible:
+        queryset = selectors.list_hand_entries(hand_id=hand_id, viewer=request.user)
+        page = Paginator(queryset, ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
+        entries = selectors.describe_entries(hand_id=hand_id, entries=page.object_list)
+    report = verify_hand(hand_id=hand_id) if hand.is_terminal else None
+    return render(
+        request,
+        "handhistory/hand_detail.html",
+        {"hand": hand, "page": page, "entries": entries, "report": report},
+    )
+
+
+@require_GET
+@login_required
+def hand_export(request: HttpRequest, hand_id: int) -> JsonResponse:
+    """The full record of a terminal hand as JSON, for auditors and the hand's players; 404
+    for anyone else and while the hand is running (its seed is secret)."""
+    try:
+        data = selectors.get_hand_export(hand_id=hand_id, viewer=request.user)
+    except (HandNotFoundError, HandNotTerminalError) as error:
+        raise Http404(str(error)) from error
+    hand = data["hand"]
+    response = JsonResponse(data, json_dumps_params={"indent": 1})
+    filename = f"hand-{hand['table_id']}-{hand['number']}.json"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@require_GET
+def provably_fair(request: HttpRequest) -> HttpResponse:
+    """The provably-fair algorithm (docs/provably-fair.md) for auditors and players who want
+    to recompute a hand themselves."""
+    path = settings.BASE_DIR / "docs" / "provably-fair.md"
+    if not path.is_file():
+        raise Http404("the provably-fair document is missing")
+    return render(request, "handhistory/provably_fair.html", {"text": path.read_text(encoding="utf-8")})

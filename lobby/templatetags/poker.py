@@ -1,0 +1,25 @@
+"""Template filters for money and table conditions (money stays in minor units until here)."""
+
+from __future__ import annotations
+
+from django import template
+
+from wallet.money import format_minor
+
+register = template.Library()
+
+
+@register.filter
+def money(amount_minor: int | None, currency: str = "") -> str:
+    """``{{ 12345|money:"FUN" }}`` -> ``123.45 FUN``; a missing amount (None, or a variable
+    that does not resolve) shows as a dash."""
+    if not isinstance(amount_minor, int):
+        return "—"
+    return format_minor(amount_minor, currency)
+
+
+@register.filter
+def bps_percent(bps: int) -> str:
+    """Basis points as a percentage: ``500`` -> ``5%``, ``250`` -> ``2.5%``."""
+    whole, rest = divmod(int(bps), 100)
+    return f"{whole}%" if rest == 0 else f"{whole}.{rest:02d}".rstrip("0") + "%"

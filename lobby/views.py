@@ -1,0 +1,105 @@
+"""Views of the lobby, sign-up and wallet pages: parse, call one service or selector, render."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.models import User
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from lobby.services import register_player
+from tables.selectors import list_lobby_tables
+from wallet.errors import DomainError
+from wallet.models import Currency
+from wallet.money import format_minor
+from wallet.selectors import get_balance_minor, list_account_entries, list_player_balances
+from wallet.services import top_up_fun_chips
+
+ENTRIES_PER_PAGE = 20
+LOBBY_REFRESH_SECONDS = 15
+
+
+class AuthenticatedHttpRequest(HttpRequest):
+    """The request of a ``login_required`` view (for the type checker)."""
+
+    user: User
+
+
+@require_GET
+def lobby(request: HttpRequest) -> HttpResponse:
+    """The game lobby: every table with its conditions, players and live prize pool.
+
+    The page updates itself from the ``ws/lobby/`` socket and re-reads ``lobby/tables.json``
+    every ``LOBBY_REFRESH_SECONDS`` as a fallback.
+    """
+    return render(
+        request,
+        "lobby/lobby.html",
+        {"tables": list_lobby_tables(), "refresh_seconds": LOBBY_REFRESH_SECONDS},
+    )
+
+
+@require_GET
+def lobby_tables(request: HttpRequest) -> JsonResponse:
+    """Every table's lobby line as JSON (the lobby's polling fallback)."""
+    return JsonResponse({"tables": list_lobby_tables()})
+
+
+def sign_up(request: HttpRequest) -> HttpResponse:
+    """Create an account, grant the sign-up FUN chips, log the player in, go to the lobby."""
+    if request.user.is_authenticated:
+        return redirect("lobby")
+    form: UserCreationForm[User] = UserCreationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = register_player(username=form.cleaned_data["username"], password=form.cleaned_data["password1"])
+        login(request, user)
+        messages.success(
+            request,
+            f"Welcome, {user.username}! You received "
+            f"{format_minor(settings.FUN_SIGNUP_GRANT_MINOR, Currency.FUN)} to play with.",
+        )
+        return redirect("lobby")
+    return render(request, "lobby/signup.html", {"form": form})
+
+
+@login_required
+@require_GET
+def wallet(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The player's balances per currency and their transactions, newest first, paginated."""
+    currency = request.GET.get("currency")
+    if currency not in Currency.values:
+        currency = None
+    entries = list_account_entries(user_id=request.user.pk, currency=currency)
+    page = Paginator(entries, ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "lobby/wallet.html",
+        {
+            "balances": list_player_balances(user_id=request.user.pk),
+            "page": page,
+            "currency": currency,
+            "currencies": Currency.values,
+            "top_up_below_minor": settings.FUN_TOP_UP_BELOW_MINOR,
+            "top_up_to_minor": settings.FUN_TOP_UP_TO_MINOR,
+        },
+    )
+
+
+@login_required
+@require_POST
+def top_up(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """Top the FUN wallet back up when it is low; a refusal is shown with its reason."""
+    try:
+        top_up_fun_chips(user_id=request.user.pk)
+    except DomainError as refusal:
+        messages.error(request, f"Top-up refused: {refusal}.")
+    else:
+        balance = get_balance_minor(user_id=request.user.pk, currency=Currency.FUN)
+        messages.success(request, f"Fun chips topped up: your balance is {format_minor(balance, Currency.FUN)}.")
+    return redirect("wallet")

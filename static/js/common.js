@@ -1,0 +1,129 @@
+// Helpers shared by the lobby and the game screen (ES module: nothing leaks to window).
+
+const MINOR_DIGITS = 2;
+const RECONNECT_BASE_MS = 500;
+const RECONNECT_MAX_MS = 15000;
+const TOAST_MS = 5000;
+
+/** Minor units for people, like wallet.money.format_minor: 123456, "EUR" -> "1,234.56 EUR". */
+export function formatMinor(amountMinor, currency = "") {
+  if (amountMinor === null || amountMinor === undefined) return "—";
+  const sign = amountMinor < 0 ? "-" : "";
+  const abs = Math.abs(amountMinor);
+  const scale = 10 ** MINOR_DIGITS;
+  const whole = Math.floor(abs / scale).toLocaleString("en-US");
+  const cents = String(abs % scale).padStart(MINOR_DIGITS, "0");
+  return `${sign}${whole}.${cents} ${currency}`.trim();
+}
+
+/** Basis points as a percentage: 500 -> "5%". */
+export function formatBps(bps) {
+  return `${Number((bps / 100).toFixed(2))}%`;
+}
+
+/** Show a short message in the toast area (errors stay a little longer). */
+export function toast(message, kind = "info") {
+  const area = document.querySelector(".toasts");
+  if (!area) return;
+  const item = document.createElement("div");
+  item.className = `toast toast-${kind}`;
+  item.setAttribute("role", kind === "error" ? "alert" : "status");
+  item.textContent = message;
+  area.append(item);
+  setTimeout(() => item.remove(), kind === "error" ? TOAST_MS * 1.5 : TOAST_MS);
+}
+
+/** Build an element: el("span", {class: "x", dataset: {a: 1}}, child, "text"). */
+export function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "dataset") Object.assign(node.dataset, value);
+    else if (name === "class") node.className = value;
+    else node.setAttribute(name, value === true ? "" : value);
+  }
+  node.append(...children.filter((child) => child !== null && child !== undefined));
+  return node;
+}
+
+/**
+ * A WebSocket that reconnects with exponential backoff and jitter.
+ *
+ * handlers.onFrame(frame)    every JSON frame received
+ * handlers.onOpen(reopened)  the socket opened; reopened is true after a reconnection
+ * handlers.onStatus(status)  "open" | "reconnecting" | "closed"
+ * handlers.onClose(code)     return false to stop reconnecting (e.g. 4401 not logged in)
+ */
+export function openSocket(path, handlers) {
+  let socket = null;
+  let attempt = 0;
+  let everOpened = false;
+  let stopped = false;
+
+  function url() {
+    const scheme = window.location.protocol === "https:" ? "wss" : "ws";
+    return `${scheme}://${window.location.host}${path}`;
+  }
+
+  function connect() {
+    socket = new WebSocket(url());
+    socket.addEventListener("open", () => {
+      attempt = 0;
+      handlers.onStatus?.("open");
+      handlers.onOpen?.(everOpened);
+      everOpened = true;
+    });
+    socket.addEventListener("message", (event) => {
+      let frame;
+      try {
+        frame = JSON.parse(event.data);
+      } catch {
+        return; // the server only sends JSON; ignore anything else
+      }
+      handlers.onFrame(frame);
+    });
+    socket.addEventListener("close", (event) => {
+      socket = null;
+      if (stopped) return;
+      if (handlers.onClose?.(event.code) === false) {
+        stopped = true;
+        handlers.onStatus?.("closed");
+        return;
+      }
+      scheduleReconnect();
+    });
+  }
+
+  function scheduleReconnect() {
+    handlers.onStatus?.("reconnecting");
+    const ceiling = Math.min(RECONNECT_MAX_MS, RECONNECT_BASE_MS * 2 ** attempt);
+    const delay = ceiling * (0.5 + Math.random() / 2); // jitter: no thundering herd
+    attempt += 1;
+    setTimeout(connect, delay);
+  }
+
+  connect();
+  return {
+    isOpen: () => socket !== null && socket.readyState === WebSocket.OPEN,
+    /** Send a frame; false when the socket is not open (the caller falls back). */
+    send(frame) {
+      if (socket === null || socket.readyState !== WebSocket.OPEN) return false;
+      socket.send(JSON.stringify(frame));
+      return true;
+    },
+    stop() {
+      stopped = true;
+      socket?.close();
+    },
+  };
+}
+
+/** GET a JSON document with the session cookie; throws on an HTTP error. */
+export async function fetchJson(url) {
+  const response = await fetch(url, {
+    credentials: "same-origin",
+    headers: { Accept: "application/json" },
+  });
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response.json();
+}

@@ -1,0 +1,68 @@
+// The lobby: table lines pushed live over ws/lobby/, re-read over HTTP as a fallback.
+import { el, fetchJson, formatBps, formatMinor, openSocket } from "./common.js";
+
+const table = document.querySelector("[data-testid=lobby-table]");
+const body = table.tBodies[0];
+const status = document.querySelector("[data-testid=lobby-status]");
+
+/** The line of one table, with the same cells as templates/lobby/lobby.html. */
+function renderRow(t) {
+  const href = `/tables/${t.id}/`;
+  return el(
+    "tr",
+    { dataset: { tableId: t.id }, "data-testid": "lobby-row" },
+    el("th", { scope: "row", dataset: { field: "name" } }, el("a", { href }, t.name)),
+    el("td", { dataset: { field: "mode" } }, el("span", { class: `badge badge-${t.mode}` }, t.mode), t.mode === "cash" ? ` ${t.currency}` : null),
+    el("td", { class: "num", dataset: { field: "ante", label: "Ante" } }, formatMinor(t.ante_minor, t.currency)),
+    el("td", { dataset: { field: "speed", label: "Speed" } }, `${t.speed} · ${t.change_seconds} s`),
+    el("td", { class: "num", dataset: { field: "rake", label: "Rake" } }, formatBps(t.rake_bps)),
+    el("td", { class: "num", dataset: { field: "players", label: "Players" } }, String(t.players)),
+    el("td", { class: "num", dataset: { field: "pool", label: "Pool" } }, formatMinor(t.pool_minor, t.currency)),
+    el("td", { dataset: { field: "phase" } }, el("span", { class: `phase phase-${t.phase}` }, t.phase)),
+    el(
+      "td",
+      { dataset: { field: "play" } },
+      el("a", { class: "button button-small button-primary", href, "data-testid": "open-table" }, t.is_open ? "Play" : "Watch"),
+    ),
+  );
+}
+
+/** Replace (or add) a table's line, unless we already show a newer version of it. */
+function upsert(t) {
+  const current = body.querySelector(`tr[data-table-id="${t.id}"]`);
+  if (current && Number(current.dataset.version) > t.version) return;
+  const row = renderRow(t);
+  row.dataset.version = t.version;
+  if (current) {
+    current.replaceWith(row);
+  } else {
+    body.querySelector(".empty-row")?.remove();
+    body.append(row);
+  }
+}
+
+async function refetch() {
+  try {
+    const data = await fetchJson(table.dataset.tablesUrl);
+    data.tables.forEach(upsert);
+  } catch {
+    // offline for now: the next tick or a pushed frame will catch up
+  }
+}
+
+function showStatus(state) {
+  status.dataset.state = state;
+  status.querySelector(".live-label").textContent =
+    state === "open" ? "Live" : state === "reconnecting" ? "Reconnecting…" : "Offline";
+}
+
+openSocket(table.dataset.socketUrl, {
+  onFrame(frame) {
+    if (frame.type === "lobby_table") upsert(frame.table);
+  },
+  onOpen(reopened) {
+    if (reopened) refetch(); // frames sent while we were away are lost
+  },
+  onStatus: showStatus,
+});
+setInterval(refetch, Number(table.dataset.refreshSeconds) * 1000);

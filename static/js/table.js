@@ -1,0 +1,549 @@
+// The game screen: follows the table socket, renders board, cards, odds and results, and
+// sends the player's choices. Frames and shapes: tables/consumers.py, tables/selectors.py.
+import { CATEGORIES, card, cardBack, cardName, isRed } from "./cards.js";
+import { el, fetchJson, formatMinor, openSocket, toast } from "./common.js";
+import { holdOdds } from "./odds.js";
+
+const CENTER_ROW = 4; // the payline: the row where each player's own cards line up
+const PING_MS = 10000;
+const TICK_MS = 250;
+const GAP_GRACE_MS = 1200; // wait this long for the private state before re-reading
+const RESTART_REDIRECT_MS = 4000;
+const PHASES = { waiting: "Waiting", change: "Change", results: "Results", closed: "Closed" };
+const SEAT_FRAMES = { join: "join", leave: "leave", "sit-out": "sit_out", "sit-in": "sit_in" };
+
+const boot = JSON.parse(document.getElementById("table-boot").textContent);
+const $ = (testid) => document.querySelector(`[data-testid="${testid}"]`);
+
+const state = {
+  table: boot.table, // public table_state
+  private: boot.private, // this player's entry_state
+  offsetMs: 0, // server clock minus local clock
+  hold: null, // the hold on screen (optimistic), null = no choice sent
+  pendingHolds: 0, // hold frames sent and not answered yet
+  refs: new Map(), // ref -> action of frames awaiting ack or error
+  nextRef: 1,
+  busy: new Set(), // purchases awaiting an answer
+  shownDraw: null, // draw index shown on the reels after the hand (null = the best)
+  lastResult: null, // {hand, entry} of the last settled hand, kept while waiting
+  gapTimer: null,
+  previousCenters: [null, null, null, null, null],
+};
+
+// --- state ---------------------------------------------------------------------------------
+
+function syncClock(serverTime) {
+  if (serverTime) state.offsetMs = Date.parse(serverTime) - Date.now();
+}
+
+function serverNow() {
+  return Date.now() + state.offsetMs;
+}
+
+function currentEntry() {
+  const hand = state.table.hand;
+  const priv = state.private;
+  return hand && priv && priv.hand_id === hand.id ? priv.entry : null;
+}
+
+/** The hand and entry on screen: the running one, or the last result while waiting. */
+function shown() {
+  if (state.table.hand) return { hand: state.table.hand, entry: currentEntry(), last: false };
+  if (state.lastResult) return { ...state.lastResult, last: true };
+  return { hand: null, entry: null, last: false };
+}
+
+function applyTable(frame, { force = false } = {}) {
+  if (!force && frame.version < state.table.version) return; // stale
+  if (!force && frame.version > state.table.version + 1) expectPrivate(frame.version);
+  const newHand = frame.hand?.id !== state.table.hand?.id;
+  state.table = frame;
+  syncClock(frame.server_time);
+  if (newHand) state.shownDraw = null;
+  render();
+}
+
+function applyPrivate(frame) {
+  if (frame.version < state.table.version) return; // older than what we show
+  if (frame.version > state.table.version) return resync(); // we missed a table_state
+  if (state.gapTimer !== null && frame.version >= state.gapTimer.version) {
+    clearTimeout(state.gapTimer.id);
+    state.gapTimer = null;
+  }
+  state.private = frame;
+  const entry = currentEntry();
+  if (state.pendingHolds === 0) state.hold = entry?.hold ?? null;
+  if (entry?.result) state.lastResult = { hand: state.table.hand, entry };
+  render();
+}
+
+function applyPool(frame) {
+  if (frame.version > state.table.version) return resync();
+  const hand = state.table.hand;
+  if (!hand || hand.id !== frame.hand_id) return;
+  hand.pool_minor = frame.pool_minor;
+  hand.gross_minor = frame.gross_minor;
+  hand.entries = frame.entries;
+  renderStats();
+}
+
+/** Versions jumped: the private state normally follows at once; re-read it if it does not. */
+function expectPrivate(version) {
+  if (state.gapTimer !== null) return;
+  const id = setTimeout(() => {
+    state.gapTimer = null;
+    resync();
+  }, GAP_GRACE_MS + Math.random() * GAP_GRACE_MS);
+  state.gapTimer = { id, version };
+}
+
+/** Re-read the whole state over HTTP (after a reconnect or a missed version). */
+async function resync() {
+  try {
+    const snapshot = await fetchJson(boot.urls.snapshot);
+    state.pendingHolds = 0;
+    applyTable(snapshot.table, { force: true });
+    applyPrivate(snapshot.private);
+  } catch {
+    // the socket's own snapshot on reconnect will bring us up to date
+  }
+}
+
+// --- sending -------------------------------------------------------------------------------
+
+function send(type, fields = {}) {
+  const ref = state.nextRef++;
+  if (!socket.send({ type, ref, ...fields })) {
+    toast("Not connected: reconnecting…", "error");
+    return null;
+  }
+  state.refs.set(ref, type);
+  return ref;
+}
+
+function canPlay() {
+  const entry = currentEntry();
+  return state.table.phase === "change" && state.table.hand?.status === "change" && entry && !entry.result;
+}
+
+function displayedHold() {
+  return state.hold ?? [false, false, false, false, false];
+}
+
+function sendHold(hold) {
+  if (!canPlay()) return;
+  state.hold = hold;
+  state.pendingHolds += 1;
+  if (send("hold", { hold }) === null) {
+    state.pendingHolds -= 1;
+    state.hold = currentEntry()?.hold ?? null;
+  }
+  render();
+}
+
+function buy(type) {
+  if (!canPlay() || state.busy.has(type)) return;
+  if (send(type) !== null) state.busy.add(type);
+  renderControls();
+}
+
+function onAnswer(frame) {
+  const action = state.refs.get(frame.ref) ?? frame.action;
+  state.refs.delete(frame.ref);
+  if (action === "hold") state.pendingHolds = Math.max(0, state.pendingHolds - 1);
+  state.busy.delete(action);
+  if (frame.type === "error") {
+    if (action === "hold" && state.pendingHolds === 0) state.hold = currentEntry()?.hold ?? null;
+    toast(frame.message, "error");
+  } else if (action === "leave") {
+    window.location.assign(boot.urls.lobby);
+  }
+  render();
+}
+
+// --- rendering -----------------------------------------------------------------------------
+
+function percent(p) {
+  if (p <= 0) return "–";
+  if (p >= 1) return "100%";
+  if (p < 0.001) return "<0.1%";
+  const text = (p * 100).toFixed(1);
+  return text === "100.0" ? ">99.9%" : `${text}%`;
+}
+
+function ordinal(n) {
+  const tail = n % 100 >= 11 && n % 100 <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" })[n % 10] ?? "th";
+  return `${n}${tail}`;
+}
+
+function clock(ms) {
+  const seconds = Math.max(0, Math.ceil(ms / 1000));
+  return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+}
+
+function render() {
+  renderStats();
+  renderBoard();
+  renderDraws();
+  renderOdds();
+  renderResult();
+  renderControls();
+  renderSeat();
+  renderFooter();
+}
+
+function renderStats() {
+  const { table } = state;
+  const currency = table.config.currency;
+  const phase = $("phase");
+  phase.dataset.phase = table.phase;
+  phase.textContent = PHASES[table.phase] ?? table.phase;
+  const pool = $("pool");
+  pool.dataset.poolMinor = table.hand?.pool_minor ?? "";
+  pool.textContent = formatMinor(table.hand?.pool_minor ?? null, currency);
+  const entries = table.hand?.entries;
+  $("players").textContent = entries ? `${table.players} · ${entries} in hand` : String(table.players);
+  const balance = $("balance");
+  balance.dataset.balanceMinor = state.private.balance_minor;
+  balance.textContent = formatMinor(state.private.balance_minor, state.private.currency);
+  tick();
+}
+
+/** Where each column's reel is centred: the player's card, or the card the shown draw gave. */
+function reelCenters(entry, board) {
+  if (!entry) return null;
+  const result = entry.result;
+  if (result && !result.cancelled) {
+    const draw = result.draws[state.shownDraw ?? result.best_draw];
+    return draw.cards.map((code, c) => board.columns[c].indexOf(code));
+  }
+  return entry.combination;
+}
+
+function renderBoard() {
+  const { hand, entry } = shown();
+  const reels = document.querySelectorAll(".reel");
+  const board = $("board");
+  board.classList.toggle("has-payline", Boolean(entry));
+  const message = $("board-message");
+  if (!hand) {
+    reels.forEach((reel) => reel.replaceChildren(...Array.from({ length: 10 }, () => cardBack({ attributes: { role: "listitem" } }))));
+    $("cards-out").replaceChildren(cardBack(), cardBack());
+    message.textContent = state.table.phase === "closed"
+      ? "This table is closed."
+      : "Waiting for players: a hand starts when two players are seated.";
+    state.previousCenters = [null, null, null, null, null];
+    return;
+  }
+  const columns = hand.board.columns;
+  const centers = reelCenters(entry, hand.board);
+  const playing = canPlay();
+  const hold = displayedHold();
+  const result = entry?.result && !entry.result.cancelled ? entry.result : null;
+  reels.forEach((reel, c) => {
+    const center = centers ? centers[c] : null;
+    const items = [];
+    for (let row = 0; row < 10; row += 1) {
+      const index = center === null ? row : (center - CENTER_ROW + row + 10) % 10;
+      const code = columns[c][index];
+      const onPayline = center !== null && row === CENTER_ROW;
+      if (onPayline && playing) {
+        items.push(card(code, {
+          tag: "button",
+          attributes: {
+            type: "button",
+            class: `card mine${hold[c] ? " held" : ""}${isRed(code) ? " red" : ""}`,
+            "aria-pressed": String(hold[c]),
+            "aria-label": `Column ${c + 1}: ${cardName(code)}${hold[c] ? ", held" : ""}`,
+            "data-testid": `my-card-${c}`,
+            "data-column": c,
+          },
+        }));
+      } else {
+        const initial = result && !result.hold_used[c] && index === entry.combination[c];
+        const node = card(code, { attributes: { role: "listitem" } });
+        if (onPayline) {
+          node.classList.add("mine");
+          node.dataset.testid = `my-card-${c}`;
+          if (result) node.classList.add(result.hold_used[c] ? "held" : "changed");
+        }
+        if (initial) node.classList.add("initial");
+        items.push(node);
+      }
+    }
+    reel.replaceChildren(...items);
+    const previous = state.previousCenters[c];
+    if (previous !== null && center !== null && previous !== center) {
+      reel.classList.remove("spin");
+      void reel.offsetWidth; // restart the animation
+      reel.classList.add("spin");
+    }
+    state.previousCenters[c] = center;
+  });
+  $("cards-out").replaceChildren(...hand.board.out.map((code) => card(code)));
+  if (!entry) {
+    message.textContent = state.private.seat?.status === "active"
+      ? "You are seated: you play from the next hand."
+      : "You are watching this hand.";
+  } else if (entry.result?.cancelled) {
+    message.textContent = `Hand cancelled: ${entry.result.reason}. Everything you paid was refunded.`;
+  } else if (entry.result) {
+    message.textContent = `Your final hand: ${CATEGORIES[entry.result.category]}.`;
+  } else {
+    message.textContent = "Click your cards to hold them; the others are changed from their columns.";
+  }
+}
+
+function renderDraws() {
+  const { entry } = shown();
+  const list = $("draws");
+  if (!entry) {
+    list.replaceChildren(el("li", { class: "draw empty" }, "Your draws appear here when you play a hand."));
+    return;
+  }
+  const result = entry.result && !entry.result.cancelled ? entry.result : null;
+  if (result) {
+    const showing = state.shownDraw ?? result.best_draw;
+    list.replaceChildren(...result.draws.map((draw, index) => {
+      const best = index === result.best_draw;
+      const tag = best ? "best" : draw.bought ? "bought" : "not bought";
+      const button = el(
+        "button",
+        { type: "button", class: "draw-button", "aria-pressed": String(index === showing), title: "Show this draw on the board" },
+        el("span", { class: "draw-head" }, el("span", {}, `Draw ${draw.number}`), el("span", { class: "draw-tag" }, tag)),
+        el("span", { class: "mini-cards" }, ...draw.cards.map((code) => card(code, { mini: true }))),
+        el("span", { class: "draw-category" }, CATEGORIES[draw.category]),
+      );
+      button.addEventListener("click", () => {
+        state.shownDraw = index;
+        renderBoard();
+        renderDraws();
+      });
+      return el("li", {
+        class: `draw${draw.bought ? " bought" : " unbought"}${best ? " best" : ""}`,
+        "data-testid": `draw-${draw.number}`,
+        "data-bought": String(draw.bought),
+      }, button);
+    }));
+    return;
+  }
+  const currency = state.table.config.currency;
+  const rows = [];
+  for (let number = 1; number <= entry.max_draws; number += 1) {
+    const bought = number <= entry.draws_bought;
+    const status = number === 1 ? "with the ante" : bought ? "bought" : formatMinor(entry.draw_price_minor, currency);
+    rows.push(el(
+      "li",
+      { class: `draw${bought ? " bought" : " unbought"}`, "data-testid": `draw-${number}`, "data-bought": String(bought) },
+      el("span", { class: "draw-head" }, el("span", {}, `Draw ${number}`), el("span", { class: "draw-tag" }, status)),
+      el("span", { class: "mini-cards" }, ...Array.from({ length: 5 }, () => cardBack({ mini: true }))),
+    ));
+  }
+  list.replaceChildren(...rows);
+}
+
+function renderOdds() {
+  const hand = state.table.hand;
+  const entry = currentEntry();
+  const panel = entry?.panel ?? null;
+  const achievable = new Set(hand?.achievable ?? []);
+  const hold = displayedHold();
+  const draws = entry?.draws_bought ?? 1;
+  const holdState = $("hold-state");
+  holdState.dataset.hold = hold.map((held) => (held ? "H" : "D")).join("");
+  const heldCount = hold.filter(Boolean).length;
+  if (!panel) holdState.textContent = hand ? "Play a hand to see your odds." : "";
+  else if (state.hold === null) holdState.textContent = "No cards held yet: all five would be changed.";
+  else if (heldCount === 5) holdState.textContent = "Holding all five cards.";
+  else holdState.textContent = `Holding ${heldCount}, changing ${5 - heldCount}.`;
+  $("best-of-header").textContent = `Best of ${draws}`;
+  $("initial-category").textContent = panel ? `Dealt: ${CATEGORIES[panel.initial_category]}` : "";
+
+  const odds = panel ? holdOdds(panel, hold, draws) : null;
+  const rows = CATEGORIES.map((label, category) => {
+    const unachievable = hand && !achievable.has(category);
+    const classes = [
+      unachievable ? "unachievable" : "",
+      odds && odds.best[category] > 0 ? "possible" : "",
+      panel && category === panel.initial_category ? "dealt" : "",
+    ].filter(Boolean).join(" ");
+    return el(
+      "tr",
+      { class: classes, "data-testid": `odds-${category}`, title: unachievable ? "Nobody can make this hand on this board" : null },
+      el("th", { scope: "row" }, label),
+      el("td", { class: "num" }, odds ? percent(odds.one[category]) : "–"),
+      el("td", { class: "num" }, odds ? percent(odds.best[category]) : "–"),
+    );
+  }).reverse();
+  $("odds-rows").replaceChildren(...rows);
+  $("improve-one").textContent = odds ? percent(odds.improveOne) : "–";
+  $("improve-best").textContent = odds ? percent(odds.improveBest) : "–";
+}
+
+function renderResult() {
+  const { hand, entry, last } = shown();
+  const section = $("result");
+  const result = entry?.result ?? null;
+  section.hidden = result === null;
+  $("probability").hidden = result !== null;
+  if (!result) return;
+  section.querySelector("h2").textContent = last ? "Last hand" : "Result";
+  const currency = state.table.config.currency;
+  const place = $("place");
+  const prize = $("prize");
+  if (result.cancelled) {
+    place.textContent = "Cancelled";
+    place.dataset.place = "";
+    prize.textContent = `Refunded ${formatMinor(result.refunded_minor, currency)}`;
+    prize.dataset.prizeMinor = "0";
+    $("final-category").textContent = result.reason;
+  } else {
+    place.textContent = `${ordinal(result.place)} of ${result.entries}`;
+    place.dataset.place = result.place;
+    prize.textContent = formatMinor(result.prize_minor, currency);
+    prize.dataset.prizeMinor = result.prize_minor;
+    prize.classList.toggle("won", result.prize_minor > 0);
+    $("final-category").textContent = `${CATEGORIES[result.category]} · best of ${result.draws.filter((d) => d.bought).length} draw(s)`;
+  }
+  $("leaderboard").replaceChildren(...(hand.leaderboard ?? []).map((line) => el(
+    "li",
+    { class: `leader${line.player === boot.username ? " me" : ""}${line.prize_minor > 0 ? " paid" : ""}`, "data-testid": "leader" },
+    el("span", { class: "leader-place" }, ordinal(line.place)),
+    el("span", { class: "leader-who" }, el("strong", {}, line.player), el("small", {}, CATEGORIES[line.category])),
+    el("span", { class: "mini-cards" }, ...line.cards.map((code) => card(code, { mini: true }))),
+    el("span", { class: "leader-prize" }, line.prize_minor > 0 ? formatMinor(line.prize_minor) : "–"),
+  )));
+}
+
+function renderControls() {
+  const entry = currentEntry();
+  const playing = canPlay();
+  const currency = state.table.config.currency;
+  for (const tip of ["tip1", "tip2"]) $(tip).disabled = !(playing && entry.panel);
+  const buyDraw = $("buy-draw");
+  const redeal = $("redeal");
+  if (!entry) {
+    buyDraw.disabled = redeal.disabled = true;
+    buyDraw.querySelector("[data-role=sub]").textContent = formatMinor(state.table.config.draw_price_minor, currency);
+    redeal.querySelector("[data-role=sub]").textContent = formatMinor(state.table.config.redeal_price_minor, currency);
+    return;
+  }
+  const drawsLeft = entry.max_draws - entry.draws_bought;
+  buyDraw.disabled = !playing || drawsLeft <= 0 || state.busy.has("buy_draw");
+  buyDraw.querySelector("[data-role=sub]").textContent =
+    `${formatMinor(entry.draw_price_minor, currency)} · ${drawsLeft} left`;
+  const redealsLeft = entry.max_redeals - entry.redeals_used;
+  const redealMs = Date.parse(entry.redeal_deadline) - serverNow();
+  redeal.disabled = !playing || redealsLeft <= 0 || redealMs <= 0 || state.busy.has("redeal");
+  redeal.querySelector("[data-role=sub]").textContent = redealMs > 0 && playing
+    ? `${formatMinor(entry.redeal_price_minor, currency)} · ${redealsLeft} left · ${clock(redealMs)}`
+    : `${formatMinor(entry.redeal_price_minor, currency)} · closed`;
+}
+
+function renderSeat() {
+  $("seat-buttons").dataset.seat = state.private.seat?.status ?? "none";
+}
+
+function renderFooter() {
+  const { hand } = shown();
+  $("hand-number").textContent = hand ? `Hand #${hand.number}` : "";
+  $("commitment").textContent = hand?.commitment ?? "–";
+  const seed = hand?.server_seed ?? null;
+  $("seed-wrap").hidden = seed === null;
+  $("seed").textContent = seed ?? "";
+  const link = $("hand-link");
+  const terminal = hand && (hand.status === "settled" || hand.status === "cancelled");
+  link.hidden = !terminal;
+  if (terminal) link.href = `${boot.urls.hand_history}${hand.id}/`;
+}
+
+/** The countdown to the server's deadline, corrected for the clock offset. */
+function tick() {
+  const { deadline, phase } = state.table;
+  const countdown = $("countdown");
+  countdown.previousElementSibling.textContent = phase === "change" ? "Time left" : "Next hand";
+  if (!deadline || phase === "waiting") {
+    countdown.textContent = "–";
+    countdown.classList.remove("urgent");
+  } else {
+    const left = Date.parse(deadline) - serverNow();
+    countdown.textContent = clock(left);
+    countdown.classList.toggle("urgent", phase === "change" && left < 5000);
+  }
+}
+
+// --- wiring --------------------------------------------------------------------------------
+
+function onFrame(frame) {
+  switch (frame.type) {
+    case "table_state": return applyTable(frame);
+    case "entry_state": return applyPrivate(frame);
+    case "pool_updated": return applyPool(frame);
+    case "ack":
+    case "error": return onAnswer(frame);
+    case "pong": return syncClock(frame.server_time);
+    case "table_restarted":
+      socket.stop();
+      $("board-message").textContent = frame.reason;
+      toast(`${frame.reason} Back to the lobby…`, "error");
+      setTimeout(() => window.location.assign(boot.urls.lobby), RESTART_REDIRECT_MS);
+      return undefined;
+    default: return undefined;
+  }
+}
+
+const socket = openSocket(boot.urls.socket, {
+  onFrame,
+  onOpen(reopened) {
+    if (reopened) resync(); // the server also sends its snapshot on connect
+  },
+  onStatus(status) {
+    $("connection").hidden = status === "open";
+    $("connection").textContent = status === "closed" ? "Disconnected" : "Reconnecting…";
+  },
+  onClose(code) {
+    if (code === 4401) {
+      window.location.assign(`${boot.urls.login}?next=${encodeURIComponent(window.location.pathname)}`);
+      return false;
+    }
+    if (code === 4404) {
+      toast("This table does not exist any more.", "error");
+      window.location.assign(boot.urls.lobby);
+      return false;
+    }
+    return true;
+  },
+});
+
+$("board").addEventListener("click", (event) => {
+  const button = event.target.closest("button.mine");
+  if (!button) return;
+  const hold = [...displayedHold()];
+  const column = Number(button.dataset.column);
+  hold[column] = !hold[column];
+  sendHold(hold);
+});
+for (const tip of ["tip1", "tip2"]) {
+  $(tip).addEventListener("click", () => {
+    const code = currentEntry()?.panel?.[tip];
+    if (code) sendHold([...code].map((letter) => letter === "H"));
+  });
+}
+$("buy-draw").addEventListener("click", () => buy("buy_draw"));
+$("redeal").addEventListener("click", () => buy("redeal"));
+document.querySelectorAll(".seat-buttons form").forEach((form) => {
+  form.addEventListener("submit", (event) => {
+    // Over the socket when connected; otherwise the form posts (no-JavaScript path).
+    if (socket.isOpen() && send(SEAT_FRAMES[form.dataset.action]) !== null) event.preventDefault();
+  });
+});
+
+syncClock(state.table.server_time);
+state.hold = currentEntry()?.hold ?? null;
+if (currentEntry()?.result) state.lastResult = { hand: state.table.hand, entry: currentEntry() };
+render();
+setInterval(() => {
+  tick();
+  if (canPlay()) renderControls();
+}, TICK_MS);
+setInterval(() => socket.isOpen() && socket.send({ type: "ping" }), PING_MS);

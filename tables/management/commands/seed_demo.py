@@ -1,0 +1,73 @@
+"""``manage.py seed_demo``: demo tables and a demo staff user, safe to run any number of times."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.management.base import BaseCommand
+
+from tables.models import Table
+from tables.services import create_table
+
+DEMO_TABLES: tuple[dict[str, Any], ...] = (
+    {
+        "name": "Rookie Rail",
+        "mode": "fun",
+        "currency": "FUN",
+        "ante_minor": 100,
+        "draw_price_minor": 50,
+        "redeal_price_minor": 100,
+        "change_seconds": 30,
+    },
+    {
+        "name": "Speedway",
+        "mode": "fun",
+        "currency": "FUN",
+        "ante_minor": 200,
+        "draw_price_minor": 100,
+        "redeal_price_minor": 200,
+        "change_seconds": 20,
+        "results_seconds": 6,
+        "redeal_seconds": 10,
+    },
+    {
+        "name": "High Roller",
+        "mode": "fun",
+        "currency": "FUN",
+        "ante_minor": 1_000,
+        "draw_price_minor": 500,
+        "redeal_price_minor": 1_000,
+        "change_seconds": 45,
+        "rake_bps": 300,
+    },
+    {
+        "name": "Euro Classic",
+        "mode": "cash",
+        "currency": "EUR",
+        "ante_minor": 50,
+        "draw_price_minor": 25,
+        "redeal_price_minor": 50,
+        "change_seconds": 30,
+    },
+)
+DEMO_STAFF = ("croupier", "croupier-demo")
+
+
+class Command(BaseCommand):
+    help = "Create the demo tables and the demo staff user (croupier / croupier-demo) if missing."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        existing = set(Table.objects.values_list("name", flat=True))
+        for config in DEMO_TABLES:
+            if config["name"] in existing:
+                self.stdout.write(f"table {config['name']!r} exists, skipped")
+                continue
+            table = create_table(**config)
+            self.stdout.write(f"table {table.name!r} created (id {table.pk})")
+        username, password = DEMO_STAFF
+        if User.objects.filter(username=username).exists():
+            self.stdout.write(f"staff user {username!r} exists, skipped")
+        else:
+            User.objects.create_superuser(username=username, password=password, email="")
+            self.stdout.write(f"staff user {username!r} created (password {password!r})")

@@ -1,0 +1,110 @@
+"""The game screen (HTML), its JSON snapshot, and the seat actions as plain POST forms.
+
+The screen plays over the table WebSocket (tables.consumers); these views give it its first
+state, a snapshot to resynchronise from after a reconnect or a missed version, and a
+fallback for browsers without JavaScript.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from tables import services
+from tables.errors import TableNotFoundError
+from tables.selectors import get_entry_state, get_table_state
+from wallet.errors import DomainError
+
+SEAT_ACTIONS: dict[str, tuple[Callable[..., Any], str]] = {
+    "join": (services.join_table, "You are seated: you play from the next hand."),
+    "leave": (services.leave_table, "You left the table."),
+    "sit-out": (services.sit_out, "You sit out from the next hand and pay no ante."),
+    "sit-in": (services.sit_in, "You play again from the next hand."),
+}
+
+
+class AuthenticatedHttpRequest(HttpRequest):
+    """The request of a ``login_required`` view (for the type checker)."""
+
+    user: User
+
+
+def _snapshot(table_id: int, user_id: int) -> dict[str, Any]:
+    """The public and private state of a table as the game screen consumes them."""
+    try:
+        return {
+            "table": get_table_state(table_id=table_id),
+            "private": get_entry_state(table_id=table_id, user_id=user_id),
+        }
+    except TableNotFoundError as missing:
+        raise Http404(str(missing)) from missing
+
+
+@login_required
+@require_GET
+def table_page(request: AuthenticatedHttpRequest, table_id: int) -> HttpResponse:
+    """The game screen: board, the player's cards, probability panel, purchases and results.
+
+    Rendered with the current snapshot embedded; table.js then follows the table socket.
+    """
+    snapshot = _snapshot(table_id, request.user.pk)
+    urls = {
+        "snapshot": reverse("table-snapshot", args=[table_id]),
+        "socket": f"/ws/tables/{table_id}/",
+        "lobby": reverse("lobby"),
+        "login": reverse("login"),
+        "hand_history": "/history/hands/",
+    }
+    return render(
+        request,
+        "tables/table.html",
+        {
+            "table": snapshot["table"],
+            "private": snapshot["private"],
+            "boot": {**snapshot, "urls": urls, "username": request.user.get_username()},
+            "seat_actions": list(SEAT_ACTIONS),
+        },
+    )
+
+
+@require_GET
+def table_snapshot(request: HttpRequest, table_id: int) -> JsonResponse:
+    """``{"table": public state, "private": the caller's entry state}``; counts as presence.
+
+    Never contains a running hand's secrets (server seed, change keys): the selectors leave
+    them out until the hand is settled or cancelled.
+    """
+    if not request.user.is_authenticated:
+        return JsonResponse({"code": "not_authenticated", "message": "log in first"}, status=401)
+    snapshot = _snapshot(table_id, request.user.pk)
+    services.touch_presence(table_id=table_id, user_id=request.user.pk, now=timezone.now())
+    return JsonResponse(snapshot)
+
+
+@login_required
+@require_POST
+def seat_action(request: AuthenticatedHttpRequest, table_id: int, action: str) -> HttpResponse:
+    """Join, leave, sit out or sit in with a plain form (the screen uses the socket)."""
+    if action not in SEAT_ACTIONS:
+        raise Http404(f"no seat action {action!r}")
+    service, done = SEAT_ACTIONS[action]
+    try:
+        service(table_id=table_id, user_id=request.user.pk, now=timezone.now())
+    except TableNotFoundError as missing:
+        raise Http404(str(missing)) from missing
+    except DomainError as refusal:
+        messages.error(request, str(refusal))
+    else:
+        messages.success(request, done)
+        if action == "leave":
+            return redirect("lobby")
+    return redirect("table", table_id=table_id)

@@ -1,0 +1,50 @@
+"""The lobby page and its JSON fallback list every table with its conditions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from tables import services
+from tables.models import Table
+from tests.lobby.conftest import deal_hand
+
+pytestmark = pytest.mark.django_db
+
+
+def test_lobby_lists_every_table_with_its_conditions(client: Client, table: Table) -> None:
+    services.create_table(
+        name="Euro Night",
+        mode="cash",
+        currency="EUR",
+        ante_minor=250,
+        draw_price_minor=100,
+        redeal_price_minor=200,
+        rake_bps=250,
+        change_seconds=60,
+    )
+    page = client.get("/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert {row["name"] for row in page.context["tables"]} == {"Rail Test", "Euro Night"}
+    assert "Rail Test" in html and f'href="/tables/{table.pk}/"' in html
+    assert "1.00 FUN" in html and "2.50 EUR" in html
+    assert "5%" in html and "2.5%" in html
+    assert "fast · 30 s" in html and "normal · 60 s" in html
+
+
+def test_lobby_json_shows_players_and_the_live_prize_pool(
+    client: Client, table: Table, alice: User, bob: User, now: datetime
+) -> None:
+    before = client.get("/lobby/tables.json").json()["tables"]
+    assert before[0]["players"] == 0 and before[0]["pool_minor"] is None
+    deal_hand(table, [alice, bob], now)
+    line = client.get("/lobby/tables.json").json()["tables"][0]
+    assert line["id"] == table.pk
+    assert line["players"] == 2
+    assert line["phase"] == "change"
+    assert line["pool_minor"] == 200 - 200 * 500 // 10_000  # two antes less the 5% rake
+    assert "1.90 FUN" in client.get("/").content.decode()

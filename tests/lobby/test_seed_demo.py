@@ -1,0 +1,39 @@
+"""``manage.py seed_demo`` creates the demo tables and staff user once."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+
+from tables.models import Table
+
+pytestmark = pytest.mark.django_db
+
+
+def test_seed_demo_is_idempotent() -> None:
+    call_command("seed_demo")
+    first = sorted(Table.objects.values_list("name", "mode", "currency"))
+    call_command("seed_demo")
+    assert sorted(Table.objects.values_list("name", "mode", "currency")) == first
+    assert len(first) == 4
+    assert {mode for _, mode, _ in first} == {"fun", "cash"}
+    croupier = User.objects.get(username="croupier")
+    assert croupier.is_staff and croupier.is_superuser
+    assert croupier.check_password("croupier-demo")
+
+
+def test_seed_demo_keeps_an_existing_table_of_the_same_name() -> None:
+    from tables.services import create_table
+
+    create_table(
+        name="Speedway",
+        mode="fun",
+        currency="FUN",
+        ante_minor=700,
+        draw_price_minor=0,
+        redeal_price_minor=0,
+    )
+    call_command("seed_demo")
+    assert Table.objects.get(name="Speedway").ante_minor == 700
+    assert Table.objects.count() == 4
