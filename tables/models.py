@@ -11,6 +11,22 @@ from django.db.models import Q
 
 from wallet.models import Currency
 
+# The fields of a table's conditions: snapshotted into every hand, changed by staff only
+# through tables.services.change_table_config (audit-logged, applied between hands).
+CONFIG_FIELDS = (
+    "ante_minor",
+    "change_seconds",
+    "results_seconds",
+    "rake_bps",
+    "paid_fraction_bps",
+    "min_prize_minor",
+    "draw_price_minor",
+    "max_draws",
+    "redeal_price_minor",
+    "max_redeals",
+    "redeal_seconds",
+)
+
 
 class TableMode(models.TextChoices):
     """Cash tables play for real money, fun tables for FUN chips (DESIGN 18)."""
@@ -87,21 +103,7 @@ class Table(models.Model):
 
     def config_snapshot(self) -> dict[str, Any]:
         """The configuration a hand is played under, stored with the hand for good."""
-        return {
-            "mode": self.mode,
-            "currency": self.currency,
-            "ante_minor": self.ante_minor,
-            "change_seconds": self.change_seconds,
-            "results_seconds": self.results_seconds,
-            "rake_bps": self.rake_bps,
-            "paid_fraction_bps": self.paid_fraction_bps,
-            "min_prize_minor": self.min_prize_minor,
-            "draw_price_minor": self.draw_price_minor,
-            "max_draws": self.max_draws,
-            "redeal_price_minor": self.redeal_price_minor,
-            "max_redeals": self.max_redeals,
-            "redeal_seconds": self.redeal_seconds,
-        }
+        return {"mode": self.mode, "currency": self.currency} | {field: getattr(self, field) for field in CONFIG_FIELDS}
 
 
 class SeatStatus(models.TextChoices):

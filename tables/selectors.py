@@ -275,7 +275,7 @@ def list_lobby_tables() -> list[dict[str, Any]]:
         .order_by("ante_minor", "name")
         .annotate(player_count=Count("seats", filter=~Q(seats__status=SeatStatus.LEFT)))
     )
-    return [_lobby_row(table, table.player_count) for table in tables]  # type: ignore[attr-defined]  # annotated
+    return [_lobby_row(table, table.player_count) for table in tables]
 
 
 def live_pool_frames() -> Iterator[tuple[int, int, PoolUpdatedFrame]]:
@@ -307,9 +307,10 @@ def live_pool_frames() -> Iterator[tuple[int, int, PoolUpdatedFrame]]:
 
 def list_seated_players(*, table_id: int) -> list[dict[str, Any]]:
     """Who is seated at the table and in what state (for the game screen and the back-office)."""
-    return list(
-        Seat.objects.filter(table_id=table_id)
+    return [
+        dict(row)
+        for row in Seat.objects.filter(table_id=table_id)
         .exclude(status=SeatStatus.LEFT)
         .order_by("joined_at")
         .values("user__username", "status", "ws_connections", "last_seen_at")
-    )
+    ]

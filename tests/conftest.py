@@ -3,17 +3,33 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group, Permission, User
+from django.db import connection
 
 from wallet import services as wallet_services
 
 # Django refuses sync ORM calls from a running event loop; async tests (Channels, Playwright)
 # reach the ORM from helper threads, and the live-server fixture needs this switched off.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_stray_connections(django_db_setup: Any, django_db_blocker: Any) -> Iterator[None]:
+    """Consumers, live servers and worker threads open database connections of their own;
+    end them before the test database is dropped (PostgreSQL refuses to drop it otherwise)."""
+    yield
+    with django_db_blocker.unblock():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
 
 
 def make_player(username: str) -> User:

@@ -94,7 +94,7 @@ class AccountAdmin(ReadOnlyAdmin):
         account = get_object_or_404(Account, pk=account_id, kind=AccountKind.PLAYER)
         form = CashMovementForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
-            assert account.user_id is not None
+            assert account.user_id is not None and request.user.pk is not None
             move = services.deposit_cash if form.cleaned_data["direction"] == "deposit" else services.withdraw_cash
             try:
                 move(

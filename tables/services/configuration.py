@@ -9,22 +9,8 @@ from django.db import transaction
 
 from tables.errors import InvalidTableConfigError, TableNotFoundError
 from tables.events import broadcast_table_on_commit
-from tables.models import Table, TableConfigChange, TableMode, TablePhase
+from tables.models import CONFIG_FIELDS, Table, TableConfigChange, TableMode, TablePhase
 from wallet.models import Currency
-
-CONFIG_FIELDS = (
-    "ante_minor",
-    "change_seconds",
-    "results_seconds",
-    "rake_bps",
-    "paid_fraction_bps",
-    "min_prize_minor",
-    "draw_price_minor",
-    "max_draws",
-    "redeal_price_minor",
-    "max_redeals",
-    "redeal_seconds",
-)
 
 
 def validate_table_config(config: dict[str, Any]) -> None:

@@ -44,6 +44,7 @@ from tables.engine import (
 from tables.events import TableRestartedFrame, broadcast_table_on_commit, dumps
 from tables.hub import publish_table_frame
 from tables.models import (
+    CONFIG_FIELDS,
     Entry,
     Hand,
     HandStatus,
@@ -155,27 +156,12 @@ def _save_table(table: Table, *, expected_version: int) -> bool:
         hands_dealt=table.hands_dealt,
         pending_changes=table.pending_changes,
         is_open=table.is_open,
-        **{field: getattr(table, field) for field in _CONFIG_FIELDS},
+        **{field: getattr(table, field) for field in CONFIG_FIELDS},
     )
     if updated != 1:
         transaction.set_rollback(True)
         return False
     return True
-
-
-_CONFIG_FIELDS = (
-    "ante_minor",
-    "change_seconds",
-    "results_seconds",
-    "rake_bps",
-    "paid_fraction_bps",
-    "min_prize_minor",
-    "draw_price_minor",
-    "max_draws",
-    "redeal_price_minor",
-    "max_redeals",
-    "redeal_seconds",
-)
 
 
 # --- WAITING -> CHANGE -----------------------------------------------------------------------

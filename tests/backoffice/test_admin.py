@@ -135,6 +135,7 @@ def test_a_conditions_change_is_audited_and_applies_after_the_running_hand(
     assert hand.config["rake_bps"] == 500
     assert hand.rake_minor == hand.gross_minor * 500 // 10_000
     fun_table.refresh_from_db()
+    assert fun_table.phase_deadline is not None
     assert services.advance_table(table_id=fun_table.pk, now=fun_table.phase_deadline)
     fun_table.refresh_from_db()
     assert (fun_table.rake_bps, fun_table.ante_minor) == (300, 200)
@@ -179,8 +180,9 @@ def test_closing_asks_for_a_reason_then_closes_and_logs_it(fun_table: Table, cro
     fun_table.refresh_from_db()
     assert fun_table.is_open
     run_action(client, "close_tables", [fun_table], "maintenance")
-    fun_table.refresh_from_db()
-    assert not fun_table.is_open and fun_table.phase == TablePhase.CLOSED
+    closed = Table.objects.get(pk=fun_table.pk)  # a fresh object: mypy keeps the narrowing above
+    assert not closed.is_open
+    assert closed.phase == TablePhase.CLOSED
     change = TableConfigChange.objects.get(table=fun_table, field="is_open")
     assert (change.new_value, change.reason, change.changed_by) == (False, "maintenance", croupier)
     run_action(client, "open_tables", [fun_table], "maintenance over")

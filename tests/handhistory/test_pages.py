@@ -43,6 +43,7 @@ def test_the_hand_page_shows_the_revealed_seed_keys_board_and_a_passing_verifica
     page = response.content.decode()
     assert settled_hand.server_seed in page
     assert settled_hand.commitment in page
+    assert settled_hand.change_keys is not None
     assert "".join(str(d) for d in settled_hand.change_keys[0]) in page
     assert settled_hand.board["columns"][4][9] in page
     assert response.context["report"].ok

@@ -47,6 +47,7 @@ def test_a_settled_hand_verifies_from_its_revealed_seed(settled_hand: Hand) -> N
 
 def test_a_tampered_place_is_reported_against_the_entry(settled_hand: Hand, alice: User) -> None:
     entry = Entry.objects.get(hand=settled_hand, user=alice)
+    assert entry.place is not None
     Entry.objects.filter(pk=entry.pk).update(place=entry.place + 1)
     report = verify_hand(hand_id=settled_hand.pk)
     assert not report.ok

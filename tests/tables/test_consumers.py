@@ -45,7 +45,7 @@ async def open_socket(user: Any, table_id: int) -> WebsocketCommunicator:
 async def receive(communicator: WebsocketCommunicator, frame_type: str, timeout: float = 10) -> dict[str, Any]:
     """The next frame of ``frame_type`` (earlier frames of other types are skipped)."""
     for _ in range(20):
-        frame = json.loads(await communicator.receive_from(timeout=timeout))
+        frame: dict[str, Any] = json.loads(await communicator.receive_from(timeout=timeout))
         if frame["type"] == frame_type:
             return frame
     raise AssertionError(f"no {frame_type} frame")

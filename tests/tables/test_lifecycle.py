@@ -125,10 +125,11 @@ def test_every_entry_gets_five_draw_results_and_a_place(
     deal(table, now)
     hand = settle(table, now)
     entries = list(Entry.objects.filter(hand=hand))
-    assert all(len(e.draw_strengths) == 5 for e in entries)
+    strengths = [e.draw_strengths or [] for e in entries]
+    assert all(len(draws) == 5 for draws in strengths)
     assert all(e.best_draw == 0 for e in entries)  # one draw bought: the first counts
-    assert all(e.strength == e.draw_strengths[0] for e in entries)
-    best = max(e.strength for e in entries)
+    assert all(e.strength == draws[0] for e, draws in zip(entries, strengths, strict=True))
+    best = max(e.strength or 0 for e in entries)
     assert {e.place for e in entries if e.strength == best} == {1}
     assert hand.change_keys == [list(key) for key in change_keys(bytes.fromhex(hand.server_seed))]
 
@@ -140,10 +141,12 @@ def test_best_of_the_draws_bought_is_the_final_hand(table: Table, alice: User, b
         services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
     hand = settle(table, now)
     entry = Entry.objects.get(hand=hand, user=alice)
+    draws: list[int] = entry.draw_strengths or []
     assert entry.draws_bought == 5
-    assert entry.strength == max(entry.draw_strengths)
-    assert entry.draw_strengths[entry.best_draw] == entry.strength
-    assert entry.best_draw == entry.draw_strengths.index(entry.strength)  # earliest on ties
+    assert entry.best_draw is not None
+    assert entry.strength == max(draws)
+    assert draws[entry.best_draw] == entry.strength
+    assert entry.best_draw == draws.index(entry.strength)  # earliest on ties
     assert fun(alice) == GRANT - 100 - 4 * 50 + entry.prize_minor
 
 
@@ -265,6 +268,7 @@ def test_next_hand_starts_after_the_results(table: Table, alice: User, bob: User
     first = settle(table, now)
     table.refresh_from_db()
     later = table.phase_deadline
+    assert later is not None
     Seat.objects.filter(table=table).update(last_seen_at=later)
     assert services.advance_table(table_id=table.pk, now=later)
     table.refresh_from_db()
@@ -286,6 +290,7 @@ def test_rake_change_applies_after_the_running_hand_and_restarts_the_table(
     hand = settle(table, now)
     assert hand.rake_minor == 200 * 500 // 10_000  # the old rake
     table.refresh_from_db()
+    assert table.phase_deadline is not None
     assert services.advance_table(table_id=table.pk, now=table.phase_deadline)
     table.refresh_from_db()
     assert table.rake_bps == 200
