@@ -18,7 +18,7 @@ from tables.engine import board_grid, category_of, change_keys, final_hand, hold
 from tables.errors import TableNotFoundError
 from tables.events import PoolUpdatedFrame, TableStateFrame, dumps
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TablePhase
-from tables.services.lifecycle import board_from_json, carry_key, combination_digits
+from tables.records import board_from_json, carry_key, combination_digits
 from wallet.models import Account
 from wallet.services import player_account_key
 

@@ -3,14 +3,7 @@
 from __future__ import annotations
 
 from tables.services.configuration import change_table_config, create_table, set_table_open
-from tables.services.lifecycle import (
-    advance_due_tables,
-    advance_table,
-    cancel_hand,
-    publish_live_pools,
-    recover_table,
-    settle_hand,
-)
+from tables.services.lifecycle import advance_due_tables, advance_table, publish_live_pools, recover_table
 from tables.services.play import buy_draw, buy_redeal, hold_to_mask, set_hold
 from tables.services.seating import (
     is_connected,
@@ -21,6 +14,7 @@ from tables.services.seating import (
     sit_out,
     touch_presence,
 )
+from tables.services.settlement import cancel_hand, settle_hand
 
 __all__ = [
     "advance_due_tables",

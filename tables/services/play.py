@@ -24,8 +24,9 @@ from tables.errors import (
 )
 from tables.events import push_private_on_commit
 from tables.models import Entry, Hand, HandStatus, Seat, Table, TablePhase
+from tables.services.settlement import hand_escrow
 from wallet import services as wallet_services
-from wallet.models import Account, AccountKind, TransferKind
+from wallet.models import TransferKind
 
 
 def hold_to_mask(hold: Sequence[bool]) -> int:
@@ -84,7 +85,7 @@ def buy_draw(*, table_id: int, user_id: int, now: datetime) -> Entry:
     if price > 0:
         wallet_services.transfer_between(
             source=wallet_services.ensure_player_account(user_id=user_id, currency=hand.currency),
-            destination=_escrow(hand),
+            destination=hand_escrow(hand_id=hand.pk, currency=hand.currency),
             amount_minor=price,
             kind=TransferKind.DRAW,
             reference=f"draw:{hand.pk}:{user_id}:{number}",
@@ -128,7 +129,7 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime) -> Entry:
     if price > 0:
         wallet_services.transfer_between(
             source=wallet_services.ensure_player_account(user_id=user_id, currency=hand.currency),
-            destination=_escrow(hand),
+            destination=hand_escrow(hand_id=hand.pk, currency=hand.currency),
             amount_minor=price,
             kind=TransferKind.REDEAL,
             reference=f"redeal:{hand.pk}:{number}",
@@ -146,12 +147,3 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime) -> Entry:
     )
     push_private_on_commit(table_id, user_id)
     return entry
-
-
-def escrow_key(hand_id: int) -> str:
-    """The wallet account holding a hand's wagers until settlement."""
-    return f"escrow:hand:{hand_id}"
-
-
-def _escrow(hand: Hand) -> Account:
-    return wallet_services.ensure_account(key=escrow_key(hand.pk), kind=AccountKind.ESCROW, currency=hand.currency)

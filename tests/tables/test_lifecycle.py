@@ -14,7 +14,7 @@ from tables import services
 from tables.engine import change_keys, deal_board
 from tables.errors import LimitReachedError, NotInHandError, PhaseClosedError, RedealClosedError
 from tables.models import Entry, HandStatus, Seat, SeatStatus, Table, TableConfigChange, TablePhase
-from tables.services.lifecycle import board_to_json
+from tables.records import board_to_json
 from tests.conftest import make_player
 from tests.tables.conftest import deal, seat_players, settle
 from wallet.errors import InsufficientFundsError
@@ -332,7 +332,7 @@ def test_a_failing_settlement_cancels_the_hand_and_refunds(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("evaluator exploded")
 
-    monkeypatch.setattr("tables.services.lifecycle.draw_strengths", broken)
+    monkeypatch.setattr("tables.services.settlement.draw_strengths", broken)
     services.advance_due_tables(now=hand.change_deadline + timedelta(seconds=1))
     hand.refresh_from_db()
     assert hand.status == HandStatus.CANCELLED

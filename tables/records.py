@@ -1,0 +1,41 @@
+"""Conversions between the engine's values and what a hand stores: the board as card codes,
+combination indices as digits, and the names of a table's wallet accounts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from tables.engine import Board, card_code
+
+_DIGIT_WEIGHTS = np.array([10_000, 1_000, 100, 10, 1], dtype=np.int64)
+
+
+def board_from_json(data: dict[str, Any]) -> Board:
+    """The Board stored with a hand (``{"columns": [[codes]...], "out": [codes]}``)."""
+    return Board.from_columns(data["columns"], data["out"])
+
+
+def board_to_json(board: Board) -> dict[str, Any]:
+    """Card codes of the board's five columns and the two cards out (public from the deal)."""
+    return {
+        "columns": [[card_code(card) for card in column] for column in board.columns],
+        "out": [card_code(card) for card in board.out],
+    }
+
+
+def combination_digits(indices: npt.NDArray[np.int64]) -> npt.NDArray[np.uint8]:
+    """Combination indices (N,) -> digits p0..p4 as an (N, 5) uint8 array."""
+    return ((indices[:, None] // _DIGIT_WEIGHTS) % 10).astype(np.uint8)
+
+
+def carry_key(table_id: int, currency: str) -> str:
+    """The account carrying a table's indivisible tie-split cents to its next hand's pool."""
+    return f"carry:table:{table_id}:{currency}"
+
+
+def escrow_key(hand_id: int) -> str:
+    """The wallet account holding a hand's wagers until settlement."""
+    return f"escrow:hand:{hand_id}"
