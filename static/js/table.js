@@ -8,6 +8,7 @@ const CENTER_ROW = 4; // the payline: the row where each player's own cards line
 const PING_MS = 10000;
 const TICK_MS = 250;
 const GAP_GRACE_MS = 1200; // wait this long for the private state before re-reading
+const STALE_DEADLINE_MS = 4000; // a deadline this far in the past means a frame was lost
 const RESTART_REDIRECT_MS = 4000;
 const PHASES = { waiting: "Waiting", change: "Change", results: "Results", closed: "Closed" };
 const SEAT_FRAMES = { join: "join", leave: "leave", "sit-out": "sit_out", "sit-in": "sit_in" };
@@ -27,6 +28,7 @@ const state = {
   shownDraw: null, // draw index shown on the reels after the hand (null = the best)
   lastResult: null, // {hand, entry} of the last settled hand, kept while waiting
   gapTimer: null,
+  lastStaleResync: 0, // when a passed deadline last triggered a re-read (ms, local clock)
   previousCenters: [null, null, null, null, null],
 };
 
@@ -469,6 +471,12 @@ function tick() {
     const left = Date.parse(deadline) - serverNow();
     countdown.textContent = clock(left);
     countdown.classList.toggle("urgent", phase === "change" && left < 5000);
+    // Pushes are hints (the layer may drop one): if the phase should have moved on long ago
+    // and no frame said so, re-read the snapshot, at most once per STALE_DEADLINE_MS.
+    if (left < -STALE_DEADLINE_MS && Date.now() - state.lastStaleResync > STALE_DEADLINE_MS) {
+      state.lastStaleResync = Date.now();
+      resync();
+    }
   }
 }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 
 from tables.engine import combination_index, hold_mask, redeal_combination
@@ -39,13 +39,25 @@ def hold_to_mask(hold: Sequence[bool]) -> int:
     return hold_mask(hold)
 
 
-def _lock_entry(*, table_id: int, user_id: int, now: datetime) -> tuple[Hand, Entry]:
+def _lock_entry(*, table_id: int, user_id: int, now: datetime, shared: bool = False) -> tuple[Hand, Entry]:
+    """Lock the running hand and return it with the player's entry, or raise.
+
+    Purchases lock the hand row exclusively (they update its totals). A hold changes only the
+    player's own entry, so it takes a shared lock (PostgreSQL ``FOR SHARE``): thousands of
+    players' holds proceed side by side, while settlement's ``FOR UPDATE`` still waits for
+    every hold in flight, and a hold that comes after it sees the hand settled.
+    """
     table = Table.objects.filter(pk=table_id).only("id", "phase", "current_hand_id").first()
     if table is None:
         raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
     if table.phase != TablePhase.CHANGE or table.current_hand_id is None:
         raise PhaseClosedError("choices are accepted during the change phase only", table_id=table_id)
-    hand = Hand.objects.select_for_update().get(pk=table.current_hand_id)
+    if shared and connection.vendor == "postgresql":
+        table_name = Hand._meta.db_table
+        shared_row = Hand.objects.raw(f"SELECT * FROM {table_name} WHERE id = %s FOR SHARE", [table.current_hand_id])
+        hand = next(iter(shared_row))
+    else:
+        hand = Hand.objects.select_for_update().get(pk=table.current_hand_id)
     if hand.status != HandStatus.CHANGE or now >= hand.change_deadline:
         raise PhaseClosedError("the change phase of this hand is over", hand_id=hand.pk)
     entry = Entry.objects.filter(hand=hand, user_id=user_id).first()
@@ -60,7 +72,7 @@ def set_hold(*, table_id: int, user_id: int, hold: Sequence[bool], now: datetime
     """Record which cards the player holds (rules B.2: select the cards to keep; a further
     click deselects). The last hold received before the deadline is the one played."""
     mask = hold_to_mask(hold)
-    _, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now)
+    _, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now, shared=True)
     entry.hold_mask = mask
     entry.save(update_fields=["hold_mask"])
     push_private_on_commit(table_id, user_id)

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Sum
+from django.utils import timezone
 
 from tables import services
 from tables.engine import change_keys, deal_board
 from tables.errors import LimitReachedError, NotInHandError, PhaseClosedError, RedealClosedError
 from tables.models import Entry, HandStatus, Seat, SeatStatus, Table, TableConfigChange, TablePhase
 from tables.records import board_to_json
-from tests.conftest import make_player
+from tests.conftest import make_player, postgres_only
 from tests.tables.conftest import deal, seat_players, settle
 from wallet.errors import InsufficientFundsError
 from wallet.models import Account, Currency, LedgerEntry, Transfer
@@ -338,3 +340,50 @@ def test_a_failing_settlement_cancels_the_hand_and_refunds(
     assert hand.status == HandStatus.CANCELLED
     assert (fun(alice), fun(bob)) == (GRANT, GRANT)
     assert check_books().ok
+
+
+@postgres_only()
+@pytest.mark.django_db(transaction=True)
+def test_holds_share_the_hand_lock_while_settlement_waits_for_them(db: Any) -> None:
+    """A transaction holding the hand FOR SHARE (as a hold in flight does) lets other holds
+    through at once, but settlement waits until it ends."""
+    import threading
+    import time
+
+    from django.db import connection, transaction
+
+    table = services.create_table(
+        name="Lock Rail", mode="fun", currency="FUN", ante_minor=100, draw_price_minor=50, redeal_price_minor=80
+    )
+    alice, bob = make_player("lock-alice"), make_player("lock-bob")
+    now = timezone.now()
+    seat_players(table, [alice, bob], now)
+    hand = deal(table, now)
+    holding, release, settled = threading.Event(), threading.Event(), threading.Event()
+
+    def hold_in_flight() -> None:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT id FROM tables_hand WHERE id = %s FOR SHARE", [hand.pk])
+            holding.set()
+            release.wait(10)
+        connection.close()
+
+    def settle() -> None:
+        services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=1))
+        settled.set()
+        connection.close()
+
+    first = threading.Thread(target=hold_in_flight)
+    first.start()
+    assert holding.wait(5)
+    started = time.monotonic()
+    services.set_hold(table_id=table.pk, user_id=bob.pk, hold=[True] * 5, now=now)  # not blocked
+    assert time.monotonic() - started < 2
+    settler = threading.Thread(target=settle)
+    settler.start()
+    assert not settled.wait(1.0)  # settlement waits for the hold in flight
+    release.set()
+    first.join()
+    settler.join()
+    assert settled.is_set()
+    assert Entry.objects.get(hand=hand, user=bob).hold_used == 0b11111
