@@ -1,18 +1,9 @@
-"""Admin of tables, seats, hands, entries and the configuration audit log.
-
-The admin is an adapter: every change goes through a service. A table's conditions change
-only on the "Change conditions" page, with a mandatory reason, through
-``change_table_config`` (audit-logged; a running hand finishes under the old conditions).
-Opening, closing and cancelling a running hand (malfunction, with full refunds) are list
-actions that ask for a reason. Hands, entries, seats and the audit log are read-only.
-Staff with only view permissions (auditors) see everything and change nothing.
-"""
+"""Admin of tables: read-only page, "Change conditions" and add pages, reasoned list actions."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -28,150 +19,17 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from tables import services
-from tables.engine import HandCategory
-from tables.models import (
-    Entry,
-    Hand,
-    HandStatus,
-    Seat,
-    SeatStatus,
-    Table,
-    TableConfigChange,
-    TableMode,
+from tables.admin.forms import (
+    _CONDITION_FIELDS,
+    ChangeConditionsForm,
+    ReasonForm,
+    TableConditionsForm,
+    TableCreateForm,
+    _from_hundredths,
 )
+from tables.models import HandStatus, SeatStatus, Table, TableConfigChange
 from wallet.errors import DomainError
-from wallet.models import Currency
 from wallet.money import format_minor
-
-# --- forms: conditions in the units a croupier reads -------------------------------------
-
-_CENTS = Decimal(100)
-
-
-def _to_hundredths(value: Decimal) -> int:
-    """2-decimal major units (or percent) -> minor units (or basis points), exactly."""
-    return int(value * _CENTS)
-
-
-def _from_hundredths(value: int) -> Decimal:
-    return (Decimal(value) / _CENTS).quantize(Decimal("0.01"))
-
-
-# form field -> (config field, whether the value is in hundredths: money or percent)
-_CONDITION_FIELDS: dict[str, tuple[str, bool]] = {
-    "ante": ("ante_minor", True),
-    "draw_price": ("draw_price_minor", True),
-    "max_draws": ("max_draws", False),
-    "redeal_price": ("redeal_price_minor", True),
-    "max_redeals": ("max_redeals", False),
-    "redeal_seconds": ("redeal_seconds", False),
-    "change_seconds": ("change_seconds", False),
-    "results_seconds": ("results_seconds", False),
-    "rake_percent": ("rake_bps", True),
-    "paid_percent": ("paid_fraction_bps", True),
-    "min_prize": ("min_prize_minor", True),
-}
-
-
-def _money_field(label: str, help_text: str) -> forms.DecimalField:
-    return forms.DecimalField(label=label, min_value=0, max_digits=14, decimal_places=2, help_text=help_text)
-
-
-class TableConditionsForm(forms.Form):
-    """A table's conditions: money in major units (1.00), rake and paid share in percent.
-    The rules (rake at most 10%, 1-5 draws, ...) are checked by the table services."""
-
-    ante = _money_field("Ante", "Paid by every player in each hand, e.g. 1.00.")
-    draw_price = _money_field("Draw price", "Each draw after the first (included in the ante).")
-    max_draws = forms.IntegerField(label="Draws per hand", min_value=1, max_value=5)
-    redeal_price = _money_field("Redeal price", "Price of one redeal.")
-    max_redeals = forms.IntegerField(label="Redeals per hand", min_value=0, max_value=10)
-    redeal_seconds = forms.IntegerField(
-        label="Redeal time (s)", min_value=0, help_text="Redeals are sold in the first N seconds."
-    )
-    change_seconds = forms.IntegerField(label="Change phase (s)", min_value=5, max_value=600)
-    results_seconds = forms.IntegerField(label="Results shown (s)", min_value=1, max_value=120)
-    rake_percent = forms.DecimalField(
-        label="Rake (%)", min_value=0, max_value=10, decimal_places=2, help_text="At most 10%."
-    )
-    paid_percent = forms.DecimalField(
-        label="Paid entries (%)",
-        min_value=Decimal("0.01"),
-        max_value=100,
-        decimal_places=2,
-        help_text="Share of the entries that win a prize, e.g. 15.",
-    )
-    min_prize = _money_field("Minimum prize", "Smallest prize of a paid place (0 = none).")
-
-    @staticmethod
-    def initial_from(config: dict[str, int]) -> dict[str, Any]:
-        """Form initial values from a configuration in minor units and basis points."""
-        return {
-            name: _from_hundredths(config[field]) if hundredths else config[field]
-            for name, (field, hundredths) in _CONDITION_FIELDS.items()
-        }
-
-    def config(self) -> dict[str, int]:
-        """The cleaned conditions as configuration fields (minor units, basis points)."""
-        return {
-            field: _to_hundredths(self.cleaned_data[name]) if hundredths else self.cleaned_data[name]
-            for name, (field, hundredths) in _CONDITION_FIELDS.items()
-        }
-
-    def add_domain_error(self, error: DomainError) -> None:
-        """Show a service's refusal on the field it names (or on the whole form)."""
-        by_config = {field: name for name, (field, _) in _CONDITION_FIELDS.items()}
-        name = by_config.get(str(error.extra.get("field", "")), error.extra.get("field"))
-        self.add_error(name if name in self.fields else None, f"{error} [{error.code}]")
-
-
-class TableCreateForm(TableConditionsForm):
-    """A new table: its name, mode and currency, then its conditions."""
-
-    name = forms.CharField(max_length=60)
-    mode = forms.ChoiceField(choices=TableMode.choices)
-    currency = forms.ChoiceField(
-        choices=Currency.choices, help_text="Fun tables play FUN chips; cash tables a cash currency."
-    )
-    field_order = ["name", "mode", "currency"]
-
-
-class ChangeConditionsForm(TableConditionsForm):
-    """New conditions for a table and the mandatory reason for the audit log."""
-
-    reason = forms.CharField(
-        max_length=255,
-        widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
-        help_text="Why: kept in the audit log with your name and the time.",
-    )
-
-    def clean_reason(self) -> str:
-        reason = str(self.cleaned_data["reason"]).strip()
-        if not reason:
-            raise forms.ValidationError("A reason is required.")
-        return reason
-
-
-class ReasonForm(forms.Form):
-    """The reason a staff action asks for (kept in the audit trail)."""
-
-    reason = forms.CharField(max_length=180, widget=forms.TextInput(attrs={"size": 60}))
-
-
-# --- admin classes ------------------------------------------------------------------------
-
-
-class ReadOnlyModelAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # generic over several models
-    """Rows written only by services: staff read them here, nobody edits them."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 def _staff_id(request: HttpRequest) -> int:
@@ -180,10 +38,6 @@ def _staff_id(request: HttpRequest) -> int:
     if not isinstance(user_id, int):
         raise PermissionDenied
     return user_id
-
-
-def _money(amount_minor: int | None, currency: str) -> str:
-    return "—" if amount_minor is None else format_minor(amount_minor, currency)
 
 
 @admin.register(Table)
@@ -515,171 +369,3 @@ def _cancel_running_hand(request: HttpRequest, table: Table, reason: str, now: d
         reason=f"Cancelled by {request.user.get_username()}: {reason}",
     )
     return f"hand #{hand.number} cancelled and refunded"
-
-
-@admin.register(Seat)
-class SeatAdmin(ReadOnlyModelAdmin):
-    list_display = (
-        "table",
-        "user",
-        "status",
-        "status_reason",
-        "joined_at",
-        "last_seen_at",
-        "ws_connections",
-    )
-    list_filter = ("status", "table")
-    search_fields = ("user__username", "table__name")
-    list_select_related = ("table", "user")
-
-
-@admin.register(Hand)
-class HandAdmin(ReadOnlyModelAdmin):
-    """Hands, read-only. The server seed and change keys show only once the hand is over;
-    the history page has the whole hand and its verification."""
-
-    list_display = (
-        "table",
-        "number",
-        "status",
-        "started_at",
-        "entry_count",
-        "gross",
-        "rake",
-        "pool",
-        "history_link",
-    )
-    list_filter = ("status", "table")
-    list_select_related = ("table",)
-    date_hierarchy = "started_at"
-    search_fields = ("table__name", "commitment")
-    fields = (
-        "table",
-        "number",
-        "status",
-        "history_link",
-        "started_at",
-        "change_deadline",
-        "redeal_deadline",
-        "settled_at",
-        "config",
-        "commitment",
-        "revealed_seed",
-        "revealed_change_keys",
-        "board",
-        "entry_count",
-        "redeal_count",
-        "antes_minor",
-        "draws_minor",
-        "redeals_minor",
-        "gross_minor",
-        "rake_minor",
-        "carry_in_minor",
-        "pool_minor",
-        "breakage_minor",
-        "cancel_reason",
-    )
-    readonly_fields = fields
-
-    @admin.display(description="Gross", ordering="gross_minor")
-    def gross(self, hand: Hand) -> str:
-        return _money(hand.gross_minor, hand.currency)
-
-    @admin.display(description="Rake", ordering="rake_minor")
-    def rake(self, hand: Hand) -> str:
-        return _money(hand.rake_minor if hand.status == HandStatus.SETTLED else None, hand.currency)
-
-    @admin.display(description="Pool", ordering="pool_minor")
-    def pool(self, hand: Hand) -> str:
-        return _money(hand.pool_minor if hand.status == HandStatus.SETTLED else None, hand.currency)
-
-    @admin.display(description="Server seed")
-    def revealed_seed(self, hand: Hand) -> str:
-        return hand.server_seed if hand.is_terminal else "secret until the hand is over"
-
-    @admin.display(description="Change keys")
-    def revealed_change_keys(self, hand: Hand) -> str:
-        if not hand.is_terminal:
-            return "secret until the hand is over"
-        return " · ".join("".join(str(d) for d in key) for key in hand.change_keys or [])
-
-    @admin.display(description="History")
-    def history_link(self, hand: Hand) -> str:
-        return format_html(
-            '<a href="{}">whole hand and verification</a>',
-            reverse("handhistory:hand", args=[hand.pk]),
-        )
-
-
-@admin.register(Entry)
-class EntryAdmin(ReadOnlyModelAdmin):
-    list_display = (
-        "hand",
-        "user",
-        "join_order",
-        "combination",
-        "draws_bought",
-        "paid",
-        "final_hand",
-        "place",
-        "prize",
-    )
-    list_filter = ("hand__table", "hand__status")
-    list_select_related = ("hand", "user")
-    search_fields = ("user__username",)
-    fields = (
-        "hand_link",
-        "user",
-        "join_order",
-        "initial_combination",
-        "combination",
-        "redeals",
-        "hold_mask",
-        "hold_used",
-        "draws_bought",
-        "paid_minor",
-        "connected_at_end",
-        "draw_strengths",
-        "best_draw",
-        "strength",
-        "category",
-        "place",
-        "prize_minor",
-    )
-    readonly_fields = fields
-
-    @admin.display(description="Hand")
-    def hand_link(self, entry: Entry) -> str:
-        return format_html('<a href="{}">{}</a>', reverse("handhistory:hand", args=[entry.hand_id]), entry.hand)
-
-    @admin.display(description="Paid", ordering="paid_minor")
-    def paid(self, entry: Entry) -> str:
-        return format_minor(entry.paid_minor, entry.hand.currency)
-
-    @admin.display(description="Prize", ordering="prize_minor")
-    def prize(self, entry: Entry) -> str:
-        return format_minor(entry.prize_minor, entry.hand.currency)
-
-    @admin.display(description="Final hand", ordering="strength")
-    def final_hand(self, entry: Entry) -> str:
-        return "—" if entry.category is None else HandCategory(entry.category).label
-
-
-@admin.register(TableConfigChange)
-class TableConfigChangeAdmin(ReadOnlyModelAdmin):
-    """The audit log of table configuration changes (who, when, old, new, why)."""
-
-    list_display = (
-        "changed_at",
-        "table",
-        "field",
-        "old_value",
-        "new_value",
-        "changed_by",
-        "reason",
-        "applied_at",
-    )
-    list_filter = ("table", "field")
-    list_select_related = ("table", "changed_by")
-    search_fields = ("reason", "table__name", "changed_by__username")
-    date_hierarchy = "changed_at"

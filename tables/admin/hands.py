@@ -1,0 +1,199 @@
+"""Read-only admin of the rows services write: seats, hands, entries, the conditions audit log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+
+from tables.engine import HandCategory
+from tables.models import Entry, Hand, HandStatus, Seat, TableConfigChange
+from wallet.money import format_minor
+
+
+class ReadOnlyModelAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # generic over several models
+    """Rows written only by services: staff read them here, nobody edits them."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def _money(amount_minor: int | None, currency: str) -> str:
+    return "—" if amount_minor is None else format_minor(amount_minor, currency)
+
+
+@admin.register(Seat)
+class SeatAdmin(ReadOnlyModelAdmin):
+    list_display = (
+        "table",
+        "user",
+        "status",
+        "status_reason",
+        "joined_at",
+        "last_seen_at",
+        "ws_connections",
+    )
+    list_filter = ("status", "table")
+    search_fields = ("user__username", "table__name")
+    list_select_related = ("table", "user")
+
+
+@admin.register(Hand)
+class HandAdmin(ReadOnlyModelAdmin):
+    """Hands, read-only. The server seed and change keys show only once the hand is over;
+    the history page has the whole hand and its verification."""
+
+    list_display = (
+        "table",
+        "number",
+        "status",
+        "started_at",
+        "entry_count",
+        "gross",
+        "rake",
+        "pool",
+        "history_link",
+    )
+    list_filter = ("status", "table")
+    list_select_related = ("table",)
+    date_hierarchy = "started_at"
+    search_fields = ("table__name", "commitment")
+    fields = (
+        "table",
+        "number",
+        "status",
+        "history_link",
+        "started_at",
+        "change_deadline",
+        "redeal_deadline",
+        "settled_at",
+        "config",
+        "commitment",
+        "revealed_seed",
+        "revealed_change_keys",
+        "board",
+        "entry_count",
+        "redeal_count",
+        "antes_minor",
+        "draws_minor",
+        "redeals_minor",
+        "gross_minor",
+        "rake_minor",
+        "carry_in_minor",
+        "pool_minor",
+        "breakage_minor",
+        "cancel_reason",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="Gross", ordering="gross_minor")
+    def gross(self, hand: Hand) -> str:
+        return _money(hand.gross_minor, hand.currency)
+
+    @admin.display(description="Rake", ordering="rake_minor")
+    def rake(self, hand: Hand) -> str:
+        return _money(hand.rake_minor if hand.status == HandStatus.SETTLED else None, hand.currency)
+
+    @admin.display(description="Pool", ordering="pool_minor")
+    def pool(self, hand: Hand) -> str:
+        return _money(hand.pool_minor if hand.status == HandStatus.SETTLED else None, hand.currency)
+
+    @admin.display(description="Server seed")
+    def revealed_seed(self, hand: Hand) -> str:
+        return hand.server_seed if hand.is_terminal else "secret until the hand is over"
+
+    @admin.display(description="Change keys")
+    def revealed_change_keys(self, hand: Hand) -> str:
+        if not hand.is_terminal:
+            return "secret until the hand is over"
+        return " · ".join("".join(str(d) for d in key) for key in hand.change_keys or [])
+
+    @admin.display(description="History")
+    def history_link(self, hand: Hand) -> str:
+        return format_html(
+            '<a href="{}">whole hand and verification</a>',
+            reverse("handhistory:hand", args=[hand.pk]),
+        )
+
+
+@admin.register(Entry)
+class EntryAdmin(ReadOnlyModelAdmin):
+    list_display = (
+        "hand",
+        "user",
+        "join_order",
+        "combination",
+        "draws_bought",
+        "paid",
+        "final_hand",
+        "place",
+        "prize",
+    )
+    list_filter = ("hand__table", "hand__status")
+    list_select_related = ("hand", "user")
+    search_fields = ("user__username",)
+    fields = (
+        "hand_link",
+        "user",
+        "join_order",
+        "initial_combination",
+        "combination",
+        "redeals",
+        "hold_mask",
+        "hold_used",
+        "draws_bought",
+        "paid_minor",
+        "connected_at_end",
+        "draw_strengths",
+        "best_draw",
+        "strength",
+        "category",
+        "place",
+        "prize_minor",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="Hand")
+    def hand_link(self, entry: Entry) -> str:
+        return format_html('<a href="{}">{}</a>', reverse("handhistory:hand", args=[entry.hand_id]), entry.hand)
+
+    @admin.display(description="Paid", ordering="paid_minor")
+    def paid(self, entry: Entry) -> str:
+        return format_minor(entry.paid_minor, entry.hand.currency)
+
+    @admin.display(description="Prize", ordering="prize_minor")
+    def prize(self, entry: Entry) -> str:
+        return format_minor(entry.prize_minor, entry.hand.currency)
+
+    @admin.display(description="Final hand", ordering="strength")
+    def final_hand(self, entry: Entry) -> str:
+        return "—" if entry.category is None else HandCategory(entry.category).label
+
+
+@admin.register(TableConfigChange)
+class TableConfigChangeAdmin(ReadOnlyModelAdmin):
+    """The audit log of table configuration changes (who, when, old, new, why)."""
+
+    list_display = (
+        "changed_at",
+        "table",
+        "field",
+        "old_value",
+        "new_value",
+        "changed_by",
+        "reason",
+        "applied_at",
+    )
+    list_filter = ("table", "field")
+    list_select_related = ("table", "changed_by")
+    search_fields = ("reason", "table__name", "changed_by__username")
+    date_hierarchy = "changed_at"

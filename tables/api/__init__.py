@@ -1,0 +1,44 @@
+"""The REST API: tables and play, wallet, and the player's hand history.
+
+Every view is an adapter: parse the request, call one service or selector, answer. Money is
+in integer minor units. Domain errors become ``{"code", "message", "extra"}`` bodies in the
+project's exception handler (config.api); request validation errors answer 400 ``invalid``.
+Play actions answer with the player's private state (``entry_state``), the same payload the
+game socket pushes, so a client can render from either.
+"""
+
+from __future__ import annotations
+
+from tables.api.common import ActionThrottle
+from tables.api.hands import HandDetailApi, HandEntryListApi, HandListApi
+from tables.api.play import (
+    DrawBuyApi,
+    EntryHoldApi,
+    RedealBuyApi,
+    TableJoinApi,
+    TableLeaveApi,
+    TableSitInApi,
+    TableSitOutApi,
+)
+from tables.api.tables import TableDetailApi, TableEntryStateApi, TableListApi
+from tables.api.wallet import WalletDetailApi, WalletTopUpApi, WalletTransactionListApi
+
+__all__ = [
+    "ActionThrottle",
+    "DrawBuyApi",
+    "EntryHoldApi",
+    "HandDetailApi",
+    "HandEntryListApi",
+    "HandListApi",
+    "RedealBuyApi",
+    "TableDetailApi",
+    "TableEntryStateApi",
+    "TableJoinApi",
+    "TableLeaveApi",
+    "TableListApi",
+    "TableSitInApi",
+    "TableSitOutApi",
+    "WalletDetailApi",
+    "WalletTopUpApi",
+    "WalletTransactionListApi",
+]

@@ -1,0 +1,166 @@
+"""Shared pieces of the REST API: state and error serializers, pagination, throttle, helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from django.db.models import QuerySet
+from rest_framework import serializers
+from rest_framework.exceptions import NotAuthenticated
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import UserRateThrottle
+from rest_framework.views import APIView
+
+# --- shared output shapes -----------------------------------------------------------------
+
+
+class ErrorSerializer(serializers.Serializer[Any]):
+    """The body of every error answer (config.api.exception_handler)."""
+
+    code = serializers.CharField(help_text="Stable machine-readable code, e.g. phase_closed.")
+    message = serializers.CharField()
+    extra = serializers.JSONField()
+
+
+class BoardSerializer(serializers.Serializer[Any]):
+    """The board: five columns of ten card codes (top to bottom) and the two cards out."""
+
+    columns = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
+    out = serializers.ListField(child=serializers.CharField())
+
+
+class TableConfigSerializer(serializers.Serializer[Any]):
+    """A table's conditions (money in minor units, rake and paid fraction in basis points)."""
+
+    name = serializers.CharField()
+    is_open = serializers.BooleanField()
+    mode = serializers.CharField()
+    currency = serializers.CharField()
+    ante_minor = serializers.IntegerField()
+    change_seconds = serializers.IntegerField()
+    results_seconds = serializers.IntegerField()
+    rake_bps = serializers.IntegerField()
+    paid_fraction_bps = serializers.IntegerField()
+    min_prize_minor = serializers.IntegerField()
+    draw_price_minor = serializers.IntegerField()
+    max_draws = serializers.IntegerField()
+    redeal_price_minor = serializers.IntegerField()
+    max_redeals = serializers.IntegerField()
+    redeal_seconds = serializers.IntegerField()
+
+
+class HandPublicSerializer(serializers.Serializer[Any]):
+    """The running or last hand as every watcher sees it. ``server_seed``, ``change_keys``
+    and the settlement fields are present only once the hand is settled or cancelled."""
+
+    id = serializers.IntegerField()
+    number = serializers.IntegerField()
+    status = serializers.CharField()
+    commitment = serializers.CharField(help_text="SHA-256 of the server seed, hex.")
+    board = BoardSerializer()
+    achievable = serializers.ListField(child=serializers.IntegerField())
+    started_at = serializers.DateTimeField()
+    change_deadline = serializers.DateTimeField()
+    redeal_deadline = serializers.DateTimeField()
+    entries = serializers.IntegerField()
+    gross_minor = serializers.IntegerField()
+    rake_minor = serializers.IntegerField()
+    pool_minor = serializers.IntegerField()
+    carry_in_minor = serializers.IntegerField(required=False)
+    breakage_minor = serializers.IntegerField(required=False)
+    server_seed = serializers.CharField(required=False)
+    change_keys = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()), required=False)
+    leaderboard = serializers.JSONField(required=False)
+    cancel_reason = serializers.CharField(required=False, allow_blank=True)
+
+
+class TableStateSerializer(serializers.Serializer[Any]):
+    """The public state of a table with its version (the ``table_state`` push)."""
+
+    type = serializers.CharField()
+    table_id = serializers.IntegerField()
+    version = serializers.IntegerField()
+    phase = serializers.CharField()
+    deadline = serializers.DateTimeField(allow_null=True)
+    server_time = serializers.DateTimeField()
+    players = serializers.IntegerField()
+    hand = HandPublicSerializer(allow_null=True)
+    config = TableConfigSerializer()
+
+
+class SeatStateSerializer(serializers.Serializer[Any]):
+    status = serializers.CharField()
+    reason = serializers.CharField(allow_blank=True)
+
+
+class PrivateEntrySerializer(serializers.Serializer[Any]):
+    """The player's own entry in the current hand: cards, choices, purchases, the
+    probability panel during the change phase and the result once the hand is over."""
+
+    combination = serializers.ListField(child=serializers.IntegerField())
+    cards = serializers.ListField(child=serializers.CharField())
+    hold = serializers.ListField(child=serializers.BooleanField(), allow_null=True)
+    draws_bought = serializers.IntegerField()
+    max_draws = serializers.IntegerField()
+    draw_price_minor = serializers.IntegerField()
+    redeals_used = serializers.IntegerField()
+    max_redeals = serializers.IntegerField()
+    redeal_price_minor = serializers.IntegerField()
+    redeal_deadline = serializers.DateTimeField(allow_null=True)
+    paid_minor = serializers.IntegerField()
+    panel = serializers.JSONField(allow_null=True)
+    result = serializers.JSONField(allow_null=True)
+
+
+class EntryStateSerializer(serializers.Serializer[Any]):
+    """The player's private view of a table (the ``entry_state`` push)."""
+
+    type = serializers.CharField()
+    table_id = serializers.IntegerField()
+    version = serializers.IntegerField()
+    seat = SeatStateSerializer(allow_null=True)
+    balance_minor = serializers.IntegerField()
+    currency = serializers.CharField()
+    hand_id = serializers.IntegerField(allow_null=True)
+    entry = PrivateEntrySerializer(allow_null=True)
+
+
+def _player_id(request: Request) -> int:
+    """The id of the authenticated player (every view requires authentication)."""
+    user_id = request.user.pk
+    if not isinstance(user_id, int):
+        raise NotAuthenticated()
+    return user_id
+
+
+def _paginate(
+    view: APIView,
+    request: Request,
+    items: QuerySet[Any] | Sequence[Any],
+    serializer_class: type[serializers.Serializer[Any]],
+    describe: Callable[[list[Any]], list[Any]] = list,
+) -> Response:
+    """One page of ``items`` (a queryset or list), each page's rows passed through
+    ``describe`` before serialising, in the paginator's envelope."""
+    paginator = ApiPagination()
+    page: list[Any] | None = paginator.paginate_queryset(items, request, view=view)  # type: ignore[arg-type]  # querysets and lists both page
+    assert page is not None
+    return paginator.get_paginated_response(serializer_class(describe(page), many=True).data)
+
+
+class ApiPagination(PageNumberPagination):
+    """``?page=N&page_size=M`` (at most 200 a page)."""
+
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+ERRORS = {400: ErrorSerializer, 404: ErrorSerializer, 409: ErrorSerializer}
+
+
+class ActionThrottle(UserRateThrottle):
+    """Rate limit of play and wallet actions per player (``user`` rate of the settings)."""

@@ -1,0 +1,130 @@
+"""REST API of play at a table: join, leave, sit out/in, hold, buy draws and redeals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from tables import selectors, services
+from tables.api.common import ERRORS, ActionThrottle, EntryStateSerializer, _player_id
+
+
+def _entry_state(table_id: int, user_id: int) -> Response:
+    state = selectors.get_entry_state(table_id=table_id, user_id=user_id)
+    return Response(EntryStateSerializer(state).data)
+
+
+class TableJoinApi(APIView):
+    """Take a seat; the player plays from the next hand (409 ``table_closed``)."""
+
+    throttle_classes = [ActionThrottle]
+
+    @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
+    def post(self, request: Request, table_id: int) -> Response:
+        services.join_table(table_id=table_id, user_id=_player_id(request), now=timezone.now())
+        return _entry_state(table_id, _player_id(request))
+
+
+class TableLeaveApi(APIView):
+    """Leave the table; an entry in the running hand stays in play (409 ``not_seated``)."""
+
+    throttle_classes = [ActionThrottle]
+
+    @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
+    def post(self, request: Request, table_id: int) -> Response:
+        services.leave_table(table_id=table_id, user_id=_player_id(request), now=timezone.now())
+        return _entry_state(table_id, _player_id(request))
+
+
+class TableSitOutApi(APIView):
+    """Watch without playing from the next hand on (no ante)."""
+
+    throttle_classes = [ActionThrottle]
+
+    @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
+    def post(self, request: Request, table_id: int) -> Response:
+        services.sit_out(table_id=table_id, user_id=_player_id(request), now=timezone.now())
+        return _entry_state(table_id, _player_id(request))
+
+
+class TableSitInApi(APIView):
+    """Play again from the next hand."""
+
+    throttle_classes = [ActionThrottle]
+
+    @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
+    def post(self, request: Request, table_id: int) -> Response:
+        services.sit_in(table_id=table_id, user_id=_player_id(request), now=timezone.now())
+        return _entry_state(table_id, _player_id(request))
+
+
+class EntryHoldApi(APIView):
+    """Choose the cards to hold, one boolean per column (rules B.2); the last hold received
+    before the deadline is played. 409 ``phase_closed`` / ``not_in_hand``; 400 ``invalid``."""
+
+    throttle_classes = [ActionThrottle]
+
+    class InputSerializer(serializers.Serializer[Any]):
+        hold = serializers.ListField(
+            child=serializers.BooleanField(),
+            min_length=5,
+            max_length=5,
+            help_text="Five booleans, column 0 first; true = hold the card.",
+        )
+
+        class Meta:
+            ref_name = "HoldInput"
+
+    @extend_schema(
+        operation_id="tables_hold",
+        request=InputSerializer,
+        responses={200: EntryStateSerializer, **ERRORS},
+    )
+    def post(self, request: Request, table_id: int) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.set_hold(
+            table_id=table_id,
+            user_id=_player_id(request),
+            hold=data.validated_data["hold"],
+            now=timezone.now(),
+        )
+        return _entry_state(table_id, _player_id(request))
+
+
+class DrawBuyApi(APIView):
+    """Buy one more draw (rules C.1). 409 ``phase_closed``, ``limit_reached``,
+    ``insufficient_funds``; nothing is charged on error."""
+
+    throttle_classes = [ActionThrottle]
+
+    @extend_schema(
+        operation_id="tables_draws_buy",
+        request=None,
+        responses={200: EntryStateSerializer, **ERRORS},
+    )
+    def post(self, request: Request, table_id: int) -> Response:
+        services.buy_draw(table_id=table_id, user_id=_player_id(request), now=timezone.now())
+        return _entry_state(table_id, _player_id(request))
+
+
+class RedealBuyApi(APIView):
+    """Fold the initial combination and buy a new one (rules C.2). 409 ``phase_closed``,
+    ``redeal_closed``, ``limit_reached``, ``insufficient_funds``."""
+
+    throttle_classes = [ActionThrottle]
+
+    @extend_schema(
+        operation_id="tables_redeals_buy",
+        request=None,
+        responses={200: EntryStateSerializer, **ERRORS},
+    )
+    def post(self, request: Request, table_id: int) -> Response:
+        services.buy_redeal(table_id=table_id, user_id=_player_id(request), now=timezone.now())
+        return _entry_state(table_id, _player_id(request))

@@ -1,0 +1,68 @@
+"""REST API of the lobby and a table's reads: list, public state, the player's own state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from tables import selectors, services
+from tables.api.common import ERRORS, EntryStateSerializer, TableStateSerializer, _player_id
+
+
+class TableListApi(APIView):
+    """The lobby: every table with its conditions, players, phase and live pool."""
+
+    class OutputSerializer(serializers.Serializer[Any]):
+        id = serializers.IntegerField()
+        name = serializers.CharField()
+        mode = serializers.CharField()
+        currency = serializers.CharField()
+        ante_minor = serializers.IntegerField()
+        change_seconds = serializers.IntegerField()
+        speed = serializers.CharField()
+        rake_bps = serializers.IntegerField()
+        draw_price_minor = serializers.IntegerField()
+        redeal_price_minor = serializers.IntegerField()
+        max_draws = serializers.IntegerField()
+        players = serializers.IntegerField()
+        phase = serializers.CharField()
+        deadline = serializers.DateTimeField(allow_null=True)
+        hand_number = serializers.IntegerField(allow_null=True)
+        pool_minor = serializers.IntegerField(allow_null=True)
+        is_open = serializers.BooleanField()
+        version = serializers.IntegerField()
+
+        class Meta:
+            ref_name = "LobbyTable"
+
+    @extend_schema(operation_id="tables_list", responses=OutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(self.OutputSerializer(selectors.list_lobby_tables(), many=True).data)
+
+
+class TableDetailApi(APIView):
+    """A table's public state (the snapshot clients resync from); notes the viewer's
+    presence when he is seated."""
+
+    @extend_schema(operation_id="tables_retrieve", responses={200: TableStateSerializer, **ERRORS})
+    def get(self, request: Request, table_id: int) -> Response:
+        state = selectors.get_table_state(table_id=table_id)
+        services.touch_presence(table_id=table_id, user_id=_player_id(request), now=timezone.now())
+        return Response(TableStateSerializer(state).data)
+
+
+class TableEntryStateApi(APIView):
+    """The player's private state at a table: seat, balance, own entry in the current hand
+    (cards, choices, probability panel, result). Notes the player's presence."""
+
+    @extend_schema(operation_id="tables_me", responses={200: EntryStateSerializer, **ERRORS})
+    def get(self, request: Request, table_id: int) -> Response:
+        services.touch_presence(table_id=table_id, user_id=_player_id(request), now=timezone.now())
+        state = selectors.get_entry_state(table_id=table_id, user_id=_player_id(request))
+        return Response(EntryStateSerializer(state).data)
