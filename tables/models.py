@@ -115,9 +115,9 @@ class SeatStatus(models.TextChoices):
 class Seat(models.Model):
     """A player's place at a table (one row per player and table, reused on re-joining).
 
-    Presence: ``ws_connections`` counts open game-screen sockets; ``last_seen_at`` is the
-    last request or heartbeat. A seat is connected if it has a socket or was seen within
-    ``PRESENCE_TIMEOUT_SECONDS``.
+    Presence (tables.services.is_connected): ``last_seen_at`` is the last request, socket or
+    heartbeat; ``ws_connections`` counts open game sockets; ``socket_closed_at`` is when the
+    last one closed.
     """
 
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="seats")
@@ -128,6 +128,7 @@ class Seat(models.Model):
     left_at = models.DateTimeField(null=True, blank=True)
     ws_connections = models.IntegerField(default=0)
     last_seen_at = models.DateTimeField()
+    socket_closed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["table", "user"], name="one_seat_per_player_and_table")]

@@ -15,10 +15,19 @@ from wallet import services as wallet_services
 
 
 def is_connected(seat: Seat, *, now: datetime) -> bool:
-    """A seat is connected with an open game socket, or a request within the presence timeout
-    (so API clients without a socket count as connected while they keep calling)."""
+    """Whether the player is at the table now (rules, Notes 2).
+
+    Presence is a heartbeat: game screens ping every 10 s and API clients call, each
+    refreshing ``last_seen_at``; a seat unseen for ``PRESENCE_TIMEOUT_SECONDS`` is gone, even
+    if its socket count is stale (an ASGI process that died never closed its sockets). A seat
+    whose last socket closed is gone at once, until its next request or socket.
+    """
     timeout = timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
-    return seat.ws_connections > 0 or seat.last_seen_at >= now - timeout
+    if seat.last_seen_at < now - timeout:
+        return False
+    if seat.ws_connections > 0:
+        return True
+    return seat.socket_closed_at is None or seat.last_seen_at > seat.socket_closed_at
 
 
 def _get_table(table_id: int, *, lock: bool = False) -> Table:
@@ -116,12 +125,11 @@ def sit_in(*, table_id: int, user_id: int, now: datetime) -> Seat:
 @transaction.atomic
 def record_socket(*, table_id: int, user_id: int, opened: bool, now: datetime) -> None:
     """Count a game socket of a seated player opening or closing (presence, rules Notes 2)."""
-    delta = 1 if opened else -1
-    updated = Seat.objects.filter(table_id=table_id, user_id=user_id).update(
-        ws_connections=F("ws_connections") + delta, last_seen_at=now
-    )
-    if updated and not opened:
-        Seat.objects.filter(table_id=table_id, user_id=user_id, ws_connections__lt=0).update(ws_connections=0)
+    seats = Seat.objects.filter(table_id=table_id, user_id=user_id)
+    if opened:
+        seats.update(ws_connections=F("ws_connections") + 1, last_seen_at=now)
+    elif seats.update(ws_connections=F("ws_connections") - 1, socket_closed_at=now):
+        seats.filter(ws_connections__lt=0).update(ws_connections=0)
 
 
 def touch_presence(*, table_id: int, user_id: int, now: datetime) -> None:

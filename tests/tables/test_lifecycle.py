@@ -169,7 +169,7 @@ def test_connected_player_with_no_choice_has_all_cards_changed(
 ) -> None:
     seat_players(table, [alice, bob], now)
     deal(table, now)
-    Seat.objects.filter(table=table).update(ws_connections=1)
+    Seat.objects.filter(table=table).update(ws_connections=1, last_seen_at=now + timedelta(seconds=25))  # pings
     hand = settle(table, now)
     assert set(Entry.objects.filter(hand=hand).values_list("hold_used", flat=True)) == {0}
 
@@ -387,3 +387,32 @@ def test_holds_share_the_hand_lock_while_settlement_waits_for_them(db: Any) -> N
     settler.join()
     assert settled.is_set()
     assert Entry.objects.get(hand=hand, user=bob).hold_used == 0b11111
+
+
+def test_player_whose_last_socket_closed_is_disconnected_at_once(
+    table: Table, alice: User, bob: User, now: datetime
+) -> None:
+    seat_players(table, [alice, bob], now)
+    deal(table, now)
+    for user in (alice, bob):
+        services.record_socket(table_id=table.pk, user_id=user.pk, opened=True, now=now)
+    services.touch_presence(table_id=table.pk, user_id=bob.pk, now=now + timedelta(seconds=25))  # bob's ping
+    services.record_socket(table_id=table.pk, user_id=alice.pk, opened=False, now=now + timedelta(seconds=25))
+    hand = settle(table, now)  # at the deadline, 30 s: alice's page closed 5 s before
+    assert Entry.objects.get(hand=hand, user=alice).hold_used == 0b11111  # kept, rules Notes 2
+    assert Entry.objects.get(hand=hand, user=bob).hold_used == 0  # connected: all changed
+
+
+def test_a_socket_count_left_by_a_dead_process_expires_with_the_heartbeat(
+    table: Table, alice: User, now: datetime
+) -> None:
+    from django.conf import settings as django_settings
+
+    seat_players(table, [alice], now)
+    services.record_socket(table_id=table.pk, user_id=alice.pk, opened=True, now=now)
+    seat = Seat.objects.get(table=table, user=alice)
+    assert services.is_connected(seat, now=now + timedelta(seconds=django_settings.PRESENCE_TIMEOUT_SECONDS - 1))
+    assert not services.is_connected(seat, now=now + timedelta(seconds=django_settings.PRESENCE_TIMEOUT_SECONDS + 1))
+    services.touch_presence(table_id=table.pk, user_id=alice.pk, now=now + timedelta(seconds=40))  # a ping
+    seat.refresh_from_db()
+    assert services.is_connected(seat, now=now + timedelta(seconds=45))
