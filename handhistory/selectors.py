@@ -20,6 +20,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
+from handhistory.verification import ENTRY_RECORD_FIELDS
 from tables.engine import (
     HandCategory,
     category_of_strength,
@@ -358,28 +359,7 @@ def get_hand_export(*, hand_id: int, viewer: Viewer) -> dict[str, Any]:
     hand, _own, _sees_all = _load_hand(hand_id, viewer)
     if not hand.is_terminal:
         raise HandNotTerminalError("the hand is still being played", hand_id=hand_id)
-    entries = (
-        Entry.objects.filter(hand=hand)
-        .order_by("join_order")
-        .values(
-            "join_order",
-            "user__username",
-            "initial_combination",
-            "redeals",
-            "combination",
-            "hold_mask",
-            "hold_used",
-            "connected_at_end",
-            "draws_bought",
-            "paid_minor",
-            "draw_strengths",
-            "best_draw",
-            "strength",
-            "category",
-            "place",
-            "prize_minor",
-        )
-    )
+    entries = Entry.objects.filter(hand=hand).order_by("join_order").values(*ENTRY_RECORD_FIELDS)
     return {
         "format": EXPORT_FORMAT,
         "hand": {

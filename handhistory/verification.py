@@ -115,7 +115,8 @@ class VerificationReport:
         }
 
 
-_ENTRY_FIELDS = (
+# An entry's record as exports show it and verification reads it.
+ENTRY_RECORD_FIELDS = (
     "join_order",
     "user__username",
     "initial_combination",
@@ -147,7 +148,7 @@ def verify_hand(*, hand_id: int) -> VerificationReport:
     if not hand.is_terminal:
         raise HandNotTerminalError("the hand is still being played", hand_id=hand_id)
     report = VerificationReport(hand_id=hand.pk, table_name=hand.table.name, number=hand.number, status=hand.status)
-    entries = list(Entry.objects.filter(hand=hand).order_by("join_order").values(*_ENTRY_FIELDS))
+    entries = list(Entry.objects.filter(hand=hand).order_by("join_order").values(*ENTRY_RECORD_FIELDS))
     report.entries_checked = len(entries)
     try:
         seed = bytes.fromhex(hand.server_seed)

@@ -244,25 +244,17 @@ def deposit_cash(
     staff_user_id: int,
     reference: str = "",
 ) -> Transfer:
-    """A staff member credits money received outside the platform (no payment provider).
-
-    Cashier -> player. ``reason`` is mandatory and stored as the memo. FUN chips are never
-    deposited as cash (CurrencyMismatchError).
-    """
-    if currency == Currency.FUN:
-        raise CurrencyMismatchError("fun chips are granted, never deposited as cash", currency=currency)
-    if not reason.strip():
-        raise InvalidAmountError("a deposit needs a reason")
-    cashier = ensure_house_account(kind=AccountKind.CASHIER, currency=currency)
-    wallet = ensure_player_account(user_id=user_id, currency=currency)
-    return transfer_between(
-        source=cashier,
-        destination=wallet,
+    """A staff member credits money received outside the platform (no payment provider):
+    cashier -> player. ``reason`` is mandatory and becomes the memo the player and auditors
+    see. FUN chips are never deposited as cash (CurrencyMismatchError)."""
+    return _move_cash(
+        deposit=True,
+        user_id=user_id,
+        currency=currency,
         amount_minor=amount_minor,
-        kind=TransferKind.DEPOSIT,
-        reference=reference or f"deposit:{uuid.uuid4()}",
-        memo=reason,
-        created_by_id=staff_user_id,
+        reason=reason,
+        staff_user_id=staff_user_id,
+        reference=reference,
     )
 
 
@@ -276,22 +268,38 @@ def withdraw_cash(
     staff_user_id: int,
     reference: str = "",
 ) -> Transfer:
-    """A staff member pays a player out of the platform: player -> cashier.
+    """A staff member pays a player out of the platform: player -> cashier, with a reason.
 
-    Raises InsufficientFundsError if the wallet does not hold the amount (nothing changes).
+    Raises InsufficientFundsError if the wallet does not hold the amount (nothing changes);
+    CurrencyMismatchError for FUN chips, which can never be turned into cash.
     """
+    return _move_cash(
+        deposit=False,
+        user_id=user_id,
+        currency=currency,
+        amount_minor=amount_minor,
+        reason=reason,
+        staff_user_id=staff_user_id,
+        reference=reference,
+    )
+
+
+def _move_cash(
+    *, deposit: bool, user_id: int, currency: str, amount_minor: int, reason: str, staff_user_id: int, reference: str
+) -> Transfer:
+    kind = TransferKind.DEPOSIT if deposit else TransferKind.WITHDRAWAL
     if currency == Currency.FUN:
-        raise CurrencyMismatchError("fun chips can never be turned into cash", currency=currency)
+        raise CurrencyMismatchError("fun chips are granted, never moved as cash", currency=currency)
     if not reason.strip():
-        raise InvalidAmountError("a withdrawal needs a reason")
+        raise InvalidAmountError(f"a {kind.label.lower()} needs a reason")
     cashier = ensure_house_account(kind=AccountKind.CASHIER, currency=currency)
     wallet = ensure_player_account(user_id=user_id, currency=currency)
     return transfer_between(
-        source=wallet,
-        destination=cashier,
+        source=cashier if deposit else wallet,
+        destination=wallet if deposit else cashier,
         amount_minor=amount_minor,
-        kind=TransferKind.WITHDRAWAL,
-        reference=reference or f"withdrawal:{uuid.uuid4()}",
+        kind=kind,
+        reference=reference or f"{kind}:{uuid.uuid4()}",
         memo=reason,
         created_by_id=staff_user_id,
     )
