@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -83,7 +84,12 @@ class AccountAdmin(ReadOnlyAdmin):
     ) -> HttpResponse:
         extra_context = extra_context or {}
         account = Account.objects.filter(pk=object_id).first()
-        if account is not None and account.kind == AccountKind.PLAYER and account.currency != Currency.FUN:
+        if (
+            account is not None
+            and account.kind == AccountKind.PLAYER
+            and account.currency != Currency.FUN
+            and request.user.has_perm("wallet.change_account")
+        ):
             extra_context["cash_url"] = reverse("admin:wallet_account_cash", args=[account.pk])
         extra_context["recent_entries"] = (
             LedgerEntry.objects.filter(account_id=object_id).select_related("transfer").order_by("-id")[:50]
@@ -91,6 +97,10 @@ class AccountAdmin(ReadOnlyAdmin):
         return super().change_view(request, object_id, form_url, extra_context)
 
     def cash_view(self, request: HttpRequest, account_id: int) -> HttpResponse:
+        """Record a staff deposit or withdrawal; only staff allowed to change accounts
+        (croupiers), never read-only auditors."""
+        if not request.user.has_perm("wallet.change_account"):
+            raise PermissionDenied("recording cash needs the wallet.change_account permission")
         account = get_object_or_404(Account, pk=account_id, kind=AccountKind.PLAYER)
         form = CashMovementForm(request.POST or None)
         if request.method == "POST" and form.is_valid():

@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 
+from backoffice.management.commands.create_staff_groups import ensure_staff_groups
 from tables.models import Table
 from tables.services import create_table
 
@@ -55,7 +56,7 @@ DEMO_STAFF = ("croupier", "croupier-demo")
 
 
 class Command(BaseCommand):
-    help = "Create the demo tables and the demo staff user (croupier / croupier-demo) if missing."
+    help = "Create the demo tables, the staff groups and the demo staff user (croupier / croupier-demo)."
 
     def handle(self, *args: Any, **options: Any) -> None:
         existing = set(Table.objects.values_list("name", flat=True))
@@ -65,6 +66,8 @@ class Command(BaseCommand):
                 continue
             table = create_table(**config)
             self.stdout.write(f"table {table.name!r} created (id {table.pk})")
+        for name, count in ensure_staff_groups().items():
+            self.stdout.write(f"group {name!r}: {count} permissions")
         username, password = DEMO_STAFF
         if User.objects.filter(username=username).exists():
             self.stdout.write(f"staff user {username!r} exists, skipped")
