@@ -208,6 +208,8 @@ FUN_TOP_UP_BELOW_MINOR: int = env.int("POKER_FUN_TOP_UP_BELOW_MINOR", default=10
 FUN_TOP_UP_TO_MINOR: int = env.int("POKER_FUN_TOP_UP_TO_MINOR", default=100_000)
 # A seat with no open WebSocket and no request for this long counts as disconnected.
 PRESENCE_TIMEOUT_SECONDS: int = env.int("POKER_PRESENCE_TIMEOUT_SECONDS", default=30)
+# A closed game page counts as still there for this long: a reload is not a disconnection.
+PRESENCE_RECONNECT_GRACE_SECONDS: int = env.int("POKER_PRESENCE_RECONNECT_GRACE_SECONDS", default=10)
 # WebSocket inbound rate limit: a token bucket per connection.
 WS_RATE_PER_SECOND: float = env.float("POKER_WS_RATE_PER_SECOND", default=10.0)
 WS_RATE_BURST: int = env.int("POKER_WS_RATE_BURST", default=20)

@@ -79,6 +79,7 @@ class TableConsumer(AsyncWebsocketConsumer):
 
     table_id: int
     user_id: int
+    counted = False  # whether this socket is counted in its seat's ws_connections
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -93,7 +94,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_NOT_FOUND)
             return
         await self.channel_layer.group_add(player_group(self.user_id), self.channel_name)
-        await database_sync_to_async(services.record_socket)(
+        self.counted = await database_sync_to_async(services.record_socket)(
             table_id=self.table_id, user_id=self.user_id, opened=True, now=timezone.now()
         )
         await self.accept()
@@ -106,10 +107,11 @@ class TableConsumer(AsyncWebsocketConsumer):
         if not hasattr(self, "table_id"):
             return
         get_hub().discard(self)
+        if self.counted:  # only what this socket counted: the seat may predate or postdate it
+            await database_sync_to_async(services.record_socket)(
+                table_id=self.table_id, user_id=self.user_id, opened=False, now=timezone.now()
+            )
         await self.channel_layer.group_discard(player_group(self.user_id), self.channel_name)
-        await database_sync_to_async(services.record_socket)(
-            table_id=self.table_id, user_id=self.user_id, opened=False, now=timezone.now()
-        )
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if not self.bucket.take(time.monotonic()):
@@ -153,6 +155,11 @@ class TableConsumer(AsyncWebsocketConsumer):
             await database_sync_to_async(services.set_hold)(**common, hold=hold, now=timezone.now())
         elif kind in ACTIONS:
             await database_sync_to_async(ACTIONS[kind])(**common, now=timezone.now())
+            if kind in ("join", "sit_in") and not self.counted:
+                # The player sat down from this open socket: from now on it is his presence.
+                self.counted = await database_sync_to_async(services.record_socket)(
+                    **common, opened=True, now=timezone.now()
+                )
         else:
             raise UnknownFrameTypeError(f"unknown frame type {kind[:30]!r}")
 

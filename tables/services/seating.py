@@ -15,19 +15,22 @@ from wallet import services as wallet_services
 
 
 def is_connected(seat: Seat, *, now: datetime) -> bool:
-    """Whether the player is at the table now (rules, Notes 2).
+    """Whether the player is at the table now (rules, Notes 2: disconnected players are
+    removed before a hand; one disconnected before choosing keeps all cards).
 
-    Presence is a heartbeat: game screens ping every 10 s and API clients call, each
-    refreshing ``last_seen_at``; a seat unseen for ``PRESENCE_TIMEOUT_SECONDS`` is gone, even
-    if its socket count is stale (an ASGI process that died never closed its sockets). A seat
-    whose last socket closed is gone at once, until its next request or socket.
+    * Open game sockets ping every 10 s: a seat with sockets is connected while it was seen
+      within ``PRESENCE_TIMEOUT_SECONDS`` (a count left by an ASGI process that died expires).
+    * A seat whose last socket closed after its last sign of life stays connected for
+      ``PRESENCE_RECONNECT_GRACE_SECONDS``: a page reload or a brief drop is not a
+      disconnection, a closed page is.
+    * Otherwise (REST clients, no socket) requests are the heartbeat.
     """
-    timeout = timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
-    if seat.last_seen_at < now - timeout:
-        return False
+    fresh = seat.last_seen_at >= now - timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
     if seat.ws_connections > 0:
-        return True
-    return seat.socket_closed_at is None or seat.last_seen_at > seat.socket_closed_at
+        return fresh
+    if seat.socket_closed_at is not None and seat.socket_closed_at >= seat.last_seen_at:
+        return seat.socket_closed_at >= now - timedelta(seconds=settings.PRESENCE_RECONNECT_GRACE_SECONDS)
+    return fresh
 
 
 def _get_table(table_id: int, *, lock: bool = False) -> Table:
@@ -123,13 +126,19 @@ def sit_in(*, table_id: int, user_id: int, now: datetime) -> Seat:
 
 
 @transaction.atomic
-def record_socket(*, table_id: int, user_id: int, opened: bool, now: datetime) -> None:
-    """Count a game socket of a seated player opening or closing (presence, rules Notes 2)."""
+def record_socket(*, table_id: int, user_id: int, opened: bool, now: datetime) -> bool:
+    """Count a game socket of a seated player opening or closing (presence, rules Notes 2).
+
+    Returns whether a seat was counted. The caller closes only what it opened (a socket opened
+    before its player sat down was not counted), so the count stays exact whatever order the
+    opening of a new page and the closing of the old one arrive in.
+    """
     seats = Seat.objects.filter(table_id=table_id, user_id=user_id)
     if opened:
-        seats.update(ws_connections=F("ws_connections") + 1, last_seen_at=now)
-    elif seats.update(ws_connections=F("ws_connections") - 1, socket_closed_at=now):
-        seats.filter(ws_connections__lt=0).update(ws_connections=0)
+        return bool(seats.update(ws_connections=F("ws_connections") + 1, last_seen_at=now))
+    closed = bool(seats.update(ws_connections=F("ws_connections") - 1, socket_closed_at=now))
+    seats.filter(ws_connections__lt=0).update(ws_connections=0)
+    return closed
 
 
 def touch_presence(*, table_id: int, user_id: int, now: datetime) -> None:
