@@ -1,16 +1,21 @@
-"""Project fixtures: personas and money that enters only through the real wallet services."""
+"""Project fixtures: personas and money that enters only through the real wallet services, a
+fun table, and an injected clock. Plain helpers are in ``tests/helpers.py``."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group, Permission, User
 from django.db import connection
+from django.utils import timezone
 
+from tables.models import Table
+from tests.helpers import create_fun_table
 from wallet import services as wallet_services
 
 # Django refuses sync ORM calls from a running event loop; async tests (Channels, Playwright)
@@ -68,6 +73,24 @@ def auditor(db: Any) -> User:
     group.permissions.set(Permission.objects.filter(codename__startswith="view_"))
     user.groups.add(group)
     return user
+
+
+@pytest.fixture
+def now() -> datetime:
+    """The injected clock: the current time to the second."""
+    return timezone.now().replace(microsecond=0)
+
+
+@pytest.fixture
+def table(db: Any) -> Table:
+    """A fun table named "Test Rail" (see ``create_fun_table``)."""
+    return create_fun_table()
+
+
+@pytest.fixture
+def fun_table(db: Any) -> Table:
+    """The same fun table as ``table``, under the name the hand-history and back-office tests use."""
+    return create_fun_table()
 
 
 def postgres_only() -> pytest.MarkDecorator:

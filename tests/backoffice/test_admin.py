@@ -11,7 +11,7 @@ from django.test import Client
 
 from tables import services
 from tables.models import Hand, HandStatus, SeatStatus, Table, TableConfigChange, TablePhase
-from tests.handhistory.conftest import deal_hand, settle_current_hand
+from tests.helpers import deal_hand, logged_in, settle
 from wallet.models import Currency
 from wallet.selectors import check_books, get_balance_minor
 
@@ -30,12 +30,6 @@ CONDITIONS = {
     "paid_percent": "15.00",
     "min_prize": "0.00",
 }
-
-
-def logged_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def fun(user: User) -> int:
@@ -131,7 +125,7 @@ def test_a_conditions_change_is_audited_and_applies_after_the_running_hand(
     fun_table.refresh_from_db()
     assert fun_table.rake_bps == 500  # the running hand finishes under the old conditions
 
-    hand = settle_current_hand(fun_table)
+    hand = settle(fun_table)
     assert hand.config["rake_bps"] == 500
     assert hand.rake_minor == hand.gross_minor * 500 // 10_000
     fun_table.refresh_from_db()
@@ -226,7 +220,7 @@ def test_the_hand_admin_never_shows_the_seed_of_a_running_hand(
     page = client.get(f"/admin/tables/hand/{hand.pk}/change/").content.decode()
     assert hand.commitment in page
     assert hand.server_seed not in page
-    settle_current_hand(fun_table)
+    settle(fun_table)
     page = client.get(f"/admin/tables/hand/{hand.pk}/change/").content.decode()
     assert hand.server_seed in page
     assert f"/history/hands/{hand.pk}/" in page

@@ -10,20 +10,14 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import User
 from django.db.models import F
-from django.test import Client
 from django.utils import timezone
 
 from tables import services
 from tables.models import Hand, Table
+from tests.helpers import create_fun_table, logged_in
 from wallet.models import Account
 
 pytestmark = pytest.mark.django_db
-
-
-def logged_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_players_are_sent_to_the_staff_login(alice: User) -> None:
@@ -94,15 +88,7 @@ def test_the_rake_report_downloads_as_csv(settled_hand: Hand, auditor: User) -> 
 
 
 def test_the_audit_log_lists_configuration_changes_by_table(fun_table: Table, croupier: User, auditor: User) -> None:
-    other = services.create_table(
-        name="Other Rail",
-        mode="fun",
-        currency="FUN",
-        ante_minor=100,
-        draw_price_minor=50,
-        redeal_price_minor=80,
-        change_seconds=30,
-    )
+    other = create_fun_table("Other Rail")
     now = timezone.now()
     services.change_table_config(
         table_id=fun_table.pk,

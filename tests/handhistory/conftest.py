@@ -1,11 +1,10 @@
-"""Fixtures for hand-history tests: a fun table and hands dealt and settled with an injected
-clock (no real time passes)."""
+"""Fixtures for hand-history tests: fresh rate-limit counters, the injected clock's start, and
+a settled hand dealt and settled with that clock (no real time passes)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime, timedelta
-from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -14,6 +13,7 @@ from django.utils import timezone
 
 from tables import services
 from tables.models import Hand, Table
+from tests.helpers import deal_hand, settle
 
 
 @pytest.fixture(autouse=True)
@@ -31,48 +31,6 @@ def base() -> datetime:
     return timezone.now() - timedelta(seconds=31)
 
 
-def create_fun_table(name: str = "Test Rail", **config: Any) -> Table:
-    """A fun table: ante 1.00, draws 0.50, redeals 0.80, 30 s change phase."""
-    return services.create_table(
-        name=name,
-        mode="fun",
-        currency="FUN",
-        **{
-            "ante_minor": 100,
-            "draw_price_minor": 50,
-            "redeal_price_minor": 80,
-            "change_seconds": 30,
-            **config,
-        },
-    )
-
-
-@pytest.fixture
-def fun_table(db: Any) -> Table:
-    return create_fun_table()
-
-
-def deal_hand(table: Table, players: list[User], at: datetime) -> Hand:
-    """Seat ``players`` and deal a hand at ``at``; return it."""
-    for player in players:
-        services.join_table(table_id=table.pk, user_id=player.pk, now=at)
-    assert services.advance_table(table_id=table.pk, now=at)
-    table.refresh_from_db()
-    assert table.current_hand is not None, f"no hand dealt (phase {table.phase})"
-    return table.current_hand
-
-
-def settle_current_hand(table: Table) -> Hand:
-    """Advance the table one second past its change deadline; return the settled hand."""
-    table.refresh_from_db()
-    hand = table.current_hand
-    assert hand is not None
-    at = hand.change_deadline + timedelta(seconds=1)
-    assert services.advance_table(table_id=table.pk, now=at)
-    hand.refresh_from_db()
-    return hand
-
-
 @pytest.fixture
 def settled_hand(fun_table: Table, alice: User, bob: User, base: datetime) -> Hand:
     """A settled hand of alice and bob with choices made: alice holds two columns and buys
@@ -87,4 +45,4 @@ def settled_hand(fun_table: Table, alice: User, bob: User, base: datetime) -> Ha
     for second in (2, 3):
         services.buy_draw(table_id=fun_table.pk, user_id=alice.pk, now=base + timedelta(seconds=second))
     services.buy_redeal(table_id=fun_table.pk, user_id=bob.pk, now=base + timedelta(seconds=4))
-    return settle_current_hand(fun_table)
+    return settle(fun_table)

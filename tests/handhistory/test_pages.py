@@ -10,15 +10,9 @@ from django.test import Client
 
 from handhistory import views
 from tables.models import Entry, Hand, Table
-from tests.handhistory.conftest import deal_hand
+from tests.helpers import deal_hand, logged_in
 
 pytestmark = pytest.mark.django_db
-
-
-def logged_in(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_my_hands_lists_each_hand_with_final_hand_place_and_prize(settled_hand: Hand, alice: User) -> None:

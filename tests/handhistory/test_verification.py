@@ -15,7 +15,7 @@ from handhistory.errors import HandNotTerminalError
 from handhistory.verification import verify_hand
 from tables import services
 from tables.models import Entry, Hand, HandStatus, Table
-from tests.handhistory.conftest import create_fun_table, deal_hand, settle_current_hand
+from tests.helpers import create_fun_table, deal_hand, settle
 
 pytestmark = pytest.mark.django_db
 
@@ -127,7 +127,7 @@ def test_verify_hands_filters_by_table_and_date(
 ) -> None:
     other = create_fun_table("Other Rail")
     deal_hand(other, [alice, bob], base + timedelta(days=2))
-    settle_current_hand(other)
+    settle(other)
     call_command("verify_hands", "--table", str(other.pk))
     assert "Verified 1 hand(s)" in capsys.readouterr().out
     call_command("verify_hands", "--since", (base + timedelta(days=1)).date().isoformat())

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from tables.models import Seat, SeatStatus, Table
-from tests.lobby.conftest import deal_hand, logged_in, settle_hand
+from tests.helpers import deal_hand, logged_in, settle
 
 pytestmark = pytest.mark.django_db
 
@@ -86,7 +86,8 @@ def test_snapshot_hides_the_seed_and_change_keys_during_the_change_phase(
 def test_snapshot_reveals_the_seed_and_the_result_once_the_hand_is_settled(
     table: Table, alice: User, bob: User, now: datetime
 ) -> None:
-    hand = settle_hand(table, deal_hand(table, [alice, bob], now))
+    deal_hand(table, [alice, bob], now)
+    hand = settle(table)
     snapshot = logged_in(alice).get(f"/tables/{table.pk}/snapshot.json").json()
     assert snapshot["table"]["phase"] == "results"
     assert snapshot["table"]["hand"]["server_seed"] == hand.server_seed

@@ -10,12 +10,13 @@ from django.test import Client
 
 from tables import services
 from tables.models import Table
-from tests.lobby.conftest import deal_hand
+from tests.helpers import create_fun_table, deal_hand
 
 pytestmark = pytest.mark.django_db
 
 
-def test_lobby_lists_every_table_with_its_conditions(client: Client, table: Table) -> None:
+def test_lobby_lists_every_table_with_its_conditions(client: Client) -> None:
+    table = create_fun_table("Rail Test")
     services.create_table(
         name="Euro Night",
         mode="cash",

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from tables import services
-from tests.lobby.conftest import deal_hand, logged_in
+from tests.helpers import deal_hand, logged_in
 from wallet.models import Currency, Transfer, TransferKind
 from wallet.money import format_minor
 from wallet.selectors import get_balance_minor

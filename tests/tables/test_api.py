@@ -16,7 +16,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table
-from tests.handhistory.conftest import create_fun_table, deal_hand, settle_current_hand
+from tests.helpers import create_fun_table, deal_hand, settle
 from wallet.models import Currency
 from wallet.selectors import check_books, get_balance_minor
 
@@ -28,11 +28,6 @@ def _fresh_throttle_counters() -> Iterator[None]:
     cache.clear()
     yield
     cache.clear()
-
-
-@pytest.fixture
-def table(db: Any) -> Table:
-    return create_fun_table()
 
 
 def client_for(user: User) -> APIClient:
@@ -217,7 +212,7 @@ def test_seed_and_change_keys_never_leave_the_api_before_the_hand_is_over(table:
 
 def test_the_seed_and_keys_are_revealed_once_the_hand_is_settled(table: Table, alice: User, bob: User) -> None:
     hand = deal_hand(table, [alice, bob], timezone.now() - timedelta(seconds=60))
-    hand = settle_current_hand(table)
+    hand = settle(table)
     assert hand.status == HandStatus.SETTLED
     client = client_for(alice)
     public = client.get(f"/api/tables/{table.pk}/").json()["hand"]
@@ -234,7 +229,7 @@ def test_the_seed_and_keys_are_revealed_once_the_hand_is_settled(table: Table, a
 
 def test_my_hands_lists_the_hands_played_with_place_and_net(table: Table, alice: User, bob: User, carol: User) -> None:
     deal_hand(table, [alice, bob], timezone.now() - timedelta(seconds=60))
-    hand = settle_current_hand(table)
+    hand = settle(table)
     response = client_for(alice).get("/api/hands/")
     assert response.status_code == 200
     body = response.json()
@@ -253,7 +248,7 @@ def test_my_hands_lists_the_hands_played_with_place_and_net(table: Table, alice:
 
 def test_a_stranger_cannot_read_someone_elses_hand(table: Table, alice: User, bob: User, carol: User) -> None:
     deal_hand(table, [alice, bob], timezone.now() - timedelta(seconds=60))
-    hand = settle_current_hand(table)
+    hand = settle(table)
     client = client_for(carol)
     for path in (f"/api/hands/{hand.pk}/", f"/api/hands/{hand.pk}/entries/"):
         response = client.get(path)
@@ -334,7 +329,7 @@ def test_the_openapi_schema_generates_without_warnings_and_lists_the_endpoints(
 
 def test_an_auditor_reads_any_settled_hand_through_the_api(table: Table, alice: User, bob: User, auditor: User) -> None:
     deal_hand(table, [alice, bob], timezone.now() - timedelta(seconds=60))
-    hand = settle_current_hand(table)
+    hand = settle(table)
     client = client_for(auditor)
     detail = client.get(f"/api/hands/{hand.pk}/").json()
     assert (detail["server_seed"], detail["viewer_entry"]) == (hand.server_seed, None)

@@ -16,8 +16,9 @@ from django.db import connection
 from django.utils import timezone
 
 from tables import services
-from tables.models import Entry, Hand, HandStatus, Seat, Table
+from tables.models import Entry, Hand, HandStatus, Seat
 from tests.conftest import make_player
+from tests.helpers import create_fun_table
 from wallet.selectors import check_books
 
 pytestmark = [
@@ -91,17 +92,7 @@ def wait_for(predicate: Any, timeout: float, what: str) -> None:
 
 
 def test_beat_and_worker_play_hands_from_ante_to_settlement(celery_processes: None) -> None:
-    table: Table = services.create_table(
-        name="Celery Rail",
-        mode="fun",
-        currency="FUN",
-        ante_minor=100,
-        draw_price_minor=50,
-        redeal_price_minor=80,
-        change_seconds=5,
-        results_seconds=1,
-        redeal_seconds=3,
-    )
+    table = create_fun_table("Celery Rail", change_seconds=5, results_seconds=1, redeal_seconds=3)
     players = [make_player(f"celery{i}") for i in range(3)]
     for player in players:
         services.join_table(table_id=table.pk, user_id=player.pk, now=timezone.now())

@@ -10,28 +10,17 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
 from tables import services
-from tables.models import Table
 from tables.routing import websocket_urlpatterns
 from tests.conftest import make_player
+from tests.helpers import create_fun_table
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 router = URLRouter(websocket_urlpatterns)
-
-
-def make_table() -> Table:
-    return services.create_table(
-        name="Socket Rail",
-        mode="fun",
-        currency="FUN",
-        ante_minor=100,
-        draw_price_minor=50,
-        redeal_price_minor=80,
-        change_seconds=30,
-    )
 
 
 async def open_socket(user: Any, table_id: int) -> WebsocketCommunicator:
@@ -52,7 +41,7 @@ async def receive(communicator: WebsocketCommunicator, frame_type: str, timeout:
 
 
 async def test_anonymous_socket_is_refused() -> None:
-    table = await sync_to_async(make_table)()
+    table = await sync_to_async(create_fun_table)()
     communicator = WebsocketCommunicator(router, f"/ws/tables/{table.pk}/")
     communicator.scope["user"] = AnonymousUser()
     connected, code = await communicator.connect()
@@ -63,7 +52,7 @@ async def test_anonymous_socket_is_refused() -> None:
 async def test_socket_from_a_foreign_origin_is_refused() -> None:
     from config.asgi import application
 
-    table = await sync_to_async(make_table)()
+    table = await sync_to_async(create_fun_table)()
     communicator = WebsocketCommunicator(
         application, f"/ws/tables/{table.pk}/", headers=[(b"origin", b"https://evil.example")]
     )
@@ -73,7 +62,7 @@ async def test_socket_from_a_foreign_origin_is_refused() -> None:
 
 async def test_connecting_sends_the_public_and_private_state() -> None:
     alice = await sync_to_async(make_player)("alice")
-    table = await sync_to_async(make_table)()
+    table = await sync_to_async(create_fun_table)()
     communicator = await open_socket(alice, table.pk)
     state = json.loads(await communicator.receive_from())
     private = json.loads(await communicator.receive_from())
@@ -84,7 +73,7 @@ async def test_connecting_sends_the_public_and_private_state() -> None:
 
 async def test_bad_frames_get_error_frames_with_stable_codes() -> None:
     alice = await sync_to_async(make_player)("alice")
-    table = await sync_to_async(make_table)()
+    table = await sync_to_async(create_fun_table)()
     communicator = await open_socket(alice, table.pk)
     await receive(communicator, "entry_state")
     cases = [
@@ -105,7 +94,7 @@ async def test_bad_frames_get_error_frames_with_stable_codes() -> None:
 
 async def test_a_flood_of_frames_is_rate_limited_then_disconnected() -> None:
     alice = await sync_to_async(make_player)("alice")
-    table = await sync_to_async(make_table)()
+    table = await sync_to_async(create_fun_table)()
     communicator = await open_socket(alice, table.pk)
     await receive(communicator, "entry_state")
     for _ in range(30):
@@ -128,7 +117,7 @@ async def test_a_flood_of_frames_is_rate_limited_then_disconnected() -> None:
 async def test_a_dealt_hand_reaches_the_socket_without_its_secrets() -> None:
     alice = await sync_to_async(make_player)("alice")
     bob = await sync_to_async(make_player)("bob")
-    table = await sync_to_async(make_table)()
+    table = await sync_to_async(create_fun_table)()
     now = timezone.now()
     for user in (alice, bob):
         await sync_to_async(services.join_table)(table_id=table.pk, user_id=user.pk, now=now)
@@ -152,7 +141,7 @@ async def test_a_dealt_hand_reaches_the_socket_without_its_secrets() -> None:
 async def test_reconnecting_restores_the_choices_already_sent() -> None:
     alice = await sync_to_async(make_player)("alice")
     bob = await sync_to_async(make_player)("bob")
-    table = await sync_to_async(make_table)()
+    table = await sync_to_async(create_fun_table)()
     now = timezone.now()
     for user in (alice, bob):
         await sync_to_async(services.join_table)(table_id=table.pk, user_id=user.pk, now=now)
@@ -179,7 +168,7 @@ async def test_reconnecting_restores_the_choices_already_sent() -> None:
 async def test_settlement_pushes_each_player_their_result() -> None:
     alice = await sync_to_async(make_player)("alice")
     bob = await sync_to_async(make_player)("bob")
-    table = await sync_to_async(make_table)()
+    table = await sync_to_async(create_fun_table)()
     now = timezone.now()
     for user in (alice, bob):
         await sync_to_async(services.join_table)(table_id=table.pk, user_id=user.pk, now=now)
@@ -203,7 +192,7 @@ async def test_socket_presence_counts_open_sockets() -> None:
     from tables.models import Seat
 
     alice = await sync_to_async(make_player)("alice")
-    table = await sync_to_async(make_table)()
+    table = await sync_to_async(create_fun_table)()
     await sync_to_async(services.join_table)(table_id=table.pk, user_id=alice.pk, now=timezone.now())
     first = await open_socket(alice, table.pk)
     second = await open_socket(alice, table.pk)
@@ -213,3 +202,26 @@ async def test_socket_presence_counts_open_sockets() -> None:
     await second.disconnect()
     seat = await sync_to_async(Seat.objects.get)(table=table, user=alice)
     assert seat.ws_connections == 0
+
+
+async def test_socket_counts_stay_exact_whatever_order_pages_open_and_close_in() -> None:
+    """A page opened before its player sat down, then a reload whose old socket closes
+    after the new one opened: the seat still counts exactly one open socket."""
+    from tables.models import Seat
+
+    alice = await sync_to_async(make_player)("alice")
+    table = await sync_to_async(create_fun_table)("Socket Rail")
+    first = await open_socket(alice, table.pk)  # not seated yet: not counted
+    await receive(first, "entry_state")
+    await first.send_to(text_data=json.dumps({"type": "join"}))
+    await receive(first, "ack")
+    second = await open_socket(alice, table.pk)  # the reloaded page
+    await first.disconnect()  # the old page's close arrives after the new page opened
+    seat = await sync_to_async(Seat.objects.get)(table=table, user=alice)
+    assert seat.ws_connections == 1
+    assert await sync_to_async(services.is_connected)(seat, now=timezone.now())
+    await second.disconnect()
+    seat = await sync_to_async(Seat.objects.get)(table=table, user=alice)
+    assert seat.ws_connections == 0
+    after_grace = timezone.now() + timedelta(seconds=settings.PRESENCE_RECONNECT_GRACE_SECONDS + 1)
+    assert not await sync_to_async(services.is_connected)(seat, now=after_grace)

@@ -18,7 +18,7 @@ from tables.errors import LimitReachedError, NotInHandError, PhaseClosedError, R
 from tables.models import Entry, HandStatus, Seat, SeatStatus, Table, TableConfigChange, TablePhase
 from tables.records import board_to_json
 from tests.conftest import make_player, postgres_only
-from tests.tables.conftest import deal, seat_players, settle
+from tests.helpers import create_fun_table, deal, seat_players, settle
 from wallet.errors import InsufficientFundsError
 from wallet.models import Account, Currency, LedgerEntry, Transfer
 from wallet.selectors import check_books, get_balance_minor
@@ -103,7 +103,7 @@ def test_settlement_pays_the_pool_minus_the_rake_and_balances_the_books(table: T
     hand = deal(table, now)
     for player in players[:5]:
         services.buy_draw(table_id=table.pk, user_id=player.pk, now=now + timedelta(seconds=1))
-    hand = settle(table, now)
+    hand = settle(table)
     assert hand.status == HandStatus.SETTLED
     gross = 20 * 100 + 5 * 50
     assert hand.gross_minor == gross
@@ -125,7 +125,7 @@ def test_every_entry_gets_five_draw_results_and_a_place(
 ) -> None:
     seat_players(table, [alice, bob, carol], now)
     deal(table, now)
-    hand = settle(table, now)
+    hand = settle(table)
     entries = list(Entry.objects.filter(hand=hand))
     strengths = [e.draw_strengths or [] for e in entries]
     assert all(len(draws) == 5 for draws in strengths)
@@ -141,7 +141,7 @@ def test_best_of_the_draws_bought_is_the_final_hand(table: Table, alice: User, b
     deal(table, now)
     for _ in range(4):
         services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
-    hand = settle(table, now)
+    hand = settle(table)
     entry = Entry.objects.get(hand=hand, user=alice)
     draws: list[int] = entry.draw_strengths or []
     assert entry.draws_bought == 5
@@ -155,7 +155,7 @@ def test_best_of_the_draws_bought_is_the_final_hand(table: Table, alice: User, b
 def test_settling_twice_pays_once(table: Table, alice: User, bob: User, now: datetime) -> None:
     seat_players(table, [alice, bob], now)
     deal(table, now)
-    hand = settle(table, now)
+    hand = settle(table)
     before = (fun(alice), fun(bob), LedgerEntry.objects.count())
     assert not services.settle_hand(hand_id=hand.pk, now=now + timedelta(minutes=1))
     late = hand.change_deadline + timedelta(seconds=1)
@@ -170,7 +170,7 @@ def test_connected_player_with_no_choice_has_all_cards_changed(
     seat_players(table, [alice, bob], now)
     deal(table, now)
     Seat.objects.filter(table=table).update(ws_connections=1, last_seen_at=now + timedelta(seconds=25))  # pings
-    hand = settle(table, now)
+    hand = settle(table)
     assert set(Entry.objects.filter(hand=hand).values_list("hold_used", flat=True)) == {0}
 
 
@@ -181,7 +181,7 @@ def test_disconnected_player_with_no_choice_keeps_all_cards(
     deal(table, now)
     services.set_hold(table_id=table.pk, user_id=bob.pk, hold=[True, False, True, False, False], now=now)
     Seat.objects.filter(table=table).update(ws_connections=0, last_seen_at=now - timedelta(minutes=10))
-    hand = settle(table, now)
+    hand = settle(table)
     alice_entry = Entry.objects.get(hand=hand, user=alice)
     bob_entry = Entry.objects.get(hand=hand, user=bob)
     assert (alice_entry.hold_used, alice_entry.connected_at_end) == (0b11111, False)
@@ -267,7 +267,7 @@ def test_player_not_in_the_hand_cannot_act(table: Table, alice: User, bob: User,
 def test_next_hand_starts_after_the_results(table: Table, alice: User, bob: User, now: datetime) -> None:
     seat_players(table, [alice, bob], now)
     deal(table, now)
-    first = settle(table, now)
+    first = settle(table)
     table.refresh_from_db()
     later = table.phase_deadline
     assert later is not None
@@ -289,7 +289,7 @@ def test_rake_change_applies_after_the_running_hand_and_restarts_the_table(
     )
     table.refresh_from_db()
     assert table.rake_bps == 500
-    hand = settle(table, now)
+    hand = settle(table)
     assert hand.rake_minor == 200 * 500 // 10_000  # the old rake
     table.refresh_from_db()
     assert table.phase_deadline is not None
@@ -352,9 +352,7 @@ def test_holds_share_the_hand_lock_while_settlement_waits_for_them(db: Any) -> N
 
     from django.db import connection, transaction
 
-    table = services.create_table(
-        name="Lock Rail", mode="fun", currency="FUN", ante_minor=100, draw_price_minor=50, redeal_price_minor=80
-    )
+    table = create_fun_table("Lock Rail")
     alice, bob = make_player("lock-alice"), make_player("lock-bob")
     now = timezone.now()
     seat_players(table, [alice, bob], now)
@@ -389,7 +387,7 @@ def test_holds_share_the_hand_lock_while_settlement_waits_for_them(db: Any) -> N
     assert Entry.objects.get(hand=hand, user=bob).hold_used == 0b11111
 
 
-def test_player_whose_last_socket_closed_is_disconnected_at_once(
+def test_player_whose_page_stayed_closed_past_the_grace_is_disconnected(
     table: Table, alice: User, bob: User, now: datetime
 ) -> None:
     seat_players(table, [alice, bob], now)
@@ -397,8 +395,8 @@ def test_player_whose_last_socket_closed_is_disconnected_at_once(
     for user in (alice, bob):
         services.record_socket(table_id=table.pk, user_id=user.pk, opened=True, now=now)
     services.touch_presence(table_id=table.pk, user_id=bob.pk, now=now + timedelta(seconds=25))  # bob's ping
-    services.record_socket(table_id=table.pk, user_id=alice.pk, opened=False, now=now + timedelta(seconds=25))
-    hand = settle(table, now)  # at the deadline, 30 s: alice's page closed 5 s before
+    services.record_socket(table_id=table.pk, user_id=alice.pk, opened=False, now=now + timedelta(seconds=15))
+    hand = settle(table)  # settled 31 s in: alice's page closed 16 s before and never came back
     assert Entry.objects.get(hand=hand, user=alice).hold_used == 0b11111  # kept, rules Notes 2
     assert Entry.objects.get(hand=hand, user=bob).hold_used == 0  # connected: all changed
 
@@ -416,3 +414,15 @@ def test_a_socket_count_left_by_a_dead_process_expires_with_the_heartbeat(
     services.touch_presence(table_id=table.pk, user_id=alice.pk, now=now + timedelta(seconds=40))  # a ping
     seat.refresh_from_db()
     assert services.is_connected(seat, now=now + timedelta(seconds=45))
+
+
+def test_a_page_reload_is_not_a_disconnection(table: Table, alice: User, now: datetime) -> None:
+    from django.conf import settings as django_settings
+
+    grace = django_settings.PRESENCE_RECONNECT_GRACE_SECONDS
+    seat_players(table, [alice], now)
+    services.record_socket(table_id=table.pk, user_id=alice.pk, opened=True, now=now)
+    services.record_socket(table_id=table.pk, user_id=alice.pk, opened=False, now=now + timedelta(seconds=1))
+    seat = Seat.objects.get(table=table, user=alice)
+    assert services.is_connected(seat, now=now + timedelta(seconds=grace))  # the new page is on its way
+    assert not services.is_connected(seat, now=now + timedelta(seconds=grace + 2))  # it never came

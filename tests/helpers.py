@@ -1,0 +1,71 @@
+"""Plain helpers shared by the test suite: a fun table, a logged-in client, and hands seated,
+dealt and settled through the real table services with an injected clock (no real time passes).
+
+Fixtures live in ``tests/conftest.py``; these are ordinary functions, imported where needed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.test import Client
+
+from tables import services
+from tables.models import Hand, Table
+
+
+def create_fun_table(name: str = "Test Rail", **config: Any) -> Table:
+    """A fun table: ante 1.00, draws 0.50, redeals 0.80, 30 s change phase; the model defaults
+    for the rest (5% rake, 5 draws, 2 redeals in the first 20 s). ``config`` overrides any."""
+    return services.create_table(
+        name=name,
+        mode="fun",
+        currency="FUN",
+        **{
+            "ante_minor": 100,
+            "draw_price_minor": 50,
+            "redeal_price_minor": 80,
+            "change_seconds": 30,
+            **config,
+        },
+    )
+
+
+def logged_in(user: User) -> Client:
+    """A test client with ``user``'s session."""
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def seat_players(table: Table, users: list[User], now: datetime) -> None:
+    """Seat ``users`` at ``table`` at ``now``, in order."""
+    for user in users:
+        services.join_table(table_id=table.pk, user_id=user.pk, now=now)
+
+
+def deal(table: Table, now: datetime) -> Hand:
+    """Advance the table clock at ``now`` and return the hand it dealt."""
+    assert services.advance_table(table_id=table.pk, now=now)
+    table.refresh_from_db()
+    assert table.current_hand is not None, f"no hand dealt (phase {table.phase})"
+    return table.current_hand
+
+
+def deal_hand(table: Table, players: list[User], at: datetime) -> Hand:
+    """Seat ``players`` and deal a hand at ``at``; return it."""
+    seat_players(table, players, at)
+    return deal(table, at)
+
+
+def settle(table: Table) -> Hand:
+    """Advance the table clock one second past the current hand's change deadline; return the
+    settled hand."""
+    table.refresh_from_db()
+    hand = table.current_hand
+    assert hand is not None
+    assert services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=1))
+    hand.refresh_from_db()
+    return hand
