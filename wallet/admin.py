@@ -20,7 +20,8 @@ from wallet.money import format_minor, parse_minor
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # generic over several models
-    """The books are append-only: staff read them, services write them."""
+    """Rows only services write (the books, hands): staff with view permission read them,
+    nobody adds, edits or deletes them here."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -61,9 +62,6 @@ class AccountAdmin(ReadOnlyAdmin):
     @admin.display(description="Balance", ordering="balance_minor")
     def balance(self, obj: Account) -> str:
         return format_minor(obj.balance_minor, obj.currency)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return bool(request.user.is_staff and obj is None)  # list view only; edits go through the cash form
 
     def get_urls(self) -> list[URLPattern]:
         return [
@@ -137,9 +135,6 @@ class TransferAdmin(ReadOnlyAdmin):
     search_fields = ("reference", "memo")
     date_hierarchy = "created_at"
 
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return bool(request.user.is_staff and obj is None)
-
     def get_queryset(self, request: HttpRequest) -> QuerySet[Transfer]:
         return super().get_queryset(request).select_related("created_by")
 
@@ -149,6 +144,3 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
     list_display = ("id", "transfer", "account", "delta_minor", "balance_after_minor")
     list_select_related = ("transfer", "account")
     search_fields = ("account__key", "transfer__reference")
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return bool(request.user.is_staff and obj is None)

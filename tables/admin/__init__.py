@@ -10,13 +10,12 @@ Staff with only view permissions (auditors) see everything and change nothing.
 
 from __future__ import annotations
 
-from tables.admin.hands import EntryAdmin, HandAdmin, ReadOnlyModelAdmin, SeatAdmin, TableConfigChangeAdmin
+from tables.admin.hands import EntryAdmin, HandAdmin, SeatAdmin, TableConfigChangeAdmin
 from tables.admin.tables import TableAdmin
 
 __all__ = [
     "EntryAdmin",
     "HandAdmin",
-    "ReadOnlyModelAdmin",
     "SeatAdmin",
     "TableAdmin",
     "TableConfigChangeAdmin",

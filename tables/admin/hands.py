@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
-from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
 from tables.engine import HandCategory
 from tables.models import Entry, Hand, HandStatus, Seat, TableConfigChange
+from wallet.admin import ReadOnlyAdmin
 from wallet.money import format_minor
-
-
-class ReadOnlyModelAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # generic over several models
-    """Rows written only by services: staff read them here, nobody edits them."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 def _money(amount_minor: int | None, currency: str) -> str:
@@ -32,7 +17,7 @@ def _money(amount_minor: int | None, currency: str) -> str:
 
 
 @admin.register(Seat)
-class SeatAdmin(ReadOnlyModelAdmin):
+class SeatAdmin(ReadOnlyAdmin):
     list_display = (
         "table",
         "user",
@@ -48,7 +33,7 @@ class SeatAdmin(ReadOnlyModelAdmin):
 
 
 @admin.register(Hand)
-class HandAdmin(ReadOnlyModelAdmin):
+class HandAdmin(ReadOnlyAdmin):
     """Hands, read-only. The server seed and change keys show only once the hand is over;
     the history page has the whole hand and its verification."""
 
@@ -126,7 +111,7 @@ class HandAdmin(ReadOnlyModelAdmin):
 
 
 @admin.register(Entry)
-class EntryAdmin(ReadOnlyModelAdmin):
+class EntryAdmin(ReadOnlyAdmin):
     list_display = (
         "hand",
         "user",
@@ -180,7 +165,7 @@ class EntryAdmin(ReadOnlyModelAdmin):
 
 
 @admin.register(TableConfigChange)
-class TableConfigChangeAdmin(ReadOnlyModelAdmin):
+class TableConfigChangeAdmin(ReadOnlyAdmin):
     """The audit log of table configuration changes (who, when, old, new, why)."""
 
     list_display = (

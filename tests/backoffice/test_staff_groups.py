@@ -61,3 +61,18 @@ def test_an_auditor_cannot_record_cash_but_a_croupier_can(db: Any, alice: User) 
     croupier = staff("cris", "Croupiers")
     assert croupier.post(f"/admin/wallet/account/{account.pk}/cash/", form).status_code == 302
     assert get_balance_minor(user_id=alice.pk, currency="EUR") == 1250
+
+
+def test_the_account_page_leads_a_croupier_to_the_cash_form_and_lists_the_ledger(db: Any, alice: User) -> None:
+    from wallet import services as wallet_services
+
+    account = wallet_services.ensure_player_account(user_id=alice.pk, currency="EUR")
+    fun = wallet_services.ensure_player_account(user_id=alice.pk, currency="FUN")
+    croupier = staff("cris", "Croupiers")
+    page = croupier.get(f"/admin/wallet/account/{account.pk}/change/").content.decode()
+    assert f"/admin/wallet/account/{account.pk}/cash/" in page
+    fun_page = croupier.get(f"/admin/wallet/account/{fun.pk}/change/").content.decode()
+    assert "fun_grant:" in fun_page  # the sign-up grant in the latest ledger entries
+    assert "/cash/" not in fun_page  # fun chips are never moved as cash
+    auditor_page = staff("audrey", "Auditors").get(f"/admin/wallet/account/{account.pk}/change/").content.decode()
+    assert "/cash/" not in auditor_page
