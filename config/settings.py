@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "wallet",
     "jackpots",
@@ -199,6 +200,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Play WiderPoker hands, read tables, wallets and hand histories.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI served from our own static files: the API docs work without internet access.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Game platform knobs ---------------------------------------------------------------------

@@ -16,7 +16,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table
-from tests.helpers import create_fun_table, deal_hand, settle
+from tests.helpers import create_fun_table, deal_hand, logged_in, settle
 from wallet.models import Currency
 from wallet.selectors import check_books, get_balance_minor
 
@@ -334,3 +334,9 @@ def test_an_auditor_reads_any_settled_hand_through_the_api(table: Table, alice: 
     detail = client.get(f"/api/hands/{hand.pk}/").json()
     assert (detail["server_seed"], detail["viewer_entry"]) == (hand.server_seed, None)
     assert client.get(f"/api/hands/{hand.pk}/entries/").json()["count"] == 2
+
+
+def test_the_api_docs_page_serves_swagger_ui_from_our_own_static_files(alice: User) -> None:
+    page = logged_in(alice).get("/api/docs/").content.decode()
+    assert "drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in page
+    assert "cdn.jsdelivr.net" not in page  # works on a closed network
