@@ -14,7 +14,7 @@ import numpy as np
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from tables.engine import board_grid, category_of, change_keys, final_hand, hold_from_mask, panel
+from tables.engine import board_grid, category_of, change_keys, final_hand, hold_from_mask, panel, rake_minor
 from tables.errors import TableNotFoundError
 from tables.events import PoolUpdatedFrame, TableStateFrame, dumps
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TablePhase
@@ -43,7 +43,7 @@ def _carry_minor(table: Table) -> int:
 def estimate_pool_minor(*, gross_minor: int, rake_bps: int, carry_minor: int) -> int:
     """The prize pool shown during a hand: gross less rake (rounded down), plus carried cents
     (rules, Rake: the pool shown is already net of the rake)."""
-    return gross_minor - gross_minor * rake_bps // 10_000 + carry_minor
+    return gross_minor - rake_minor(gross_minor, rake_bps) + carry_minor
 
 
 def _hand_public(hand: Hand, table: Table) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def _hand_public(hand: Hand, table: Table) -> dict[str, Any]:
         "gross_minor": hand.gross_minor,
     }
     if hand.status == HandStatus.CHANGE:
-        data["rake_minor"] = hand.gross_minor * int(hand.config["rake_bps"]) // 10_000
+        data["rake_minor"] = rake_minor(hand.gross_minor, int(hand.config["rake_bps"]))
         data["pool_minor"] = estimate_pool_minor(
             gross_minor=hand.gross_minor,
             rake_bps=int(hand.config["rake_bps"]),
