@@ -10,157 +10,18 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
+
+from tests.e2e.server import ANTE, CHANGE_SECONDS, DRAW_PRICE, REDEAL_PRICE, TABLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-TABLE = "E2E Sprint"
-ANTE, DRAW_PRICE, REDEAL_PRICE = 100, 50, 80
-CHANGE_SECONDS = 15
-# Long enough to read the results and sit out before the clock would deal the next hand.
-RESULTS_SECONDS = 40
-CREATE_TABLE = f"""
-from tables.models import Table
-from tables.services import create_table
-if not Table.objects.filter(name={TABLE!r}).exists():
-    create_table(name={TABLE!r}, mode="fun", currency="FUN", ante_minor={ANTE},
-                 draw_price_minor={DRAW_PRICE}, redeal_price_minor={REDEAL_PRICE},
-                 change_seconds={CHANGE_SECONDS}, results_seconds={RESULTS_SECONDS},
-                 redeal_seconds=10)
-"""
 PASSWORD = "green-felt-2-players"
 SCREENSHOTS = Path("/tmp")
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _postgres_admin(database_url: str) -> str:
-    """The same server, connected to its maintenance database."""
-    parts = urlsplit(database_url)
-    return urlunsplit(parts._replace(path="/postgres"))
-
-
-def _with_database(database_url: str, name: str) -> str:
-    return urlunsplit(urlsplit(database_url)._replace(path=f"/{name}"))
-
-
-def _run_postgres(database_url: str, statement: str) -> None:
-    import psycopg
-
-    with psycopg.connect(_postgres_admin(database_url), autocommit=True) as connection:
-        connection.execute(statement)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A daphne server on a free port with a migrated database and the e2e table."""
-    workdir = tmp_path_factory.mktemp("e2e")
-    env = {key: value for key, value in os.environ.items() if key != "DJANGO_ALLOW_ASYNC_UNSAFE"}
-    env.update(DJANGO_SETTINGS_MODULE="config.settings", TABLE_CLOCK="in-process")
-    database_url = os.environ.get("DATABASE_URL", "")
-    database = f"test_e2e_{os.getpid()}"
-    if database_url:
-        _run_postgres(database_url, f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-        _run_postgres(database_url, f'CREATE DATABASE "{database}"')
-        env["DATABASE_URL"] = _with_database(database_url, database)
-    else:
-        env["SQLITE_PATH"] = str(workdir / "e2e.sqlite3")
-    prefix = f"e2e{os.getpid()}"
-    if os.environ.get("REDIS_URL"):
-        env["CHANNEL_LAYER_PREFIX"] = prefix
-    python = sys.executable
-    for command in (["migrate", "--noinput"], ["seed_demo"], ["shell", "-c", CREATE_TABLE]):
-        subprocess.run([python, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True)
-    port = _free_port()
-    log = (workdir / "daphne.log").open("w")
-    daphne = Path(python).with_name("daphne")
-    process = subprocess.Popen(
-        [str(daphne), "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_serving(f"{url}/lobby/tables.json", process)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
-        print((workdir / "daphne.log").read_text()[-4000:])  # shown when the test fails
-        if database_url:
-            _run_postgres(database_url, f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-        if os.environ.get("REDIS_URL"):
-            _drop_redis_keys(os.environ["REDIS_URL"], prefix)
-
-
-def _drop_redis_keys(redis_url: str, prefix: str) -> None:
-    """Forget the channel-layer groups the killed server left behind."""
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    for key in client.scan_iter(f"{prefix}*"):
-        client.delete(key)
-    client.close()
-
-
-def _wait_until_serving(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"daphne exited with code {process.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(0.2)
-    raise RuntimeError(f"{url} did not answer within 30 s")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{CHROMIUM} is missing and CI=true: browser tests must run in CI")
-        pytest.skip(f"{CHROMIUM} is not installed")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
 
 
 def _sign_up(page: Page, base: str, username: str) -> int:

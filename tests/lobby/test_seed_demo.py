@@ -1,14 +1,23 @@
-"""``manage.py seed_demo`` creates the demo tables and staff user once."""
+"""``manage.py seed_demo`` creates the demo tables and staff user once, on the embedded
+default only: its staff password is public."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from tables.models import Table
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _embedded_default(settings: Any) -> None:
+    settings.EMBEDDED_DEFAULT = True
 
 
 def test_seed_demo_is_idempotent() -> None:
@@ -37,3 +46,17 @@ def test_seed_demo_keeps_an_existing_table_of_the_same_name() -> None:
     call_command("seed_demo")
     assert Table.objects.get(name="Speedway").ante_minor == 700
     assert Table.objects.count() == 4
+
+
+def test_seed_demo_refuses_a_production_database_and_creates_nobody(settings: Any) -> None:
+    settings.EMBEDDED_DEFAULT = False
+    with pytest.raises(CommandError, match="embedded default"):
+        call_command("seed_demo")
+    assert not User.objects.filter(username="croupier").exists()
+    assert Table.objects.count() == 0
+
+
+def test_seed_demo_without_staff_creates_the_tables_only() -> None:
+    call_command("seed_demo", "--no-staff")
+    assert Table.objects.count() == 4
+    assert not User.objects.filter(username="croupier").exists()

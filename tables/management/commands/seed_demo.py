@@ -1,11 +1,17 @@
-"""``manage.py seed_demo``: demo tables and a demo staff user, safe to run any number of times."""
+"""``manage.py seed_demo``: demo tables and a demo staff user, safe to run any number of times.
+
+Demo data belongs to the embedded default only (SQLite, no services): its staff password is
+written in this repository, so on a production database (``DATABASE_URL`` or ``REDIS_URL``
+set) the command refuses to run. Production staff are created with ``createsuperuser``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from backoffice.management.commands.create_staff_groups import ensure_staff_groups
 from tables.models import Table
@@ -58,7 +64,19 @@ DEMO_STAFF = ("croupier", "croupier-demo")
 class Command(BaseCommand):
     help = "Create the demo tables, the staff groups and the demo staff user (croupier / croupier-demo)."
 
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--no-staff",
+            action="store_true",
+            help="create the demo tables only, no staff user (bin/run does this off loopback)",
+        )
+
     def handle(self, *args: Any, **options: Any) -> None:
+        if not settings.EMBEDDED_DEFAULT:
+            raise CommandError(
+                "seed_demo only runs on the embedded default (no DATABASE_URL, no REDIS_URL): its demo "
+                "staff password is public. Create production staff with `manage.py createsuperuser`."
+            )
         existing = set(Table.objects.values_list("name", flat=True))
         for config in DEMO_TABLES:
             if config["name"] in existing:
@@ -68,6 +86,8 @@ class Command(BaseCommand):
             self.stdout.write(f"table {table.name!r} created (id {table.pk})")
         for name, count in ensure_staff_groups().items():
             self.stdout.write(f"group {name!r}: {count} permissions")
+        if options["no_staff"]:
+            return
         username, password = DEMO_STAFF
         if User.objects.filter(username=username).exists():
             self.stdout.write(f"staff user {username!r} exists, skipped")

@@ -1,0 +1,90 @@
+"""Fixtures of the browser tests: one daphne server per module and one Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+from tests.e2e.server import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    CREATE_TABLE,
+    ROOT,
+    SERVER_ENVS,
+    _drop_redis_keys,
+    _free_port,
+    _run_postgres,
+    _wait_until_serving,
+    _with_database,
+)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A daphne server on a free port with a migrated database and the e2e table."""
+    workdir = tmp_path_factory.mktemp("e2e")
+    env = {key: value for key, value in os.environ.items() if key != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    # A module sets E2E_TABLE_CLOCK = "off" to play hands itself with an injected clock.
+    clock = getattr(request.module, "E2E_TABLE_CLOCK", "in-process")
+    env.update(DJANGO_SETTINGS_MODULE="config.settings", TABLE_CLOCK=clock)
+    database_url = os.environ.get("DATABASE_URL", "")
+    database = f"test_e2e_{os.getpid()}"
+    if database_url:
+        _run_postgres(database_url, f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        _run_postgres(database_url, f'CREATE DATABASE "{database}"')
+        env["DATABASE_URL"] = _with_database(database_url, database)
+    else:
+        env["SQLITE_PATH"] = str(workdir / "e2e.sqlite3")
+    prefix = f"e2e{os.getpid()}"
+    if os.environ.get("REDIS_URL"):
+        env["CHANNEL_LAYER_PREFIX"] = prefix
+    python = sys.executable
+    for command in (["migrate", "--noinput"], ["shell", "-c", CREATE_TABLE]):
+        subprocess.run([python, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True)
+    port = _free_port()
+    log = (workdir / "daphne.log").open("w")
+    daphne = Path(python).with_name("daphne")
+    process = subprocess.Popen(
+        [str(daphne), "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_serving(f"{url}/lobby/tables.json", process)
+        SERVER_ENVS[url] = env
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+        print((workdir / "daphne.log").read_text()[-4000:])  # shown when the test fails
+        if database_url:
+            _run_postgres(database_url, f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        if os.environ.get("REDIS_URL"):
+            _drop_redis_keys(os.environ["REDIS_URL"], prefix)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{CHROMIUM} is missing and CI=true: browser tests must run in CI")
+        pytest.skip(f"{CHROMIUM} is not installed")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
