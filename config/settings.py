@@ -12,24 +12,106 @@ Two configurations, same code:
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
 
-DEBUG: bool = env.bool("DJANGO_DEBUG", default=False)
+
+def _choice(name: str, choices: tuple[str, ...], default: str) -> str:
+    """Read ``name`` from the environment and refuse anything outside ``choices``.
+
+    Raises:
+        ImproperlyConfigured: the value is not one of ``choices`` (a typo must not, say,
+            silently stop the table clock).
+    """
+    value = str(env.str(name, default=default)).strip().lower()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name}={value!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def _int(name: str, default: int, *, minimum: int = 0, maximum: int | None = None) -> int:
+    """Read an integer from the environment within ``[minimum, maximum]``.
+
+    Raises:
+        ImproperlyConfigured: not an integer, or out of range; the message names the variable.
+    """
+    raw = env.str(name, default=str(default)).strip()
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number") from None
+    if value < minimum or (maximum is not None and value > maximum):
+        upper = "" if maximum is None else f" and at most {maximum}"
+        raise ImproperlyConfigured(f"{name}={value} must be at least {minimum}{upper}")
+    return value
+
+
+def _float(name: str, default: float, *, minimum: float = 0.0) -> float:
+    """Read a number from the environment, at least ``minimum``.
+
+    Raises:
+        ImproperlyConfigured: not a number, or below ``minimum``.
+    """
+    raw = env.str(name, default=str(default)).strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
+    if not value >= minimum:  # also refuses NaN
+        raise ImproperlyConfigured(f"{name}={value} must be at least {minimum}")
+    return value
+
+
+def _bool(name: str, default: bool) -> bool:
+    """Read a boolean (1/0, true/false, yes/no, on/off) from the environment.
+
+    Raises:
+        ImproperlyConfigured: any other spelling.
+    """
+    raw = env.str(name, default="").strip().lower()
+    if not raw:
+        return default
+    if raw in {"1", "true", "yes", "on"}:
+        return True
+    if raw in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
+
+
+DATABASE_URL: str = env.str("DATABASE_URL", default="")
+REDIS_URL: str = env.str("REDIS_URL", default="")
+# The embedded default is the configuration with no services at all. Anything else is a
+# production install: it fails closed (no fallback secret key, HTTPS on, no demo data).
+EMBEDDED_DEFAULT = not DATABASE_URL and not REDIS_URL
+
+DEBUG: bool = _bool("DJANGO_DEBUG", False)
 SECRET_KEY: str = env.str("DJANGO_SECRET_KEY", default="")
 if not SECRET_KEY:
-    # Embedded default only: a fixed development key. Production sets DJANGO_SECRET_KEY;
-    # `manage.py check --deploy` flags this one.
+    if not EMBEDDED_DEFAULT:
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY is not set: a production install (DATABASE_URL or REDIS_URL set) "
+            "needs its own secret key, e.g. from "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`"
+        )
+    # Embedded default only (SQLite, no services): a fixed development key.
     SECRET_KEY = "embedded-default-insecure-key-set-DJANGO_SECRET_KEY-in-production"
 ALLOWED_HOSTS: list[str] = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+for _origin in CSRF_TRUSTED_ORIGINS:
+    if urlsplit(_origin).scheme not in {"http", "https"} or not urlsplit(_origin).netloc:
+        raise ImproperlyConfigured(
+            f"DJANGO_CSRF_TRUSTED_ORIGINS: {_origin!r} is not an origin like https://host[:port]"
+        )
 
 INSTALLED_APPS = [
     "daphne",
@@ -42,6 +124,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
+    "rest_framework.authtoken",
+    "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
@@ -62,6 +146,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "config.middleware.DatabaseBusyMiddleware",
+    # Last, as django-axes asks: turns a lockout into its 429 response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -84,10 +171,23 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------------------
-DATABASE_URL: str = env.str("DATABASE_URL", default="")
 if DATABASE_URL:
     DATABASES: dict[str, dict[str, Any]] = {"default": env.db_url_config(DATABASE_URL)}
-    DATABASES["default"].setdefault("CONN_MAX_AGE", 0)
+    if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        raise ImproperlyConfigured("DATABASE_URL must be a PostgreSQL URL (postgres://user@host:port/name)")
+    # A pool of persistent connections per process (Django's psycopg pool): a burst of
+    # requests waits for a connection instead of opening one each and exhausting the
+    # server's max_connections. Sizing is in docs/platform.md, "Connections".
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps connections, not Django
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": _int("DB_POOL_MIN_SIZE", 2, minimum=0),
+        "max_size": _int("DB_POOL_MAX_SIZE", 10, minimum=1),
+        # Seconds a request waits for a free connection before failing with 503.
+        "timeout": _float("DB_POOL_TIMEOUT_SECONDS", 30.0, minimum=0.1),
+    }
+    if DATABASES["default"]["OPTIONS"]["pool"]["min_size"] > DATABASES["default"]["OPTIONS"]["pool"]["max_size"]:
+        raise ImproperlyConfigured("DB_POOL_MIN_SIZE must not exceed DB_POOL_MAX_SIZE")
+    DATABASE_NAME = str(DATABASES["default"].get("NAME") or "widerpoker")
 else:
     VAR_DIR.mkdir(exist_ok=True)
     DATABASES = {
@@ -103,11 +203,18 @@ else:
             },
         }
     }
+    DATABASE_NAME = Path(DATABASES["default"]["NAME"]).stem
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USING_POSTGRES = DATABASES["default"]["ENGINE"].endswith("postgresql")
 
-# --- Redis, channel layer, Celery ----------------------------------------------------------
-REDIS_URL: str = env.str("REDIS_URL", default="")
+# --- Redis, channel layer, Celery, cache ----------------------------------------------------
+# Every Redis key, channel and pub/sub name of this deployment starts with this prefix, so
+# two deployments sharing one Redis server never see each other's frames or tasks (pub/sub
+# ignores the db number). Default: derived from the database name.
+REDIS_PREFIX: str = env.str("POKER_REDIS_PREFIX", default="") or f"wp-{DATABASE_NAME}"
+if not REDIS_PREFIX.replace("-", "").replace("_", "").replace(".", "").isalnum():
+    raise ImproperlyConfigured(f"POKER_REDIS_PREFIX={REDIS_PREFIX!r}: use letters, digits, '-', '_' and '.' only")
+TABLE_CLOCK_CHOICES = ("beat", "in-process", "off")
 if REDIS_URL:
     CHANNEL_LAYERS: dict[str, Any] = {
         "default": {
@@ -122,20 +229,33 @@ if REDIS_URL:
                 "capacity": 500,
                 "expiry": 30,
                 "group_expiry": 3600,
-                "prefix": env.str("CHANNEL_LAYER_PREFIX", default="asgi"),
+                "prefix": env.str("CHANNEL_LAYER_PREFIX", default=f"{REDIS_PREFIX}.asgi"),
             },
         }
     }
     CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{REDIS_PREFIX}.celery."}
     CELERY_TASK_ALWAYS_EAGER = False
     # Who drives the table clock: Celery beat in production.
-    TABLE_CLOCK: str = env.str("TABLE_CLOCK", default="beat")
+    TABLE_CLOCK: str = _choice("TABLE_CLOCK", TABLE_CLOCK_CHOICES, "beat")
+    # Shared by every process: throttles, django-axes' cache, rate limits hold across them.
+    CACHES: dict[str, Any] = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": f"{REDIS_PREFIX}.cache",
+        }
+    }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     CELERY_BROKER_URL = "memory://"
     CELERY_TASK_ALWAYS_EAGER = True
     # The in-memory layer lives in one process, so the clock must run inside the ASGI process.
-    TABLE_CLOCK = env.str("TABLE_CLOCK", default="in-process")
+    TABLE_CLOCK = _choice("TABLE_CLOCK", TABLE_CLOCK_CHOICES, "in-process")
+    if TABLE_CLOCK == "beat":
+        raise ImproperlyConfigured("TABLE_CLOCK=beat needs REDIS_URL (Celery beat and a worker)")
+    # One process in the embedded default: a local cache is shared by all its requests.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "widerpoker"}}
 
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -180,20 +300,62 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = True
 
+# --- Security: HTTPS, cookies, sessions, brute force ------------------------------------------
+# A production install is served over HTTPS behind a TLS-terminating proxy that sets
+# X-Forwarded-Proto; the embedded default is plain HTTP on loopback. DJANGO_HTTPS=off lets
+# a production-like install be tried over plain HTTP (then `check --deploy` warns).
+HTTPS: bool = _bool("DJANGO_HTTPS", not EMBEDDED_DEFAULT)
 SESSION_COOKIE_HTTPONLY = True
-SESSION_COOKIE_SECURE: bool = env.bool("DJANGO_SECURE_COOKIES", default=False)
+SESSION_COOKIE_SECURE: bool = _bool("DJANGO_SECURE_COOKIES", HTTPS)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# A session lasts 12 hours by default (Django's default is two weeks).
+SESSION_COOKIE_AGE: int = _int("DJANGO_SESSION_COOKIE_AGE", 12 * 3600, minimum=300)
+SECURE_SSL_REDIRECT: bool = HTTPS
+SECURE_PROXY_SSL_HEADER: tuple[str, str] | None = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS else None
+SECURE_HSTS_SECONDS: int = _int("DJANGO_HSTS_SECONDS", 365 * 24 * 3600 if HTTPS else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS: bool = _bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD: bool = _bool("DJANGO_HSTS_PRELOAD", True)
+# How many reverse proxies put the client's address in X-Forwarded-For (0: use the socket's
+# peer). Throttles and login lockouts key on the client address this gives.
+NUM_PROXIES: int = _int("DJANGO_NUM_PROXIES", 0, minimum=0, maximum=5)
+
+AUTHENTICATION_BACKENDS = [
+    # django-axes first: a locked-out (username, address) pair is refused before the
+    # password is checked, on the site's login, the admin's and the API token endpoint alike.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT: int = _int("POKER_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=_int("POKER_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+# Lock the pair (username, address): an attacker elsewhere cannot lock a player out.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_CALLABLE = "config.client_ip.lockout_response"
+AXES_VERBOSE = False
 
 # --- REST API -----------------------------------------------------------------------------
 REST_FRAMEWORK = {
+    # API clients send "Authorization: Token <key>" (from POST /api/auth/token/); the
+    # browser's own calls use the session with CSRF. No HTTP Basic: a cross-site request
+    # can never carry credentials.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.api.exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"user": "120/min"},
+    # Every endpoint, per user and per client address, counted in the shared cache (Redis
+    # in production) so the limits hold across processes. Actions have a tighter rate.
+    "DEFAULT_THROTTLE_CLASSES": ["config.throttles.UserThrottle", "config.throttles.AddressThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": env.str("POKER_API_USER_RATE", default="600/min"),
+        "address": env.str("POKER_API_ADDRESS_RATE", default="1200/min"),
+        "action": env.str("POKER_API_ACTION_RATE", default="120/min"),
+    },
+    "NUM_PROXIES": NUM_PROXIES,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "WiderPoker operator platform API",
@@ -208,21 +370,26 @@ SPECTACULAR_SETTINGS = {
 
 # --- Game platform knobs ---------------------------------------------------------------------
 # Fun chips granted at sign-up, and the top-up rule (minor units of the FUN currency).
-FUN_SIGNUP_GRANT_MINOR: int = env.int("POKER_FUN_SIGNUP_GRANT_MINOR", default=100_000)
-FUN_TOP_UP_BELOW_MINOR: int = env.int("POKER_FUN_TOP_UP_BELOW_MINOR", default=10_000)
-FUN_TOP_UP_TO_MINOR: int = env.int("POKER_FUN_TOP_UP_TO_MINOR", default=100_000)
+FUN_SIGNUP_GRANT_MINOR: int = _int("POKER_FUN_SIGNUP_GRANT_MINOR", 100_000)
+FUN_TOP_UP_BELOW_MINOR: int = _int("POKER_FUN_TOP_UP_BELOW_MINOR", 10_000)
+FUN_TOP_UP_TO_MINOR: int = _int("POKER_FUN_TOP_UP_TO_MINOR", 100_000)
+if FUN_TOP_UP_TO_MINOR < FUN_TOP_UP_BELOW_MINOR:
+    raise ImproperlyConfigured("POKER_FUN_TOP_UP_TO_MINOR must be at least POKER_FUN_TOP_UP_BELOW_MINOR")
 # A seat with no open WebSocket and no request for this long counts as disconnected.
-PRESENCE_TIMEOUT_SECONDS: int = env.int("POKER_PRESENCE_TIMEOUT_SECONDS", default=30)
+PRESENCE_TIMEOUT_SECONDS: int = _int("POKER_PRESENCE_TIMEOUT_SECONDS", 30, minimum=1)
 # A closed game page counts as still there for this long: a reload is not a disconnection.
-PRESENCE_RECONNECT_GRACE_SECONDS: int = env.int("POKER_PRESENCE_RECONNECT_GRACE_SECONDS", default=10)
+PRESENCE_RECONNECT_GRACE_SECONDS: int = _int("POKER_PRESENCE_RECONNECT_GRACE_SECONDS", 10, minimum=0)
 # WebSocket inbound rate limit: a token bucket per connection.
-WS_RATE_PER_SECOND: float = env.float("POKER_WS_RATE_PER_SECOND", default=10.0)
-WS_RATE_BURST: int = env.int("POKER_WS_RATE_BURST", default=20)
+WS_RATE_PER_SECOND: float = _float("POKER_WS_RATE_PER_SECOND", 10.0, minimum=0.1)
+WS_RATE_BURST: int = _int("POKER_WS_RATE_BURST", 20, minimum=1)
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "root": {
+        "handlers": ["console"],
+        "level": _choice("LOG_LEVEL", ("debug", "info", "warning", "error"), "info").upper(),
+    },
     "loggers": {"daphne": {"level": "WARNING"}, "django.channels.server": {"level": "WARNING"}},
 }

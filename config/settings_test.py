@@ -6,6 +6,13 @@ the suite against PostgreSQL and Redis while a bare checkout runs it on SQLite.
 
 from __future__ import annotations
 
+import os
+
+# The suite runs the production code path (PostgreSQL, Redis) over plain HTTP with a key
+# of its own; production settings refuse to load without DJANGO_SECRET_KEY.
+os.environ.setdefault("DJANGO_SECRET_KEY", "test-suite-only-key-0123456789abcdefghijklmnopqrstuvwxyz")
+os.environ.setdefault("DJANGO_HTTPS", "off")
+
 from config.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

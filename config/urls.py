@@ -6,10 +6,13 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from lobby.api import TokenApi
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/auth/token/", TokenApi.as_view(), name="api-token"),
     path("api/", include("tables.api_urls")),
     path("history/", include("handhistory.urls")),
     path("backoffice/", include("backoffice.urls")),

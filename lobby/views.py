@@ -58,7 +58,7 @@ def sign_up(request: HttpRequest) -> HttpResponse:
     form: UserCreationForm[User] = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = register_player(username=form.cleaned_data["username"], password=form.cleaned_data["password1"])
-        login(request, user)
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(
             request,
             f"Welcome, {user.username}! You received "

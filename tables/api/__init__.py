@@ -9,7 +9,7 @@ game socket pushes, so a client can render from either.
 
 from __future__ import annotations
 
-from tables.api.common import ActionThrottle
+from config.throttles import ActionThrottle
 from tables.api.hands import HandDetailApi, HandEntryListApi, HandListApi
 from tables.api.play import (
     DrawBuyApi,

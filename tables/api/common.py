@@ -11,8 +11,12 @@ from rest_framework.exceptions import NotAuthenticated
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
+
+from config.throttles import ActionThrottle, AddressThrottle, UserThrottle
+
+# Play and wallet actions: the general limits plus the tighter per-player action rate.
+ACTION_THROTTLES = [UserThrottle, AddressThrottle, ActionThrottle]
 
 # --- shared output shapes -----------------------------------------------------------------
 
@@ -160,7 +164,3 @@ class ApiPagination(PageNumberPagination):
 
 
 ERRORS = {400: ErrorSerializer, 404: ErrorSerializer, 409: ErrorSerializer}
-
-
-class ActionThrottle(UserRateThrottle):
-    """Rate limit of play and wallet actions per player (``user`` rate of the settings)."""

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from tables import selectors, services
-from tables.api.common import ERRORS, ActionThrottle, EntryStateSerializer, _player_id
+from tables.api.common import ACTION_THROTTLES, ERRORS, EntryStateSerializer, _player_id
 
 
 def _entry_state(table_id: int, user_id: int) -> Response:
@@ -23,7 +23,7 @@ def _entry_state(table_id: int, user_id: int) -> Response:
 class TableJoinApi(APIView):
     """Take a seat; the player plays from the next hand (409 ``table_closed``)."""
 
-    throttle_classes = [ActionThrottle]
+    throttle_classes = ACTION_THROTTLES
 
     @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
     def post(self, request: Request, table_id: int) -> Response:
@@ -34,7 +34,7 @@ class TableJoinApi(APIView):
 class TableLeaveApi(APIView):
     """Leave the table; an entry in the running hand stays in play (409 ``not_seated``)."""
 
-    throttle_classes = [ActionThrottle]
+    throttle_classes = ACTION_THROTTLES
 
     @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
     def post(self, request: Request, table_id: int) -> Response:
@@ -45,7 +45,7 @@ class TableLeaveApi(APIView):
 class TableSitOutApi(APIView):
     """Watch without playing from the next hand on (no ante)."""
 
-    throttle_classes = [ActionThrottle]
+    throttle_classes = ACTION_THROTTLES
 
     @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
     def post(self, request: Request, table_id: int) -> Response:
@@ -56,7 +56,7 @@ class TableSitOutApi(APIView):
 class TableSitInApi(APIView):
     """Play again from the next hand."""
 
-    throttle_classes = [ActionThrottle]
+    throttle_classes = ACTION_THROTTLES
 
     @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
     def post(self, request: Request, table_id: int) -> Response:
@@ -68,7 +68,7 @@ class EntryHoldApi(APIView):
     """Choose the cards to hold, one boolean per column (rules B.2); the last hold received
     before the deadline is played. 409 ``phase_closed`` / ``not_in_hand``; 400 ``invalid``."""
 
-    throttle_classes = [ActionThrottle]
+    throttle_classes = ACTION_THROTTLES
 
     class InputSerializer(serializers.Serializer[Any]):
         hold = serializers.ListField(
@@ -102,7 +102,7 @@ class DrawBuyApi(APIView):
     """Buy one more draw (rules C.1). 409 ``phase_closed``, ``limit_reached``,
     ``insufficient_funds``; nothing is charged on error."""
 
-    throttle_classes = [ActionThrottle]
+    throttle_classes = ACTION_THROTTLES
 
     @extend_schema(
         operation_id="tables_draws_buy",
@@ -118,7 +118,7 @@ class RedealBuyApi(APIView):
     """Fold the initial combination and buy a new one (rules C.2). 409 ``phase_closed``,
     ``redeal_closed``, ``limit_reached``, ``insufficient_funds``."""
 
-    throttle_classes = [ActionThrottle]
+    throttle_classes = ACTION_THROTTLES
 
     @extend_schema(
         operation_id="tables_redeals_buy",

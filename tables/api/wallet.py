@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from tables.api.common import ERRORS, ActionThrottle, ApiPagination, _paginate, _player_id
+from tables.api.common import ACTION_THROTTLES, ERRORS, ApiPagination, _paginate, _player_id
 from wallet import selectors as wallet_selectors
 from wallet import services as wallet_services
 from wallet.models import Currency
@@ -88,7 +88,7 @@ class WalletTransactionListApi(APIView):
 class WalletTopUpApi(APIView):
     """Top the FUN chips back up when low (409 ``top_up_refused`` otherwise)."""
 
-    throttle_classes = [ActionThrottle]
+    throttle_classes = ACTION_THROTTLES
 
     @extend_schema(request=None, responses={200: WalletSerializer, **ERRORS})
     def post(self, request: Request) -> Response:

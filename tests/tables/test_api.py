@@ -294,7 +294,7 @@ def test_action_endpoints_are_rate_limited(
 ) -> None:
     from tables.api import ActionThrottle
 
-    monkeypatch.setattr(ActionThrottle, "THROTTLE_RATES", {"user": "3/min"})
+    monkeypatch.setattr(ActionThrottle, "THROTTLE_RATES", {"action": "3/min"})
     client = client_for(alice)
     codes = [client.post(f"/api/tables/{table.pk}/join/").status_code for _ in range(4)]
     assert codes == [200, 200, 200, 429]
