@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django import template
+from django.templatetags.static import static
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
@@ -12,7 +13,17 @@ from wallet.money import format_minor
 
 register = template.Library()
 
-_SUITS = {"c": ("♣", "black"), "d": ("♦", "red"), "h": ("♥", "red"), "s": ("♠", "black")}
+_SUIT_NAMES = {"c": "clubs", "d": "diamonds", "h": "hearts", "s": "spades"}
+_RANK_NAMES = {"A": "Ace", "K": "King", "Q": "Queen", "J": "Jack", "T": "10"}
+
+
+def card_name(code: str) -> str:
+    """``"Th"`` -> ``"10 of hearts"`` (the card's text for screen readers and copying).
+
+    >>> card_name("Qs")
+    'Queen of spades'
+    """
+    return f"{_RANK_NAMES.get(code[0], code[0])} of {_SUIT_NAMES[code[1]]}"
 
 
 @register.filter
@@ -33,15 +44,15 @@ def percent_bps(bps: int | None) -> str:
 
 @register.filter
 def card(code: str) -> SafeString:
-    """A card code (``"Th"``) as its rank and suit symbol, red or black (``10♥``)."""
-    rank, suit = code[0], code[1]
-    symbol, colour = _SUITS[suit]
+    """A card code (``"Th"``) as its face (``static/cards/mini/Th.svg``, drawn by
+    ``bin/make-card-faces``), named for screen readers ("10 of hearts"), its code as the tooltip."""
+    if len(code) != 2 or code[1] not in _SUIT_NAMES:
+        return format_html('<span class="hh-card">{}</span>', code)
     return format_html(
-        '<span class="hh-card hh-{}" title="{}">{}{}</span>',
-        colour,
+        '<img class="hh-card" src="{}" alt="{}" title="{}" width="25" height="35">',
+        static(f"cards/mini/{code}.svg"),
+        card_name(code),
         code,
-        "10" if rank == "T" else rank,
-        symbol,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -121,3 +122,15 @@ def test_the_provably_fair_document_is_served_from_the_docs(alice: User) -> None
     response = logged_in(alice).get("/history/provably-fair/")
     assert response.status_code == 200
     assert "SHA-256" in response.content.decode()
+
+
+def test_the_hand_page_draws_every_board_card_as_a_named_card_face(settled_hand: Hand, alice: User) -> None:
+    from handhistory.templatetags.handhistory_tags import card_name
+
+    page = logged_in(alice).get(f"/history/hands/{settled_hand.pk}/").content.decode()
+    for column in settled_hand.board["columns"]:
+        for code in column:
+            assert f'src="/static/cards/mini/{code}.svg" alt="{card_name(code)}"' in page
+    assert (Path(__file__).resolve().parents[2] / "static" / "cards" / "mini" / "Th.svg").read_text().count(
+        "10 of hearts"
+    ) == 2
