@@ -13,4 +13,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("rake/", views.rake_report, name="rake"),
     path("rake.csv", views.rake_report_csv, name="rake-csv"),
     path("config-changes/", views.config_changes, name="config-changes"),
+    path("audit/", views.audit_report, name="audit"),
+    path("audit/<str:kind>.<str:fmt>", views.audit_export, name="audit-export"),
 ]

@@ -1,5 +1,6 @@
 """Staff report pages: dashboard, rake by table and day (with CSV), configuration audit
-log. Staff only; read-only, so auditors (view-only staff) use them as croupiers do."""
+log, the auditor report with its charts and streamed exports. Staff only; read-only, so
+auditors (view-only staff) use them as croupiers do."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ from django import forms
 from django.contrib import admin
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from backoffice import selectors
+from backoffice import auditing, selectors
 from tables.selectors import list_lobby_tables
+from wallet.models import Currency
 from wallet.money import format_minor
 from wallet.selectors import check_books
 
@@ -160,3 +162,99 @@ def config_changes(request: HttpRequest) -> HttpResponse:
         tables=selectors.list_table_choices(),
         selected=selected,
     )
+
+
+class AuditReportForm(DateRangeForm):
+    """The auditor report's filters: a date range, the grouping, a table, a currency."""
+
+    group = forms.ChoiceField(
+        choices=[("day", "day"), ("table", "table"), ("player", "player")], required=False, initial="day"
+    )
+    table = forms.TypedChoiceField(coerce=int, required=False, empty_value=None, choices=[])
+    currency = forms.ChoiceField(required=False, choices=[("", "all"), *Currency.choices])
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        table_field = self.fields["table"]
+        assert isinstance(table_field, forms.TypedChoiceField)
+        table_field.choices = [("", "all"), *selectors.list_table_choices()]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        data["group"] = data.get("group") or "day"
+        return data
+
+
+def _audit_filters(request: HttpRequest) -> tuple[AuditReportForm, dict[str, Any]]:
+    """The form and its cleaned filters; invalid input falls back to the last week, all."""
+    form = AuditReportForm(request.GET)
+    if form.is_valid():
+        data = form.cleaned_data
+        return form, {
+            "start": data["start"],
+            "end": data["end"],
+            "table_id": data.get("table"),
+            "currency": data.get("currency") or None,
+            "group_by": data["group"],
+        }
+    today = timezone.now().date()
+    return form, {
+        "start": today - timedelta(days=DEFAULT_REPORT_DAYS - 1),
+        "end": today,
+        "table_id": None,
+        "currency": None,
+        "group_by": "day",
+    }
+
+
+@require_GET
+@staff_member_required
+def audit_report(request: HttpRequest) -> HttpResponse:
+    """The auditor report: totals by day, table or player over any range (hands, entries,
+    gross, rake, prizes, return to player), the charts, and the streamed downloads."""
+    form, filters = _audit_filters(request)
+    rows = auditing.list_audit_totals(**filters)
+    charts = auditing.list_chart_series(
+        start=filters["start"], end=filters["end"], table_id=filters["table_id"], currency=filters["currency"]
+    )
+    query = request.GET.copy()
+    query.pop("group", None)
+    return _page(
+        request,
+        "backoffice/audit_report.html",
+        "Auditor report",
+        form=form,
+        rows=rows,
+        charts=[_chart_dict(chart) for chart in charts],
+        exports=auditing.EXPORT_KINDS,
+        export_query=query.urlencode(),
+        **filters,
+    )
+
+
+def _chart_dict(chart: auditing.ChartSeries) -> dict[str, Any]:
+    return {name: getattr(chart, name) for name in chart.__slots__}
+
+
+@require_GET
+@staff_member_required
+def audit_export(request: HttpRequest, kind: str, fmt: str) -> StreamingHttpResponse:
+    """Stream ``hands``, ``entries`` or ``transfers`` (ledger legs) of the range as CSV or a
+    JSON array, read in chunks: a month of a busy table never sits in memory."""
+    if kind not in auditing.EXPORT_KINDS or fmt not in {"csv", "json"}:
+        raise Http404("no such export")
+    _form, filters = _audit_filters(request)
+    export_kind: auditing.ExportKind = kind  # checked just above
+    header = auditing.export_header(export_kind)
+    rows = auditing.iter_export_rows(
+        export_kind,
+        start=filters["start"],
+        end=filters["end"],
+        table_id=filters["table_id"],
+        currency=filters["currency"],
+    )
+    pieces = auditing.stream_csv(header, rows) if fmt == "csv" else auditing.stream_json(header, rows)
+    content_type = "text/csv; charset=utf-8" if fmt == "csv" else "application/json"
+    response = StreamingHttpResponse(pieces, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{kind}-{filters["start"]}-{filters["end"]}.{fmt}"'
+    return response
