@@ -21,6 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("TABLE_CLOCK", "off")
+# A production-path database on loopback: a throwaway key, plain HTTP.
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-never-used-in-production-0123456789abcdef")
+os.environ.setdefault("DJANGO_HTTPS", "off")
 
 
 def recreate_database(url: str) -> None:

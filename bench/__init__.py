@@ -1,0 +1,1 @@
+"""Benchmark scripts (opt-in; not part of the test suite). Run each as a script."""

@@ -1,0 +1,338 @@
+"""Load harness: one WiderPoker hand of N players on the production path, end to end.
+
+    apt-get install haproxy   # only with --haproxy
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_massive \\
+        .venv/bin/python bench/massive.py 10000 --sockets 4000 --purchases 3000 --buyers 64
+
+What it does, on loopback (PostgreSQL, Redis, ``--processes`` daphne processes; the first
+runs the table clock in-process, the others only serve):
+
+1. recreates the database named by ``DATABASE_URL``, migrates it, and makes N players with
+   funded wallets, seats at one fun table, API tokens, and sessions for the socket clients
+   (bulk writes: this is set-up, not what is measured);
+2. opens ``--sockets`` real game sockets from four client processes (the rest of the N
+   players are "simulated": seated and dealt in, with no socket, as the box's 20,000
+   file-descriptor limit allows no more), then wakes the table;
+3. measures the **deal** (the clock's ante transfer and N entries: from the hand's start to
+   the change-phase frame being built) and the **push** of that frame to every socket;
+4. during the change phase fires ``--purchases`` REST actions (holds, draws, redeals, each
+   player at most one of each) from ``--buyers`` concurrent HTTP clients, token-authenticated,
+   and reports throughput and latency p50/p95/p99 of the confirmed ones;
+5. waits for the **settlement** (from the change deadline's tick to the results frame) and
+   checks the books and that every confirmed purchase is in the settled hand.
+
+The throttles are raised for the run (every simulated player shares 127.0.0.1). It prints a
+Markdown table and exits non-zero if the books or the purchases do not check out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import random
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.fanout import client_process, free_port, pct, rss_kib, wait_listening  # noqa: E402
+
+CLIENT_PROCESSES = 4
+ANTE, DRAW_PRICE, REDEAL_PRICE = 100, 50, 80
+
+
+def recreate_database(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def prepare(n: int, sockets: int, change_seconds: int) -> tuple[int, list[int], list[str], list[str]]:
+    """The table, N funded and seated players, their tokens, and sessions for ``sockets`` of
+    them; returns (table id, user ids, token keys, session keys)."""
+    import django
+
+    django.setup()
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.auth.models import User
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.contrib.sessions.models import Session
+    from django.core.management import call_command
+    from django.utils import timezone
+    from rest_framework.authtoken.models import Token
+
+    from tables import services
+    from tables.models import Seat
+    from wallet import services as wallet_services
+    from wallet.models import AccountKind, Currency, TransferKind
+
+    call_command("migrate", verbosity=0)
+    now = timezone.now()
+    table = services.create_table(
+        name=f"Massive {n}",
+        mode="fun",
+        currency="FUN",
+        ante_minor=ANTE,
+        draw_price_minor=DRAW_PRICE,
+        redeal_price_minor=REDEAL_PRICE,
+        change_seconds=change_seconds,
+        redeal_seconds=change_seconds,
+        results_seconds=30,
+    )
+    users = User.objects.bulk_create([User(username=f"m{i}", password="!") for i in range(n)], batch_size=5000)
+    cashier = wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
+    accounts = wallet_services.ensure_player_accounts(user_ids=[u.pk for u in users], currency=Currency.FUN).values()
+    wallet_services.post_transfer(
+        reference="massive-funding",
+        kind=TransferKind.FUN_GRANT,
+        currency=Currency.FUN,
+        legs=[wallet_services.Leg(a, 10_000) for a in accounts] + [wallet_services.Leg(cashier.pk, -10_000 * n)],
+    )
+    Seat.objects.bulk_create([Seat(table=table, user=u, joined_at=now, last_seen_at=now) for u in users], 5000)
+    tokens = [Token(key=secrets.token_hex(20), user=u) for u in users]
+    Token.objects.bulk_create(tokens, batch_size=5000)
+    store = SessionStore()
+    sessions = [
+        Session(
+            session_key=secrets.token_hex(16),
+            session_data=store.encode(
+                {
+                    SESSION_KEY: str(u.pk),
+                    BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend",
+                    HASH_SESSION_KEY: u.get_session_auth_hash(),
+                }
+            ),
+            expire_date=store.get_expiry_date(),
+        )
+        for u in users[:sockets]
+    ]
+    Session.objects.bulk_create(sessions, batch_size=5000)
+    return table.pk, [u.pk for u in users], [t.key for t in tokens], [s.session_key for s in sessions]
+
+
+async def fire_purchases(
+    base_urls: list[str], table_id: int, plan: list[tuple[str, str]], buyers: int
+) -> list[tuple[str, int, float, str]]:
+    """Send ``plan`` ((token, action) pairs) with ``buyers`` concurrent clients; returns
+    (action, status, seconds, code) per request."""
+    import logging
+
+    import httpx
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request otherwise
+    queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+    for item in plan:
+        queue.put_nowait(item)
+    results: list[tuple[str, int, float, str]] = []
+    paths = {"hold": "hold/", "draw": "draws/", "redeal": "redeals/"}
+
+    async def buyer(index: int) -> None:
+        base = base_urls[index % len(base_urls)]
+        async with httpx.AsyncClient(base_url=base, timeout=60) as client:
+            while not queue.empty():
+                token, action = queue.get_nowait()
+                body = {"hold": [True, False, True, False, False]} if action == "hold" else None
+                started = time.perf_counter()
+                response = await client.post(
+                    f"/api/tables/{table_id}/{paths[action]}",
+                    json=body,
+                    headers={"Authorization": f"Token {token}"},
+                )
+                elapsed = time.perf_counter() - started
+                code = "" if response.status_code == 200 else str(response.json().get("code", ""))
+                results.append((action, response.status_code, elapsed, code))
+
+    await asyncio.gather(*(buyer(i) for i in range(buyers)))
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("players", type=int, nargs="?", default=10_000)
+    parser.add_argument("--sockets", type=int, default=4000, help="real game sockets (the rest are simulated)")
+    parser.add_argument("--purchases", type=int, default=3000, help="REST actions during the change phase")
+    parser.add_argument("--buyers", type=int, default=64, help="concurrent HTTP clients")
+    parser.add_argument("--processes", type=int, default=2, help="daphne processes")
+    parser.add_argument("--change-seconds", type=int, default=90)
+    args = parser.parse_args()
+    database_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/bench_massive")
+    sockets = min(args.sockets, args.players)
+
+    workdir = Path(tempfile.mkdtemp(prefix="massive-"))
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": database_url,
+        "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/9"),
+        "POKER_REDIS_PREFIX": f"massive{os.getpid()}",
+        "DJANGO_SECRET_KEY": "bench-only-key-never-used-in-production-0123456789abcdef",
+        "DJANGO_HTTPS": "off",
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "POKER_API_ADDRESS_RATE": "1000000/min",
+        "POKER_API_USER_RATE": "1000000/min",
+        "POKER_API_ACTION_RATE": "1000000/min",
+        "POKER_PRESENCE_TIMEOUT_SECONDS": "3600",
+        "DB_POOL_MAX_SIZE": "20",
+        "TABLE_CLOCK": "off",
+    }
+    os.environ.clear()
+    os.environ.update(env)
+    recreate_database(database_url)
+
+    started = time.perf_counter()
+    table_id, _user_ids, tokens, session_keys = prepare(args.players, sockets, args.change_seconds)
+    print(f"prepared {args.players} players ({sockets} with sockets) in {time.perf_counter() - started:.1f} s")
+
+    from django.utils import timezone
+
+    from tables.models import Entry, Hand, Table, TablePhase
+    from wallet.selectors import check_books
+
+    servers: list[subprocess.Popen[bytes]] = []
+    ports: list[int] = []
+    failures: list[str] = []
+    try:
+        for index in range(args.processes):
+            port = free_port()
+            servers.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+                    cwd=ROOT,
+                    env={**env, "TABLE_CLOCK": "in-process" if index == 0 else "off"},
+                    stdout=subprocess.DEVNULL,
+                    stderr=(workdir / f"server{index}.log").open("w"),
+                )
+            )
+            ports.append(port)
+        for port, server in zip(ports, servers, strict=True):
+            wait_listening(port, server)
+        print(f"logs: {workdir}")
+        targets = [(f"127.0.0.1:{port}", f"http://127.0.0.1:{port}") for port in ports]
+
+        context = multiprocessing.get_context("spawn")
+        connected, results = context.Semaphore(0), context.Queue()
+        shares = [session_keys[i::CLIENT_PROCESSES] for i in range(CLIENT_PROCESSES)]
+        clients = [
+            context.Process(target=client_process, args=(targets, table_id, share, connected, results))
+            for share in shares
+            if share
+        ]
+        opened = time.perf_counter()
+        for client in clients:
+            client.start()
+        for _ in clients:
+            if not connected.acquire(timeout=900):
+                raise RuntimeError("the clients did not connect within 15 minutes")
+        print(f"connected {sockets} sockets in {time.perf_counter() - opened:.1f} s")
+        rss = [rss_kib(server.pid) for server in servers]
+
+        Table.objects.filter(pk=table_id).update(phase_deadline=timezone.now())
+        arrivals: list[tuple[float, str]] = []
+        for _ in clients:
+            status, payload = results.get(timeout=600)
+            if status != "ok":
+                raise RuntimeError(f"a client process failed: {payload}")
+            arrivals.extend(payload)
+        hand = Hand.objects.get(table_id=table_id)
+        built = min(datetime.fromisoformat(s).timestamp() for _, s in arrivals)
+        deal_seconds = built - hand.started_at.timestamp()
+        push = sorted(t - datetime.fromisoformat(s).timestamp() for t, s in arrivals)
+
+        # Purchases: each player at most one hold, one draw and one redeal.
+        rng = random.Random(7)
+        plan = [(token, action) for token in tokens for action in ("hold", "draw", "redeal")]
+        rng.shuffle(plan)
+        plan = plan[: args.purchases]
+        base_urls = [f"http://127.0.0.1:{port}" for port in ports]
+        fired = time.perf_counter()
+        outcomes = asyncio.run(fire_purchases(base_urls, table_id, plan, args.buyers))
+        purchase_seconds = time.perf_counter() - fired
+        confirmed = [o for o in outcomes if o[1] == 200]
+        refused = [o for o in outcomes if o[1] != 200]
+        latencies = sorted(o[2] for o in confirmed)
+        still_open = timezone.now() < Hand.objects.get(pk=hand.pk).change_deadline
+
+        # Settlement: move the deadline to now so the clock settles without waiting it out.
+        woken = time.perf_counter()
+        Hand.objects.filter(pk=hand.pk).update(change_deadline=timezone.now(), redeal_deadline=timezone.now())
+        Table.objects.filter(pk=table_id).update(phase_deadline=timezone.now())
+        deadline = time.monotonic() + 600
+        while Table.objects.get(pk=table_id).phase != TablePhase.RESULTS and time.monotonic() < deadline:
+            time.sleep(0.05)
+        settle_seconds = time.perf_counter() - woken
+        hand.refresh_from_db()
+
+        draws_ok = sum(1 for o in confirmed if o[0] == "draw")
+        redeals_ok = sum(1 for o in confirmed if o[0] == "redeal")
+        entries = Entry.objects.filter(hand=hand)
+        stored_draws = sum(e.draws_bought - 1 for e in entries.only("draws_bought"))
+        paid = sum(entries.values_list("paid_minor", flat=True))
+        expected_paid = ANTE * hand.entry_count + DRAW_PRICE * draws_ok + REDEAL_PRICE * redeals_ok
+        books = check_books()
+        if not books.ok:
+            failures.append("books do not balance")
+        if stored_draws != draws_ok or paid != expected_paid or hand.redeal_count != redeals_ok:
+            failures.append(
+                f"purchases: confirmed {draws_ok} draws / {redeals_ok} redeals, settled {stored_draws} draws / "
+                f"{hand.redeal_count} redeals; paid {paid} vs {expected_paid}"
+            )
+        if any(o[1] >= 500 for o in outcomes):
+            failures.append(f"{sum(1 for o in outcomes if o[1] >= 500)} server errors")
+
+        def ms(values: list[float], q: float) -> str:
+            return f"{pct(values, q) * 1000:.0f} ms" if values else "-"
+
+        print(f"\n## {args.players:,} players, {sockets:,} sockets, {args.processes} daphne, PostgreSQL + Redis\n")
+        print("| step | measured |")
+        print("|---|---|")
+        print(f"| deal (ante + {hand.entry_count:,} entries, until the change frame is built) | {deal_seconds:.2f} s |")
+        print(
+            f"| push of the change frame to {len(push):,} sockets, from broadcast | "
+            f"p50 {statistics.median(push):.2f} s, p95 {pct(push, 0.95):.2f} s, max {push[-1]:.2f} s |"
+        )
+        print(
+            f"| purchases: {len(outcomes):,} REST actions from {args.buyers} clients in {purchase_seconds:.1f} s | "
+            f"{len(confirmed) / purchase_seconds:.0f} confirmed/s; latency p50 {ms(latencies, 0.5)}, "
+            f"p95 {ms(latencies, 0.95)}, p99 {ms(latencies, 0.99)} |"
+        )
+        codes: dict[str, int] = {}
+        for o in refused:
+            codes[o[3] or str(o[1])] = codes.get(o[3] or str(o[1]), 0) + 1
+        print(f"| refused purchases (by code) | {codes or 'none'} |")
+        print(f"| change phase still open when the purchases ended | {still_open} |")
+        print(f"| settle (deadline -> results phase committed, one clock tick included) | {settle_seconds:.2f} s |")
+        print(
+            f"| books check; purchases in the settlement | {'ok' if books.ok else 'FAILED'}; "
+            f"{'ok' if not failures else 'FAILED'} |"
+        )
+        print("| daphne RSS with sockets open | " + ", ".join(f"{value / 1024:.0f} MiB" for value in rss) + " |")
+        for client in clients:
+            client.join(timeout=30)
+    finally:
+        for server in servers:
+            server.terminate()
+        for server in servers:
+            try:
+                server.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+    if failures:
+        print("\nFAILED: " + "; ".join(failures))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
