@@ -6,7 +6,8 @@ hand that does not exist.
 
 Secrets rule: the server seed and the change keys appear only once the hand is terminal
 (settled or cancelled), for every viewer, staff included (docs/provably-fair.md). While a
-hand is running, a player sees his own entry and nobody else's.
+hand is running, a player sees his own entry and nobody else's; staff see every entry only
+once the change phase has ended (security audit F2).
 """
 
 from __future__ import annotations
@@ -141,6 +142,7 @@ class HandHistory:
     cancel_reason: str
     viewer_entry: EntryView | None
     viewer_sees_all: bool
+    change_phase_over: bool
 
     @property
     def board_rows(self) -> list[tuple[str, ...]]:
@@ -149,8 +151,9 @@ class HandHistory:
 
     @property
     def entries_visible(self) -> bool:
-        """Whether the viewer may list every entry (auditors always; players once terminal)."""
-        return self.viewer_sees_all or self.is_terminal
+        """Whether the viewer may list every entry: players once the hand is terminal, staff
+        once its change phase has ended (nobody sees another player's cards before)."""
+        return self.is_terminal or (self.viewer_sees_all and self.change_phase_over)
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +303,7 @@ def get_hand_history(*, hand_id: int, viewer: Viewer) -> HandHistory:
         cancel_reason=hand.cancel_reason,
         viewer_entry=describe_entry(hand, own) if own is not None else None,
         viewer_sees_all=sees_all,
+        change_phase_over=hand.change_phase_over(),
     )
 
 
@@ -308,8 +312,8 @@ def list_hand_entries(*, hand_id: int, viewer: Viewer) -> QuerySet[Entry]:
     before). Players get every entry of a terminal hand and only their own before."""
     hand, own, sees_all = _load_hand(hand_id, viewer)
     entries = Entry.objects.filter(hand=hand).select_related("user")
-    if own is not None and not (sees_all or hand.is_terminal):
-        entries = entries.filter(pk=own.pk)
+    if not (hand.is_terminal or (sees_all and hand.change_phase_over())):
+        entries = entries.filter(pk=own.pk) if own is not None else entries.none()
     return entries.order_by("place", "join_order")
 
 

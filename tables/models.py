@@ -3,11 +3,13 @@ tables.services, the rules in tables.engine."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from wallet.models import Currency
 
@@ -186,6 +188,11 @@ class Hand(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.status in (HandStatus.SETTLED, HandStatus.CANCELLED)
+
+    def change_phase_over(self, now: datetime | None = None) -> bool:
+        """Whether the change phase has ended (deadline passed, or the hand is terminal): from
+        then on staff may see every player's cards and choices (tables/admin/secrets.py)."""
+        return self.is_terminal or (now or timezone.now()) >= self.change_deadline
 
     @property
     def currency(self) -> str:

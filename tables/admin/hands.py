@@ -6,10 +6,23 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from tables.engine import HandCategory
+from tables.admin.secrets import (
+    HIDDEN_UNTIL_CHANGE_ENDS,
+    HIDDEN_UNTIL_OVER,
+    SecretFieldsAdmin,
+    cards_visible_to_staff,
+)
+from tables.engine import HandCategory, combination_from_index
 from tables.models import Entry, Hand, HandStatus, Seat, TableConfigChange
 from wallet.admin import ReadOnlyAdmin
 from wallet.money import format_minor
+
+
+def _describe_combination(hand: Hand, index: int) -> str:
+    """``"3-0-7-2-9 (As Kd 7h 2c 9s)"``: positions p0..p4 and the cards they give on the board."""
+    positions = combination_from_index(int(index))
+    cards = " ".join(str(hand.board["columns"][column][position]) for column, position in enumerate(positions))
+    return "-".join(str(position) for position in positions) + f" ({cards})"
 
 
 def _money(amount_minor: int | None, currency: str) -> str:
@@ -33,9 +46,10 @@ class SeatAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Hand)
-class HandAdmin(ReadOnlyAdmin):
-    """Hands, read-only. The server seed and change keys show only once the hand is over;
-    the history page has the whole hand and its verification."""
+class HandAdmin(SecretFieldsAdmin, ReadOnlyAdmin):
+    """Hands, read-only. The server seed and change keys show only once the hand is over and
+    are never a filter, search or ordering (tables/admin/secrets.py); the history page has the
+    whole hand and its verification."""
 
     list_display = (
         "table",
@@ -94,12 +108,12 @@ class HandAdmin(ReadOnlyAdmin):
 
     @admin.display(description="Server seed")
     def revealed_seed(self, hand: Hand) -> str:
-        return hand.server_seed if hand.is_terminal else "secret until the hand is over"
+        return hand.server_seed if hand.is_terminal else HIDDEN_UNTIL_OVER
 
     @admin.display(description="Change keys")
     def revealed_change_keys(self, hand: Hand) -> str:
         if not hand.is_terminal:
-            return "secret until the hand is over"
+            return HIDDEN_UNTIL_OVER
         return " · ".join("".join(str(d) for d in key) for key in hand.change_keys or [])
 
     @admin.display(description="History")
@@ -111,12 +125,15 @@ class HandAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Entry)
-class EntryAdmin(ReadOnlyAdmin):
+class EntryAdmin(SecretFieldsAdmin, ReadOnlyAdmin):
+    """Entries, read-only. A player's cards and hold show only once the change phase has ended
+    and are never a filter, search or ordering (tables/admin/secrets.py)."""
+
     list_display = (
         "hand",
         "user",
         "join_order",
-        "combination",
+        "reveal_cards",
         "draws_bought",
         "paid",
         "final_hand",
@@ -130,10 +147,10 @@ class EntryAdmin(ReadOnlyAdmin):
         "hand_link",
         "user",
         "join_order",
-        "initial_combination",
-        "combination",
-        "redeals",
-        "hold_mask",
+        "reveal_initial_combination",
+        "reveal_cards",
+        "reveal_redeals",
+        "reveal_hold_mask",
         "hold_used",
         "draws_bought",
         "paid_minor",
@@ -150,6 +167,37 @@ class EntryAdmin(ReadOnlyAdmin):
     @admin.display(description="Hand")
     def hand_link(self, entry: Entry) -> str:
         return format_html('<a href="{}">{}</a>', reverse("handhistory:hand", args=[entry.hand_id]), entry.hand)
+
+    @admin.display(description="Initial combination")
+    def reveal_initial_combination(self, entry: Entry) -> str:
+        if not cards_visible_to_staff(entry.hand):
+            return HIDDEN_UNTIL_CHANGE_ENDS
+        return _describe_combination(entry.hand, entry.initial_combination)
+
+    @admin.display(description="Cards")
+    def reveal_cards(self, entry: Entry) -> str:
+        if not cards_visible_to_staff(entry.hand):
+            return HIDDEN_UNTIL_CHANGE_ENDS
+        return _describe_combination(entry.hand, entry.combination)
+
+    @admin.display(description="Redeals")
+    def reveal_redeals(self, entry: Entry) -> str:
+        if not cards_visible_to_staff(entry.hand):
+            return HIDDEN_UNTIL_CHANGE_ENDS
+        return (
+            " · ".join(
+                f"redeal {number}: {_describe_combination(entry.hand, index)}" for number, index in entry.redeals or []
+            )
+            or "none"
+        )
+
+    @admin.display(description="Hold mask")
+    def reveal_hold_mask(self, entry: Entry) -> str:
+        if not cards_visible_to_staff(entry.hand):
+            return HIDDEN_UNTIL_CHANGE_ENDS
+        if entry.hold_mask is None:
+            return "no choice received"
+        return " ".join("hold" if entry.hold_mask >> column & 1 else "change" for column in range(5))
 
     @admin.display(description="Paid", ordering="paid_minor")
     def paid(self, entry: Entry) -> str:
