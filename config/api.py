@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, JsonResponse
+from django.urls import Resolver404, resolve
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -17,6 +21,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     Other exceptions fall through to DRF's handler, whose bodies are wrapped the same way
     (``code`` is DRF's own error code, e.g. ``invalid``, ``not_authenticated``).
     """
+    if isinstance(exc, RequestDataTooBig):  # Django refuses the body before any parser runs
+        return Response(
+            {"code": "too_large", "message": "the body is too large", "extra": {}},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
     if isinstance(exc, DomainError):
         return Response(
             {"code": exc.code, "message": str(exc), "extra": exc.extra},
@@ -44,3 +53,18 @@ def _flatten(data: Any) -> str:
     if isinstance(data, list):
         return " ".join(_flatten(item) for item in data)
     return str(data)
+
+
+@csrf_exempt  # it changes nothing; a POST to a wrong path gets the JSON 404, not a CSRF page
+def api_not_found(request: HttpRequest, unmatched: str = "") -> JsonResponse:
+    """Any ``/api/`` path no route matches: a JSON 404 with code ``not_found`` (never the
+    HTML page), naming the path with a slash when that one exists."""
+    extra: dict[str, Any] = {"path": request.path[:200]}
+    if not request.path.endswith("/"):
+        try:
+            match = resolve(request.path + "/")
+        except Resolver404:
+            match = None
+        if match is not None and match.func is not api_not_found:
+            extra["did_you_mean"] = request.path + "/"
+    return JsonResponse({"code": "not_found", "message": "no such API endpoint", "extra": extra}, status=404)

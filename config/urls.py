@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from config.api import api_not_found
 from lobby.api import TokenApi
 
 urlpatterns = [
@@ -14,6 +15,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/auth/token/", TokenApi.as_view(), name="api-token"),
     path("api/", include("tables.api_urls")),
+    re_path(r"^api/(?P<unmatched>.*)$", api_not_found, name="api-not-found"),
     path("history/", include("handhistory.urls")),
     path("backoffice/", include("backoffice.urls")),
     path("", include("tables.urls")),

@@ -12,12 +12,13 @@ Inbound frames (JSON objects, at most 2 KB; an optional ``ref`` is echoed in the
 | `ping`     |                         | presence heartbeat, answered by `pong` |
 
 A bad frame gets ``{"type": "error", "code": ...}`` with a stable code: ``bad_json``,
-``bad_message``, ``unknown_type``, ``too_large``, ``rate_limited``, or a domain error's code.
+``bad_message``, ``unknown_type``, ``unknown_field``, ``too_large``, ``too_deep``,
+``invalid_hold`` (the shared parse of tables/commands.py, the same as REST's),
+``rate_limited``, or a domain error's code.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from typing import Any
@@ -28,7 +29,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from tables import selectors, services
-from tables.errors import InvalidHoldError
+from tables.commands import FRAME_ENVELOPE, Action, frame_ref, parse_action, read_frame
 from tables.events import ErrorFrame, dumps, player_group
 from tables.hub import get_hub
 from wallet.errors import DomainError
@@ -58,20 +59,6 @@ class TokenBucket:
             self.tokens -= 1.0
             return True
         return False
-
-
-def _parse(text: str | None) -> tuple[dict[str, Any] | None, ErrorFrame | None]:
-    if text is None:
-        return None, ErrorFrame(type="error", code="bad_message", message="send JSON text frames")
-    if len(text.encode()) > MAX_FRAME_BYTES:
-        return None, ErrorFrame(type="error", code="too_large", message=f"frames are at most {MAX_FRAME_BYTES} bytes")
-    try:
-        content = json.loads(text)
-    except ValueError:
-        return None, ErrorFrame(type="error", code="bad_json", message="not valid JSON")
-    if not isinstance(content, dict) or not isinstance(content.get("type"), str):
-        return None, ErrorFrame(type="error", code="bad_message", message='a frame is an object with a "type"')
-    return content, None
 
 
 class TableConsumer(AsyncWebsocketConsumer):
@@ -121,47 +108,40 @@ class TableConsumer(AsyncWebsocketConsumer):
                 return
             await self.send(dumps(ErrorFrame(type="error", code="rate_limited", message="slow down")))
             return
-        content, error = _parse(text_data)
-        if error is not None or content is None:
-            await self.send(dumps(error))
-            return
-        ref = content.get("ref")
-        if ref is not None and not isinstance(ref, str | int):
-            ref = None
+        ref: str | int | None = None
         try:
-            await self.dispatch_action(content)
+            content = read_frame(text_data, max_bytes=MAX_FRAME_BYTES)
+            ref = frame_ref(content)
+            action = parse_action(content["type"], content, envelope=FRAME_ENVELOPE)
+            await self.execute(action)
         except DomainError as failure:
             frame = ErrorFrame(type="error", code=failure.code, message=str(failure))
             if ref is not None:
                 frame["ref"] = ref
             await self.send(dumps(frame))
         else:
-            if content["type"] not in ("ping", "snapshot"):
-                await self.send(dumps({"type": "ack", "action": content["type"], "ref": ref}))
+            if action.name not in ("ping", "snapshot"):
+                await self.send(dumps({"type": "ack", "action": action.name, "ref": ref}))
                 await self.send_private()
 
-    async def dispatch_action(self, content: dict[str, Any]) -> None:
-        kind = content["type"]
+    async def execute(self, action: Action) -> None:
+        """Run a parsed action for this socket's player at this socket's table."""
         common = {"table_id": self.table_id, "user_id": self.user_id}
-        if kind == "ping":
+        if action.name == "ping":
             await database_sync_to_async(services.touch_presence)(**common, now=timezone.now())
             await self.send(dumps({"type": "pong", "server_time": timezone.now().isoformat()}))
-        elif kind == "snapshot":
+        elif action.name == "snapshot":
             await self.send_snapshot()
-        elif kind == "hold":
-            hold = content.get("hold")
-            if not isinstance(hold, list):
-                raise InvalidHoldError("hold must be a list of five booleans")
-            await database_sync_to_async(services.set_hold)(**common, hold=hold, now=timezone.now())
-        elif kind in ACTIONS:
-            await database_sync_to_async(ACTIONS[kind])(**common, now=timezone.now())
-            if kind in ("join", "sit_in") and not self.counted:
+        elif action.name == "hold":
+            assert action.hold is not None
+            await database_sync_to_async(services.set_hold)(**common, hold=action.hold, now=timezone.now())
+        else:
+            await database_sync_to_async(ACTIONS[action.name])(**common, now=timezone.now())
+            if action.name in ("join", "sit_in") and not self.counted:
                 # The player sat down from this open socket: from now on it is his presence.
                 self.counted = await database_sync_to_async(services.record_socket)(
                     **common, opened=True, now=timezone.now()
                 )
-        else:
-            raise UnknownFrameTypeError(f"unknown frame type {kind[:30]!r}")
 
     async def send_snapshot(self) -> None:
         state = await database_sync_to_async(selectors.get_table_state)(table_id=self.table_id)
@@ -181,12 +161,6 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.send(event["text"])
         if event.get("refresh_private"):
             await self.send_private()
-
-
-class UnknownFrameTypeError(DomainError):
-    """An inbound frame whose ``type`` the table socket does not know."""
-
-    code = "unknown_type"
 
 
 def _table_exists(table_id: int) -> bool:

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from tables import selectors, services
 from tables.api.common import ACTION_THROTTLES, ERRORS, EntryStateSerializer, _player_id
+from tables.commands import parse_body
 
 
 def _entry_state(table_id: int, user_id: int) -> Response:
@@ -27,6 +28,7 @@ class TableJoinApi(APIView):
 
     @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
     def post(self, request: Request, table_id: int) -> Response:
+        parse_body("join", request.data)
         services.join_table(table_id=table_id, user_id=_player_id(request), now=timezone.now())
         return _entry_state(table_id, _player_id(request))
 
@@ -38,6 +40,7 @@ class TableLeaveApi(APIView):
 
     @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
     def post(self, request: Request, table_id: int) -> Response:
+        parse_body("leave", request.data)
         services.leave_table(table_id=table_id, user_id=_player_id(request), now=timezone.now())
         return _entry_state(table_id, _player_id(request))
 
@@ -49,6 +52,7 @@ class TableSitOutApi(APIView):
 
     @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
     def post(self, request: Request, table_id: int) -> Response:
+        parse_body("sit_out", request.data)
         services.sit_out(table_id=table_id, user_id=_player_id(request), now=timezone.now())
         return _entry_state(table_id, _player_id(request))
 
@@ -60,6 +64,7 @@ class TableSitInApi(APIView):
 
     @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
     def post(self, request: Request, table_id: int) -> Response:
+        parse_body("sit_in", request.data)
         services.sit_in(table_id=table_id, user_id=_player_id(request), now=timezone.now())
         return _entry_state(table_id, _player_id(request))
 
@@ -87,14 +92,11 @@ class EntryHoldApi(APIView):
         responses={200: EntryStateSerializer, **ERRORS},
     )
     def post(self, request: Request, table_id: int) -> Response:
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        services.set_hold(
-            table_id=table_id,
-            user_id=_player_id(request),
-            hold=data.validated_data["hold"],
-            now=timezone.now(),
-        )
+        # The serializer documents the body; the shared parse validates it exactly as the
+        # socket does (five JSON booleans, no other field).
+        action = parse_body("hold", request.data)
+        assert action.hold is not None
+        services.set_hold(table_id=table_id, user_id=_player_id(request), hold=action.hold, now=timezone.now())
         return _entry_state(table_id, _player_id(request))
 
 
@@ -110,6 +112,7 @@ class DrawBuyApi(APIView):
         responses={200: EntryStateSerializer, **ERRORS},
     )
     def post(self, request: Request, table_id: int) -> Response:
+        parse_body("buy_draw", request.data)
         services.buy_draw(table_id=table_id, user_id=_player_id(request), now=timezone.now())
         return _entry_state(table_id, _player_id(request))
 
@@ -126,5 +129,6 @@ class RedealBuyApi(APIView):
         responses={200: EntryStateSerializer, **ERRORS},
     )
     def post(self, request: Request, table_id: int) -> Response:
+        parse_body("redeal", request.data)
         services.buy_redeal(table_id=table_id, user_id=_player_id(request), now=timezone.now())
         return _entry_state(table_id, _player_id(request))

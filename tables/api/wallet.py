@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from tables.api.common import ACTION_THROTTLES, ERRORS, ApiPagination, _paginate, _player_id
+from tables.commands import parse_empty_body
 from wallet import selectors as wallet_selectors
 from wallet import services as wallet_services
 from wallet.models import Currency
@@ -92,5 +93,6 @@ class WalletTopUpApi(APIView):
 
     @extend_schema(request=None, responses={200: WalletSerializer, **ERRORS})
     def post(self, request: Request) -> Response:
+        parse_empty_body(request.data)
         wallet_services.top_up_fun_chips(user_id=_player_id(request))
         return _wallet(_player_id(request))

@@ -127,7 +127,7 @@ def test_a_bad_hold_is_400_invalid_and_changes_nothing(table: Table, alice: User
     for body in ({"hold": [True, False]}, {"hold": "HHDDD"}, {}, {"hold": [1, 2, 3, 4, 5]}):
         response = client.post(f"/api/tables/{table.pk}/hold/", body, format="json")
         assert response.status_code == 400, body
-        assert response.json()["code"] == "invalid"
+        assert response.json()["code"] == "invalid_hold"
     assert Entry.objects.get(hand=hand, user=alice).hold_mask is None
 
 

@@ -13,16 +13,19 @@ from channels.testing import WebsocketCommunicator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tables.consumers import _parse
+from tables.commands import FRAME_ENVELOPE, parse_action, read_frame
 from tables.routing import websocket_urlpatterns
 from tests.conftest import make_player
 from tests.helpers import create_fun_table
+from wallet.errors import DomainError
 
 KNOWN_CODES = {
     "bad_json",
     "bad_message",
     "too_large",
     "unknown_type",
+    "unknown_field",
+    "too_deep",
     "invalid_hold",
     "rate_limited",
     "phase_closed",
@@ -52,17 +55,27 @@ frames = st.one_of(
 @given(text=frames)
 @settings(max_examples=500, deadline=None)
 def test_parsing_never_raises_and_names_every_failure(text: str) -> None:
-    content, error = _parse(text)
-    if error is None:
-        assert isinstance(content, dict)
-        assert isinstance(content["type"], str)
+    try:
+        content = read_frame(text, max_bytes=2048)
+        action = parse_action(content["type"], content, envelope=FRAME_ENVELOPE)
+    except DomainError as error:
+        assert error.code in KNOWN_CODES
     else:
-        assert content is None
-        assert error["type"] == "error"
-        assert error["code"] in KNOWN_CODES
+        assert set(content) <= {"type", "ref", "hold"}
+        assert action.name == content["type"]
+        assert (action.hold is not None) == (action.name == "hold")
 
 
 SEATING = {"join", "leave", "sit_out", "sit_in"}
+
+
+def frame_type(text: str) -> object:
+    try:
+        return read_frame(text, max_bytes=2048)["type"]
+    except DomainError:
+        return None
+
+
 _examples = itertools.count()
 FINAL_ANSWERS = {"error", "pong", "entry_state"}  # what ends the answer to one frame
 
@@ -77,7 +90,7 @@ def test_random_frames_from_a_spectator_get_coded_answers_and_change_nothing(bat
     from wallet.models import LedgerEntry
 
     # Channels' test communicator cannot send an empty text frame; seating frames are valid.
-    batch = [text for text in batch if text and (_parse(text)[0] or {}).get("type") not in SEATING]
+    batch = [text for text in batch if text and frame_type(text) not in SEATING]
     player = make_player(f"fuzzer{next(_examples)}")  # examples share the database
     table = create_fun_table(f"Fuzz Rail {player.pk}")
     entries_before = LedgerEntry.objects.count()

@@ -1,0 +1,210 @@
+"""One parse for every player action, whichever way it arrives (REST body, socket frame).
+
+Security audit F7: a deeply nested JSON body (``"[" * 5000``) gave a 500 on every REST POST
+and crashed the socket consumer, and REST accepted what the socket refused (``[1,0,1,0,1]``
+as a hold, unknown fields). Both transports now read JSON with ``parse_json`` and check an
+action's fields with ``parse_action``; a bad body or frame gets a 4xx or an error frame with
+one of these stable codes:
+
+| code            | when                                                         |
+| --------------- | ------------------------------------------------------------ |
+| `bad_json`      | not UTF-8 JSON                                               |
+| `too_large`     | more bytes than the transport allows                         |
+| `too_deep`      | nested deeper than ``MAX_JSON_DEPTH`` arrays/objects          |
+| `bad_message`   | not a JSON object, or a socket frame without a string `type`  |
+| `unknown_type`  | a socket frame of a type the table socket does not know      |
+| `unknown_field` | a field the action does not take (the message names it)      |
+| `invalid_hold`  | a hold that is not exactly five JSON booleans                 |
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from tables.errors import InvalidHoldError
+from wallet.errors import DomainError
+
+MAX_JSON_DEPTH: Final = 8
+"""Deepest nesting of arrays and objects any body or frame needs (a hold is depth 2)."""
+
+ACTION_FIELDS: Final[Mapping[str, frozenset[str]]] = {
+    "hold": frozenset({"hold"}),
+    "buy_draw": frozenset(),
+    "redeal": frozenset(),
+    "join": frozenset(),
+    "leave": frozenset(),
+    "sit_out": frozenset(),
+    "sit_in": frozenset(),
+    "snapshot": frozenset(),
+    "ping": frozenset(),
+}
+"""The fields each action takes besides the socket envelope (``type``, ``ref``)."""
+
+FRAME_ENVELOPE: Final = frozenset({"type", "ref"})
+# A browser's form post carries its CSRF token as a field; it is not an action field.
+FORM_ENVELOPE: Final = frozenset({"csrfmiddlewaretoken"})
+
+
+class BadJsonError(DomainError):
+    """The body is not UTF-8 JSON."""
+
+    code = "bad_json"
+
+
+class TooLargeError(DomainError):
+    """The body or frame is larger than the transport allows."""
+
+    code = "too_large"
+    http_status = 413
+
+
+class TooDeepError(DomainError):
+    """The JSON nests arrays and objects deeper than ``MAX_JSON_DEPTH``."""
+
+    code = "too_deep"
+
+
+class BadMessageError(DomainError):
+    """The JSON is not an object, or a frame has no string ``type``."""
+
+    code = "bad_message"
+
+
+class UnknownActionError(DomainError):
+    """A socket frame's ``type`` names no action."""
+
+    code = "unknown_type"
+
+
+class UnknownFieldError(DomainError):
+    """The body or frame carries a field its action does not take."""
+
+    code = "unknown_field"
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A parsed player action: its name (a key of ``ACTION_FIELDS``) and, for ``hold``, the
+    five booleans (column 0 first, True = hold)."""
+
+    name: str
+    hold: tuple[bool, ...] | None = None
+
+
+def json_depth(value: Any) -> int:
+    """Nesting depth of arrays and objects (a scalar is 0, ``[]`` is 1), computed without
+    recursion so a hostile value cannot exhaust the stack.
+
+    >>> json_depth({"hold": [True, False]})
+    2
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            deepest = max(deepest, depth + 1)
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
+
+
+def parse_json(raw: str | bytes, *, max_bytes: int) -> Any:
+    """Decode one JSON document of at most ``max_bytes`` bytes and ``MAX_JSON_DEPTH`` levels.
+
+    Raises TooLargeError, BadJsonError (not UTF-8, not JSON, NaN or Infinity) or TooDeepError.
+    """
+    size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise TooLargeError(f"at most {max_bytes} bytes", max_bytes=max_bytes)
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError as error:
+        raise TooDeepError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from error
+    except ValueError as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise BadJsonError("not valid JSON") from error
+    if json_depth(value) > MAX_JSON_DEPTH:
+        raise TooDeepError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_hold(value: object) -> tuple[bool, ...]:
+    """Five JSON booleans, column 0 first (rules B.2). ``1``, ``"true"`` and ``null`` are not
+    booleans. Raises InvalidHoldError."""
+    if not isinstance(value, list) or len(value) != 5 or not all(isinstance(item, bool) for item in value):
+        raise InvalidHoldError("a hold is five booleans, one per column", hold=repr(value)[:60])
+    return tuple(value)
+
+
+def parse_action(name: str, fields: Mapping[str, Any], *, envelope: Sequence[str] | frozenset[str] = ()) -> Action:
+    """Check the fields of action ``name`` and return it parsed.
+
+    ``fields``: the body or frame (a mapping); ``envelope``: fields the transport adds and
+    the action ignores (``type`` and ``ref`` on the socket, the CSRF token of a form).
+    Raises UnknownActionError, UnknownFieldError or InvalidHoldError.
+    """
+    allowed = ACTION_FIELDS.get(name)
+    if allowed is None:
+        raise UnknownActionError(f"unknown frame type {name[:30]!r}")
+    unknown = sorted(str(key)[:30] for key in fields if key not in allowed and key not in envelope)
+    if unknown:
+        raise UnknownFieldError(f"{name} takes no field {unknown[0]!r}", fields=unknown[:5])
+    if name == "hold":
+        return Action(name, hold=parse_hold(fields.get("hold")))
+    return Action(name)
+
+
+def read_frame(text: str | None, *, max_bytes: int) -> dict[str, Any]:
+    """A socket text frame decoded: an object with a string ``type``.
+
+    Raises BadMessageError (a binary frame, not an object, no string ``type``) and
+    everything ``parse_json`` raises.
+    """
+    if text is None:
+        raise BadMessageError("send JSON text frames")
+    content = parse_json(text, max_bytes=max_bytes)
+    if not isinstance(content, dict) or not isinstance(content.get("type"), str):
+        raise BadMessageError('a frame is an object with a "type"')
+    return content
+
+
+def frame_ref(content: Mapping[str, Any]) -> str | int | None:
+    """The frame's ``ref`` to echo in its answer: a string of at most 64 characters or an
+    integer; anything else is ignored."""
+    ref = content.get("ref")
+    if isinstance(ref, bool) or not isinstance(ref, str | int) or (isinstance(ref, str) and len(ref) > 64):
+        return None
+    return ref
+
+
+def parse_body(name: str, data: Any) -> Action:
+    """A REST body (already decoded by the parser: a dict, a form QueryDict, or a list) ->
+    the action. An empty body is an empty object. Raises BadMessageError when the body is
+    not an object, and everything ``parse_action`` raises."""
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise BadMessageError("the body is a JSON object")
+    return parse_action(name, data, envelope=FORM_ENVELOPE)
+
+
+def parse_empty_body(data: Any) -> None:
+    """A REST body for an endpoint that takes no field: empty, or an empty object. Raises
+    BadMessageError or UnknownFieldError."""
+    if data is None:
+        return
+    if not isinstance(data, Mapping):
+        raise BadMessageError("the body is a JSON object")
+    unknown = sorted(str(key)[:30] for key in data if key not in FORM_ENVELOPE)
+    if unknown:
+        raise UnknownFieldError(f"this endpoint takes no field {unknown[0]!r}", fields=unknown[:5])
