@@ -1,6 +1,7 @@
 """ASGI entry point: HTTP through Django, WebSockets through Channels.
 
-WebSockets need a logged-in session and an Origin among ALLOWED_HOSTS. In the embedded
+WebSockets need a logged-in session and the page's own origin (scheme, host and port;
+config/origin.py). In the embedded
 default (``TABLE_CLOCK=in-process``) the table clock runs inside this process, started on
 the first connection, because the in-memory channel layer cannot reach other processes.
 """
@@ -16,8 +17,8 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from config.origin import SameOriginValidator  # noqa: E402
 from tables.clock import ClockStarter  # noqa: E402
 from tables.routing import websocket_urlpatterns  # noqa: E402
 
@@ -25,7 +26,7 @@ application = ClockStarter(
     ProtocolTypeRouter(
         {
             "http": django_asgi_app,
-            "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+            "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         }
     )
 )
