@@ -342,6 +342,43 @@ def test_a_failing_settlement_cancels_the_hand_and_refunds(
     assert check_books().ok
 
 
+def test_a_table_that_cannot_even_be_recovered_does_not_stall_the_others(
+    alice: User,
+    bob: User,
+    carol: User,
+    now: datetime,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Security audit F13: one failing table must not skip the tables after it in a tick."""
+    broken_table = create_fun_table("Broken Rail")
+    healthy = create_fun_table("Healthy Rail")
+    seat_players(broken_table, [alice, bob], now)
+    seat_players(healthy, [carol, bob], now)
+    first, second = deal(broken_table, now), deal(healthy, now)
+    # The broken table is due first (earlier deadline), so it comes first in the tick.
+    Table.objects.filter(pk=broken_table.pk).update(phase_deadline=first.change_deadline - timedelta(seconds=1))
+    real_advance = services.lifecycle.advance_table
+
+    def advance(*, table_id: int, now: datetime) -> bool:
+        if table_id == broken_table.pk:
+            raise RuntimeError("evaluator exploded")
+        return real_advance(table_id=table_id, now=now)
+
+    def recover(**kwargs: object) -> None:
+        raise RuntimeError("database said no")
+
+    monkeypatch.setattr(services.lifecycle, "advance_table", advance)
+    monkeypatch.setattr(services.lifecycle, "recover_table", recover)
+    tick = second.change_deadline + timedelta(seconds=1)
+    assert services.advance_due_tables(now=tick) == 1
+    second.refresh_from_db()
+    assert second.status == HandStatus.SETTLED
+    broken_table.refresh_from_db()
+    assert broken_table.phase_deadline == tick + services.lifecycle.MALFUNCTION_PAUSE  # retried later
+    assert "could not be recovered" in caplog.text
+
+
 @postgres_only()
 @pytest.mark.django_db(transaction=True)
 def test_holds_share_the_hand_lock_while_settlement_waits_for_them(db: Any) -> None:
