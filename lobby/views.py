@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from lobby.services import register_player
+from lobby.services import UsernameTakenError, register_player
 from tables.selectors import list_lobby_tables
 from wallet.errors import DomainError
 from wallet.models import Currency
@@ -57,7 +57,11 @@ def sign_up(request: HttpRequest) -> HttpResponse:
         return redirect("lobby")
     form: UserCreationForm[User] = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        user = register_player(username=form.cleaned_data["username"], password=form.cleaned_data["password1"])
+        try:
+            user = register_player(username=form.cleaned_data["username"], password=form.cleaned_data["password1"])
+        except UsernameTakenError:
+            form.add_error("username", "A user with that username already exists.")
+            return render(request, "lobby/signup.html", {"form": form})
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(
             request,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
@@ -34,7 +36,12 @@ class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # generic over
 
 
 class CashMovementForm(forms.Form):
-    """A staff deposit or withdrawal: direction, amount in major units, mandatory reason."""
+    """A staff deposit or withdrawal: direction, amount in major units, mandatory reason.
+
+    ``token`` is a one-off key made when the form is shown; the transfer's reference is built
+    from it, so submitting the same form twice (a double click, a reload) records one
+    movement (security audit F9). Amounts are bounded by ``POKER_CASH_MOVEMENT_MAX_MINOR``.
+    """
 
     direction = forms.ChoiceField(
         choices=[
@@ -42,14 +49,36 @@ class CashMovementForm(forms.Form):
             ("withdrawal", "Withdrawal (player -> cashier)"),
         ]
     )
-    amount = forms.CharField(help_text="In major units, e.g. 25.00")
+    amount = forms.CharField(max_length=20, help_text="In major units, e.g. 25.00")
     reason = forms.CharField(max_length=200, help_text="Why: shown in the player's statement and the audit trail.")
+    token = forms.UUIDField(widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, currency: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.currency = currency
+        self.fields["token"].initial = uuid.uuid4()
+        self.fields[
+            "amount"
+        ].help_text = (
+            f"In {currency}, e.g. 25.00; at most {format_minor(settings.POKER_CASH_MOVEMENT_MAX_MINOR, currency)}."
+        )
 
     def clean_amount(self) -> int:
         try:
-            return parse_minor(self.cleaned_data["amount"])
+            amount = parse_minor(self.cleaned_data["amount"])
         except ValueError as error:
             raise forms.ValidationError(str(error)) from error
+        limit = settings.POKER_CASH_MOVEMENT_MAX_MINOR
+        if amount > limit:
+            raise forms.ValidationError(
+                f"{format_minor(amount, self.currency)} is more than one movement may be: "
+                f"at most {format_minor(limit, self.currency)}"
+            )
+        return amount
+
+    def reference(self) -> str:
+        """The transfer reference of this submission (the same for every resubmission)."""
+        return f"{self.cleaned_data['direction']}:form:{self.cleaned_data['token']}"
 
 
 @admin.register(Account)
@@ -100,22 +129,32 @@ class AccountAdmin(ReadOnlyAdmin):
         if not request.user.has_perm("wallet.change_account"):
             raise PermissionDenied("recording cash needs the wallet.change_account permission")
         account = get_object_or_404(Account, pk=account_id, kind=AccountKind.PLAYER)
-        form = CashMovementForm(request.POST or None)
+        form = CashMovementForm(request.POST or None, currency=account.currency)
         if request.method == "POST" and form.is_valid():
             assert account.user_id is not None and request.user.pk is not None
             move = services.deposit_cash if form.cleaned_data["direction"] == "deposit" else services.withdraw_cash
+            repeated = Transfer.objects.filter(reference=form.reference()).exists()
             try:
-                move(
+                transfer = move(
                     user_id=account.user_id,
                     currency=account.currency,
                     amount_minor=form.cleaned_data["amount"],
                     reason=form.cleaned_data["reason"],
                     staff_user_id=request.user.pk,
+                    reference=form.reference(),
                 )
             except DomainError as error:
                 form.add_error(None, f"{error} [{error.code}]")
             else:
-                messages.success(request, f"{form.cleaned_data['direction'].title()} recorded for {account.key}.")
+                amount = format_minor(form.cleaned_data["amount"], account.currency)
+                if repeated:
+                    messages.warning(
+                        request, f"This form was already submitted: {transfer.reference} was recorded once, not twice."
+                    )
+                else:
+                    messages.success(
+                        request, f"{form.cleaned_data['direction'].title()} of {amount} recorded for {account.user}."
+                    )
                 return HttpResponseRedirect(reverse("admin:wallet_account_change", args=[account.pk]))
         context = {
             **self.admin_site.each_context(request),

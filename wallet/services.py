@@ -25,6 +25,7 @@ from wallet.errors import (
     UnbalancedTransferError,
 )
 from wallet.models import Account, AccountKind, Currency, LedgerEntry, Transfer, TransferKind
+from wallet.money import format_minor
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +161,8 @@ def post_transfer(
         after = account.balance_minor + deltas[account.pk]
         if after < 0 and account.kind != AccountKind.CASHIER:
             raise InsufficientFundsError(
-                f"{account.key} holds {account.balance_minor}, needs {-deltas[account.pk]}",
+                f"{account.key} holds {format_minor(account.balance_minor, account.currency)}, "
+                f"needs {format_minor(-deltas[account.pk], account.currency)}",
                 key=account.key,
                 balance_minor=account.balance_minor,
                 shortfall_minor=-after,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
@@ -54,7 +55,7 @@ def test_an_auditor_cannot_record_cash_but_a_croupier_can(db: Any, alice: User) 
     from wallet.selectors import get_balance_minor
 
     account = wallet_services.ensure_player_account(user_id=alice.pk, currency="EUR")
-    form = {"direction": "deposit", "amount": "12.50", "reason": "bank transfer 991"}
+    form = {"direction": "deposit", "amount": "12.50", "reason": "bank transfer 991", "token": str(uuid.uuid4())}
     auditor = staff("audrey", "Auditors")
     assert auditor.post(f"/admin/wallet/account/{account.pk}/cash/", form).status_code == 403
     assert get_balance_minor(user_id=alice.pk, currency="EUR") == 0

@@ -58,3 +58,59 @@ def test_log_out_needs_a_post_and_ends_the_session(client: Client, alice: User) 
     response = client.post("/logout/")
     assert response.status_code == 302
     assert "_auth_user_id" not in client.session
+
+
+def test_a_sign_up_that_loses_the_race_for_its_name_gets_a_form_error(
+    client: Client, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Security audit F8: the form's check passed, then another sign-up took the name."""
+    from django.contrib.auth.forms import UserCreationForm
+
+    # As if "Alice" signed up between this form's uniqueness check and its insert.
+    monkeypatch.setattr(UserCreationForm, "clean_username", lambda form: form.cleaned_data["username"])
+    for name in ("alice", "Alice"):
+        response = client.post("/signup/", {"username": name, "password1": PASSWORD, "password2": PASSWORD})
+        assert response.status_code == 200
+        assert response.context["form"].errors["username"] == ["A user with that username already exists."]
+    assert User.objects.count() == 1
+    assert Transfer.objects.filter(kind=TransferKind.FUN_GRANT).count() == 1  # alice's own grant only
+
+
+def test_a_new_player_has_an_empty_cash_wallet_staff_can_deposit_into(client: Client) -> None:
+    from wallet.models import Account, AccountKind
+
+    client.post("/signup/", {"username": "dora", "password1": PASSWORD, "password2": PASSWORD})
+    dora = User.objects.get(username="dora")
+    cash = Account.objects.get(user=dora, kind=AccountKind.PLAYER, currency=Currency.EUR)
+    assert cash.balance_minor == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_sign_ups_with_one_name_give_one_account_and_no_500() -> None:
+    import threading
+
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL for real concurrency")
+    barrier = threading.Barrier(8)
+    statuses: list[int] = []
+
+    def sign_up(index: int) -> None:
+        try:
+            barrier.wait()
+            name = "twin" if index % 2 else "Twin"
+            response = Client(raise_request_exception=False).post(
+                "/signup/", {"username": name, "password1": PASSWORD, "password2": PASSWORD}
+            )
+            statuses.append(response.status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=sign_up, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [200] * 7 + [302]
+    assert User.objects.filter(username__iexact="twin").count() == 1
