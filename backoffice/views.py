@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET
 
 from backoffice import auditing, selectors
 from tables.selectors import list_lobby_tables
-from wallet.models import Currency
+from wallet.models import Currency, LedgerHead
 from wallet.money import format_minor
 from wallet.selectors import check_books
 
@@ -76,6 +76,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         rows=rows,
         totals=selectors.sum_by_currency(rows),
         books=check_books(),
+        heads=list(LedgerHead.objects.order_by("currency")),
     )
 
 

@@ -12,6 +12,7 @@ Two configurations, same code:
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,12 @@ if not SECRET_KEY:
         )
     # Embedded default only (SQLite, no services): a fixed development key.
     SECRET_KEY = "embedded-default-insecure-key-set-DJANGO_SECRET_KEY-in-production"
+# The key that seals the ledger's hash chain (wallet/chain.py). It lives only in the app's
+# environment, never in the database. Set POKER_LEDGER_KEY to keep verifying old seals
+# across a rotation of DJANGO_SECRET_KEY.
+LEDGER_KEY: str = (
+    env.str("POKER_LEDGER_KEY", default="") or hashlib.sha256(b"wp-ledger-key:" + SECRET_KEY.encode()).hexdigest()
+)
 ALLOWED_HOSTS: list[str] = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 for _origin in CSRF_TRUSTED_ORIGINS:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 
 class Currency(models.TextChoices):
@@ -73,7 +74,11 @@ class TransferKind(models.TextChoices):
 
 
 class Transfer(models.Model):
-    """One business event that moves money; ``reference`` makes it happen at most once."""
+    """One business event that moves money; ``reference`` makes it happen at most once.
+
+    ``sequence`` and ``chain_hash`` seal it into its currency's hash chain (wallet/chain.py);
+    a transfer without them was not written by the application.
+    """
 
     reference = models.CharField(max_length=120, unique=True)
     kind = models.CharField(max_length=16, choices=TransferKind.choices)
@@ -82,7 +87,15 @@ class Transfer(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # Set by post_transfer before sealing (the seal covers it), hence a default, not auto_now_add.
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    sequence = models.BigIntegerField(null=True, blank=True)
+    chain_hash = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["currency", "sequence"], name="transfer_sequence_unique_per_currency")
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.reference}"
@@ -103,3 +116,15 @@ class LedgerEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.account_id}: {self.delta_minor:+d}"
+
+
+class LedgerHead(models.Model):
+    """The end of one currency's hash chain: the last sealed transfer's sequence and hash
+    (wallet/chain.py). Locked by every transfer of the currency while it is sealed."""
+
+    currency = models.CharField(max_length=3, choices=Currency.choices, unique=True)
+    sequence = models.BigIntegerField(default=0)
+    chain_hash = models.CharField(max_length=64, default="0" * 64)
+
+    def __str__(self) -> str:
+        return f"{self.currency} #{self.sequence}"

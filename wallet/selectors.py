@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import Count, QuerySet, Sum
 
+from wallet.chain import ChainProblem, verify_chain
 from wallet.models import Account, AccountKind, Currency, LedgerEntry
 from wallet.services import player_account_key
 
@@ -45,6 +46,7 @@ class BooksCheck:
     drifted_accounts: list[str]
     negative_accounts: list[str]
     currency_totals: dict[str, int]
+    chain_problems: list[ChainProblem] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -53,13 +55,15 @@ class BooksCheck:
             or self.drifted_accounts
             or self.negative_accounts
             or any(self.currency_totals.values())
+            or self.chain_problems
         )
 
 
-def check_books() -> BooksCheck:
+def check_books(*, expect_head: dict[str, tuple[int, str]] | None = None) -> BooksCheck:
     """Audit the ledger: every transfer sums to zero; every balance equals the sum of its
     entries; no non-cashier balance is negative; all accounts of a currency sum to zero
-    (the cashier mirrors deposits and withdrawals)."""
+    (the cashier mirrors deposits and withdrawals); every transfer's seal in its currency's
+    hash chain is intact (wallet/chain.py; ``expect_head`` as for ``verify_chain``)."""
     unbalanced = list(
         LedgerEntry.objects.values("transfer_id")
         .annotate(total=Sum("delta_minor"), legs=Count("id"))
@@ -80,4 +84,4 @@ def check_books() -> BooksCheck:
     totals = dict.fromkeys(Currency.values, 0)
     for row in Account.objects.values("currency").annotate(total=Sum("balance_minor")):
         totals[row["currency"]] = row["total"] or 0
-    return BooksCheck(unbalanced, drifted, negative, totals)
+    return BooksCheck(unbalanced, drifted, negative, totals, verify_chain(expect_head=expect_head))

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
+from django.utils import timezone
 
+from wallet import chain
 from wallet.errors import (
     CurrencyMismatchError,
     InsufficientFundsError,
@@ -24,7 +26,7 @@ from wallet.errors import (
     TransferConflictError,
     UnbalancedTransferError,
 )
-from wallet.models import Account, AccountKind, Currency, LedgerEntry, Transfer, TransferKind
+from wallet.models import Account, AccountKind, Currency, LedgerEntry, LedgerHead, Transfer, TransferKind
 from wallet.money import format_minor
 
 
@@ -168,27 +170,62 @@ def post_transfer(
                 shortfall_minor=-after,
             )
 
+    legs_after = [
+        (account_id, deltas[account_id], locked[account_id].balance_minor + deltas[account_id]) for account_id in ids
+    ]
+    # Seal the transfer into its currency's chain (wallet/chain.py). The head is locked after
+    # the accounts, always in that order, so concurrent transfers cannot deadlock on it.
+    head = _lock_head(currency)
+    created_at = timezone.now()
+    sequence = head.sequence + 1
+    memo = memo[:255]
+    chain_hash = chain.seal(
+        chain.ledger_key(),
+        chain.canonical(
+            currency=currency,
+            sequence=sequence,
+            previous_hash=head.chain_hash,
+            reference=reference,
+            kind=kind,
+            memo=memo,
+            created_by_id=created_by_id,
+            created_at=created_at,
+            legs=legs_after,
+        ),
+    )
     transfer = Transfer.objects.create(
         reference=reference,
         kind=kind,
         currency=currency,
-        memo=memo[:255],
+        memo=memo,
         created_by_id=created_by_id,
+        created_at=created_at,
+        sequence=sequence,
+        chain_hash=chain_hash,
     )
     LedgerEntry.objects.bulk_create(
         [
-            LedgerEntry(
-                transfer=transfer,
-                account_id=account_id,
-                delta_minor=deltas[account_id],
-                balance_after_minor=locked[account_id].balance_minor + deltas[account_id],
-            )
-            for account_id in ids
+            LedgerEntry(transfer=transfer, account_id=account_id, delta_minor=delta, balance_after_minor=after)
+            for account_id, delta, after in legs_after
         ],
         batch_size=2000,
     )
+    LedgerHead.objects.filter(pk=head.pk).update(sequence=sequence, chain_hash=chain_hash)
     _apply_deltas(ids, [deltas[i] for i in ids])
     return transfer
+
+
+def _lock_head(currency: str) -> LedgerHead:
+    """The currency's chain head, locked until the transaction ends (created on first use)."""
+    head = LedgerHead.objects.select_for_update().filter(currency=currency).first()
+    if head is None:
+        try:
+            with transaction.atomic():
+                LedgerHead.objects.create(currency=currency)
+        except IntegrityError:
+            pass  # another transaction created it first
+        head = LedgerHead.objects.select_for_update().get(currency=currency)
+    return head
 
 
 def _apply_deltas(ids: Sequence[int], deltas: Sequence[int]) -> None:

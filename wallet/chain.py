@@ -1,0 +1,207 @@
+"""The tamper-evident ledger: every transfer is sealed into a keyed hash chain per currency.
+
+Security audit F6: a database superuser could TRUNCATE the ledger, disable its triggers or
+rewrite a settled hand, and nothing would tell. Each transfer now stores
+
+- ``sequence``: its place in its currency's chain (1, 2, 3, ... with no gap), and
+- ``chain_hash``: ``HMAC-SHA256(LEDGER_KEY, canonical(transfer, legs, previous chain_hash))``,
+
+and ``LedgerHead`` holds each chain's last sequence and hash. ``LEDGER_KEY`` lives in the
+application's environment (``POKER_LEDGER_KEY``, by default derived from
+``DJANGO_SECRET_KEY``), never in the database, so whoever can write the database but not
+read the app's environment cannot forge a seal: an edited leg, memo or amount, a deleted
+transfer (a gap in the sequence), or a row inserted behind the app's back (no valid seal)
+shows up in ``verify_chain`` at the exact transfer. Cutting the tail of the chain and the
+head together is the one change a key cannot reveal; an auditor's recorded head
+(``verify_books --expect-head``) does.
+
+Sealing happens inside ``post_transfer``, after the accounts are locked, by locking the
+currency's ``LedgerHead`` row: transfers of one currency are sealed one at a time, in the
+order they commit.
+
+The canonical form (version 1) is the UTF-8 JSON text, without spaces, of::
+
+    [1, currency, sequence, previous_hash, reference, kind, memo, created_by_id or null,
+     created_at (UTC ISO 8601 with microseconds), [[account_id, delta_minor,
+     balance_after_minor], ...] sorted by account_id]
+
+with ``previous_hash`` = 64 zeros for a chain's first transfer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.conf import settings
+
+from wallet.models import Currency, LedgerEntry, LedgerHead, Transfer
+
+GENESIS_HASH = "0" * 64
+CHAIN_VERSION = 1
+CHUNK = 2000
+
+LegTuple = tuple[int, int, int]
+"""(account_id, delta_minor, balance_after_minor) of one ledger entry."""
+
+
+def ledger_key() -> bytes:
+    """The sealing key: ``settings.LEDGER_KEY`` as bytes."""
+    key: str = settings.LEDGER_KEY
+    return key.encode("utf-8")
+
+
+def canonical(
+    *,
+    currency: str,
+    sequence: int,
+    previous_hash: str,
+    reference: str,
+    kind: str,
+    memo: str,
+    created_by_id: int | None,
+    created_at: datetime,
+    legs: Sequence[LegTuple],
+) -> bytes:
+    """The bytes a transfer's seal covers (module docstring, version 1)."""
+    stamp = created_at.astimezone(UTC).isoformat(timespec="microseconds")
+    body = [
+        CHAIN_VERSION,
+        currency,
+        sequence,
+        previous_hash,
+        reference,
+        kind,
+        memo,
+        created_by_id,
+        stamp,
+        sorted([int(a), int(d), int(b)] for a, d, b in legs),
+    ]
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def seal(key: bytes, message: bytes) -> str:
+    """HMAC-SHA256 of ``message`` under ``key``, hex (64 characters)."""
+    return hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ChainProblem:
+    """One finding of ``verify_chain``: which transfer (id and reference, when the row
+    exists), in which currency and at which sequence, and what is wrong."""
+
+    currency: str
+    sequence: int | None
+    transfer_id: int | None
+    reference: str
+    problem: str
+
+    def __str__(self) -> str:
+        where = f"transfer {self.transfer_id} ({self.reference})" if self.transfer_id else "a transfer"
+        at = f" at {self.currency} #{self.sequence}" if self.sequence is not None else f" in {self.currency}"
+        return f"{where}{at}: {self.problem}"
+
+
+def verify_chain(
+    *, currency: str | None = None, expect_head: dict[str, tuple[int, str]] | None = None
+) -> list[ChainProblem]:
+    """Recompute every seal of the ledger and compare the chain with its head.
+
+    ``expect_head`` maps a currency to a (sequence, hash) an auditor recorded earlier: the
+    chain must still hold that transfer at that sequence with that hash (a cut tail is
+    reported otherwise). Returns the problems found, in chain order; empty when the ledger
+    is intact. Reads in chunks of ``CHUNK`` transfers.
+    """
+    key = ledger_key()
+    problems: list[ChainProblem] = []
+    currencies = [currency] if currency else list(Currency.values)
+    for code in currencies:
+        unsealed = Transfer.objects.filter(currency=code, sequence__isnull=True).values_list("id", "reference")
+        problems.extend(
+            ChainProblem(code, None, pk, reference, "not sealed: written behind the application's back")
+            for pk, reference in unsealed
+        )
+        expected = 1
+        previous = GENESIS_HASH
+        seen: dict[int, str] = {}
+        for transfer, legs in _sealed_transfers(code):
+            sequence = transfer.sequence
+            assert sequence is not None
+            if sequence != expected:
+                missing = f"#{expected}" if sequence == expected + 1 else f"#{expected}..#{sequence - 1}"
+                problems.append(
+                    ChainProblem(code, expected, None, "", f"missing {missing}: deleted behind the application's back")
+                )
+            message = canonical(
+                currency=code,
+                sequence=sequence,
+                previous_hash=previous,
+                reference=transfer.reference,
+                kind=transfer.kind,
+                memo=transfer.memo,
+                created_by_id=transfer.created_by_id,
+                created_at=transfer.created_at,
+                legs=legs,
+            )
+            if not hmac.compare_digest(seal(key, message), transfer.chain_hash):
+                problems.append(
+                    ChainProblem(
+                        code,
+                        sequence,
+                        transfer.pk,
+                        transfer.reference,
+                        "seal does not match: the transfer, one of its legs, or the one before was changed",
+                    )
+                )
+            seen[sequence] = transfer.chain_hash
+            previous = transfer.chain_hash
+            expected = sequence + 1
+        head = LedgerHead.objects.filter(currency=code).first()
+        last = expected - 1
+        head_sequence, head_hash = (head.sequence, head.chain_hash) if head else (0, GENESIS_HASH)
+        if (head_sequence, head_hash) != (last, previous):
+            problems.append(
+                ChainProblem(
+                    code,
+                    head_sequence,
+                    None,
+                    "",
+                    f"the head says #{head_sequence} but the chain ends at #{last}: transfers were "
+                    "deleted from, or added to, the end",
+                )
+            )
+        if expect_head and code in expect_head:
+            want_sequence, want_hash = expect_head[code]
+            if seen.get(want_sequence) != want_hash:
+                problems.append(
+                    ChainProblem(
+                        code,
+                        want_sequence,
+                        None,
+                        "",
+                        "the recorded head is no longer in the chain: its end was cut or rewritten",
+                    )
+                )
+    return problems
+
+
+def _sealed_transfers(currency: str) -> Iterator[tuple[Transfer, list[LegTuple]]]:
+    """The sealed transfers of ``currency`` in sequence order, each with its legs."""
+    last = 0
+    while True:
+        chunk = list(Transfer.objects.filter(currency=currency, sequence__gt=last).order_by("sequence")[:CHUNK])
+        if not chunk:
+            return
+        legs: dict[int, list[LegTuple]] = {transfer.pk: [] for transfer in chunk}
+        rows = LedgerEntry.objects.filter(transfer_id__in=list(legs)).values_list(
+            "transfer_id", "account_id", "delta_minor", "balance_after_minor"
+        )
+        for transfer_id, account_id, delta, after in rows:
+            legs[transfer_id].append((account_id, delta, after))
+        for transfer in chunk:
+            yield transfer, legs[transfer.pk]
+        last = chunk[-1].sequence or last
