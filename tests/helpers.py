@@ -6,10 +6,13 @@ Fixtures live in ``tests/conftest.py``; these are ordinary functions, imported w
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
 
 from tables import services
@@ -69,3 +72,34 @@ def settle(table: Table) -> Hand:
     assert services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=1))
     hand.refresh_from_db()
     return hand
+
+
+GUARDED_TABLES = ("wallet_transfer", "wallet_ledgerentry", "tables_hand", "tables_entry")
+
+
+@contextmanager
+def behind_the_apps_back() -> Iterator[None]:
+    """Switch off the triggers that keep the ledger append-only and finished hands final, as
+    a database superuser can (to test that tampering is found, not merely prevented).
+
+    PostgreSQL: ``session_replication_role = replica``; SQLite: the triggers are dropped and
+    created again from their own SQL.
+    """
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET session_replication_role = replica")
+            try:
+                yield
+            finally:
+                cursor.execute("SET session_replication_role = DEFAULT")
+            return
+        names = ", ".join(f"'{table}'" for table in GUARDED_TABLES)
+        cursor.execute(f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ({names})")
+        triggers = cursor.fetchall()
+        for name, _sql in triggers:
+            cursor.execute(f"DROP TRIGGER {name}")
+        try:
+            yield
+        finally:
+            for _name, sql in triggers:
+                cursor.execute(sql)

@@ -23,7 +23,10 @@ from tests.e2e.server import (
     _run_postgres,
     _wait_until_serving,
     _with_database,
+    _with_user,
 )
+
+APP_ROLE = "wp_e2e_app"
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +51,12 @@ def server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
     python = sys.executable
     for command in (["migrate", "--noinput"], ["shell", "-c", CREATE_TABLE]):
         subprocess.run([python, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True)
+    if database_url:
+        # As in production (README): the owner migrated; the server runs as the app's
+        # least-privilege role, which cannot rewrite the ledger or a finished hand.
+        grant = [python, "manage.py", "grant_app_role", APP_ROLE, "--create"]
+        subprocess.run(grant, cwd=ROOT, env=env, check=True, capture_output=True)
+        env["DATABASE_URL"] = _with_user(env["DATABASE_URL"], APP_ROLE)
     port = _free_port()
     log = (workdir / "daphne.log").open("w")
     daphne = Path(python).with_name("daphne")

@@ -71,6 +71,13 @@ def _with_database(database_url: str, name: str) -> str:
     return urlunsplit(urlsplit(database_url)._replace(path=f"/{name}"))
 
 
+def _with_user(database_url: str, user: str) -> str:
+    """The same database, connected as ``user`` (trust or peer authentication assumed)."""
+    parts = urlsplit(database_url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit(parts._replace(netloc=f"{user}@{host}"))
+
+
 def _run_postgres(database_url: str, statement: str) -> None:
     import psycopg
 

@@ -5,44 +5,19 @@ in the database, with the append-only triggers switched off as a superuser can, 
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import connection
 
-from tests.helpers import logged_in
+from tests.helpers import behind_the_apps_back, logged_in
 from wallet import services
 from wallet.chain import GENESIS_HASH, verify_chain
 from wallet.models import Currency, LedgerEntry, LedgerHead, Transfer
 from wallet.selectors import check_books
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@contextmanager
-def behind_the_apps_back() -> Iterator[None]:
-    """Switch the ledger's append-only triggers off, as a database superuser can."""
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SET session_replication_role = replica")
-            try:
-                yield
-            finally:
-                cursor.execute("SET session_replication_role = DEFAULT")
-        else:
-            for table in ("wallet_ledgerentry", "wallet_transfer"):
-                cursor.execute(f"DROP TRIGGER IF EXISTS {table}_no_update")
-            try:
-                yield
-            finally:
-                for table in ("wallet_ledgerentry", "wallet_transfer"):
-                    cursor.execute(
-                        f"CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table} "
-                        "BEGIN SELECT RAISE(ABORT, 'ledger rows are append-only'); END;"
-                    )
 
 
 def verify_books(*args: str) -> tuple[int, str]:

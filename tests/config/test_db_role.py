@@ -1,0 +1,142 @@
+"""Security audit F6: the application runs as a least-privilege database role. As that role a
+whole hand plays and settles, and nothing can truncate, rewrite or delete the ledger or a
+finished hand, nor switch off the triggers that guard them. Finished hands are final for
+every role that does not own the tables.
+
+PostgreSQL only: the embedded SQLite default has no roles."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+
+import psycopg
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import connection, connections
+from django.utils import timezone
+
+from tables import services
+from tables.models import Hand, HandStatus
+from tests.conftest import make_player
+from tests.helpers import create_fun_table, deal_hand, settle
+from wallet.models import LedgerEntry
+from wallet.selectors import check_books
+
+ROLE = "wp_app_suite"
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL (DATABASE_URL)"),
+]
+
+
+@contextmanager
+def as_role(role: str) -> Iterator[None]:
+    """Run the Django code inside as ``role`` (the default connection reconnects as it)."""
+    default = connections["default"]
+    saved = default.settings_dict["USER"]
+    default.close()
+    default.close_pool()
+    default.settings_dict["USER"] = role
+    try:
+        yield
+    finally:
+        default.close()
+        default.close_pool()
+        default.settings_dict["USER"] = saved
+
+
+def raw_as(role: str) -> psycopg.Connection[tuple[object, ...]]:
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    params["user"] = role
+    params["autocommit"] = True
+    return psycopg.connect(**params)
+
+
+@pytest.fixture
+def app_role() -> str:
+    call_command("grant_app_role", ROLE, "--create", stdout=io.StringIO())
+    return ROLE
+
+
+def test_a_whole_hand_plays_and_settles_as_the_app_role(app_role: str) -> None:
+    with as_role(app_role):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_user")
+            assert cursor.fetchone() == (app_role,)
+        table = create_fun_table("Role Rail")
+        alice, bob = make_player("role-alice"), make_player("role-bob")
+        now = timezone.now()
+        hand = deal_hand(table, [alice, bob], now)
+        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now + timedelta(seconds=1))
+        services.buy_redeal(table_id=table.pk, user_id=bob.pk, now=now + timedelta(seconds=2))
+        settled = settle(table)
+        assert settled.status == HandStatus.SETTLED and settled.pk == hand.pk
+        assert check_books().ok
+
+
+FORBIDDEN = [
+    "TRUNCATE wallet_ledgerentry",
+    "TRUNCATE wallet_transfer CASCADE",
+    "UPDATE wallet_ledgerentry SET delta_minor = 0",
+    "DELETE FROM wallet_ledgerentry",
+    "DELETE FROM wallet_transfer",
+    "UPDATE wallet_transfer SET memo = 'x'",
+    "ALTER TABLE wallet_ledgerentry DISABLE TRIGGER ALL",
+    "SET session_replication_role = replica",
+    "UPDATE tables_hand SET server_seed = 'x' WHERE status = 'settled'",
+    "UPDATE tables_entry SET place = 1 WHERE hand_id IN (SELECT id FROM tables_hand WHERE status = 'settled')",
+    "DELETE FROM tables_entry",
+    "DELETE FROM tables_hand",
+    "TRUNCATE tables_hand CASCADE",
+    "INSERT INTO django_migrations (app, name, applied) VALUES ('x', 'y', now())",
+    "DROP TABLE wallet_ledgerentry",
+]
+
+
+def test_the_app_role_cannot_rewrite_the_ledger_or_a_finished_hand(app_role: str) -> None:
+    table = create_fun_table("Guarded Rail")
+    alice, bob = make_player("guard-alice"), make_player("guard-bob")
+    deal_hand(table, [alice, bob], timezone.now())
+    settle(table)
+    legs = LedgerEntry.objects.count()
+    with raw_as(app_role) as raw:
+        assert raw.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone() == (False,)
+        for statement in FORBIDDEN:
+            with pytest.raises(psycopg.Error):
+                raw.execute(statement)
+                # A statement that matched no row would "succeed": make sure there were rows.
+                raise AssertionError(f"allowed: {statement}")
+        # What the app needs still works: reading, and inserting into an append-only table's peer.
+        assert raw.execute("SELECT count(*) FROM wallet_ledgerentry").fetchone() == (legs,)
+    assert LedgerEntry.objects.count() == legs
+    assert check_books().ok
+
+
+def test_a_finished_hand_is_final_even_for_the_owner_unless_it_disables_triggers(db: None) -> None:
+    from django.db import IntegrityError, InternalError, ProgrammingError, transaction
+
+    table = create_fun_table("Final Rail")
+    hand = deal_hand(table, [make_player("final-a"), make_player("final-b")], timezone.now())
+    Hand.objects.filter(pk=hand.pk).update(cancel_reason="")  # a running hand may change
+    settle(table)
+    for attempt in (
+        lambda: Hand.objects.filter(pk=hand.pk).update(rake_minor=0),
+        lambda: hand.entries.update(place=1),
+        lambda: Hand.objects.filter(pk=hand.pk).delete(),
+    ):
+        with pytest.raises((IntegrityError, InternalError, ProgrammingError)), transaction.atomic():
+            attempt()
+
+
+def test_grant_app_role_refuses_a_superuser_and_a_missing_role() -> None:
+    with pytest.raises(CommandError, match="superuser"):
+        call_command("grant_app_role", "postgres", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="does not exist"):
+        call_command("grant_app_role", "wp_no_such_role_at_all", stdout=io.StringIO())
