@@ -394,6 +394,10 @@ POKER_CASH_MOVEMENT_MAX_MINOR: int = _int("POKER_CASH_MOVEMENT_MAX_MINOR", 1_000
 PRESENCE_TIMEOUT_SECONDS: int = _int("POKER_PRESENCE_TIMEOUT_SECONDS", 30, minimum=1)
 # A closed game page counts as still there for this long: a reload is not a disconnection.
 PRESENCE_RECONNECT_GRACE_SECONDS: int = _int("POKER_PRESENCE_RECONNECT_GRACE_SECONDS", 10, minimum=0)
+# Every ASGI process stamps its heartbeat this often (0: never, tests only); one silent for
+# the timeout is dead and the clock takes its sockets off the seats (tables/services/presence.py).
+PRESENCE_HEARTBEAT_SECONDS: int = _int("POKER_PRESENCE_HEARTBEAT_SECONDS", 5, minimum=0)
+PRESENCE_PROCESS_TIMEOUT_SECONDS: int = _int("POKER_PRESENCE_PROCESS_TIMEOUT_SECONDS", 15, minimum=1)
 # WebSocket inbound rate limit: a token bucket per connection.
 WS_RATE_PER_SECOND: float = _float("POKER_WS_RATE_PER_SECOND", 10.0, minimum=0.1)
 WS_RATE_BURST: int = _int("POKER_WS_RATE_BURST", 20, minimum=1)

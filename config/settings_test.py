@@ -18,6 +18,8 @@ from config.settings import *  # noqa: F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Tests drive the clock themselves with an injected `now`.
 TABLE_CLOCK = "off"
+# No background heartbeat tasks in the test loops; tests stamp heartbeats themselves.
+PRESENCE_HEARTBEAT_SECONDS = 0
 CELERY_TASK_ALWAYS_EAGER = True
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

@@ -23,12 +23,19 @@ TICK_SECONDS = 1.0
 
 
 def tick() -> int:
-    """One clock tick: advance due tables, then push changed prize pools."""
+    """One clock tick: take the sockets of dead ASGI processes off their seats, advance due
+    tables, then push changed prize pools."""
     from tables.services import advance_due_tables, publish_live_pools
+    from tables.services.presence import reap_dead_processes
 
     close_old_connections()
     try:
-        advanced = advance_due_tables(now=timezone.now())
+        now = timezone.now()
+        try:
+            reap_dead_processes(now=now)
+        except Exception:
+            logger.exception("reaping dead ASGI processes failed; the tables still advance")
+        advanced = advance_due_tables(now=now)
         publish_live_pools()
         return advanced
     finally:

@@ -48,6 +48,7 @@ class TableHub:
         self.loop = loop
         self.sockets: dict[int, set[HubSocket]] = defaultdict(set)
         self.listener: asyncio.Task[None] | None = None
+        self.heartbeat: asyncio.Task[None] | None = None
         self.subscribed = asyncio.Event()
         if not settings.REDIS_URL:
             self.subscribed.set()  # embedded: publishes arrive in-process, nothing to wait for
@@ -56,6 +57,22 @@ class TableHub:
         self.sockets[socket.table_id].add(socket)
         if settings.REDIS_URL and self.listener is None:
             self.listener = self.loop.create_task(self._listen())
+        if settings.PRESENCE_HEARTBEAT_SECONDS and self.heartbeat is None:
+            self.heartbeat = self.loop.create_task(self._beat())
+
+    async def _beat(self) -> None:
+        """Stamp this process's heartbeat for as long as it runs (tables/services/presence.py)."""
+        from channels.db import database_sync_to_async
+        from django.utils import timezone
+
+        from tables.services.presence import beat
+
+        while True:
+            try:
+                await database_sync_to_async(beat)(now=timezone.now())
+            except Exception:
+                logger.exception("presence heartbeat failed; retrying")
+            await asyncio.sleep(settings.PRESENCE_HEARTBEAT_SECONDS)
 
     async def wait_subscribed(self, timeout: float = 5.0) -> None:
         """Wait until this process receives table frames (its Redis subscription is live), so

@@ -118,8 +118,9 @@ class Seat(models.Model):
     """A player's place at a table (one row per player and table, reused on re-joining).
 
     Presence (tables.services.is_connected): ``last_seen_at`` is the last request, socket or
-    heartbeat; ``ws_connections`` counts open game sockets; ``socket_closed_at`` is when the
-    last one closed.
+    heartbeat; ``ws_connections`` counts open game sockets (per process in ``SeatSockets``, so
+    the sockets of a process that died are taken off); ``socket_closed_at`` is when the last
+    one closed, or when the process that held it was last alive.
     """
 
     table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="seats")
@@ -138,6 +139,40 @@ class Seat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id}@{self.table_id} ({self.status})"
+
+
+class AsgiProcess(models.Model):
+    """An ASGI (daphne) process that holds game sockets, with its heartbeat.
+
+    Each process beats every ``PRESENCE_HEARTBEAT_SECONDS``; one silent for
+    ``PRESENCE_PROCESS_TIMEOUT_SECONDS`` is dead (killed, crashed), and the clock takes its
+    sockets off the seats' counts (tables/services/presence.py; security audit F11).
+    """
+
+    id = models.CharField(max_length=32, primary_key=True)
+    hostname = models.CharField(max_length=100, blank=True)
+    pid = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField()
+    beat_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.hostname}:{self.pid} ({self.id[:8]})"
+
+
+class SeatSockets(models.Model):
+    """How many of a seat's open game sockets one ASGI process holds; the seat's
+    ``ws_connections`` is the sum over live processes."""
+
+    process = models.ForeignKey(AsgiProcess, on_delete=models.CASCADE, related_name="seat_sockets")
+    seat = models.ForeignKey(Seat, on_delete=models.CASCADE, related_name="process_sockets")
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "seat sockets"
+        constraints = [models.UniqueConstraint(fields=["process", "seat"], name="seat_sockets_once_per_process")]
+
+    def __str__(self) -> str:
+        return f"{self.count} socket(s) of seat {self.seat_id} in {self.process_id}"
 
 
 class HandStatus(models.TextChoices):

@@ -6,11 +6,12 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Value
+from django.db.models.functions import Greatest
 
 from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError
 from tables.events import broadcast_table_on_commit, push_private_on_commit
-from tables.models import Seat, SeatStatus, Table, TablePhase
+from tables.models import Seat, SeatSockets, SeatStatus, Table, TablePhase
 from wallet import services as wallet_services
 
 
@@ -126,19 +127,35 @@ def sit_in(*, table_id: int, user_id: int, now: datetime) -> Seat:
 
 
 @transaction.atomic
-def record_socket(*, table_id: int, user_id: int, opened: bool, now: datetime) -> bool:
+def record_socket(*, table_id: int, user_id: int, opened: bool, now: datetime, process_id: str | None = None) -> bool:
     """Count a game socket of a seated player opening or closing (presence, rules Notes 2).
 
-    Returns whether a seat was counted. The caller closes only what it opened (a socket opened
-    before its player sat down was not counted), so the count stays exact whatever order the
-    opening of a new page and the closing of the old one arrive in.
+    The socket counts against its seat and against the ASGI process that holds it
+    (``process_id``, by default this process: tables/services/presence.py), so the sockets
+    of a process that dies are taken off by the clock. Returns whether a seat was counted
+    (on opening) or uncounted (on closing). The caller closes only what it opened (a socket
+    opened before its player sat down was not counted), so the count stays exact whatever
+    order the opening of a new page and the closing of the old one arrive in.
     """
-    seats = Seat.objects.filter(table_id=table_id, user_id=user_id)
+    from tables.services.presence import PROCESS_ID, beat
+
+    process = process_id or PROCESS_ID
+    seat = Seat.objects.select_for_update().filter(table_id=table_id, user_id=user_id).first()
+    if seat is None:
+        return False
     if opened:
-        return bool(seats.update(ws_connections=F("ws_connections") + 1, last_seen_at=now))
-    closed = bool(seats.update(ws_connections=F("ws_connections") - 1, socket_closed_at=now))
-    seats.filter(ws_connections__lt=0).update(ws_connections=0)
-    return closed
+        beat(now=now, process_id=process)
+        held, _ = SeatSockets.objects.get_or_create(process_id=process, seat=seat)
+        SeatSockets.objects.filter(pk=held.pk).update(count=F("count") + 1)
+        Seat.objects.filter(pk=seat.pk).update(ws_connections=F("ws_connections") + 1, last_seen_at=now)
+        return True
+    # A socket whose process was reaped meanwhile was already taken off.
+    if not SeatSockets.objects.filter(process_id=process, seat=seat, count__gt=0).update(count=F("count") - 1):
+        return False
+    Seat.objects.filter(pk=seat.pk).update(
+        ws_connections=Greatest(Value(0), F("ws_connections") - 1), socket_closed_at=now
+    )
+    return True
 
 
 def touch_presence(*, table_id: int, user_id: int, now: datetime) -> None:

@@ -40,13 +40,13 @@ def as_role(role: str) -> Iterator[None]:
     default = connections["default"]
     saved = default.settings_dict["USER"]
     default.close()
-    default.close_pool()
+    default.close_pool()  # type: ignore[attr-defined]  # Django 5.1+, not in django-stubs yet
     default.settings_dict["USER"] = role
     try:
         yield
     finally:
         default.close()
-        default.close_pool()
+        default.close_pool()  # type: ignore[attr-defined]  # Django 5.1+, not in django-stubs yet
         default.settings_dict["USER"] = saved
 
 

@@ -18,6 +18,7 @@ from tests.e2e.server import (
     CREATE_TABLE,
     ROOT,
     SERVER_ENVS,
+    SERVER_PROCESSES,
     _drop_redis_keys,
     _free_port,
     _run_postgres,
@@ -71,6 +72,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
     try:
         _wait_until_serving(f"{url}/lobby/tables.json", process)
         SERVER_ENVS[url] = env
+        SERVER_PROCESSES[url] = process
         yield url
     finally:
         process.terminate()

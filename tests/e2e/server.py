@@ -39,6 +39,8 @@ if not Table.objects.filter(name={TABLE!r}).exists():
 """
 # The environment of each running e2e server, by its URL (for ``manage``).
 SERVER_ENVS: dict[str, dict[str, str]] = {}
+# The daphne process of each running e2e server, by its URL (a test may kill it).
+SERVER_PROCESSES: dict[str, subprocess.Popen[bytes]] = {}
 
 
 def manage(server: str, *args: str) -> str:
