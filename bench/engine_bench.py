@@ -26,8 +26,8 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tables import engine  # noqa: E402
-from tables.engine.grid import compute_grid  # noqa: E402
+from tables.engine import widerpoker as engine  # noqa: E402
+from tables.engine.widerpoker.grid import compute_grid  # noqa: E402
 
 
 def median_seconds(function: Callable[[], object], repeat: int, warmup: int = 2) -> float:
@@ -72,7 +72,7 @@ def peer_rates(hands: npt.NDArray[np.uint8]) -> dict[str, float]:
     except ImportError:
         pass
     try:
-        from phevaluator import evaluate_cards  # type: ignore[import-not-found]  # optional peer
+        from phevaluator import evaluate_cards  # optional peer
 
         ph_hands = [[codes[c] for c in row] for row in rows]
 
@@ -84,7 +84,7 @@ def peer_rates(hands: npt.NDArray[np.uint8]) -> dict[str, float]:
     except ImportError:
         pass
     try:
-        import eval7  # type: ignore[import-not-found]  # optional peer
+        import eval7  # optional peer
 
         e7_hands = [[eval7.Card(codes[c]) for c in row] for row in rows]
 
@@ -102,7 +102,7 @@ def import_seconds() -> tuple[float, float]:
     """Median cold import of tables.engine in a fresh interpreter: with numpy, and alone."""
     script = (
         "import time; t0 = time.perf_counter(); import numpy; t1 = time.perf_counter(); "
-        "import tables.engine; t2 = time.perf_counter(); print(t2 - t0, t2 - t1)"
+        "import tables.engine.widerpoker; t2 = time.perf_counter(); print(t2 - t0, t2 - t1)"
     )
     runs = [
         tuple(
@@ -133,7 +133,7 @@ def table_bytes() -> int:
 
 
 def main() -> None:
-    importlib.import_module("tables.engine.replay")
+    importlib.import_module("tables.engine.widerpoker.replay")
     rows: list[tuple[str, str, str, bool]] = []
 
     hands = random_hands(1_000_000, 1)

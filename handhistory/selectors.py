@@ -22,7 +22,7 @@ from django.db.models import QuerySet
 
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
 from handhistory.verification import ENTRY_RECORD_FIELDS
-from tables.engine import (
+from tables.engine.widerpoker import (
     HandCategory,
     category_of_strength,
     combination_from_index,

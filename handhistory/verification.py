@@ -1,6 +1,6 @@
 """Independent verification of a terminal hand from its revealed server seed.
 
-``verify_hand`` recomputes the whole hand with the pure engine (``tables.engine.replay_hand``)
+``verify_hand`` recomputes the whole hand with the pure engine (``tables.engine.widerpoker.replay_hand``)
 from the seed and the choices the platform recorded (the hold played, draws bought, the
 redeal numbers each entry bought), then compares every stored fact with the recomputation:
 
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
-from tables.engine import (
+from tables.engine.widerpoker import (
     HOLD_ALL,
     AllocationConfig,
     EntryChoices,

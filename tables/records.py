@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tables.engine import Board, card_code
+from tables.engine.widerpoker import Board, card_code
 
 _DIGIT_WEIGHTS = np.array([10_000, 1_000, 100, 10, 1], dtype=np.int64)
 

@@ -14,7 +14,7 @@ import numpy as np
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from tables.engine import board_grid, category_of, change_keys, final_hand, hold_from_mask, panel, rake_minor
+from tables.engine.widerpoker import board_grid, category_of, change_keys, final_hand, hold_from_mask, panel, rake_minor
 from tables.errors import TableNotFoundError
 from tables.events import PoolUpdatedFrame, TableStateFrame, dumps
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TablePhase

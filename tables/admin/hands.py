@@ -12,7 +12,7 @@ from tables.admin.secrets import (
     SecretFieldsAdmin,
     cards_visible_to_staff,
 )
-from tables.engine import HandCategory, combination_from_index
+from tables.engine.widerpoker import HandCategory, combination_from_index
 from tables.models import Entry, Hand, HandStatus, Seat, TableConfigChange
 from wallet.admin import ReadOnlyAdmin
 from wallet.money import format_minor

@@ -1,8 +1,10 @@
-"""WiderPoker game engine: the rules as a pure, exact, fast library.
+"""The game engine: pure, exact, fast libraries for the games of the house.
 
 Pure Python and numpy: no Django, no I/O, no clock, no global random state (STYLE,
-Engine). The rules are seed 000 (How it works) and seed 001 (Rules); DESIGN, "The game,
-as implemented", turns them into the decisions this package implements. See
+Engine). Shared by every game: the cards (``cards``), the five-card evaluator
+(``evaluator``), the exact allocation of money with named remainder rules
+(``allocation``) and the provably-fair random streams (``rng``). Each game is a sibling
+package: ``widerpoker`` (seeds 000-002) and ``holdem`` (seeds 003-004). See
 ``docs/engine.md`` and ``docs/provably-fair.md``.
 
 >>> from tables.engine import evaluate
@@ -23,31 +25,7 @@ from .allocation import (
     rank_places,
     split_evenly,
 )
-from .board import COLUMN_HEIGHT, COLUMNS, Board
 from .cards import DECK_SIZE, RANKS, SUITS, as_card_id, card_code, card_id, parse_cards
-from .change import (
-    COMBINATION_COUNT,
-    DISCARD_ALL,
-    HOLD_ALL,
-    MAX_DRAWS,
-    ChangeKey,
-    Combination,
-    Hold,
-    best_draws,
-    combination_from_index,
-    combination_index,
-    draw_positions,
-    draw_strengths,
-    final_cards,
-    final_hand,
-    hold_code,
-    hold_from_code,
-    hold_from_mask,
-    hold_mask,
-    validate_change_key,
-    validate_combination,
-    validate_hold,
-)
 from .evaluator import (
     MAX_STRENGTH,
     HandCategory,
@@ -58,32 +36,10 @@ from .evaluator import (
     evaluate_many,
     evaluate_product,
 )
-from .grid import BoardGrid, board_grid
-from .odds import MASKS, Panel, odds, panel, tips
-from .replay import EntryChoices, HandReplay, replay_hand
-from .rng import (
-    SEED_BYTES,
-    RandomStream,
-    SpinJackpot,
-    change_keys,
-    commitment,
-    deal_board,
-    initial_combinations,
-    redeal_combination,
-    redeal_label,
-    shuffle_deck,
-    spin_jackpot_draw,
-)
+from .rng import SEED_BYTES, RandomStream, commitment, shuffled
 
 __all__ = [
-    "COLUMNS",
-    "COLUMN_HEIGHT",
-    "COMBINATION_COUNT",
     "DECK_SIZE",
-    "DISCARD_ALL",
-    "HOLD_ALL",
-    "MASKS",
-    "MAX_DRAWS",
     "MAX_RAKE_BPS",
     "MAX_STRENGTH",
     "RANKS",
@@ -91,58 +47,24 @@ __all__ = [
     "SUITS",
     "Allocation",
     "AllocationConfig",
-    "Board",
-    "BoardGrid",
-    "ChangeKey",
-    "Combination",
-    "EntryChoices",
     "HandCategory",
-    "HandReplay",
     "HandValue",
-    "Hold",
-    "Panel",
     "RandomStream",
-    "SpinJackpot",
     "allocate_pool",
     "as_card_id",
-    "best_draws",
-    "board_grid",
     "card_code",
     "card_id",
     "category_of",
     "category_of_strength",
-    "change_keys",
-    "combination_from_index",
-    "combination_index",
     "commitment",
-    "deal_board",
-    "draw_positions",
-    "draw_strengths",
     "evaluate",
     "evaluate_many",
     "evaluate_product",
-    "final_cards",
-    "final_hand",
-    "hold_code",
-    "hold_from_code",
-    "hold_from_mask",
-    "hold_mask",
-    "initial_combinations",
-    "odds",
     "paid_places",
-    "panel",
     "parse_cards",
     "prize_ladder",
     "rake_minor",
     "rank_places",
-    "redeal_combination",
-    "redeal_label",
-    "replay_hand",
-    "shuffle_deck",
-    "spin_jackpot_draw",
+    "shuffled",
     "split_evenly",
-    "tips",
-    "validate_change_key",
-    "validate_combination",
-    "validate_hold",
 ]

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import F
 
-from tables.engine import (
+from tables.engine.widerpoker import (
     combination_index,
     commitment,
     deal_board,

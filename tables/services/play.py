@@ -13,7 +13,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.db.models import F
 
-from tables.engine import combination_index, hold_mask, redeal_combination
+from tables.engine.widerpoker import combination_index, hold_mask, redeal_combination
 from tables.errors import (
     InvalidHoldError,
     LimitReachedError,

@@ -14,7 +14,7 @@ import numpy.typing as npt
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
-from tables.engine import (
+from tables.engine.widerpoker import (
     AllocationConfig,
     Board,
     allocate_pool,

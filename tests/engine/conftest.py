@@ -6,7 +6,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from tables.engine import Board
+from tables.engine.widerpoker import Board
 
 from .helpers import random_board, slow_grid
 

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import numpy.typing as npt
 
-from tables.engine import Board, evaluate
+from tables.engine.widerpoker import Board, evaluate
 
 
 def slow_grid(board: Board) -> npt.NDArray[np.int64]:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tables.engine import (
+from tables.engine.widerpoker import (
     AllocationConfig,
     allocate_pool,
     paid_places,

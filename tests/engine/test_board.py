@@ -6,8 +6,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from tables.engine import RANKS, Board, HandCategory, board_grid, card_id, evaluate
-from tables.engine.grid import compute_grid
+from tables.engine.widerpoker import RANKS, Board, HandCategory, board_grid, card_id, evaluate
+from tables.engine.widerpoker.grid import compute_grid
 
 
 def test_columns_are_deck_positions_ten_c_to_ten_c_plus_nine() -> None:

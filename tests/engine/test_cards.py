@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tables.engine import RANKS, SUITS, card_code, card_id, parse_cards
 from tables.engine.cards import as_card_id, rank_of, suit_of
+from tables.engine.widerpoker import RANKS, SUITS, card_code, card_id, parse_cards
 
 
 def test_every_card_id_round_trips_through_its_code() -> None:

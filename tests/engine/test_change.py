@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tables.engine import (
+from tables.engine.widerpoker import (
     Board,
     best_draws,
     board_grid,

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from treys import Card, Evaluator
 
-from tables.engine import (
+from tables.engine.evaluator import RANK_KEYS
+from tables.engine.widerpoker import (
     MAX_STRENGTH,
     HandCategory,
     card_code,
@@ -21,7 +22,6 @@ from tables.engine import (
     evaluate_many,
     evaluate_product,
 )
-from tables.engine.evaluator import RANK_KEYS
 
 TEXTBOOK_COUNTS = {
     HandCategory.ROYAL_FLUSH: 4,

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from tables.engine import (
+from tables.engine.widerpoker import (
     Board,
     HandCategory,
     board_grid,

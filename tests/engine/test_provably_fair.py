@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tables.engine import (
+from tables.engine.widerpoker import (
     RandomStream,
     card_code,
     change_keys,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tables.engine import (
+from tables.engine.widerpoker import (
     EntryChoices,
     HandCategory,
     change_keys,

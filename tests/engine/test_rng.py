@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chi2
 
-from tables.engine import (
+from tables.engine.widerpoker import (
     RandomStream,
     SpinJackpot,
     change_keys,
@@ -26,7 +26,7 @@ from tables.engine import (
     shuffle_deck,
     spin_jackpot_draw,
 )
-from tables.engine.rng import redeal_label
+from tables.engine.widerpoker.deal import redeal_label
 
 seeds = st.binary(min_size=32, max_size=32)
 

@@ -13,7 +13,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from tables import services
-from tables.engine import change_keys, deal_board
+from tables.engine.widerpoker import change_keys, deal_board
 from tables.errors import LimitReachedError, NotInHandError, PhaseClosedError, RedealClosedError
 from tables.models import Entry, HandStatus, Seat, SeatStatus, Table, TableConfigChange, TablePhase
 from tables.records import board_to_json

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
-from .cards import card_code
+from ..cards import card_code
 
 if TYPE_CHECKING:
     from .board import Board
@@ -210,7 +210,7 @@ def final_hand(board: Board, combination: Sequence[int], hold: Sequence[bool], k
     Seed 000, How it works, 3. Change procedure. Raises ``ValueError`` for an invalid
     combination, hold or key.
 
-    >>> from tables.engine.board import Board
+    >>> from tables.engine.widerpoker.board import Board
     >>> final_hand(Board.from_deck(range(52)), (0, 0, 0, 0, 0), (True,) * 5, (1,) * 5)
     ('2c', '4h', '7c', '9h', 'Qc')
     """

@@ -31,9 +31,9 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from ..evaluator import HandCategory
 from .board import Board
 from .change import Combination, Hold, hold_code, hold_from_mask, hold_mask, validate_combination
-from .evaluator import HandCategory
 from .grid import BoardGrid, board_grid
 
 __all__ = ["MASKS", "Panel", "odds", "panel", "tips"]
@@ -152,8 +152,8 @@ def panel(grid: BoardGrid, combination: Sequence[int]) -> Panel:
     ``combination``: five positions 0..9. Raises ``ValueError`` otherwise. Seed 000,
     How it works, 3. Change procedure and Glossary, Tip; DESIGN items 8 and 9.
 
-    >>> from tables.engine.board import Board
-    >>> from tables.engine.grid import board_grid
+    >>> from tables.engine.widerpoker.board import Board
+    >>> from tables.engine.widerpoker.grid import board_grid
     >>> view = panel(board_grid(Board.from_deck(range(52))), (0, 0, 0, 0, 0))
     >>> view.counts.shape, view.counts.sum(axis=1).tolist() == view.denominators.tolist()
     ((32, 10), True)

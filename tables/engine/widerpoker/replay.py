@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from .allocation import rank_places
+from ..allocation import rank_places
+from ..cards import card_code
+from ..evaluator import HandCategory, category_of
+from ..rng import commitment
 from .board import Board
-from .cards import card_code
 from .change import (
     MAX_DRAWS,
     ChangeKey,
@@ -27,17 +29,15 @@ from .change import (
     draw_strengths,
     validate_hold,
 )
-from .evaluator import HandCategory, category_of
-from .grid import board_grid
-from .rng import (
+from .deal import (
     SpinJackpot,
     change_keys,
-    commitment,
     deal_board,
     initial_combinations,
     redeal_combination,
     spin_jackpot_draw,
 )
+from .grid import board_grid
 
 __all__ = ["EntryChoices", "HandReplay", "replay_hand"]
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from .evaluator import HandCategory, category_of, evaluate_product
+from ..evaluator import HandCategory, category_of, evaluate_product
 
 if TYPE_CHECKING:
     from .board import Board
@@ -70,7 +70,7 @@ def compute_grid(board: Board) -> BoardGrid:
 def board_grid(board: Board) -> BoardGrid:
     """The ``BoardGrid`` of a board, cached per board (boards are frozen and hashable).
 
-    >>> from tables.engine.board import Board
+    >>> from tables.engine.widerpoker.board import Board
     >>> grid = board_grid(Board.from_deck(range(52)))
     >>> grid.strengths.shape, grid.strengths.dtype.name, grid.strengths.flags.writeable
     ((10, 10, 10, 10, 10), 'uint16', False)
