@@ -24,23 +24,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
 from tables.engine.widerpoker import (
     HOLD_ALL,
-    AllocationConfig,
     EntryChoices,
     HandReplay,
-    allocate_pool,
+    board_grid,
     card_code,
     combination_from_index,
     combination_index,
+    hand_outcome,
     hold_from_mask,
-    rake_minor,
     replay_hand,
 )
 from tables.models import Entry, Hand, HandStatus
+from tables.records import hand_conditions
 
 MAX_LISTED_MISMATCHES = 200
 HOLD_NONE_CONNECTED = 0  # rules B.2: a connected player who chose nothing changes all cards
@@ -258,31 +256,28 @@ def _verify_money(
     report.compare("gross = sum paid", "hand", sum(entry["paid_minor"] for entry in entries), hand.gross_minor)
     if not settled:
         return
-    report.compare(
-        "rake = floor(gross x rate)",
-        "hand",
-        rake_minor(hand.gross_minor, int(config["rake_bps"])),
-        hand.rake_minor,
+    outcome = hand_outcome(
+        board_grid(replay.board),
+        replay.change_keys,
+        combinations=replay.combinations,
+        hold_masks=[entry["hold_used"] for entry in entries],
+        connected=[True] * len(entries),
+        draws_bought=[entry["draws_bought"] for entry in entries],
+        paid_minor=[entry["paid_minor"] for entry in entries],
+        conditions=hand_conditions(config),
+        carry_in_minor=hand.carry_in_minor,
     )
+    split = outcome.split
+    report.compare("rake = floor(gross x rate)", "hand", split.rake_minor, hand.rake_minor)
     report.compare(
-        "pool = gross - rake + carry",
+        "pool = gross - contributions - rake + carry + spin award",
         "hand",
-        hand.gross_minor - hand.rake_minor + hand.carry_in_minor,
+        split.pool_minor,
         hand.pool_minor,
     )
     prizes = [entry["prize_minor"] for entry in entries]
     report.compare("prizes + breakage = pool", "hand", hand.pool_minor, sum(prizes) + hand.breakage_minor)
-    if not entries:
-        return
-    allocation = allocate_pool(
-        hand.pool_minor,
-        np.asarray(replay.best_strength),
-        AllocationConfig(
-            paid_fraction_bps=int(config["paid_fraction_bps"]),
-            min_prize_minor=int(config["min_prize_minor"]),
-        ),
-    )
-    report.compare("breakage", "hand", allocation.breakage_minor, hand.breakage_minor)
-    for entry, expected in zip(entries, allocation.prizes_minor.tolist(), strict=True):
+    report.compare("breakage", "hand", outcome.breakage_minor, hand.breakage_minor)
+    for entry, expected in zip(entries, outcome.prizes_minor.tolist(), strict=True):
         subject = f"entry {entry['join_order']} ({entry['user__username']})"
         report.compare("prize", subject, expected, entry["prize_minor"])

@@ -71,6 +71,12 @@ class Table(models.Model):
         default=20, help_text="Redeals are sold during the first N seconds of the change phase."
     )
     is_open = models.BooleanField(default=True)
+    jackpots = models.ManyToManyField(
+        "jackpots.Jackpot",
+        blank=True,
+        related_name="tables",
+        help_text="Jackpots this table feeds and can win (one table or a network); same currency as the table.",
+    )
 
     phase = models.CharField(max_length=10, choices=TablePhase.choices, default=TablePhase.WAITING)
     phase_deadline = models.DateTimeField(null=True, blank=True, db_index=True)
@@ -104,8 +110,13 @@ class Table(models.Model):
         return self.name
 
     def config_snapshot(self) -> dict[str, Any]:
-        """The configuration a hand is played under, stored with the hand for good."""
-        return {"mode": self.mode, "currency": self.currency} | {field: getattr(self, field) for field in CONFIG_FIELDS}
+        """The configuration a hand is played under, stored with the hand for good. Tips and the
+        probability panel are on at every table; a special hand may switch them off."""
+        return (
+            {"mode": self.mode, "currency": self.currency}
+            | {field: getattr(self, field) for field in CONFIG_FIELDS}
+            | {"tips": True, "panel": True}
+        )
 
 
 class SeatStatus(models.TextChoices):
@@ -210,6 +221,13 @@ class Hand(models.Model):
     pool_minor = models.BigIntegerField(default=0)
     breakage_minor = models.BigIntegerField(default=0)
     change_keys = models.JSONField(null=True, blank=True)
+    spin_jackpot = models.ForeignKey(
+        "jackpots.Jackpot", null=True, blank=True, on_delete=models.PROTECT, related_name="spin_hands"
+    )
+    spin_award_minor = models.BigIntegerField(default=0, help_text="Spin jackpot added to this hand's pool.")
+    jackpot_results = models.JSONField(
+        default=dict, blank=True, help_text="Contributions, royal awards and resets, as settled."
+    )
     leaderboard = models.JSONField(default=list, blank=True)
     cancel_reason = models.CharField(max_length=200, blank=True)
 
@@ -260,6 +278,7 @@ class Entry(models.Model):
     category = models.PositiveSmallIntegerField(null=True, blank=True)
     place = models.PositiveIntegerField(null=True, blank=True)
     prize_minor = models.BigIntegerField(default=0)
+    jackpot_minor = models.BigIntegerField(default=0, help_text="Royal jackpot share won with this entry.")
 
     class Meta:
         verbose_name_plural = "entries"

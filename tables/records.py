@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tables.engine.widerpoker import Board, card_code
+from tables.engine.widerpoker import Board, HandConditions, JackpotFeed, card_code
 
 _DIGIT_WEIGHTS = np.array([10_000, 1_000, 100, 10, 1], dtype=np.int64)
 
@@ -39,3 +39,28 @@ def carry_key(table_id: int, currency: str) -> str:
 def escrow_key(hand_id: int) -> str:
     """The wallet account holding a hand's wagers until settlement."""
     return f"escrow:hand:{hand_id}"
+
+
+def hand_conditions(config: dict[str, Any], balances: dict[str, int] | None = None) -> HandConditions:
+    """The frozen money conditions of a hand, from the configuration stored with it.
+
+    ``config["jackpots"]`` (absent in hands dealt before jackpots existed) lists the jackpots
+    feeding the table when the hand was dealt, each ``{"key", "kind", "contribution_bps",
+    "reset_minor"}``; ``balances`` gives the royal jackpots' balances at settlement by key.
+    """
+    balances = balances or {}
+    return HandConditions(
+        rake_bps=int(config["rake_bps"]),
+        paid_fraction_bps=int(config["paid_fraction_bps"]),
+        min_prize_minor=int(config["min_prize_minor"]),
+        jackpots=tuple(
+            JackpotFeed(
+                key=str(jackpot["key"]),
+                kind=str(jackpot["kind"]),
+                contribution_bps=int(jackpot["contribution_bps"]),
+                balance_minor=int(balances.get(str(jackpot["key"]), 0)),
+                reset_minor=int(jackpot.get("reset_minor", 0)),
+            )
+            for jackpot in config.get("jackpots", ())
+        ),
+    )

@@ -14,11 +14,20 @@ import numpy as np
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from tables.engine.widerpoker import board_grid, category_of, change_keys, final_hand, hold_from_mask, panel, rake_minor
+from tables.engine.widerpoker import (
+    PoolSplit,
+    board_grid,
+    category_of,
+    change_keys,
+    final_hand,
+    hold_from_mask,
+    panel,
+    pool_split,
+)
 from tables.errors import TableNotFoundError
 from tables.events import PoolUpdatedFrame, TableStateFrame, dumps
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TablePhase
-from tables.records import board_from_json, carry_key, combination_digits
+from tables.records import board_from_json, carry_key, combination_digits, hand_conditions
 from wallet.models import Account
 from wallet.services import player_account_key
 
@@ -40,10 +49,16 @@ def _carry_minor(table: Table) -> int:
     return account.balance_minor if account is not None else 0
 
 
-def estimate_pool_minor(*, gross_minor: int, rake_bps: int, carry_minor: int) -> int:
-    """The prize pool shown during a hand: gross less rake (rounded down), plus carried cents
-    (rules, Rake: the pool shown is already net of the rake)."""
-    return gross_minor - rake_minor(gross_minor, rake_bps) + carry_minor
+def live_split(hand: Hand, table: Table) -> PoolSplit:
+    """The running hand's money as shown during it: jackpot contributions, rake and the pool
+    net of both, plus carried cents and any spin jackpot drawn (rules, Rake: the pool shown is
+    already net of the rake). The same engine arithmetic as settlement (``pool_split``)."""
+    return pool_split(
+        hand.gross_minor,
+        hand_conditions(hand.config),
+        carry_in_minor=_carry_minor(table),
+        spin_award_minor=hand.spin_award_minor,
+    )
 
 
 def _hand_public(hand: Hand, table: Table) -> dict[str, Any]:
@@ -62,12 +77,9 @@ def _hand_public(hand: Hand, table: Table) -> dict[str, Any]:
         "gross_minor": hand.gross_minor,
     }
     if hand.status == HandStatus.CHANGE:
-        data["rake_minor"] = rake_minor(hand.gross_minor, int(hand.config["rake_bps"]))
-        data["pool_minor"] = estimate_pool_minor(
-            gross_minor=hand.gross_minor,
-            rake_bps=int(hand.config["rake_bps"]),
-            carry_minor=_carry_minor(table),
-        )
+        split = live_split(hand, table)
+        data["rake_minor"] = split.rake_minor
+        data["pool_minor"] = split.pool_minor
     else:
         data.update(
             rake_minor=hand.rake_minor,
@@ -226,15 +238,7 @@ def _lobby_row(table: Table, players: int) -> dict[str, Any]:
     hand = table.current_hand
     pool = None
     if hand is not None:
-        pool = (
-            hand.pool_minor
-            if hand.status != HandStatus.CHANGE
-            else estimate_pool_minor(
-                gross_minor=hand.gross_minor,
-                rake_bps=int(hand.config["rake_bps"]),
-                carry_minor=_carry_minor(table),
-            )
-        )
+        pool = hand.pool_minor if hand.status != HandStatus.CHANGE else live_split(hand, table).pool_minor
     return {
         "id": table.pk,
         "name": table.name,
@@ -295,11 +299,7 @@ def live_pool_frames() -> Iterator[tuple[int, int, PoolUpdatedFrame]]:
                 version=table.version,
                 hand_id=hand.pk,
                 gross_minor=hand.gross_minor,
-                pool_minor=estimate_pool_minor(
-                    gross_minor=hand.gross_minor,
-                    rake_bps=int(hand.config["rake_bps"]),
-                    carry_minor=_carry_minor(table),
-                ),
+                pool_minor=live_split(hand, table).pool_minor,
                 entries=hand.entry_count,
             ),
         )

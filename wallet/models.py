@@ -24,6 +24,8 @@ class AccountKind(models.TextChoices):
     ESCROW = "escrow", "Hand prize-pool escrow"
     CARRY = "carry", "Table carry-over (rounding remainder for the next hand)"
     JACKPOT = "jackpot", "Jackpot pool"
+    RESERVE = "reserve", "House jackpot reserve (pays jackpot resets)"
+    PROMOTIONS = "promotions", "House promotions (pays free draws and redeals)"
 
 
 class Account(models.Model):
@@ -71,6 +73,9 @@ class TransferKind(models.TextChoices):
     REDEAL = "redeal", "Redeal bought"
     SETTLEMENT = "settlement", "Hand settlement (rake and prizes)"
     REFUND = "refund", "Refund of a cancelled hand"
+    JACKPOT = "jackpot", "Spin jackpot drawn, or a jackpot's reset"
+    HOUSE_FUNDING = "house_funding", "House money into the jackpot reserve or promotions"
+    PROMOTION = "promotion", "Free draw or redeal paid by promotions"
 
 
 class Transfer(models.Model):

@@ -15,16 +15,20 @@ from __future__ import annotations
 import logging
 import secrets
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.db.models import F
 
+from jackpots import services as jackpot_services
 from tables.engine.widerpoker import (
     combination_index,
     commitment,
     deal_board,
     initial_combinations,
+    spin_jackpot_draw,
 )
+from tables.errors import InvalidTableConfigError
 from tables.events import TableRestartedFrame, broadcast_table_on_commit, dumps
 from tables.hub import publish_table_frame
 from tables.models import (
@@ -38,6 +42,7 @@ from tables.models import (
     TablePhase,
 )
 from tables.records import board_to_json
+from tables.services.conditions import apply_overrides
 from tables.services.seating import is_connected
 from tables.services.settlement import cancel_hand, hand_escrow, settle_hand
 from wallet import services as wallet_services
@@ -181,10 +186,29 @@ def _players_who_can_pay(table: Table, active: list[Seat]) -> list[Seat]:
     return [seat for seat in active if balances[accounts[seat.user_id]] >= table.ante_minor]
 
 
+def hand_config(table: Table, seed: bytes) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The conditions of the hand about to be dealt with ``seed``, and the spin jackpot it
+    wins (its feed), if any: the table's configuration, the jackpots it feeds (frozen with
+    the hand), and the rules the spin jackpot drawn from the hand's stream changes
+    (seed 001, Jackpots 2; docs/provably-fair.md)."""
+    config = table.config_snapshot()
+    feeds = jackpot_services.table_feeds(table_id=table.pk, currency=table.currency)
+    config["jackpots"] = feeds
+    drawn = spin_jackpot_draw(seed, jackpot_services.spin_one_in(feeds))
+    spin = next((feed for feed in feeds if drawn is not None and feed["kind"] == drawn.value), None)
+    if spin is not None and spin["spin_overrides"]:
+        try:
+            config = apply_overrides(config, spin["spin_overrides"], source=f"spin:{spin['kind']}")
+        except InvalidTableConfigError:
+            logger.exception("spin jackpot %s has overrides the table refuses; ignored", spin["id"])
+    return config, spin
+
+
 def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
     seed = secrets.token_bytes(32)
     board = deal_board(seed)
-    change_end = now + timedelta(seconds=table.change_seconds)
+    config, spin = hand_config(table, seed)
+    change_end = now + timedelta(seconds=int(config["change_seconds"]))
     count = len(payers)
     hand = Hand.objects.create(
         table=table,
@@ -192,10 +216,10 @@ def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
         server_seed=seed.hex(),
         commitment=commitment(seed),
         board=board_to_json(board),
-        config=table.config_snapshot(),
+        config=config,
         started_at=now,
         change_deadline=change_end,
-        redeal_deadline=min(change_end, now + timedelta(seconds=table.redeal_seconds)),
+        redeal_deadline=min(change_end, now + timedelta(seconds=int(config["redeal_seconds"]))),
         entry_count=count,
         antes_minor=table.ante_minor * count,
         gross_minor=table.ante_minor * count,
@@ -213,6 +237,12 @@ def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
         legs=legs,
         memo=f"Ante of hand {table.name} #{hand.number}",
     )
+    if spin is not None:
+        hand.spin_jackpot_id = int(spin["id"])
+        hand.spin_award_minor = jackpot_services.award_spin(
+            jackpot_id=int(spin["id"]), hand_id=hand.pk, escrow_account_id=escrow.pk, now=now
+        )
+        hand.save(update_fields=["spin_jackpot", "spin_award_minor"])
     combinations = initial_combinations(seed, count)
     Entry.objects.bulk_create(
         [

@@ -10,25 +10,13 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
-from tables.engine.widerpoker import (
-    AllocationConfig,
-    Board,
-    allocate_pool,
-    best_draws,
-    board_grid,
-    category_of,
-    change_keys,
-    draw_strengths,
-    final_hand,
-    rake_minor,
-    rank_places,
-)
+from jackpots import services as jackpot_services
+from tables.engine.widerpoker import NO_HOLD, Board, HandOutcome, board_grid, change_keys, final_hand, hand_outcome
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus
-from tables.records import board_from_json, carry_key, combination_digits, escrow_key
+from tables.records import board_from_json, carry_key, combination_digits, escrow_key, hand_conditions
 from tables.services.seating import is_connected
 from wallet import services as wallet_services
 from wallet.models import Account, AccountKind, TransferKind
@@ -69,7 +57,6 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
         .order_by("join_order")
         .values_list("id", "user_id", "combination", "hold_mask", "draws_bought", "paid_minor")
     )
-    count = len(rows)
     ids = [row[0] for row in rows]
     user_ids = [row[1] for row in rows]
     seats = {seat.user_id: seat for seat in Seat.objects.filter(table_id=hand.table_id, user_id__in=user_ids)}
@@ -77,59 +64,74 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
         (seat := seats.get(user_id)) is not None and seat.status != SeatStatus.LEFT and is_connected(seat, now=now)
         for user_id in user_ids
     ]
-    holds_used = np.array(
-        [
-            row[3] if row[3] is not None else (0 if is_on else 0b11111)
-            for row, is_on in zip(rows, connected, strict=True)
-        ],
-        dtype=np.int64,
-    )
-    combinations = combination_digits(np.array([row[2] for row in rows], dtype=np.int64))
-    holds = ((holds_used[:, None] >> np.arange(5)) & 1).astype(bool)
-    draws = np.array([row[4] for row in rows], dtype=np.int64)
-    strengths = draw_strengths(grid, combinations, holds, np.array(keys, dtype=np.int64))
-    best, best_index = best_draws(strengths, draws)
-    categories = category_of(best)
-    places = rank_places(best)
-
     gross = int(sum(row[5] for row in rows))
+    spin_award = hand.spin_award_minor
+    feeds = list(config.get("jackpots", ()))
     escrow = hand_escrow(hand_id=hand.pk, currency=currency)
     carry = wallet_services.ensure_account(
         key=carry_key(hand.table_id, currency), kind=AccountKind.CARRY, currency=currency
     )
     rake_account = wallet_services.ensure_house_account(kind=AccountKind.RAKE, currency=currency)
-    locked = dict(
-        Account.objects.select_for_update()
-        .filter(pk__in=sorted({escrow.pk, carry.pk}))
-        .order_by("pk")
-        .values_list("pk", "balance_minor")
-    )
-    if locked[escrow.pk] != gross or hand.gross_minor != gross:
+    jackpot_accounts = {
+        str(feed["key"]): wallet_services.ensure_account(
+            key=f"{feed['key']}:{currency}", kind=AccountKind.JACKPOT, currency=currency
+        ).pk
+        for feed in feeds
+    }
+    locked = jackpot_services.lock_balances([escrow.pk, carry.pk, *jackpot_accounts.values()])
+    if locked[escrow.pk] != gross + spin_award or hand.gross_minor != gross:
         raise RuntimeError(
-            f"hand {hand.pk}: escrow holds {locked[escrow.pk]}, entries paid {gross}, hand says {hand.gross_minor}"
+            f"hand {hand.pk}: escrow holds {locked[escrow.pk]}, entries paid {gross} and the spin jackpot "
+            f"{spin_award}, hand says {hand.gross_minor}"
         )
     carry_in = locked[carry.pk]
-    rake = rake_minor(gross, int(config["rake_bps"]))
-    pool = gross - rake + carry_in
-    allocation = allocate_pool(
-        pool,
-        best,
-        AllocationConfig(
-            paid_fraction_bps=int(config["paid_fraction_bps"]),
-            min_prize_minor=int(config["min_prize_minor"]),
-        ),
+    balances = {key: locked[account_id] for key, account_id in jackpot_accounts.items()}
+    outcome = hand_outcome(
+        grid,
+        keys,
+        combinations=combination_digits(np.array([row[2] for row in rows], dtype=np.int64)),
+        hold_masks=[NO_HOLD if row[3] is None else row[3] for row in rows],
+        connected=connected,
+        draws_bought=[row[4] for row in rows],
+        paid_minor=[row[5] for row in rows],
+        conditions=hand_conditions(config, balances),
+        carry_in_minor=carry_in,
+        spin_award_minor=spin_award,
     )
-    prizes = allocation.prizes_minor
+    split, scores, prizes = outcome.split, outcome.scores, outcome.prizes_minor
+    rake, pool = split.rake_minor, split.pool_minor
+    paid_out = prizes + outcome.royal_prizes_minor
 
     legs = [
-        wallet_services.Leg(escrow.pk, -gross),
-        wallet_services.Leg(carry.pk, allocation.breakage_minor - carry_in),
+        wallet_services.Leg(escrow.pk, -(gross + spin_award)),
+        wallet_services.Leg(carry.pk, outcome.breakage_minor - carry_in),
     ]
     if rake:
         legs.append(wallet_services.Leg(rake_account.pk, rake))
-    paid_users = [user_ids[i] for i in np.flatnonzero(prizes)]
-    accounts = wallet_services.ensure_player_accounts(user_ids=paid_users, currency=currency)
-    legs.extend(wallet_services.Leg(accounts[user_ids[i]], int(prizes[i])) for i in np.flatnonzero(prizes))
+    legs.extend(wallet_services.Leg(jackpot_accounts[key], amount) for key, amount in split.contributions if amount)
+    royal_results: list[dict[str, Any]] = []
+    for award in outcome.royal_awards:
+        account_id = jackpot_accounts[award.key]
+        legs.append(wallet_services.Leg(account_id, -award.share_minor * len(award.winners)))
+        reset = jackpot_services.reset_legs(
+            jackpot_account_id=account_id,
+            currency=currency,
+            reset_minor=award.balance_after_minor - award.remainder_minor,
+        )
+        legs.extend(reset.legs)
+        royal_results.append(
+            {
+                "key": award.key,
+                "amount_minor": award.amount_minor,
+                "winners": [int(join_order) for join_order in award.winners],
+                "share_minor": award.share_minor,
+                "remainder_minor": award.remainder_minor,
+                "reset_paid_minor": reset.paid_minor,
+            }
+        )
+    winners = np.flatnonzero(paid_out)
+    accounts = wallet_services.ensure_player_accounts(user_ids=[user_ids[i] for i in winners], currency=currency)
+    legs.extend(wallet_services.Leg(accounts[user_ids[i]], int(paid_out[i])) for i in winners)
     if any(leg.delta_minor for leg in legs):
         wallet_services.post_transfer(
             reference=f"settle:{hand.pk}",
@@ -138,38 +140,35 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
             legs=legs,
             memo=f"Settlement of hand {hand.table_id}#{hand.number}: rake {rake}, pool {pool}",
         )
+    for result in royal_results:
+        jackpot_services.record_royal(
+            hand_id=hand.pk, award=result, reset_paid_minor=int(result["reset_paid_minor"]), now=now
+        )
 
     _write_results(
         ids,
         connected=connected,
-        holds_used=holds_used.tolist(),
-        strengths=strengths.tolist(),
-        best_draw=best_index.tolist(),
-        strength=best.tolist(),
-        category=categories.tolist(),
-        place=places.tolist(),
+        holds_used=outcome.holds.tolist(),
+        strengths=scores.strengths.tolist(),
+        best_draw=scores.best_draw.tolist(),
+        strength=scores.best_strength.tolist(),
+        category=scores.categories.tolist(),
+        place=scores.places.tolist(),
         prize=prizes.tolist(),
+        jackpot=outcome.royal_prizes_minor.tolist(),
     )
     hand.status = HandStatus.SETTLED
     hand.settled_at = now
     hand.rake_minor = rake
     hand.carry_in_minor = carry_in
     hand.pool_minor = pool
-    hand.breakage_minor = allocation.breakage_minor
+    hand.breakage_minor = outcome.breakage_minor
     hand.change_keys = [list(key) for key in keys]
-    hand.leaderboard = _leaderboard(
-        hand,
-        board=board,
-        keys=keys,
-        rows=rows,
-        combinations=combinations,
-        holds=holds,
-        best_index=best_index,
-        categories=categories,
-        places=places,
-        prizes=prizes,
-        count=count,
-    )
+    hand.jackpot_results = {
+        "contributions": dict(split.contributions),
+        "royal": royal_results,
+    }
+    hand.leaderboard = _leaderboard(board=board, keys=keys, rows=rows, outcome=outcome)
     hand.save(
         update_fields=[
             "status",
@@ -179,6 +178,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
             "pool_minor",
             "breakage_minor",
             "change_keys",
+            "jackpot_results",
             "leaderboard",
         ]
     )
@@ -198,10 +198,11 @@ def _write_results(ids: list[int], **columns: list[Any]) -> None:
                 UPDATE {Entry._meta.db_table} AS e SET
                     connected_at_end = v.connected, hold_used = v.hold_used,
                     draw_strengths = v.strengths::jsonb, best_draw = v.best_draw,
-                    strength = v.strength, category = v.category, place = v.place, prize_minor = v.prize
+                    strength = v.strength, category = v.category, place = v.place, prize_minor = v.prize,
+                    jackpot_minor = v.jackpot
                 FROM unnest(%s::bigint[], %s::boolean[], %s::smallint[], %s::text[], %s::smallint[],
-                            %s::integer[], %s::smallint[], %s::integer[], %s::bigint[])
-                    AS v(id, connected, hold_used, strengths, best_draw, strength, category, place, prize)
+                            %s::integer[], %s::smallint[], %s::integer[], %s::bigint[], %s::bigint[])
+                    AS v(id, connected, hold_used, strengths, best_draw, strength, category, place, prize, jackpot)
                 WHERE e.id = v.id
                 """,
                 [
@@ -214,6 +215,7 @@ def _write_results(ids: list[int], **columns: list[Any]) -> None:
                     columns["category"],
                     columns["place"],
                     columns["prize"],
+                    columns["jackpot"],
                 ],
             )
         return
@@ -228,6 +230,7 @@ def _write_results(ids: list[int], **columns: list[Any]) -> None:
             category=columns["category"][i],
             place=columns["place"][i],
             prize_minor=columns["prize"][i],
+            jackpot_minor=columns["jackpot"][i],
         )
         for i, entry_id in enumerate(ids)
     ]
@@ -242,41 +245,35 @@ def _write_results(ids: list[int], **columns: list[Any]) -> None:
             "category",
             "place",
             "prize_minor",
+            "jackpot_minor",
         ],
         batch_size=1000,
     )
 
 
 def _leaderboard(
-    hand: Hand,
-    *,
-    board: Board,
-    keys: tuple[tuple[int, ...], ...],
-    rows: list[tuple[Any, ...]],
-    combinations: npt.NDArray[np.uint8],
-    holds: npt.NDArray[np.bool_],
-    best_index: npt.NDArray[Any],
-    categories: npt.NDArray[Any],
-    places: npt.NDArray[Any],
-    prizes: npt.NDArray[Any],
-    count: int,
+    *, board: Board, keys: tuple[tuple[int, ...], ...], rows: list[tuple[Any, ...]], outcome: HandOutcome
 ) -> list[dict[str, Any]]:
-    if count == 0:
+    """The best ``LEADERBOARD_SIZE`` entries in leaderboard order, as the results screen shows them."""
+    top = outcome.order[:LEADERBOARD_SIZE].tolist()
+    if not top:
         return []
-    order = np.lexsort((np.arange(count), places))[:LEADERBOARD_SIZE]
-    names = dict(get_user_model().objects.filter(pk__in=[rows[i][1] for i in order]).values_list("pk", "username"))
-    return [
-        {
-            "place": int(places[i]),
-            "player": names.get(rows[i][1], "?"),
-            "cards": list(
-                final_hand(board, tuple(combinations[i].tolist()), tuple(holds[i].tolist()), keys[int(best_index[i])])
-            ),
-            "category": int(categories[i]),
-            "prize_minor": int(prizes[i]),
-        }
-        for i in order
-    ]
+    scores = outcome.scores
+    names = dict(get_user_model().objects.filter(pk__in=[rows[i][1] for i in top]).values_list("pk", "username"))
+    leaderboard = []
+    for i in top:
+        hold = tuple(bool(int(outcome.holds[i]) >> c & 1) for c in range(5))
+        combination = tuple(int(d) for d in combination_digits(np.array([rows[i][2]], dtype=np.int64))[0])
+        leaderboard.append(
+            {
+                "place": int(scores.places[i]),
+                "player": names.get(rows[i][1], "?"),
+                "cards": list(final_hand(board, combination, hold, keys[int(scores.best_draw[i])])),
+                "category": int(scores.categories[i]),
+                "prize_minor": int(outcome.prizes_minor[i]),
+            }
+        )
+    return leaderboard
 
 
 @transaction.atomic
@@ -291,10 +288,17 @@ def cancel_hand(*, hand_id: int, reason: str, now: datetime) -> bool:
     escrow = hand_escrow(hand_id=hand.pk, currency=currency)
     paid = list(Entry.objects.filter(hand=hand, paid_minor__gt=0).values_list("user_id", "paid_minor"))
     total = sum(amount for _, amount in paid)
-    if total:
-        legs = [wallet_services.Leg(escrow.pk, -total)]
+    if total or hand.spin_award_minor:
+        legs = [wallet_services.Leg(escrow.pk, -(total + hand.spin_award_minor))]
         accounts = wallet_services.ensure_player_accounts(user_ids=[user_id for user_id, _ in paid], currency=currency)
         legs.extend(wallet_services.Leg(accounts[user_id], amount) for user_id, amount in paid)
+        if hand.spin_award_minor:
+            # The spin jackpot goes back to its jackpot (the reset it was paid stays there).
+            feed_key = f"jackpot:{hand.spin_jackpot_id}"
+            jackpot_account = wallet_services.ensure_account(
+                key=f"{feed_key}:{currency}", kind=AccountKind.JACKPOT, currency=currency
+            )
+            legs.append(wallet_services.Leg(jackpot_account.pk, hand.spin_award_minor))
         wallet_services.post_transfer(
             reference=f"refund:{hand.pk}",
             kind=TransferKind.REFUND,

@@ -334,7 +334,7 @@ def test_a_failing_settlement_cancels_the_hand_and_refunds(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("evaluator exploded")
 
-    monkeypatch.setattr("tables.services.settlement.draw_strengths", broken)
+    monkeypatch.setattr("tables.services.settlement.hand_outcome", broken)
     services.advance_due_tables(now=hand.change_deadline + timedelta(seconds=1))
     hand.refresh_from_db()
     assert hand.status == HandStatus.CANCELLED

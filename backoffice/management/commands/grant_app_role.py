@@ -23,7 +23,7 @@ from django.db import connection, transaction
 from psycopg import sql
 
 APPEND_ONLY = ("wallet_transfer", "wallet_ledgerentry")
-NEVER_DELETED = ("tables_hand", "tables_entry", "tables_tableconfigchange")
+NEVER_DELETED = ("tables_hand", "tables_entry", "tables_tableconfigchange", "jackpots_jackpotevent")
 READ_ONLY = ("django_migrations",)
 
 

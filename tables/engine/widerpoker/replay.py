@@ -14,19 +14,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from ..allocation import rank_places
 from ..cards import card_code
-from ..evaluator import HandCategory, category_of
+from ..evaluator import HandCategory
 from ..rng import commitment
+from .arithmetic import score_entries
 from .board import Board
 from .change import (
     MAX_DRAWS,
     ChangeKey,
     Combination,
     Hold,
-    best_draws,
     combination_index,
-    draw_strengths,
     validate_hold,
 )
 from .deal import (
@@ -154,12 +152,10 @@ def replay_hand(server_seed: bytes, entries: Sequence[EntryChoices]) -> HandRepl
     key_array = np.array(keys, dtype=np.uint8)
     moved = (combinations[:, None, :] + key_array[None, :, :]) % np.uint8(10)
     positions = np.where(holds[:, None, :], combinations[:, None, :], moved).astype(np.uint8)
-    strengths = draw_strengths(board_grid(board), combinations, holds, key_array)
+    masks = (holds.astype(np.int64) << np.arange(5)).sum(axis=1)
     bought = np.array([choices.draws for choices in entries], dtype=np.int64)
-    best, draw = best_draws(strengths, bought)
-    categories = category_of(best) if count else np.zeros(0, dtype=np.uint8)
-    places = rank_places(best)
-    for array in (combinations, positions, strengths, best, draw, categories, places):
+    scores = score_entries(board_grid(board), key_array, combinations, masks, bought)
+    for array in (combinations, positions):
         array.flags.writeable = False
     return HandReplay(
         commitment=commitment(server_seed),
@@ -170,9 +166,9 @@ def replay_hand(server_seed: bytes, entries: Sequence[EntryChoices]) -> HandRepl
         redeal_combinations=tuple(redealt),
         combinations=combinations,
         positions=positions,
-        strengths=strengths,
-        best_strength=best,
-        best_draw=draw,
-        categories=categories,
-        places=places,
+        strengths=scores.strengths,
+        best_strength=scores.best_strength,
+        best_draw=scores.best_draw,
+        categories=scores.categories,
+        places=scores.places,
     )

@@ -1,0 +1,67 @@
+"""The conditions of a hand: the table's configuration, plus the rules a special hand or a
+spin jackpot changes (seed 001, D and Jackpots 2; DESIGN items 12 and 16).
+
+A hand's conditions are frozen in ``Hand.config`` when it is dealt; everything that prices
+or limits a player's action reads them from there, so an override applies to exactly the
+hand it was drawn or scheduled for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tables.errors import InvalidTableConfigError
+
+OVERRIDABLE: dict[str, str] = {
+    "change_seconds": "change phase length (seconds)",
+    "redeal_seconds": "redeals on sale for (seconds)",
+    "paid_fraction_bps": "share of entries paid (bps)",
+    "min_prize_minor": "minimum prize (minor units)",
+    "tips": "tips shown",
+    "panel": "probability panel shown",
+    "draw_price_minor": "price of each draw after the first (minor units)",
+    "max_draws": "draws per hand",
+    "redeal_price_minor": "price of a redeal (minor units)",
+    "max_redeals": "redeals per hand",
+}
+"""What a special hand or a spin jackpot may change, and how the screens name it."""
+
+BOOLEAN_OVERRIDES = frozenset({"tips", "panel"})
+
+
+def validate_overrides(overrides: Any) -> dict[str, Any]:
+    """Check an overrides mapping: known keys only, booleans for tips/panel, integers otherwise
+    (ranges are checked on the merged conditions by ``apply_overrides``). Returns a clean copy.
+    Raises InvalidTableConfigError naming the key at fault."""
+    if not isinstance(overrides, dict):
+        raise InvalidTableConfigError("overrides must be a mapping of rule to value", field="overrides")
+    clean: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if key not in OVERRIDABLE:
+            raise InvalidTableConfigError(
+                f"{key!r} cannot be changed by a special hand; allowed: {', '.join(sorted(OVERRIDABLE))}", field=key
+            )
+        if key in BOOLEAN_OVERRIDES:
+            if not isinstance(value, bool):
+                raise InvalidTableConfigError(f"{key} is true or false", field=key, value=value)
+        elif isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidTableConfigError(f"{key} is a whole number", field=key, value=value)
+        clean[key] = value
+    return clean
+
+
+def apply_overrides(config: dict[str, Any], overrides: dict[str, Any], *, source: str) -> dict[str, Any]:
+    """The conditions ``config`` with ``overrides`` applied, recording them under
+    ``config["overrides"]`` with their ``source`` (``"special"`` or ``"spin:<kind>"``).
+    Raises InvalidTableConfigError when the merged conditions break the table rules."""
+    from tables.services.configuration import validate_table_config
+
+    clean = validate_overrides(overrides)
+    if not clean:
+        return config
+    merged = config | clean
+    validate_table_config(merged)
+    recorded = dict(config.get("overrides", {}))
+    recorded.update({key: {"value": value, "source": source, "was": config.get(key)} for key, value in clean.items()})
+    merged["overrides"] = recorded
+    return merged
