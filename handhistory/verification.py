@@ -29,6 +29,7 @@ from tables.engine.widerpoker import (
     HOLD_ALL,
     EntryChoices,
     HandReplay,
+    SpinJackpot,
     board_grid,
     card_code,
     combination_from_index,
@@ -36,6 +37,7 @@ from tables.engine.widerpoker import (
     hand_outcome,
     hold_from_mask,
     replay_hand,
+    spin_jackpot_draw,
 )
 from tables.models import Entry, Hand, HandStatus
 from tables.records import hand_conditions
@@ -131,6 +133,7 @@ ENTRY_RECORD_FIELDS = (
     "category",
     "place",
     "prize_minor",
+    "jackpot_minor",
 )
 
 
@@ -175,6 +178,16 @@ def _choices(hand: Hand, entry: dict[str, Any]) -> EntryChoices:
 
 def _verify_public(report: VerificationReport, hand: Hand, replay: HandReplay, count: int) -> None:
     report.compare("commitment", "hand", replay.commitment, hand.commitment)
+    one_in = {
+        SpinJackpot(feed["kind"]): int(feed["one_in"])
+        for feed in hand.config.get("jackpots", ())
+        if feed["kind"] != "royal"
+    }
+    drawn = spin_jackpot_draw(bytes.fromhex(hand.server_seed), one_in)
+    stored_spin = next(
+        (feed["kind"] for feed in hand.config.get("jackpots", ()) if feed["id"] == hand.spin_jackpot_id), None
+    )
+    report.compare("spin jackpot", "hand", drawn.value if drawn is not None else None, stored_spin)
     board = {
         "columns": [[card_code(card) for card in column] for column in replay.board.columns],
         "out": [card_code(card) for card in replay.board.out],
@@ -256,6 +269,13 @@ def _verify_money(
     report.compare("gross = sum paid", "hand", sum(entry["paid_minor"] for entry in entries), hand.gross_minor)
     if not settled:
         return
+    results = hand.jackpot_results or {}
+    contributions = results.get("contributions", {})
+    # A royal jackpot's balance before the hand is what it paid less this hand's contribution.
+    balances = {
+        str(award["key"]): int(award["amount_minor"]) - int(contributions.get(award["key"], 0))
+        for award in results.get("royal", [])
+    }
     outcome = hand_outcome(
         board_grid(replay.board),
         replay.change_keys,
@@ -264,10 +284,27 @@ def _verify_money(
         connected=[True] * len(entries),
         draws_bought=[entry["draws_bought"] for entry in entries],
         paid_minor=[entry["paid_minor"] for entry in entries],
-        conditions=hand_conditions(config),
+        conditions=hand_conditions(config, balances),
         carry_in_minor=hand.carry_in_minor,
+        spin_award_minor=hand.spin_award_minor,
     )
     split = outcome.split
+    report.compare("jackpot contributions", "hand", dict(split.contributions), dict(contributions))
+    expected_royal = [
+        {
+            "key": award.key,
+            "amount_minor": award.amount_minor,
+            "winners": list(award.winners),
+            "share_minor": award.share_minor,
+            "remainder_minor": award.remainder_minor,
+        }
+        for award in outcome.royal_awards
+    ]
+    stored_royal = [{k: v for k, v in award.items() if k != "reset_paid_minor"} for award in results.get("royal", [])]
+    report.compare("royal jackpot awards", "hand", expected_royal, stored_royal)
+    for entry, expected in zip(entries, outcome.royal_prizes_minor.tolist(), strict=True):
+        subject = f"entry {entry['join_order']} ({entry['user__username']})"
+        report.compare("royal jackpot share", subject, expected, entry["jackpot_minor"])
     report.compare("rake = floor(gross x rate)", "hand", split.rake_minor, hand.rake_minor)
     report.compare(
         "pool = gross - contributions - rake + carry + spin award",

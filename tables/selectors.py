@@ -6,7 +6,7 @@ appear only once the hand is settled or cancelled.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -231,10 +231,50 @@ def get_lobby_table(*, table_id: int) -> dict[str, Any]:
     if table is None:
         raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
     players = count_players(table_id=table.pk)
-    return _lobby_row(table, players)
+    return _lobby_row(table, players, table_jackpots([table])[table.pk])
 
 
-def _lobby_row(table: Table, players: int) -> dict[str, Any]:
+def get_table_details(*, table_id: int) -> dict[str, Any]:
+    """A table's lobby line plus the conditions the lobby has no room for: results time, the
+    draw price as a share of the ante, pending staff changes (applied after the running
+    hand), and the next special hand. Raises TableNotFoundError."""
+    row = get_lobby_table(table_id=table_id)
+    table = Table.objects.get(pk=table_id)
+    row.update(
+        results_seconds=table.results_seconds,
+        draw_price_share_bps=table.draw_price_minor * 10_000 // table.ante_minor,
+        pending_changes=dict(table.pending_changes or {}),
+    )
+    return row
+
+
+def table_jackpots(tables: Sequence[Table]) -> dict[int, list[dict[str, Any]]]:
+    """The active jackpots of each table with their live balances, in two queries: what the
+    lobby's jackpot icon and the game screen show (seed 001, Jackpots: "indicated in the game
+    lobby with an identifying icon")."""
+    links = list(
+        Table.jackpots.through.objects.filter(table__in=tables, jackpot__is_active=True).select_related("jackpot")
+    )
+    balances = dict(
+        Account.objects.filter(key__in=[link.jackpot.account_key for link in links]).values_list("key", "balance_minor")
+    )
+    result: dict[int, list[dict[str, Any]]] = {table.pk: [] for table in tables}
+    for link in sorted(links, key=lambda link: ("royal", "gold", "silver", "bronze").index(link.jackpot.kind)):
+        jackpot = link.jackpot
+        result[link.table_id].append(
+            {
+                "id": jackpot.pk,
+                "name": jackpot.name,
+                "kind": jackpot.kind,
+                "balance_minor": int(balances.get(jackpot.account_key, 0)),
+                "one_in": jackpot.one_in,
+                "contribution_bps": jackpot.contribution_bps,
+            }
+        )
+    return result
+
+
+def _lobby_row(table: Table, players: int, jackpots: list[dict[str, Any]]) -> dict[str, Any]:
     hand = table.current_hand
     pool = None
     if hand is not None:
@@ -251,6 +291,11 @@ def _lobby_row(table: Table, players: int) -> dict[str, Any]:
         "draw_price_minor": table.draw_price_minor,
         "redeal_price_minor": table.redeal_price_minor,
         "max_draws": table.max_draws,
+        "max_redeals": table.max_redeals,
+        "redeal_seconds": table.redeal_seconds,
+        "paid_fraction_bps": table.paid_fraction_bps,
+        "min_prize_minor": table.min_prize_minor,
+        "jackpots": jackpots,
         "players": players,
         "phase": table.phase,
         "deadline": _iso(table.phase_deadline),
@@ -279,7 +324,9 @@ def list_lobby_tables() -> list[dict[str, Any]]:
         .order_by("ante_minor", "name")
         .annotate(player_count=Count("seats", filter=~Q(seats__status=SeatStatus.LEFT)))
     )
-    return [_lobby_row(table, table.player_count) for table in tables]
+    tables_list = list(tables)
+    jackpots = table_jackpots(tables_list)
+    return [_lobby_row(table, table.player_count, jackpots[table.pk]) for table in tables_list]
 
 
 def live_pool_frames() -> Iterator[tuple[int, int, PoolUpdatedFrame]]:

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from tables import services
 from tables.errors import TableNotFoundError
-from tables.selectors import get_entry_state, get_table_state
+from tables.selectors import get_entry_state, get_table_details, get_table_state
 from wallet.errors import DomainError
 
 SEAT_ACTIONS: dict[str, tuple[Callable[..., Any], str]] = {
@@ -47,6 +47,19 @@ def _snapshot(table_id: int, user_id: int) -> dict[str, Any]:
         }
     except TableNotFoundError as missing:
         raise Http404(str(missing)) from missing
+
+
+@require_GET
+def table_details(request: HttpRequest, table_id: int) -> HttpResponse:
+    """Every condition of a table, as the lobby promises (seed 001, Rake: "Inside the Game
+    Lobby the player can get information on the cost of the ante and on the rake"): ante,
+    speed, rake, prizes, draws, redeals, jackpots, the next special hand and the changes
+    staff have scheduled for after the running hand. Public: nothing here is secret."""
+    try:
+        details = get_table_details(table_id=table_id)
+    except TableNotFoundError as missing:
+        raise Http404(str(missing)) from missing
+    return render(request, "tables/details.html", {"t": details})
 
 
 @login_required

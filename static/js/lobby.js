@@ -5,17 +5,43 @@ const table = document.querySelector("[data-testid=lobby-table]");
 const body = table.tBodies[0];
 const status = document.querySelector("[data-testid=lobby-status]");
 
+/** A table's jackpots: icon, name for screen readers, live amount (seed 001, Jackpots). */
+function renderJackpots(t) {
+  if (!t.jackpots || t.jackpots.length === 0) return [el("span", { class: "muted" }, "none")];
+  return t.jackpots.map((j) =>
+    el(
+      "span",
+      {
+        class: `jackpot jackpot-${j.kind}`,
+        "data-testid": "jackpot",
+        title: `${j.name}: ${j.one_in ? `drawn 1 in ${j.one_in} hands` : "won by a royal flush"}`,
+      },
+      el("span", { class: "jackpot-icon", "aria-hidden": "true" }, j.kind === "royal" ? "♛" : "★"),
+      el("span", { class: "visually-hidden" }, `${j.name} jackpot`),
+      ` ${formatMinor(j.balance_minor, t.currency)}`,
+    ),
+  );
+}
+
 /** The line of one table, with the same cells as templates/lobby/lobby.html. */
 function renderRow(t) {
   const href = `/tables/${t.id}/`;
   return el(
     "tr",
     { dataset: { tableId: t.id }, "data-testid": "lobby-row" },
-    el("th", { scope: "row", dataset: { field: "name" } }, el("a", { href }, t.name)),
+    el(
+      "th",
+      { scope: "row", dataset: { field: "name" } },
+      el("a", { href }, t.name),
+      " ",
+      el("a", { class: "details-link", href: `/tables/${t.id}/details/`, "data-testid": "table-details" }, "conditions"),
+    ),
     el("td", { dataset: { field: "mode" } }, el("span", { class: `badge badge-${t.mode}` }, t.mode), t.mode === "cash" ? ` ${t.currency}` : null),
     el("td", { class: "num", dataset: { field: "ante", label: "Ante" } }, formatMinor(t.ante_minor, t.currency)),
     el("td", { dataset: { field: "speed", label: "Speed" } }, `${t.speed} · ${t.change_seconds} s`),
     el("td", { class: "num", dataset: { field: "rake", label: "Rake" } }, formatBps(t.rake_bps)),
+    el("td", { class: "num", dataset: { field: "paid", label: "Paid" } }, `top ${formatBps(t.paid_fraction_bps)}`),
+    el("td", { dataset: { field: "jackpots", label: "Jackpots" } }, ...renderJackpots(t)),
     el("td", { class: "num", dataset: { field: "players", label: "Players" } }, String(t.players)),
     el("td", { class: "num", dataset: { field: "pool", label: "Pool" } }, formatMinor(t.pool_minor, t.currency)),
     el("td", { dataset: { field: "phase" } }, el("span", { class: `phase phase-${t.phase}` }, t.phase)),

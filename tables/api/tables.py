@@ -15,8 +15,19 @@ from tables import selectors, services
 from tables.api.common import ERRORS, EntryStateSerializer, TableStateSerializer, _player_id
 
 
+class LobbyJackpotSerializer(serializers.Serializer[Any]):
+    """A jackpot a table feeds and can win, with its live balance (added in API 1.1)."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["royal", "gold", "silver", "bronze"])
+    balance_minor = serializers.IntegerField()
+    one_in = serializers.IntegerField(allow_null=True, help_text="Spin jackpots: drawn once in this many hands.")
+    contribution_bps = serializers.IntegerField()
+
+
 class TableListApi(APIView):
-    """The lobby: every table with its conditions, players, phase and live pool."""
+    """The lobby: every table with its conditions, jackpots, players, phase and live pool."""
 
     class OutputSerializer(serializers.Serializer[Any]):
         id = serializers.IntegerField()
@@ -30,6 +41,11 @@ class TableListApi(APIView):
         draw_price_minor = serializers.IntegerField()
         redeal_price_minor = serializers.IntegerField()
         max_draws = serializers.IntegerField()
+        max_redeals = serializers.IntegerField()
+        redeal_seconds = serializers.IntegerField()
+        paid_fraction_bps = serializers.IntegerField()
+        min_prize_minor = serializers.IntegerField()
+        jackpots = LobbyJackpotSerializer(many=True)
         players = serializers.IntegerField()
         phase = serializers.CharField()
         deadline = serializers.DateTimeField(allow_null=True)
