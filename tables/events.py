@@ -39,6 +39,7 @@ class TableStateFrame(TypedDict):
     players: int
     hand: dict[str, Any] | None
     config: dict[str, Any]
+    jackpots: list[dict[str, Any]]
 
 
 class PoolUpdatedFrame(TypedDict):
@@ -50,6 +51,7 @@ class PoolUpdatedFrame(TypedDict):
     hand_id: int
     gross_minor: int
     pool_minor: int
+    rake_minor: int
     entries: int
 
 

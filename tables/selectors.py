@@ -61,6 +61,33 @@ def live_split(hand: Hand, table: Table) -> PoolSplit:
     )
 
 
+HAND_CONDITION_KEYS = (
+    "rake_bps",
+    "paid_fraction_bps",
+    "min_prize_minor",
+    "draw_price_minor",
+    "max_draws",
+    "redeal_price_minor",
+    "max_redeals",
+    "tips",
+    "panel",
+)
+"""The conditions of the running hand every watcher sees (a special hand or a spin jackpot
+may have changed them from the table's)."""
+
+
+def _spin_public(hand: Hand) -> dict[str, Any] | None:
+    """The spin jackpot drawn at the start of the hand, announced to everyone."""
+    if hand.spin_jackpot_id is None:
+        return None
+    feed: dict[str, Any] = next((f for f in hand.config.get("jackpots", ()) if f["id"] == hand.spin_jackpot_id), {})
+    return {
+        "kind": feed.get("kind"),
+        "name": feed.get("name", ""),
+        "award_minor": hand.spin_award_minor,
+    }
+
+
 def _hand_public(hand: Hand, table: Table) -> dict[str, Any]:
     grid_board = board_from_json(hand.board)
     data: dict[str, Any] = {
@@ -75,6 +102,9 @@ def _hand_public(hand: Hand, table: Table) -> dict[str, Any]:
         "redeal_deadline": _iso(hand.redeal_deadline),
         "entries": hand.entry_count,
         "gross_minor": hand.gross_minor,
+        "conditions": {key: hand.config.get(key) for key in HAND_CONDITION_KEYS},
+        "overrides": hand.config.get("overrides", {}),
+        "spin": _spin_public(hand),
     }
     if hand.status == HandStatus.CHANGE:
         split = live_split(hand, table)
@@ -119,6 +149,7 @@ def get_table_state(*, table_id: int) -> TableStateFrame:
         players=count_players(table_id=table.pk),
         hand=_hand_public(hand, table) if hand is not None else None,
         config=_table_config(table),
+        jackpots=table_jackpots([table])[table.pk],
     )
 
 
@@ -189,8 +220,11 @@ def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:
         "panel": None,
         "result": None,
     }
-    if hand.status == HandStatus.CHANGE:
+    if hand.status == HandStatus.CHANGE and config.get("panel", True):
         data["panel"] = panel(board_grid(board), combination).as_dict()
+        if not config.get("tips", True):
+            # A special hand without tips: the server never sends them (seed 001, D).
+            data["panel"]["tip1"] = data["panel"]["tip2"] = None
     elif hand.status == HandStatus.SETTLED and entry.hold_used is not None:
         keys = hand.change_keys or [list(key) for key in change_keys(bytes.fromhex(hand.server_seed))]
         hold = hold_from_mask(entry.hold_used)
@@ -346,7 +380,8 @@ def live_pool_frames() -> Iterator[tuple[int, int, PoolUpdatedFrame]]:
                 version=table.version,
                 hand_id=hand.pk,
                 gross_minor=hand.gross_minor,
-                pool_minor=live_split(hand, table).pool_minor,
+                pool_minor=(split := live_split(hand, table)).pool_minor,
+                rake_minor=split.rake_minor,
                 entries=hand.entry_count,
             ),
         )

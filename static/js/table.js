@@ -84,6 +84,7 @@ function applyPool(frame) {
   const hand = state.table.hand;
   if (!hand || hand.id !== frame.hand_id) return;
   hand.pool_minor = frame.pool_minor;
+  if (frame.rake_minor !== undefined) hand.rake_minor = frame.rake_minor;
   hand.gross_minor = frame.gross_minor;
   hand.entries = frame.entries;
   renderStats();
@@ -203,12 +204,68 @@ function renderStats() {
   const pool = $("pool");
   pool.dataset.poolMinor = table.hand?.pool_minor ?? "";
   pool.textContent = formatMinor(table.hand?.pool_minor ?? null, currency);
+  $("rake").textContent = formatMinor(table.hand?.rake_minor ?? null, currency);
+  renderJackpots(table, currency);
+  renderBanner(table, currency);
   const entries = table.hand?.entries;
   $("players").textContent = entries ? `${table.players} · ${entries} in hand` : String(table.players);
   const balance = $("balance");
   balance.dataset.balanceMinor = state.private.balance_minor;
   balance.textContent = formatMinor(state.private.balance_minor, state.private.currency);
   tick();
+}
+
+const JACKPOT_NAMES = { royal: "Royal", gold: "Gold", silver: "Silver", bronze: "Bronze" };
+
+/** The table's jackpots and their live amounts (seed 001, Jackpots). */
+function renderJackpots(table, currency) {
+  const strip = $("jackpots");
+  const jackpots = table.jackpots ?? [];
+  strip.hidden = jackpots.length === 0;
+  strip.replaceChildren(
+    ...jackpots.map((j) =>
+      el(
+        "span",
+        { class: `jackpot jackpot-${j.kind}`, title: j.one_in ? `Drawn once in ${j.one_in} hands` : "Won by a royal flush" },
+        el("span", { class: "jackpot-icon", "aria-hidden": "true" }, j.kind === "royal" ? "♛" : "★"),
+        ` ${j.name} `,
+        el("strong", {}, formatMinor(j.balance_minor, currency)),
+      ),
+    ),
+  );
+}
+
+const OVERRIDE_LABELS = {
+  tips: (v) => (v ? "tips on" : "no tips"),
+  panel: (v) => (v ? "probability panel on" : "no probability panel"),
+  max_draws: (v) => `${v} draw${v === 1 ? "" : "s"}`,
+  max_redeals: (v) => (v ? `${v} redeal${v === 1 ? "" : "s"}` : "no redeals"),
+  change_seconds: (v) => `${v} s to play`,
+  redeal_seconds: (v) => `redeals for ${v} s`,
+  paid_fraction_bps: (v) => `top ${v / 100}% paid`,
+};
+
+/** What is special about the running hand: a spin jackpot drawn, rules changed (seed 001, D). */
+function renderBanner(table, currency) {
+  const banner = $("hand-banner");
+  const hand = table.hand;
+  const parts = [];
+  if (hand?.spin) {
+    parts.push(`${JACKPOT_NAMES[hand.spin.kind] ?? ""} spin jackpot! ${formatMinor(hand.spin.award_minor, currency)} added to this hand's prize pool.`);
+  }
+  const overrides = Object.entries(hand?.overrides ?? {});
+  if (overrides.length) {
+    const what = overrides.map(([key, o]) => {
+      if (OVERRIDE_LABELS[key]) return OVERRIDE_LABELS[key](o.value);
+      if (key.endsWith("_minor")) return `${key.replace("_minor", "").replaceAll("_", " ")} ${formatMinor(o.value, currency)}`;
+      return `${key.replaceAll("_", " ")} ${o.value}`;
+    });
+    const special = overrides.some(([, o]) => o.source === "special");
+    parts.push(`${special ? "Special hand" : "This hand"}: ${what.join(", ")}.`);
+  }
+  banner.hidden = parts.length === 0 || table.phase !== "change";
+  banner.dataset.spin = hand?.spin?.kind ?? "";
+  banner.textContent = parts.join(" ");
 }
 
 /** Where each column's reel is centred: the player's card, or the card the shown draw gave. */
@@ -421,7 +478,11 @@ function renderControls() {
   const entry = currentEntry();
   const playing = canPlay();
   const currency = state.table.config.currency;
-  for (const tip of ["tip1", "tip2"]) $(tip).disabled = !(playing && entry.panel);
+  const tipsOff = state.table.hand?.conditions?.tips === false || state.table.hand?.conditions?.panel === false;
+  for (const tip of ["tip1", "tip2"]) {
+    $(tip).disabled = !(playing && entry.panel && entry.panel[tip]);
+    $(tip).hidden = Boolean(state.table.hand && tipsOff);
+  }
   const buyDraw = $("buy-draw");
   const redeal = $("redeal");
   if (!entry) {
