@@ -139,6 +139,7 @@ class HandHistory:
     breakage_minor: int | None
     prizes_minor: int | None
     leaderboard: list[dict[str, Any]]
+    jackpots: list[dict[str, Any]]
     cancel_reason: str
     viewer_entry: EntryView | None
     viewer_sees_all: bool
@@ -300,6 +301,7 @@ def get_hand_history(*, hand_id: int, viewer: Viewer) -> HandHistory:
             {**row, "category_label": category_label(row.get("category"))}
             for row in (hand.leaderboard if terminal else [])
         ],
+        jackpots=_jackpot_lines(hand, settled=settled),
         cancel_reason=hand.cancel_reason,
         viewer_entry=describe_entry(hand, own) if own is not None else None,
         viewer_sees_all=sees_all,
@@ -353,6 +355,34 @@ def summarize_player_hand(entry: Entry) -> PlayerHandRow:
     )
 
 
+def _jackpot_lines(hand: Hand, *, settled: bool) -> list[dict[str, Any]]:
+    """Each jackpot of the hand's conditions with what the hand did to it: the spin drawn
+    (public from the deal), the contribution and any royal award (once settled)."""
+    results = hand.jackpot_results or {}
+    royal = {str(award["key"]): award for award in results.get("royal", [])}
+    lines = []
+    for feed in hand.config.get("jackpots", ()):
+        lines.append(
+            {
+                "name": feed.get("name", feed["key"]),
+                "kind": feed["kind"],
+                "contribution_minor": results.get("contributions", {}).get(feed["key"]) if settled else None,
+                "spin_award_minor": hand.spin_award_minor if feed["id"] == hand.spin_jackpot_id else None,
+                "royal": royal.get(feed["key"]) if settled else None,
+            }
+        )
+    return lines
+
+
+def _spin_kind(hand: Hand) -> str | None:
+    """The kind of the spin jackpot drawn in the hand, as its frozen conditions name it."""
+    if hand.spin_jackpot_id is None:
+        return None
+    return next(
+        (str(feed["kind"]) for feed in hand.config.get("jackpots", ()) if feed["id"] == hand.spin_jackpot_id), None
+    )
+
+
 def get_hand_export(*, hand_id: int, viewer: Viewer) -> dict[str, Any]:
     """The full record of a terminal hand for independent verification: configuration,
     commitment, revealed seed, board, change keys, totals and every entry's stored choices
@@ -391,6 +421,9 @@ def get_hand_export(*, hand_id: int, viewer: Viewer) -> dict[str, Any]:
             "carry_in_minor": hand.carry_in_minor,
             "pool_minor": hand.pool_minor,
             "breakage_minor": hand.breakage_minor,
+            "spin_jackpot": _spin_kind(hand),
+            "spin_award_minor": hand.spin_award_minor,
+            "jackpot_results": hand.jackpot_results or {},
             "cancel_reason": hand.cancel_reason,
         },
         "entries": [

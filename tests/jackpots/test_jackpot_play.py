@@ -25,11 +25,12 @@ from tables.engine.widerpoker import (
 )
 from tables.models import Entry, Table
 from tables.services.settlement import cancel_hand
-from tests.helpers import create_fun_table, deal_hand, settle
+from tests.helpers import create_fun_table, deal_hand, logged_in, settle
 from wallet.models import Account
 from wallet.selectors import check_books
 
 pytestmark = pytest.mark.django_db
+HISTORY = "/history/"
 
 
 def balance(key: str) -> int:
@@ -122,6 +123,12 @@ def test_a_spin_jackpot_drawn_at_the_deal_joins_the_pool_and_the_jackpot_restart
     assert report.ok, report.mismatches
     assert "spin jackpot" in report.checks
     assert_books()
+    client = logged_in(alice)
+    export = client.get(f"{HISTORY}hands/{hand.pk}/export.json").json()["hand"]
+    assert (export["spin_jackpot"], export["spin_award_minor"]) == ("bronze", 5_000)
+    assert export["jackpot_results"]["contributions"] == hand.jackpot_results["contributions"]
+    page = client.get(f"{HISTORY}hands/{hand.pk}/").content.decode()
+    assert 'data-testid="spin-award"' in page and "50.00 FUN" in page
 
 
 def test_a_cancelled_spin_hand_returns_the_award_to_its_jackpot(
