@@ -69,7 +69,7 @@ def prepare() -> tuple[int, dict[str, str]]:
         mode="fun",
         currency="FUN",
         ante_minor=100,
-        draw_price_minor=50,
+        draw_price_bps=5000,
         redeal_price_minor=80,
         change_seconds=CHANGE_SECONDS,
         redeal_seconds=CHANGE_SECONDS,

@@ -75,7 +75,7 @@ def prepare(n: int) -> tuple[int, list[str]]:
         mode="fun",
         currency="FUN",
         ante_minor=100,
-        draw_price_minor=50,
+        draw_price_bps=5000,
         redeal_price_minor=80,
         change_seconds=60,
     )

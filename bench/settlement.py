@@ -79,7 +79,7 @@ def main(sizes: list[int]) -> None:
             mode="fun",
             currency="FUN",
             ante_minor=100,
-            draw_price_minor=50,
+            draw_price_bps=5000,
             redeal_price_minor=80,
             change_seconds=30,
         )

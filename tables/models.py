@@ -22,12 +22,21 @@ CONFIG_FIELDS = (
     "rake_bps",
     "paid_fraction_bps",
     "min_prize_minor",
-    "draw_price_minor",
+    "draw_price_bps",
     "max_draws",
     "redeal_price_minor",
     "max_redeals",
     "redeal_seconds",
 )
+
+
+MAX_DRAW_PRICE_BPS = 100_000
+"""A draw costs at most ten antes."""
+
+
+def draw_price(ante_minor: int, draw_price_bps: int) -> int:
+    """The price of a draw after the first, in minor units: ``floor(ante x bps / 10000)``."""
+    return int(ante_minor) * int(draw_price_bps) // 10_000
 
 
 class TableMode(models.TextChoices):
@@ -63,7 +72,10 @@ class Table(models.Model):
     rake_bps = models.PositiveIntegerField(default=500, help_text="Rake in basis points (500 = 5%), at most 10%.")
     paid_fraction_bps = models.PositiveIntegerField(default=1500, help_text="Share of entries paid (1500 = 15%).")
     min_prize_minor = models.BigIntegerField(default=0, help_text="Smallest prize of a paid place.")
-    draw_price_minor = models.BigIntegerField(help_text="Price of each draw after the first.")
+    draw_price_bps = models.PositiveIntegerField(
+        default=5000,
+        help_text="Price of each draw after the first as a share of the ante (5000 = half the ante; seed 001, C.1).",
+    )
     max_draws = models.PositiveSmallIntegerField(default=5, help_text="Draws per hand, the first included (1-5).")
     redeal_price_minor = models.BigIntegerField()
     max_redeals = models.PositiveSmallIntegerField(default=2)
@@ -93,7 +105,7 @@ class Table(models.Model):
             models.CheckConstraint(condition=Q(max_draws__gte=1, max_draws__lte=5), name="table_max_draws_1_to_5"),
             models.CheckConstraint(condition=Q(ante_minor__gt=0), name="table_ante_positive"),
             models.CheckConstraint(
-                condition=Q(draw_price_minor__gte=0, redeal_price_minor__gte=0, min_prize_minor__gte=0),
+                condition=Q(draw_price_bps__lte=MAX_DRAW_PRICE_BPS, redeal_price_minor__gte=0, min_prize_minor__gte=0),
                 name="table_prices_non_negative",
             ),
             models.CheckConstraint(
@@ -115,8 +127,14 @@ class Table(models.Model):
         return (
             {"mode": self.mode, "currency": self.currency}
             | {field: getattr(self, field) for field in CONFIG_FIELDS}
-            | {"tips": True, "panel": True}
+            | {"draw_price_minor": self.draw_price_minor, "tips": True, "panel": True}
         )
+
+    @property
+    def draw_price_minor(self) -> int:
+        """The price of each draw after the first: ``floor(ante x draw_price_bps / 10000)``
+        (seed 001, C.1: "an amount proportional to the ante")."""
+        return draw_price(self.ante_minor, self.draw_price_bps)
 
 
 class SeatStatus(models.TextChoices):

@@ -276,7 +276,6 @@ def get_table_details(*, table_id: int) -> dict[str, Any]:
     table = Table.objects.get(pk=table_id)
     row.update(
         results_seconds=table.results_seconds,
-        draw_price_share_bps=table.draw_price_minor * 10_000 // table.ante_minor,
         pending_changes=dict(table.pending_changes or {}),
     )
     return row
@@ -323,6 +322,7 @@ def _lobby_row(table: Table, players: int, jackpots: list[dict[str, Any]]) -> di
         "speed": speed_label(table.change_seconds),
         "rake_bps": table.rake_bps,
         "draw_price_minor": table.draw_price_minor,
+        "draw_price_bps": table.draw_price_bps,
         "redeal_price_minor": table.redeal_price_minor,
         "max_draws": table.max_draws,
         "max_redeals": table.max_redeals,

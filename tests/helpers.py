@@ -20,7 +20,7 @@ from tables.models import Hand, Table
 
 
 def create_fun_table(name: str = "Test Rail", **config: Any) -> Table:
-    """A fun table: ante 1.00, draws 0.50, redeals 0.80, 30 s change phase; the model defaults
+    """A fun table: ante 1.00, draws half the ante (0.50), redeals 0.80, 30 s change phase; the model defaults
     for the rest (5% rake, 5 draws, 2 redeals in the first 20 s). ``config`` overrides any."""
     return services.create_table(
         name=name,
@@ -28,7 +28,7 @@ def create_fun_table(name: str = "Test Rail", **config: Any) -> Table:
         currency="FUN",
         **{
             "ante_minor": 100,
-            "draw_price_minor": 50,
+            "draw_price_bps": 5000,
             "redeal_price_minor": 80,
             "change_seconds": 30,
             **config,

@@ -28,7 +28,7 @@ def _from_hundredths(value: int) -> Decimal:
 # form field -> (config field, whether the value is in hundredths: money or percent)
 _CONDITION_FIELDS: dict[str, tuple[str, bool]] = {
     "ante": ("ante_minor", True),
-    "draw_price": ("draw_price_minor", True),
+    "draw_price_percent": ("draw_price_bps", True),
     "max_draws": ("max_draws", False),
     "redeal_price": ("redeal_price_minor", True),
     "max_redeals": ("max_redeals", False),
@@ -50,7 +50,13 @@ class TableConditionsForm(forms.Form):
     The rules (rake at most 10%, 1-5 draws, ...) are checked by the table services."""
 
     ante = _money_field("Ante", "Paid by every player in each hand, e.g. 1.00.")
-    draw_price = _money_field("Draw price", "Each draw after the first (included in the ante).")
+    draw_price_percent = forms.DecimalField(
+        label="Draw price (% of the ante)",
+        min_value=0,
+        max_value=1000,
+        decimal_places=2,
+        help_text="Each draw after the first costs this share of the ante (seed 001, C.1), e.g. 50.",
+    )
     max_draws = forms.IntegerField(label="Draws per hand", min_value=1, max_value=5)
     redeal_price = _money_field("Redeal price", "Price of one redeal.")
     max_redeals = forms.IntegerField(label="Redeals per hand", min_value=0, max_value=10)

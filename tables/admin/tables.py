@@ -154,7 +154,7 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
         """Create a table through ``create_table`` (which checks the rules)."""
         if not self.has_add_permission(request):
             raise PermissionDenied
-        defaults = Table(ante_minor=100, draw_price_minor=50, redeal_price_minor=80)
+        defaults = Table(ante_minor=100, draw_price_bps=5000, redeal_price_minor=80)
         form = TableCreateForm(
             request.POST or None,
             initial=TableConditionsForm.initial_from(defaults.config_snapshot()),

@@ -39,6 +39,7 @@ class TableListApi(APIView):
         speed = serializers.CharField()
         rake_bps = serializers.IntegerField()
         draw_price_minor = serializers.IntegerField()
+        draw_price_bps = serializers.IntegerField(help_text="The draw price as a share of the ante (API 1.1).")
         redeal_price_minor = serializers.IntegerField()
         max_draws = serializers.IntegerField()
         max_redeals = serializers.IntegerField()

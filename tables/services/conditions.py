@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tables.errors import InvalidTableConfigError
+from tables.models import draw_price
 
 OVERRIDABLE: dict[str, str] = {
     "change_seconds": "change phase length (seconds)",
@@ -19,7 +20,7 @@ OVERRIDABLE: dict[str, str] = {
     "min_prize_minor": "minimum prize (minor units)",
     "tips": "tips shown",
     "panel": "probability panel shown",
-    "draw_price_minor": "price of each draw after the first (minor units)",
+    "draw_price_bps": "price of each draw after the first (share of the ante, bps)",
     "max_draws": "draws per hand",
     "redeal_price_minor": "price of a redeal (minor units)",
     "max_redeals": "redeals per hand",
@@ -61,6 +62,7 @@ def apply_overrides(config: dict[str, Any], overrides: dict[str, Any], *, source
         return config
     merged = config | clean
     validate_table_config(merged)
+    merged["draw_price_minor"] = draw_price(merged["ante_minor"], merged["draw_price_bps"])
     recorded = dict(config.get("overrides", {}))
     recorded.update({key: {"value": value, "source": source, "was": config.get(key)} for key, value in clean.items()})
     merged["overrides"] = recorded

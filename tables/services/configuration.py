@@ -9,7 +9,7 @@ from django.db import transaction
 
 from tables.errors import InvalidTableConfigError, TableNotFoundError
 from tables.events import broadcast_table_on_commit
-from tables.models import CONFIG_FIELDS, Table, TableConfigChange, TableMode, TablePhase
+from tables.models import CONFIG_FIELDS, MAX_DRAW_PRICE_BPS, Table, TableConfigChange, TableMode, TablePhase
 from wallet.models import Currency
 
 
@@ -35,7 +35,11 @@ def validate_table_config(config: dict[str, Any]) -> None:
             1 <= config["results_seconds"] <= 120,
             "results show for 1 to 120 seconds",
         ),
-        ("draw_price_minor", config["draw_price_minor"] >= 0, "prices cannot be negative"),
+        (
+            "draw_price_bps",
+            0 <= config["draw_price_bps"] <= MAX_DRAW_PRICE_BPS,
+            "a draw costs 0% to 1000% of the ante",
+        ),
         ("redeal_price_minor", config["redeal_price_minor"] >= 0, "prices cannot be negative"),
         ("min_prize_minor", config["min_prize_minor"] >= 0, "the minimum prize cannot be negative"),
         ("max_redeals", 0 <= config["max_redeals"] <= 10, "0 to 10 redeals per hand"),

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 CONDITIONS = {
     "ante": "1.00",
-    "draw_price": "0.50",
+    "draw_price_percent": "50.00",
     "max_draws": "5",
     "redeal_price": "0.80",
     "max_redeals": "2",
@@ -141,7 +141,7 @@ def test_a_conditions_change_is_audited_and_applies_after_the_running_hand(
 def test_a_conditions_change_on_an_idle_table_applies_at_once(fun_table: Table, croupier: User) -> None:
     logged_in(croupier).post(
         f"/admin/tables/table/{fun_table.pk}/conditions/",
-        {**CONDITIONS, "draw_price": "0.75", "reason": "price review"},
+        {**CONDITIONS, "draw_price_percent": "75", "reason": "price review"},
     )
     fun_table.refresh_from_db()
     assert fun_table.draw_price_minor == 75

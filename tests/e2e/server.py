@@ -33,7 +33,7 @@ from tables.models import Table
 from tables.services import create_table
 if not Table.objects.filter(name={TABLE!r}).exists():
     create_table(name={TABLE!r}, mode="fun", currency="FUN", ante_minor={ANTE},
-                 draw_price_minor={DRAW_PRICE}, redeal_price_minor={REDEAL_PRICE},
+                 draw_price_bps={DRAW_PRICE * 10_000 // ANTE}, redeal_price_minor={REDEAL_PRICE},
                  change_seconds={CHANGE_SECONDS}, results_seconds={RESULTS_SECONDS},
                  redeal_seconds=10)
 """

@@ -25,7 +25,7 @@ from tables.services import create_table
 from wallet.services import grant_signup_fun_chips
 
 table = create_table(name="Audit Rail", mode="fun", currency="FUN", ante_minor=100,
-                     draw_price_minor=50, redeal_price_minor=80)
+                     draw_price_bps=5000, redeal_price_minor=80)
 start = timezone.now() - timedelta(minutes=2)
 for name in ("ivy", "jon"):
     player = User.objects.create_user(username=name, password="x-" + name + "-pass-1")

@@ -22,7 +22,7 @@ def test_lobby_lists_every_table_with_its_conditions(client: Client) -> None:
         mode="cash",
         currency="EUR",
         ante_minor=250,
-        draw_price_minor=100,
+        draw_price_bps=4000,
         redeal_price_minor=200,
         rake_bps=250,
         change_seconds=60,

@@ -40,7 +40,7 @@ def test_seed_demo_keeps_an_existing_table_of_the_same_name() -> None:
         mode="fun",
         currency="FUN",
         ante_minor=700,
-        draw_price_minor=0,
+        draw_price_bps=0,
         redeal_price_minor=0,
     )
     call_command("seed_demo")

@@ -42,7 +42,7 @@ def test_wallet_lists_the_ante_with_the_balance_after(alice: User, bob: User, no
         mode="fun",
         currency="FUN",
         ante_minor=150,
-        draw_price_minor=50,
+        draw_price_bps=5000,
         redeal_price_minor=50,
     )
     deal_hand(table, [alice, bob], now)
@@ -71,7 +71,7 @@ def test_top_up_refills_a_low_balance(alice: User, bob: User, now: datetime) -> 
         mode="fun",
         currency="FUN",
         ante_minor=ante,
-        draw_price_minor=0,
+        draw_price_bps=0,
         redeal_price_minor=0,
     )
     deal_hand(table, [alice, bob], now)

@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.core.management import call_command
@@ -132,7 +133,7 @@ def test_a_bad_hold_is_400_invalid_and_changes_nothing(table: Table, alice: User
 
 
 def test_buying_a_draw_without_funds_is_409_and_charges_nothing(alice: User, bob: User) -> None:
-    table = create_fun_table("High Draws", draw_price_minor=10_000_000)
+    table = create_fun_table("High Draws", ante_minor=settings.FUN_SIGNUP_GRANT_MINOR - 1, draw_price_bps=100_000)
     hand = deal_hand(table, [alice, bob], timezone.now())
     balance = fun(alice)
     response = client_for(alice).post(f"/api/tables/{table.pk}/draws/")
