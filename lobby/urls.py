@@ -10,6 +10,7 @@ from lobby import views
 urlpatterns: list[URLPattern | URLResolver] = [
     path("", views.lobby, name="lobby"),
     path("lobby/tables.json", views.lobby_tables, name="lobby-tables"),
+    path("simulator/", views.simulator, name="simulator"),
     path("signup/", views.sign_up, name="signup"),
     path(
         "login/",

@@ -14,6 +14,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from lobby.services import UsernameTakenError, register_player
+from lobby.simulator import SimulatorForm, run_simulation
+from tables.models import Table
 from tables.selectors import list_lobby_tables
 from wallet.errors import DomainError
 from wallet.models import Currency
@@ -43,6 +45,25 @@ def lobby(request: HttpRequest) -> HttpResponse:
         "lobby/lobby.html",
         {"tables": list_lobby_tables(), "refresh_seconds": LOBBY_REFRESH_SECONDS},
     )
+
+
+@require_GET
+def simulator(request: HttpRequest) -> HttpResponse:
+    """The prize-pool simulator page (lobby/simulator.py); a GET form, so a result can be
+    bookmarked and shared. ``?table=<id>`` alone fills in that table's conditions."""
+    result = None
+    if set(request.GET) - {"table"}:
+        form = SimulatorForm(request.GET)
+        if form.is_valid():
+            result = run_simulation(form.cleaned_data)
+    else:
+        table = (
+            Table.objects.filter(pk=request.GET.get("table") or 0).first()
+            if request.GET.get("table", "").isdigit()
+            else None
+        )
+        form = SimulatorForm(initial=SimulatorForm.initial_for(table) if table else None)
+    return render(request, "lobby/simulator.html", {"form": form, "result": result})
 
 
 @require_GET

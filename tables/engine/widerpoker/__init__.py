@@ -45,11 +45,13 @@ from .arithmetic import (
     HandOutcome,
     JackpotFeed,
     PoolSplit,
+    PrizeSimulation,
     RoyalAward,
     default_holds,
     hand_outcome,
     pool_split,
     score_entries,
+    simulate_prizes,
 )
 from .board import COLUMN_HEIGHT, COLUMNS, Board
 from .change import (
@@ -126,6 +128,7 @@ __all__ = [
     "JackpotFeed",
     "Panel",
     "PoolSplit",
+    "PrizeSimulation",
     "RandomStream",
     "RoyalAward",
     "SpinJackpot",
@@ -170,6 +173,7 @@ __all__ = [
     "score_entries",
     "shuffle_deck",
     "shuffled",
+    "simulate_prizes",
     "special_hand_draw",
     "spin_jackpot_draw",
     "spin_outcomes",

@@ -36,7 +36,15 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from ..allocation import MAX_RAKE_BPS, AllocationConfig, allocate_pool, rake_minor, rank_places, split_evenly
+from ..allocation import (
+    MAX_RAKE_BPS,
+    AllocationConfig,
+    allocate_pool,
+    prize_ladder,
+    rake_minor,
+    rank_places,
+    split_evenly,
+)
 from ..evaluator import MAX_STRENGTH, category_of
 from .change import best_draws, draw_strengths
 from .grid import BoardGrid
@@ -49,11 +57,13 @@ __all__ = [
     "HandOutcome",
     "JackpotFeed",
     "PoolSplit",
+    "PrizeSimulation",
     "RoyalAward",
     "default_holds",
     "hand_outcome",
     "pool_split",
     "score_entries",
+    "simulate_prizes",
 ]
 
 NO_HOLD: Final = -1
@@ -325,3 +335,43 @@ def hand_outcome(
     for array in (holds, prizes, royal_prizes, order):
         array.flags.writeable = False
     return HandOutcome(holds, scores, split, prizes, breakage, tuple(awards), royal_prizes, order)
+
+
+@dataclass(frozen=True, eq=False)
+class PrizeSimulation:
+    """What a hand of ``entries`` players paying ``split.gross_minor`` would pay: the money
+    split and ``place_prizes_minor`` (``int64`` ``(P,)``, the prize of places 1..P when no
+    two final hands tie)."""
+
+    entries: int
+    split: PoolSplit
+    place_prizes_minor: npt.NDArray[np.int64]
+
+    @property
+    def paid_places(self) -> int:
+        """How many places are paid."""
+        return int(self.place_prizes_minor.shape[0])
+
+
+def simulate_prizes(
+    entries: int,
+    gross_minor: int,
+    conditions: HandConditions,
+    *,
+    carry_in_minor: int = 0,
+    spin_award_minor: int = 0,
+) -> PrizeSimulation:
+    """The prize-pool simulator (seed 001, Prize Pool Allocation: "You can use the simulator
+    below to estimate your winning expectations"): the same ``pool_split`` and allocation
+    ladder settlement uses, for ``entries`` >= 1 players. Raises ``ValueError`` for bad input.
+
+    >>> sim = simulate_prizes(100, 10_000, HandConditions(rake_bps=500))
+    >>> sim.split.pool_minor, sim.paid_places, int(sim.place_prizes_minor.sum())
+    (9500, 15, 9500)
+    """
+    if not _is_int(entries) or entries < 1:
+        raise ValueError(f"entries must be an integer >= 1, got {entries!r}")
+    split = pool_split(gross_minor, conditions, carry_in_minor=carry_in_minor, spin_award_minor=spin_award_minor)
+    ladder = prize_ladder(split.pool_minor, int(entries), conditions.allocation).astype(np.int64)
+    ladder.flags.writeable = False
+    return PrizeSimulation(int(entries), split, ladder)
