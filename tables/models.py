@@ -330,3 +330,39 @@ class TableConfigChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.table_id}.{self.field}: {self.old_value} -> {self.new_value}"
+
+
+class SpecialHandKind(models.TextChoices):
+    """How a special hand is scheduled (seed 001, D; DESIGN item 16)."""
+
+    EVERY_N = "every_n", "Every N hands"
+    TIMES = "times", "At times of day"
+    CHANCE = "chance", "1 in N hands, drawn from the hand's seed"
+
+
+class SpecialHandSchedule(models.Model):
+    """A table's special hands: when they come and which rules they change.
+
+    ``every_n``: hands whose number is a multiple of N. ``times``: the first hand dealt at or
+    after each listed time of day (``"HH:MM"``, the platform's time zone). ``one_in``: a hand
+    is special when ``randbelow(N) == 0`` on its stream ``special-hand``
+    (docs/provably-fair.md). ``overrides``: the rules changed (keys of
+    ``tables.services.conditions.OVERRIDABLE``). Staff edit schedules in the admin with a
+    reason (audit-logged in TableConfigChange); a hand reads them when it is dealt, so a
+    change applies between hands.
+    """
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="special_schedules")
+    name = models.CharField(max_length=60, help_text="What players read, e.g. 'Turbo hand'.")
+    kind = models.CharField(max_length=8, choices=SpecialHandKind.choices)
+    every_n = models.PositiveIntegerField(null=True, blank=True)
+    times = models.JSONField(default=list, blank=True, help_text='Times of day, e.g. ["12:00", "21:30"].')
+    one_in = models.PositiveIntegerField(null=True, blank=True)
+    overrides = models.JSONField(default=dict)
+    is_active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["table", "kind", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.get_kind_display()}) at {self.table_id}"

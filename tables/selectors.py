@@ -28,6 +28,7 @@ from tables.errors import TableNotFoundError
 from tables.events import PoolUpdatedFrame, TableStateFrame, dumps
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TablePhase
 from tables.records import board_from_json, carry_key, combination_digits, hand_conditions
+from tables.services.special import next_special
 from wallet.models import Account
 from wallet.services import player_account_key
 
@@ -104,6 +105,7 @@ def _hand_public(hand: Hand, table: Table) -> dict[str, Any]:
         "gross_minor": hand.gross_minor,
         "conditions": {key: hand.config.get(key) for key in HAND_CONDITION_KEYS},
         "overrides": hand.config.get("overrides", {}),
+        "special": hand.config.get("special", []),
         "spin": _spin_public(hand),
     }
     if hand.status == HandStatus.CHANGE:
@@ -125,7 +127,12 @@ def _hand_public(hand: Hand, table: Table) -> dict[str, Any]:
 
 
 def _table_config(table: Table) -> dict[str, Any]:
-    return {"name": table.name, "is_open": table.is_open, **table.config_snapshot()}
+    return {
+        "name": table.name,
+        "is_open": table.is_open,
+        **table.config_snapshot(),
+        "next_special": next_special(table, now=timezone.now()),
+    }
 
 
 def count_players(*, table_id: int) -> int:
@@ -330,6 +337,7 @@ def _lobby_row(table: Table, players: int, jackpots: list[dict[str, Any]]) -> di
         "paid_fraction_bps": table.paid_fraction_bps,
         "min_prize_minor": table.min_prize_minor,
         "jackpots": jackpots,
+        "next_special": next_special(table, now=timezone.now()),
         "players": players,
         "phase": table.phase,
         "deadline": _iso(table.phase_deadline),

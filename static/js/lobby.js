@@ -35,6 +35,8 @@ function renderRow(t) {
       el("a", { href }, t.name),
       " ",
       el("a", { class: "details-link", href: `/tables/${t.id}/details/`, "data-testid": "table-details" }, "conditions"),
+      t.next_special ? el("br") : null,
+      t.next_special ? el("small", { class: "next-special", "data-testid": "next-special" }, `Special: ${t.next_special}`) : null,
     ),
     el("td", { dataset: { field: "mode" } }, el("span", { class: `badge badge-${t.mode}` }, t.mode), t.mode === "cash" ? ` ${t.currency}` : null),
     el("td", { class: "num", dataset: { field: "ante", label: "Ante" } }, formatMinor(t.ante_minor, t.currency)),

@@ -261,9 +261,13 @@ function renderBanner(table, currency) {
       return `${key.replaceAll("_", " ")} ${o.value}`;
     });
     const special = overrides.some(([, o]) => o.source === "special");
-    parts.push(`${special ? "Special hand" : "This hand"}: ${what.join(", ")}.`);
+    const name = (hand.special ?? []).join(" + ");
+    parts.push(`${special ? `Special hand${name ? ` (${name})` : ""}` : "This hand"}: ${what.join(", ")}.`);
   }
   banner.hidden = parts.length === 0 || table.phase !== "change";
+  const next = $("next-special");
+  next.hidden = !table.config.next_special;
+  next.textContent = table.config.next_special ? `Next special hand: ${table.config.next_special}` : "";
   banner.dataset.spin = hand?.spin?.kind ?? "";
   banner.textContent = parts.join(" ");
 }

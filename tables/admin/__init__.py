@@ -11,12 +11,14 @@ Staff with only view permissions (auditors) see everything and change nothing.
 from __future__ import annotations
 
 from tables.admin.hands import EntryAdmin, HandAdmin, SeatAdmin, TableConfigChangeAdmin
+from tables.admin.special import SpecialHandScheduleAdmin
 from tables.admin.tables import TableAdmin
 
 __all__ = [
     "EntryAdmin",
     "HandAdmin",
     "SeatAdmin",
+    "SpecialHandScheduleAdmin",
     "TableAdmin",
     "TableConfigChangeAdmin",
 ]

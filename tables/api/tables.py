@@ -47,6 +47,7 @@ class TableListApi(APIView):
         paid_fraction_bps = serializers.IntegerField()
         min_prize_minor = serializers.IntegerField()
         jackpots = LobbyJackpotSerializer(many=True)
+        next_special = serializers.CharField(allow_null=True, help_text="The next special hand, as players read it.")
         players = serializers.IntegerField()
         phase = serializers.CharField()
         deadline = serializers.DateTimeField(allow_null=True)

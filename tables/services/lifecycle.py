@@ -45,6 +45,7 @@ from tables.records import board_to_json
 from tables.services.conditions import apply_overrides
 from tables.services.seating import is_connected
 from tables.services.settlement import cancel_hand, hand_escrow, settle_hand
+from tables.services.special import special_overrides
 from wallet import services as wallet_services
 from wallet.models import Account, TransferKind
 
@@ -186,12 +187,22 @@ def _players_who_can_pay(table: Table, active: list[Seat]) -> list[Seat]:
     return [seat for seat in active if balances[accounts[seat.user_id]] >= table.ante_minor]
 
 
-def hand_config(table: Table, seed: bytes) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def hand_config(table: Table, seed: bytes, *, now: datetime) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The conditions of the hand about to be dealt with ``seed``, and the spin jackpot it
     wins (its feed), if any: the table's configuration, the jackpots it feeds (frozen with
-    the hand), and the rules the spin jackpot drawn from the hand's stream changes
-    (seed 001, Jackpots 2; docs/provably-fair.md)."""
+    the hand), the rules a special hand changes (seed 001, D) and those the spin jackpot
+    drawn from the hand's stream changes (seed 001, Jackpots 2; docs/provably-fair.md)."""
     config = table.config_snapshot()
+    previous = Hand.objects.filter(table=table).order_by("-number").values_list("started_at", flat=True).first()
+    overrides, names = special_overrides(
+        table, number=table.hands_dealt + 1, seed=seed, now=now, previous_start=previous
+    )
+    if overrides:
+        try:
+            config = apply_overrides(config, overrides, source="special")
+            config["special"] = names
+        except InvalidTableConfigError:
+            logger.exception("table %s: special hand overrides the table refuses; dealt as a standard hand", table.pk)
     feeds = jackpot_services.table_feeds(table_id=table.pk, currency=table.currency)
     config["jackpots"] = feeds
     drawn = spin_jackpot_draw(seed, jackpot_services.spin_one_in(feeds))
@@ -207,7 +218,7 @@ def hand_config(table: Table, seed: bytes) -> tuple[dict[str, Any], dict[str, An
 def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
     seed = secrets.token_bytes(32)
     board = deal_board(seed)
-    config, spin = hand_config(table, seed)
+    config, spin = hand_config(table, seed, now=now)
     change_end = now + timedelta(seconds=int(config["change_seconds"]))
     count = len(payers)
     hand = Hand.objects.create(

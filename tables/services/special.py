@@ -1,0 +1,217 @@
+"""Special hands: which hands are special, what they change, and what the lobby announces
+(seed 001, D: "Periodically the system proposes a SPECIAL HAND"; DESIGN item 16).
+
+A hand is special when one of its table's active schedules fires for it:
+
+* ``every_n``: its number is a multiple of N;
+* ``times``: it is the first hand dealt at or after one of the listed times of day;
+* ``chance``: ``randbelow(N) == 0`` on the hand's stream ``special-hand`` (provably fair).
+
+Schedules are checked when saved: one that never fires (N below 2, no valid time) is
+refused, and two active schedules of one table overlap, and are refused, when they are of
+the same kind or change the same rule (so a hand special twice has one meaning).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from tables.engine.widerpoker import special_hand_draw
+from tables.errors import InvalidTableConfigError
+from tables.models import SpecialHandKind, SpecialHandSchedule, Table, TableConfigChange
+from tables.services.conditions import OVERRIDABLE, apply_overrides, validate_overrides
+
+_TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+MAX_ONE_IN = 1_000_000
+
+
+@dataclass(frozen=True)
+class ScheduleInput:
+    """A schedule as staff submit it (before it is saved)."""
+
+    name: str
+    kind: str
+    every_n: int | None = None
+    times: tuple[str, ...] = ()
+    one_in: int | None = None
+    overrides: dict[str, Any] | None = None
+    is_active: bool = True
+
+
+def validate_schedule(table: Table, schedule: ScheduleInput, *, exclude_id: int | None = None) -> dict[str, Any]:
+    """Check a schedule against the rules and the table's other active schedules; return its
+    clean overrides. Raises InvalidTableConfigError naming the field at fault."""
+    if not schedule.name.strip():
+        raise InvalidTableConfigError("a special hand needs a name players can read", field="name")
+    if schedule.kind == SpecialHandKind.EVERY_N:
+        if schedule.every_n is None or schedule.every_n < 2:
+            raise InvalidTableConfigError(
+                "every N hands needs N of 2 or more (1 would make every hand special)", field="every_n"
+            )
+    elif schedule.kind == SpecialHandKind.TIMES:
+        if not schedule.times or not all(isinstance(t, str) and _TIME.match(t) for t in schedule.times):
+            raise InvalidTableConfigError('times of day are "HH:MM", at least one', field="times")
+        if len(set(schedule.times)) != len(schedule.times):
+            raise InvalidTableConfigError("a time of day is listed twice", field="times")
+    elif schedule.kind == SpecialHandKind.CHANCE:
+        if schedule.one_in is None or not 2 <= schedule.one_in <= MAX_ONE_IN:
+            raise InvalidTableConfigError(f"1 in N hands needs N from 2 to {MAX_ONE_IN:,}", field="one_in")
+    else:
+        raise InvalidTableConfigError(f"unknown schedule kind {schedule.kind!r}", field="kind")
+    overrides = validate_overrides(schedule.overrides or {})
+    if not overrides:
+        raise InvalidTableConfigError("a special hand changes at least one rule", field="overrides")
+    apply_overrides(table.config_snapshot(), overrides, source="special")  # the merged rules must hold
+    if schedule.is_active:
+        others = SpecialHandSchedule.objects.filter(table=table, is_active=True)
+        if exclude_id is not None:
+            others = others.exclude(pk=exclude_id)
+        for other in others:
+            if other.kind == schedule.kind:
+                raise InvalidTableConfigError(
+                    f"overlaps {other.name!r}: one active {other.get_kind_display().lower()} schedule per table",
+                    field="kind",
+                )
+            shared = set(other.overrides) & set(overrides)
+            if shared:
+                raise InvalidTableConfigError(
+                    f"overlaps {other.name!r}, which also changes {', '.join(sorted(shared))}", field="overrides"
+                )
+    return overrides
+
+
+@transaction.atomic(durable=True)
+def save_schedule(
+    *,
+    table_id: int,
+    schedule: ScheduleInput,
+    staff_user_id: int,
+    reason: str,
+    now: datetime,
+    schedule_id: int | None = None,
+) -> SpecialHandSchedule:
+    """Create or change a table's special-hand schedule, audit-logged with ``reason``. It
+    applies from the next hand dealt. Raises InvalidTableConfigError (nothing saved)."""
+    if not reason.strip():
+        raise InvalidTableConfigError("say why the special hands change", field="reason")
+    table = Table.objects.select_for_update().get(pk=table_id)
+    overrides = validate_schedule(table, schedule, exclude_id=schedule_id)
+    row = (
+        SpecialHandSchedule.objects.get(pk=schedule_id, table=table)
+        if schedule_id
+        else SpecialHandSchedule(table=table)
+    )
+    old = _describe(row) if schedule_id else {}
+    row.name = schedule.name.strip()
+    row.kind = schedule.kind
+    row.every_n = schedule.every_n if schedule.kind == SpecialHandKind.EVERY_N else None
+    row.times = sorted(schedule.times) if schedule.kind == SpecialHandKind.TIMES else []
+    row.one_in = schedule.one_in if schedule.kind == SpecialHandKind.CHANCE else None
+    row.overrides = overrides
+    row.is_active = schedule.is_active
+    row.save()
+    TableConfigChange.objects.create(
+        table=table,
+        changed_by_id=staff_user_id,
+        changed_at=now,
+        field=f"special_hand:{row.pk}",
+        old_value=old,
+        new_value=_describe(row),
+        reason=reason[:255],
+        applied_at=now,  # read by the next hand dealt
+    )
+    return row
+
+
+def _describe(row: SpecialHandSchedule) -> dict[str, Any]:
+    return {
+        "name": row.name,
+        "kind": row.kind,
+        "every_n": row.every_n,
+        "times": list(row.times),
+        "one_in": row.one_in,
+        "overrides": dict(row.overrides),
+        "is_active": row.is_active,
+    }
+
+
+def _last_occurrence(moment: datetime, hhmm: str) -> datetime:
+    """The latest instant at or before ``moment`` (local time) whose clock reads ``hhmm``."""
+    local = timezone.localtime(moment)
+    hours, minutes = (int(part) for part in hhmm.split(":"))
+    candidate = local.replace(hour=hours, minute=minutes, second=0, microsecond=0)
+    if candidate > local:
+        candidate -= timedelta(days=1)
+    return candidate
+
+
+def fires(
+    schedule: SpecialHandSchedule, *, number: int, seed: bytes, now: datetime, previous_start: datetime | None
+) -> bool:
+    """Whether ``schedule`` makes hand ``number`` (dealt at ``now`` with ``seed``) special."""
+    if schedule.kind == SpecialHandKind.EVERY_N:
+        return schedule.every_n is not None and schedule.every_n > 0 and number % schedule.every_n == 0
+    if schedule.kind == SpecialHandKind.TIMES:
+        for hhmm in schedule.times:
+            due = _last_occurrence(now, hhmm)
+            if previous_start is not None and previous_start < due:
+                return True  # the first hand dealt since that time
+            if previous_start is None and now - due < timedelta(minutes=1):
+                return True  # the table's first hand, dealt at that time
+        return False
+    if schedule.kind == SpecialHandKind.CHANCE:
+        return special_hand_draw(seed, int(schedule.one_in or 1))
+    return False
+
+
+def special_overrides(
+    table: Table, *, number: int, seed: bytes, now: datetime, previous_start: datetime | None
+) -> tuple[dict[str, Any], list[str]]:
+    """The overrides of every active schedule that fires for this hand (merged; schedules
+    never change the same rule) and their names."""
+    merged: dict[str, Any] = {}
+    names: list[str] = []
+    for schedule in SpecialHandSchedule.objects.filter(table=table, is_active=True).order_by("pk"):
+        if fires(schedule, number=number, seed=seed, now=now, previous_start=previous_start):
+            merged.update(schedule.overrides)
+            names.append(schedule.name)
+    return merged, names
+
+
+def next_special(table: Table, *, now: datetime) -> str | None:
+    """What the lobby and the game screen announce about the table's next special hand."""
+    notes: list[str] = []
+    for schedule in SpecialHandSchedule.objects.filter(table=table, is_active=True).order_by("pk"):
+        changes = describe_overrides(schedule.overrides)
+        if schedule.kind == SpecialHandKind.EVERY_N and schedule.every_n:
+            upcoming = table.hands_dealt + 1
+            left = (-upcoming) % int(schedule.every_n)
+            when = "next hand" if left == 0 else f"in {left + 1} hands"
+            notes.append(f"{schedule.name} {when} (hand #{upcoming + left}): {changes}")
+        elif schedule.kind == SpecialHandKind.TIMES and schedule.times:
+            local = timezone.localtime(now)
+            today = [local.replace(hour=int(t[:2]), minute=int(t[3:]), second=0, microsecond=0) for t in schedule.times]
+            upcoming_times = [t for t in today if t > local] or [t + timedelta(days=1) for t in today]
+            notes.append(f"{schedule.name} at {min(upcoming_times).strftime('%H:%M')}: {changes}")
+        elif schedule.kind == SpecialHandKind.CHANCE and schedule.one_in:
+            notes.append(f"{schedule.name} 1 hand in {schedule.one_in}: {changes}")
+    return "; ".join(notes) or None
+
+
+def describe_overrides(overrides: dict[str, Any]) -> str:
+    """Overrides as players read them: ``"no tips, 3 draws"``."""
+    parts = []
+    for key, value in overrides.items():
+        if key in ("tips", "panel"):
+            parts.append(f"{'' if value else 'no '}{'tips' if key == 'tips' else 'probability panel'}")
+        elif key.endswith("_minor"):
+            parts.append(f"{OVERRIDABLE[key].split(' (')[0]} {value / 100:.2f}")
+        else:
+            parts.append(f"{OVERRIDABLE.get(key, key).split(' (')[0]} {value}")
+    return ", ".join(parts)
