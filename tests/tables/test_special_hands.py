@@ -83,8 +83,8 @@ def test_the_server_refuses_what_the_special_hand_switches_off(
     assert refused.value.code == "limit_reached"
     with pytest.raises(DomainError):
         services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=hand.started_at)
-    state = get_table_state(table_id=table.pk)
-    assert state["hand"]["overrides"]["tips"]["source"] == "special"
+    public = get_table_state(table_id=table.pk)["hand"]
+    assert public is not None and public["overrides"]["tips"]["source"] == "special"
 
 
 def test_the_lobby_announces_the_next_special_hand(table: Table, croupier: User, alice: User, now: datetime) -> None:
@@ -97,7 +97,7 @@ def test_the_lobby_announces_the_next_special_hand(table: Table, croupier: User,
 def test_schedules_that_never_fire_or_overlap_are_refused_and_change_nothing(
     table: Table, croupier: User, now: datetime
 ) -> None:
-    bad = [
+    bad: list[dict[str, Any]] = [
         {"every_n": 1},
         {"kind": "times", "times": ()},
         {"kind": "times", "times": ("25:00",)},
