@@ -32,8 +32,8 @@ MAX_JSON_DEPTH: Final = 8
 
 ACTION_FIELDS: Final[Mapping[str, frozenset[str]]] = {
     "hold": frozenset({"hold"}),
-    "buy_draw": frozenset(),
-    "redeal": frozenset(),
+    "buy_draw": frozenset({"free"}),
+    "redeal": frozenset({"free"}),
     "join": frozenset(),
     "leave": frozenset(),
     "sit_out": frozenset(),
@@ -85,6 +85,12 @@ class UnknownFieldError(DomainError):
     code = "unknown_field"
 
 
+class InvalidFieldError(DomainError):
+    """A field the action takes has a value it cannot take."""
+
+    code = "invalid_field"
+
+
 @dataclass(frozen=True, slots=True)
 class Action:
     """A parsed player action: its name (a key of ``ACTION_FIELDS``) and, for ``hold``, the
@@ -92,6 +98,7 @@ class Action:
 
     name: str
     hold: tuple[bool, ...] | None = None
+    free: bool = False
 
 
 def json_depth(value: Any) -> int:
@@ -161,7 +168,19 @@ def parse_action(name: str, fields: Mapping[str, Any], *, envelope: Sequence[str
         raise UnknownFieldError(f"{name} takes no field {unknown[0]!r}", fields=unknown[:5])
     if name == "hold":
         return Action(name, hold=parse_hold(fields.get("hold")))
+    if "free" in fields:
+        return Action(name, free=parse_free(fields["free"]))
     return Action(name)
+
+
+def parse_free(value: object) -> bool:
+    """Whether to use a free item of the player's power-ups: a JSON boolean, or from an HTML
+    form ``"true"``/``"false"``. Raises InvalidFieldError."""
+    if isinstance(value, bool):
+        return value
+    if value in ("true", "false"):
+        return value == "true"
+    raise InvalidFieldError('"free" is true or false', field="free")
 
 
 def read_frame(text: str | None, *, max_bytes: int) -> dict[str, Any]:

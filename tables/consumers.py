@@ -136,7 +136,8 @@ class TableConsumer(AsyncWebsocketConsumer):
             assert action.hold is not None
             await database_sync_to_async(services.set_hold)(**common, hold=action.hold, now=timezone.now())
         else:
-            await database_sync_to_async(ACTIONS[action.name])(**common, now=timezone.now())
+            extra = {"free": action.free} if action.name in ("buy_draw", "redeal") else {}
+            await database_sync_to_async(ACTIONS[action.name])(**common, now=timezone.now(), **extra)
             if action.name in ("join", "sit_in") and not self.counted:
                 # The player sat down from this open socket: from now on it is his presence.
                 self.counted = await database_sync_to_async(services.record_socket)(

@@ -296,6 +296,9 @@ class Entry(models.Model):
     category = models.PositiveSmallIntegerField(null=True, blank=True)
     place = models.PositiveIntegerField(null=True, blank=True)
     prize_minor = models.BigIntegerField(default=0)
+    promo_minor = models.BigIntegerField(
+        default=0, help_text="Part of paid_minor the house promotions paid (free draws and redeals)."
+    )
     jackpot_minor = models.BigIntegerField(default=0, help_text="Royal jackpot share won with this entry.")
 
     class Meta:
@@ -366,3 +369,74 @@ class SpecialHandSchedule(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.get_kind_display()}) at {self.table_id}"
+
+
+class PowerUpRules(models.Model):
+    """The power-up rules staff configure (one row, pk 1; seed 001, E; DESIGN item 17).
+
+    A player's **level** in a gaming session is ``min(max_level, 1 + points //
+    points_per_level)`` with ``points = hands x points_per_hand + draws x points_per_draw +
+    redeals x points_per_redeal`` (draws and redeals bought with his own money). At level L a
+    free draw is released every ``max(1, draw_every_hands - (L - 1) x draw_step)`` hands
+    played, a free redeal every ``max(1, redeal_every_hands - (L - 1) x redeal_step)``; a
+    player holds at most ``max_stock`` of each. A session ends when the player leaves the
+    table or plays no hand for ``idle_minutes``.
+    """
+
+    is_active = models.BooleanField(default=True)
+    points_per_hand = models.PositiveIntegerField(default=1)
+    points_per_draw = models.PositiveIntegerField(default=1)
+    points_per_redeal = models.PositiveIntegerField(default=2)
+    points_per_level = models.PositiveIntegerField(default=10)
+    max_level = models.PositiveSmallIntegerField(default=5)
+    draw_every_hands = models.PositiveIntegerField(default=10)
+    draw_step = models.PositiveIntegerField(default=2)
+    redeal_every_hands = models.PositiveIntegerField(default=20)
+    redeal_step = models.PositiveIntegerField(default=3)
+    max_stock = models.PositiveSmallIntegerField(default=3)
+    idle_minutes = models.PositiveIntegerField(default=10)
+
+    class Meta:
+        verbose_name = "power-up rules"
+        verbose_name_plural = "power-up rules"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(points_per_level__gte=1, max_level__gte=1, max_level__lte=20, draw_every_hands__gte=1)
+                & Q(redeal_every_hands__gte=1, max_stock__gte=1, max_stock__lte=10, idle_minutes__gte=1),
+                name="powerup_rules_in_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return "Power-up rules"
+
+
+class GamingSession(models.Model):
+    """A player's gaming session at a table (seed 001, E: "linked to their current game
+    session"): from sitting down to leaving or going idle. It counts what raises the
+    power-up level and holds the free draws and redeals released and not yet used."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="gaming_sessions")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="gaming_sessions")
+    started_at = models.DateTimeField()
+    last_hand_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    hands_played = models.PositiveIntegerField(default=0)
+    draws_bought = models.PositiveIntegerField(default=0)
+    redeals_bought = models.PositiveIntegerField(default=0)
+    free_draws = models.PositiveSmallIntegerField(default=0)
+    free_redeals = models.PositiveSmallIntegerField(default=0)
+    free_draws_used = models.PositiveIntegerField(default=0)
+    free_redeals_used = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["table", "user"],
+                condition=Q(ended_at__isnull=True),
+                name="one_open_session_per_player_and_table",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"session of {self.user_id} at {self.table_id} from {self.started_at:%Y-%m-%d %H:%M}"

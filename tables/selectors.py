@@ -28,6 +28,7 @@ from tables.errors import TableNotFoundError
 from tables.events import PoolUpdatedFrame, TableStateFrame, dumps
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TablePhase
 from tables.records import board_from_json, carry_key, combination_digits, hand_conditions
+from tables.services import powerups
 from tables.services.special import next_special
 from wallet.models import Account
 from wallet.services import player_account_key
@@ -185,6 +186,7 @@ def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, dict[st
         if hand is not None
         else {}
     )
+    sessions = powerups.session_states(table_id=table.pk, user_ids=user_ids)
     states = {}
     for user_id in user_ids:
         seat = seats.get(user_id)
@@ -198,6 +200,7 @@ def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, dict[st
             "currency": table.currency,
             "hand_id": hand.pk if hand is not None else None,
             "entry": _entry_private(hand, entry) if hand is not None and entry is not None else None,
+            "powerups": sessions.get(user_id),
         }
     return states
 
@@ -224,6 +227,7 @@ def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:
         "redeal_price_minor": config["redeal_price_minor"],
         "redeal_deadline": _iso(hand.redeal_deadline),
         "paid_minor": entry.paid_minor,
+        "promo_minor": entry.promo_minor,
         "panel": None,
         "result": None,
     }

@@ -13,8 +13,9 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from tables.errors import InvalidTableConfigError
-from tables.models import SpecialHandSchedule
+from tables.models import PowerUpRules, SpecialHandSchedule
 from tables.services.conditions import OVERRIDABLE
+from tables.services.powerups import validate_rules
 from tables.services.special import ScheduleInput, describe_overrides, save_schedule, validate_schedule
 
 OVERRIDES_HELP = 'A JSON object of the rules changed, e.g. {"tips": false, "max_draws": 3}. Allowed: ' + ", ".join(
@@ -92,3 +93,33 @@ class SpecialHandScheduleAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # d
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # switch a schedule off instead: its history stays readable
+
+
+class PowerUpRulesForm(forms.ModelForm):  # type: ignore[type-arg]  # django-stubs generic
+    class Meta:
+        model = PowerUpRules
+        fields = "__all__"
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not self.errors:
+            try:
+                validate_rules({field: data[field] for field in data if field != "is_active"} | {"is_active": True})
+            except InvalidTableConfigError as error:
+                field = error.extra.get("field")
+                self.add_error(field if field in self.fields else None, str(error))
+        return data
+
+
+@admin.register(PowerUpRules)
+class PowerUpRulesAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs generic
+    """The power-up rules (seed 001, E): one row; changes apply from the next hand dealt."""
+
+    form = PowerUpRulesForm
+    list_display = ("__str__", "is_active", "points_per_level", "max_level", "draw_every_hands", "redeal_every_hands")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return not PowerUpRules.objects.exists()
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -54,6 +54,10 @@ class TableConfigSerializer(serializers.Serializer[Any]):
     redeal_price_minor = serializers.IntegerField()
     max_redeals = serializers.IntegerField()
     redeal_seconds = serializers.IntegerField()
+    draw_price_bps = serializers.IntegerField(help_text="The draw price as a share of the ante.")
+    tips = serializers.BooleanField()
+    panel = serializers.BooleanField()
+    next_special = serializers.CharField(allow_null=True)
 
 
 class HandPublicSerializer(serializers.Serializer[Any]):
@@ -79,6 +83,14 @@ class HandPublicSerializer(serializers.Serializer[Any]):
     change_keys = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()), required=False)
     leaderboard = serializers.JSONField(required=False)
     cancel_reason = serializers.CharField(required=False, allow_blank=True)
+    conditions = serializers.JSONField(
+        help_text="The hand's own conditions (a special hand may differ from the table's)."
+    )
+    overrides = serializers.JSONField(help_text="Rules changed in this hand: {rule: {value, source, was}}.")
+    special = serializers.ListField(child=serializers.CharField(), help_text="Names of the special hands it is.")
+    spin = serializers.JSONField(
+        allow_null=True, help_text="The spin jackpot drawn at the deal: kind, name, award_minor."
+    )
 
 
 class TableStateSerializer(serializers.Serializer[Any]):
@@ -93,6 +105,7 @@ class TableStateSerializer(serializers.Serializer[Any]):
     players = serializers.IntegerField()
     hand = HandPublicSerializer(allow_null=True)
     config = TableConfigSerializer()
+    jackpots = serializers.JSONField(help_text="The table's jackpots with live balances (as in the lobby).")
 
 
 class SeatStateSerializer(serializers.Serializer[Any]):
@@ -115,6 +128,7 @@ class PrivateEntrySerializer(serializers.Serializer[Any]):
     redeal_price_minor = serializers.IntegerField()
     redeal_deadline = serializers.DateTimeField(allow_null=True)
     paid_minor = serializers.IntegerField()
+    promo_minor = serializers.IntegerField(help_text="Part of paid_minor paid by house promotions (free items).")
     panel = serializers.JSONField(allow_null=True)
     result = serializers.JSONField(allow_null=True)
 
@@ -130,6 +144,11 @@ class EntryStateSerializer(serializers.Serializer[Any]):
     currency = serializers.CharField()
     hand_id = serializers.IntegerField(allow_null=True)
     entry = PrivateEntrySerializer(allow_null=True)
+    powerups = serializers.JSONField(
+        allow_null=True,
+        help_text="The player's gaming session (seed 001, E): level, max_level, points, next_level_points, "
+        "hands_played, free_draws, free_redeals, hands_to_free_draw, hands_to_free_redeal.",
+    )
 
 
 def _player_id(request: Request) -> int:

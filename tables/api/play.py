@@ -112,8 +112,8 @@ class DrawBuyApi(APIView):
         responses={200: EntryStateSerializer, **ERRORS},
     )
     def post(self, request: Request, table_id: int) -> Response:
-        parse_body("buy_draw", request.data)
-        services.buy_draw(table_id=table_id, user_id=_player_id(request), now=timezone.now())
+        action = parse_body("buy_draw", request.data)
+        services.buy_draw(table_id=table_id, user_id=_player_id(request), now=timezone.now(), free=action.free)
         return _entry_state(table_id, _player_id(request))
 
 
@@ -129,6 +129,6 @@ class RedealBuyApi(APIView):
         responses={200: EntryStateSerializer, **ERRORS},
     )
     def post(self, request: Request, table_id: int) -> Response:
-        parse_body("redeal", request.data)
-        services.buy_redeal(table_id=table_id, user_id=_player_id(request), now=timezone.now())
+        action = parse_body("redeal", request.data)
+        services.buy_redeal(table_id=table_id, user_id=_player_id(request), now=timezone.now(), free=action.free)
         return _entry_state(table_id, _player_id(request))

@@ -42,6 +42,7 @@ from tables.models import (
     TablePhase,
 )
 from tables.records import board_to_json
+from tables.services import powerups
 from tables.services.conditions import apply_overrides
 from tables.services.seating import is_connected
 from tables.services.settlement import cancel_hand, hand_escrow, settle_hand
@@ -254,6 +255,7 @@ def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
             jackpot_id=int(spin["id"]), hand_id=hand.pk, escrow_account_id=escrow.pk, now=now
         )
         hand.save(update_fields=["spin_jackpot", "spin_award_minor"])
+    powerups.on_hands_dealt(table_id=table.pk, user_ids=[seat.user_id for seat in payers], now=now)
     combinations = initial_combinations(seed, count)
     Entry.objects.bulk_create(
         [

@@ -24,6 +24,7 @@ from tables.errors import (
 )
 from tables.events import push_private_on_commit
 from tables.models import Entry, Hand, HandStatus, Seat, Table, TablePhase
+from tables.services import powerups
 from tables.services.settlement import hand_escrow
 from wallet import services as wallet_services
 from wallet.models import TransferKind
@@ -80,13 +81,17 @@ def set_hold(*, table_id: int, user_id: int, hold: Sequence[bool], now: datetime
 
 
 @transaction.atomic(durable=True)
-def buy_draw(*, table_id: int, user_id: int, now: datetime) -> Entry:
+def buy_draw(*, table_id: int, user_id: int, now: datetime, free: bool = False) -> Entry:
     """Buy one more draw (rules C.1, Multidraw): the first draw comes with the ante, up to the
     table's maximum (at most 5); each extra draw costs the table's draw price, paid into the
     hand's prize pool. The final hand is the best of the draws bought.
 
-    Raises PhaseClosedError, NotInHandError, LimitReachedError, InsufficientFundsError (in
-    every error case nothing is charged and nothing changes).
+    ``free``: use a free draw of the player's power-ups (seed 001, E): the house promotions
+    account pays the price into the pool instead of the player.
+
+    Raises PhaseClosedError, NotInHandError, LimitReachedError, InsufficientFundsError,
+    NoFreeItemError, PromotionUnavailableError (in every error case nothing is charged and
+    nothing changes).
     """
     hand, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now)
     config = hand.config
@@ -94,33 +99,56 @@ def buy_draw(*, table_id: int, user_id: int, now: datetime) -> Entry:
         raise LimitReachedError(f"at most {config['max_draws']} draws in this hand", max_draws=config["max_draws"])
     price = int(config["draw_price_minor"])
     number = entry.draws_bought + 1
-    if price > 0:
+    reference = f"draw:{hand.pk}:{user_id}:{number}"
+    if free:
+        escrow = hand_escrow(hand_id=hand.pk, currency=hand.currency)
+        legs = powerups.take_free_item(
+            table_id=table_id,
+            user_id=user_id,
+            kind="draw",
+            price_minor=price,
+            currency=hand.currency,
+            escrow_id=escrow.pk,
+        )
+        powerups.pay_free_item(
+            legs=legs,
+            reference=reference,
+            currency=hand.currency,
+            memo=f"Free draw {number} in hand {hand.table_id}#{hand.number}",
+        )
+        entry.promo_minor += price
+    elif price > 0:
         wallet_services.transfer_between(
             source=wallet_services.ensure_player_account(user_id=user_id, currency=hand.currency),
             destination=hand_escrow(hand_id=hand.pk, currency=hand.currency),
             amount_minor=price,
             kind=TransferKind.DRAW,
-            reference=f"draw:{hand.pk}:{user_id}:{number}",
+            reference=reference,
             memo=f"Draw {number} in hand {hand.table_id}#{hand.number}",
         )
+    if not free:
+        powerups.count_purchase(table_id=table_id, user_id=user_id, kind="draw")
     entry.draws_bought = number
     entry.paid_minor += price
-    entry.save(update_fields=["draws_bought", "paid_minor"])
+    entry.save(update_fields=["draws_bought", "paid_minor", "promo_minor"])
     Hand.objects.filter(pk=hand.pk).update(draws_minor=F("draws_minor") + price, gross_minor=F("gross_minor") + price)
     push_private_on_commit(table_id, user_id)
     return entry
 
 
 @transaction.atomic(durable=True)
-def buy_redeal(*, table_id: int, user_id: int, now: datetime) -> Entry:
+def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False) -> Entry:
     """Fold the current initial combination and buy a new one not used in this hand (rules
     C.2, Redeal), within the table's redeal time limit and maximum. The hold is reset.
 
     The new combination comes from the seed's ``redeal:<n>`` stream, where n numbers the
     hand's redeals in the order they were bought (docs/provably-fair.md).
 
+    ``free``: use a free redeal of the player's power-ups, paid by house promotions.
+
     Raises PhaseClosedError, RedealClosedError, NotInHandError, LimitReachedError,
-    InsufficientFundsError; nothing changes on error.
+    InsufficientFundsError, NoFreeItemError, PromotionUnavailableError; nothing changes on
+    error.
     """
     hand, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now)
     config = hand.config
@@ -138,7 +166,24 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime) -> Entry:
     number = hand.redeal_count
     new = combination_index(redeal_combination(bytes.fromhex(hand.server_seed), taken, number))
     price = int(config["redeal_price_minor"])
-    if price > 0:
+    if free:
+        escrow = hand_escrow(hand_id=hand.pk, currency=hand.currency)
+        legs = powerups.take_free_item(
+            table_id=table_id,
+            user_id=user_id,
+            kind="redeal",
+            price_minor=price,
+            currency=hand.currency,
+            escrow_id=escrow.pk,
+        )
+        powerups.pay_free_item(
+            legs=legs,
+            reference=f"redeal:{hand.pk}:{number}",
+            currency=hand.currency,
+            memo=f"Free redeal in hand {hand.table_id}#{hand.number}",
+        )
+        entry.promo_minor += price
+    elif price > 0:
         wallet_services.transfer_between(
             source=wallet_services.ensure_player_account(user_id=user_id, currency=hand.currency),
             destination=hand_escrow(hand_id=hand.pk, currency=hand.currency),
@@ -150,8 +195,10 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime) -> Entry:
     entry.combination = new
     entry.redeals = [*entry.redeals, [number, new]]
     entry.hold_mask = None
+    if not free:
+        powerups.count_purchase(table_id=table_id, user_id=user_id, kind="redeal")
     entry.paid_minor += price
-    entry.save(update_fields=["combination", "redeals", "hold_mask", "paid_minor"])
+    entry.save(update_fields=["combination", "redeals", "hold_mask", "paid_minor", "promo_minor"])
     Hand.objects.filter(pk=hand.pk).update(
         redeal_count=F("redeal_count") + 1,
         redeals_minor=F("redeals_minor") + price,

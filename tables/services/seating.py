@@ -12,6 +12,7 @@ from django.db.models.functions import Greatest
 from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError
 from tables.events import broadcast_table_on_commit, push_private_on_commit
 from tables.models import Seat, SeatSockets, SeatStatus, Table, TablePhase
+from tables.services import powerups
 from wallet import services as wallet_services
 
 
@@ -89,6 +90,7 @@ def leave_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
     seat.status_reason = "left"
     seat.left_at = now
     seat.save(update_fields=["status", "status_reason", "left_at"])
+    powerups.end_session(table_id=table_id, user_id=user_id, now=now)
     broadcast_table_on_commit(table_id)
     push_private_on_commit(table_id, user_id)
     return seat

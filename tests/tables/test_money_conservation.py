@@ -4,6 +4,7 @@ redeals, sit-outs, disconnections and duplicated clock ticks (Hypothesis)."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -122,14 +123,14 @@ class World:
         elif operation == "disconnect":
             self.disconnected.add(player.pk)
         else:
-            action = {
+            actions: dict[str, Callable[..., object]] = {
                 "buy_draw": services.buy_draw,
                 "redeal": services.buy_redeal,
                 "sit_out": services.sit_out,
                 "sit_in": services.sit_in,
                 "leave": services.leave_table,
-            }[operation]
-            action(user_id=player.pk, **common)
+            }
+            actions[operation](user_id=player.pk, **common)
 
     def advance(self, seconds: int) -> None:
         self.now += timedelta(seconds=seconds)

@@ -1,0 +1,220 @@
+"""Power-ups: gaming sessions, levels, and free draws and redeals paid by the house's
+promotions account (seed 001, E; DESIGN item 17).
+
+A session starts when a player is dealt a hand with no open session at the table, and ends
+when he leaves or plays no hand for ``idle_minutes``. Each hand dealt counts, and may
+release a free draw or redeal at the rate of his level (``PowerUpRules``). A free item is
+used like a bought one, but the promotions account pays its price into the hand's escrow:
+the pool grows exactly as if the player had paid, so other players are never diluted, and
+the promotion's cost is in the books. Without money in the promotions account (cash), the
+free item cannot be used and stays in stock.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+
+from tables.errors import InvalidTableConfigError
+from tables.models import GamingSession, PowerUpRules
+from wallet import services as wallet_services
+from wallet.errors import DomainError, InsufficientFundsError
+from wallet.models import AccountKind, Currency, TransferKind
+
+
+class NoFreeItemError(DomainError):
+    """The player asked for a free draw or redeal and has none (already used, or never
+    released); nothing changed."""
+
+    code = "no_free_item"
+    http_status = 409
+
+
+class PromotionUnavailableError(DomainError):
+    """The house promotions account cannot pay the free item now; it stays in stock."""
+
+    code = "promotion_unavailable"
+    http_status = 409
+
+
+def rules() -> PowerUpRules:
+    """The power-up rules (created with the defaults on first use)."""
+    row, _ = PowerUpRules.objects.get_or_create(pk=1)
+    return row
+
+
+def validate_rules(values: dict[str, Any]) -> None:
+    """Refuse power-up rules out of range, naming the field (InvalidTableConfigError)."""
+    checks = [
+        ("points_per_level", values["points_per_level"] >= 1, "a level takes at least 1 point"),
+        ("max_level", 1 <= values["max_level"] <= 20, "levels go from 1 to at most 20"),
+        ("draw_every_hands", values["draw_every_hands"] >= 1, "a free draw comes at most once a hand"),
+        ("redeal_every_hands", values["redeal_every_hands"] >= 1, "a free redeal comes at most once a hand"),
+        ("max_stock", 1 <= values["max_stock"] <= 10, "a player holds 1 to 10 free items of each kind"),
+        ("idle_minutes", values["idle_minutes"] >= 1, "a session ends after at least a minute idle"),
+    ]
+    for field, ok, message in checks:
+        if not ok:
+            raise InvalidTableConfigError(message, field=field, value=values[field])
+
+
+def level_of(session: GamingSession, rules: PowerUpRules) -> int:
+    """The session's power-up level (PowerUpRules docstring)."""
+    return min(rules.max_level, 1 + points_of(session, rules) // rules.points_per_level)
+
+
+def points_of(session: GamingSession, rules: PowerUpRules) -> int:
+    return (
+        session.hands_played * rules.points_per_hand
+        + session.draws_bought * rules.points_per_draw
+        + session.redeals_bought * rules.points_per_redeal
+    )
+
+
+def release_every(level: int, base: int, step: int) -> int:
+    """Hands between two free items at ``level``: ``max(1, base - (level - 1) x step)``.
+
+    >>> release_every(1, 10, 2), release_every(3, 10, 2), release_every(9, 10, 2)
+    (10, 6, 1)
+    """
+    return max(1, base - (level - 1) * step)
+
+
+def on_hands_dealt(*, table_id: int, user_ids: list[int], now: datetime) -> None:
+    """Count a hand dealt for each player: open sessions as needed (ending idle ones), and
+    release the free items the players' levels earn. Called inside the deal."""
+    config = rules()
+    if not config.is_active or not user_ids:
+        return
+    idle = now - timedelta(minutes=config.idle_minutes)
+    GamingSession.objects.filter(
+        table_id=table_id, user_id__in=user_ids, ended_at__isnull=True, last_hand_at__lt=idle
+    ).update(ended_at=now)
+    sessions = {
+        s.user_id: s
+        for s in GamingSession.objects.filter(table_id=table_id, user_id__in=user_ids, ended_at__isnull=True)
+    }
+    missing = [user_id for user_id in user_ids if user_id not in sessions]
+    if missing:
+        GamingSession.objects.bulk_create(
+            [GamingSession(table_id=table_id, user_id=user_id, started_at=now, last_hand_at=now) for user_id in missing]
+        )
+        sessions.update(
+            {
+                s.user_id: s
+                for s in GamingSession.objects.filter(table_id=table_id, user_id__in=missing, ended_at__isnull=True)
+            }
+        )
+    for session in sessions.values():
+        session.hands_played += 1
+        session.last_hand_at = now
+        level = level_of(session, config)
+        if session.hands_played % release_every(level, config.draw_every_hands, config.draw_step) == 0:
+            session.free_draws = min(config.max_stock, session.free_draws + 1)
+        if session.hands_played % release_every(level, config.redeal_every_hands, config.redeal_step) == 0:
+            session.free_redeals = min(config.max_stock, session.free_redeals + 1)
+    GamingSession.objects.bulk_update(
+        list(sessions.values()), ["hands_played", "last_hand_at", "free_draws", "free_redeals"], batch_size=2000
+    )
+
+
+def end_session(*, table_id: int, user_id: int, now: datetime) -> None:
+    """The player left the table: his session ends (its free items with it)."""
+    GamingSession.objects.filter(table_id=table_id, user_id=user_id, ended_at__isnull=True).update(ended_at=now)
+
+
+def count_purchase(*, table_id: int, user_id: int, kind: str) -> None:
+    """A draw or redeal bought with the player's own money raises his level."""
+    field = "draws_bought" if kind == "draw" else "redeals_bought"
+    from django.db.models import F
+
+    GamingSession.objects.filter(table_id=table_id, user_id=user_id, ended_at__isnull=True).update(
+        **{field: F(field) + 1}
+    )
+
+
+def take_free_item(
+    *, table_id: int, user_id: int, kind: str, price_minor: int, currency: str, escrow_id: int
+) -> list[wallet_services.Leg]:
+    """Take one free ``kind`` ("draw" or "redeal") from the player's session and return the
+    legs that pay ``price_minor`` into the hand's escrow from promotions (FUN chips are
+    virtual: the cashier funds a FUN promotion as it funds sign-up chips). Locks the session,
+    so a free item asked for twice is used once. Raises NoFreeItemError or
+    PromotionUnavailableError; the caller's transaction rolls back on either."""
+    session = (
+        GamingSession.objects.select_for_update()
+        .filter(table_id=table_id, user_id=user_id, ended_at__isnull=True)
+        .first()
+    )
+    stock_field, used_field = (
+        ("free_draws", "free_draws_used") if kind == "draw" else ("free_redeals", "free_redeals_used")
+    )
+    if session is None or getattr(session, stock_field) < 1:
+        raise NoFreeItemError(f"you have no free {kind} now", kind=kind)
+    setattr(session, stock_field, getattr(session, stock_field) - 1)
+    setattr(session, used_field, getattr(session, used_field) + 1)
+    session.save(update_fields=[stock_field, used_field])
+    if price_minor <= 0:
+        return []
+    if currency == Currency.FUN:
+        source = wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=currency)
+    else:
+        source = wallet_services.ensure_house_account(kind=AccountKind.PROMOTIONS, currency=currency)
+    return [wallet_services.Leg(source.pk, -price_minor), wallet_services.Leg(escrow_id, price_minor)]
+
+
+def pay_free_item(*, legs: list[wallet_services.Leg], reference: str, currency: str, memo: str) -> None:
+    """Post the promotion's payment; a promotions account without the money refuses it."""
+    if not legs:
+        return
+    try:
+        wallet_services.post_transfer(
+            reference=reference, kind=TransferKind.PROMOTION, currency=currency, legs=legs, memo=memo
+        )
+    except InsufficientFundsError as error:
+        raise PromotionUnavailableError("free items are not available at the moment; buy it or try later") from error
+
+
+def session_states(*, table_id: int, user_ids: set[int]) -> dict[int, dict[str, Any] | None]:
+    """What the game screen shows of each player's session, in one query: level, points to
+    the next level, free items in stock, and hands until the next free draw and redeal."""
+    config = rules()
+    states: dict[int, dict[str, Any] | None] = dict.fromkeys(user_ids)
+    if not config.is_active:
+        return states
+    for session in GamingSession.objects.filter(table_id=table_id, user_id__in=user_ids, ended_at__isnull=True):
+        level = level_of(session, config)
+        every_draw = release_every(level, config.draw_every_hands, config.draw_step)
+        every_redeal = release_every(level, config.redeal_every_hands, config.redeal_step)
+        states[session.user_id] = {
+            "level": level,
+            "max_level": config.max_level,
+            "points": points_of(session, config),
+            "next_level_points": None if level >= config.max_level else level * config.points_per_level,
+            "hands_played": session.hands_played,
+            "free_draws": session.free_draws,
+            "free_redeals": session.free_redeals,
+            "hands_to_free_draw": every_draw - session.hands_played % every_draw,
+            "hands_to_free_redeal": every_redeal - session.hands_played % every_redeal,
+        }
+    return states
+
+
+@transaction.atomic(durable=True)
+def save_rules(**values: Any) -> PowerUpRules:
+    """Change some or all power-up rules (validated as a whole); they apply from the next
+    hand dealt. Raises InvalidTableConfigError (nothing changes)."""
+    row = rules()
+    current = {
+        field.name: getattr(row, field.name) for field in PowerUpRules._meta.concrete_fields if field.name != "id"
+    }
+    unknown = set(values) - set(current)
+    if unknown:
+        raise InvalidTableConfigError(f"unknown power-up rule {sorted(unknown)[0]!r}", field=sorted(unknown)[0])
+    validate_rules(current | values)
+    for field, value in values.items():
+        setattr(row, field, value)
+    row.save()
+    return row
