@@ -144,10 +144,36 @@ function sendHold(hold) {
   render();
 }
 
+/** Buy a draw or a redeal; with a free one in stock (power-ups, seed 001, E) use it: the
+ * house pays and the wallet is unchanged. */
 function buy(type) {
   if (!canPlay() || state.busy.has(type)) return;
-  if (send(type) !== null) state.busy.add(type);
+  const fields = freeStock(type) > 0 ? { free: true } : {};
+  if (send(type, fields) !== null) state.busy.add(type);
   renderControls();
+}
+
+function freeStock(type) {
+  const powerups = state.private?.powerups;
+  if (!powerups) return 0;
+  return type === "buy_draw" ? powerups.free_draws : powerups.free_redeals;
+}
+
+/** Level, progress and free items of the player's gaming session. */
+function renderPowerups() {
+  const box = $("powerups");
+  const p = state.private?.powerups;
+  box.hidden = !p;
+  if (!p) return;
+  const next = p.next_level_points === null ? "top level" : `${p.points}/${p.next_level_points} points to level ${p.level + 1}`;
+  box.querySelector("[data-role=level]").textContent = `Level ${p.level}`;
+  box.querySelector("[data-role=progress]").textContent = next;
+  const bar = box.querySelector("progress");
+  bar.max = p.next_level_points ?? 1;
+  bar.value = p.next_level_points === null ? 1 : p.points;
+  box.querySelector("[data-role=free]").textContent =
+    `Free draws ${p.free_draws} (next in ${p.hands_to_free_draw} hand${p.hands_to_free_draw === 1 ? "" : "s"}) · ` +
+    `free redeals ${p.free_redeals} (next in ${p.hands_to_free_redeal})`;
 }
 
 function onAnswer(frame) {
@@ -193,6 +219,7 @@ function render() {
   renderControls();
   renderSeat();
   renderFooter();
+  renderPowerups();
 }
 
 function renderStats() {
@@ -497,13 +524,19 @@ function renderControls() {
   }
   const drawsLeft = entry.max_draws - entry.draws_bought;
   buyDraw.disabled = !playing || drawsLeft <= 0 || state.busy.has("buy_draw");
+  const freeDraw = freeStock("buy_draw") > 0;
+  buyDraw.dataset.free = freeDraw ? "true" : "false";
+  buyDraw.querySelector(".button-main").textContent = freeDraw ? "Free draw" : "Buy draw";
   buyDraw.querySelector("[data-role=sub]").textContent =
-    `${formatMinor(entry.draw_price_minor, currency)} · ${drawsLeft} left`;
+    `${freeDraw ? "free" : formatMinor(entry.draw_price_minor, currency)} · ${drawsLeft} left`;
+  const freeRedeal = freeStock("redeal") > 0;
+  redeal.dataset.free = freeRedeal ? "true" : "false";
+  redeal.querySelector(".button-main").textContent = freeRedeal ? "Free redeal" : "Redeal";
   const redealsLeft = entry.max_redeals - entry.redeals_used;
   const redealMs = Date.parse(entry.redeal_deadline) - serverNow();
   redeal.disabled = !playing || redealsLeft <= 0 || redealMs <= 0 || state.busy.has("redeal");
   redeal.querySelector("[data-role=sub]").textContent = redealMs > 0 && playing
-    ? `${formatMinor(entry.redeal_price_minor, currency)} · ${redealsLeft} left · ${clock(redealMs)}`
+    ? `${freeRedeal ? "free" : formatMinor(entry.redeal_price_minor, currency)} · ${redealsLeft} left · ${clock(redealMs)}`
     : `${formatMinor(entry.redeal_price_minor, currency)} · closed`;
 }
 
