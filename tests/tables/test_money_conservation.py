@@ -1,5 +1,6 @@
 """Money is conserved through any sequence of sign-ups, deposits, withdrawals, hands, draws,
-redeals, sit-outs, disconnections and duplicated clock ticks (Hypothesis)."""
+redeals, free draws and redeals, jackpot contributions, spin awards and resets, sit-outs,
+disconnections and duplicated clock ticks (Hypothesis)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from jackpots import services as jackpot_services
+from jackpots.models import Jackpot
 from tables import services
 from tables.models import Hand, Seat, Table
+from tables.services import powerups
 from tests.conftest import make_player
 from wallet import services as wallet_services
 from wallet.errors import DomainError
@@ -26,6 +30,8 @@ pytestmark = pytest.mark.django_db
 _names = itertools.count()
 
 OPERATIONS = (
+    "free_draw",
+    "free_redeal",
     "sign_up",
     "deposit",
     "withdraw",
@@ -80,6 +86,29 @@ class World:
         ]
         self.players: list[User] = []
         self.disconnected: set[int] = set()
+        # Jackpots on both tables, a spin drawn one hand in three, and free items every hand
+        # or two, so the sequences cross contributions, spin awards, resets and promotions.
+        for table in self.tables:
+            royal = Jackpot.objects.create(
+                name=f"Royal {table.pk}", kind="royal", currency=table.currency, contribution_bps=150, reset_minor=300
+            )
+            bronze = Jackpot.objects.create(
+                name=f"Bronze {table.pk}",
+                kind="bronze",
+                currency=table.currency,
+                contribution_bps=80,
+                reset_minor=120,
+                one_in=3,
+                spin_overrides={"max_redeals": 1},
+            )
+            table.jackpots.set([royal, bronze])
+        jackpot_services.fund_house_account(
+            kind="reserve", currency="EUR", amount_minor=500, reference=f"reserve-{n}", staff_user_id=self.croupier.pk
+        )
+        jackpot_services.fund_house_account(
+            kind="promotions", currency="EUR", amount_minor=400, reference=f"promo-{n}", staff_user_id=self.croupier.pk
+        )
+        powerups.save_rules(draw_every_hands=1, redeal_every_hands=2, draw_step=0, redeal_step=0)
 
     def player(self, who: int) -> User | None:
         return self.players[who % len(self.players)] if self.players else None
@@ -122,6 +151,10 @@ class World:
             )
         elif operation == "disconnect":
             self.disconnected.add(player.pk)
+        elif operation == "free_draw":
+            services.buy_draw(user_id=player.pk, free=True, **common)
+        elif operation == "free_redeal":
+            services.buy_redeal(user_id=player.pk, free=True, **common)
         else:
             actions: dict[str, Callable[..., object]] = {
                 "buy_draw": services.buy_draw,
