@@ -134,6 +134,7 @@ ENTRY_RECORD_FIELDS = (
     "place",
     "prize_minor",
     "jackpot_minor",
+    "promo_minor",
 )
 
 

@@ -100,6 +100,13 @@ class EntryHoldApi(APIView):
         return _entry_state(table_id, _player_id(request))
 
 
+class PurchaseInput(serializers.Serializer[Any]):
+    """The optional body of a purchase: ``{"free": true}`` uses a free item of the player's
+    power-ups (seed 001, E); 409 ``no_free_item`` when he has none."""
+
+    free = serializers.BooleanField(required=False, default=False)
+
+
 class DrawBuyApi(APIView):
     """Buy one more draw (rules C.1). 409 ``phase_closed``, ``limit_reached``,
     ``insufficient_funds``; nothing is charged on error."""
@@ -108,7 +115,7 @@ class DrawBuyApi(APIView):
 
     @extend_schema(
         operation_id="tables_draws_buy",
-        request=None,
+        request=PurchaseInput,
         responses={200: EntryStateSerializer, **ERRORS},
     )
     def post(self, request: Request, table_id: int) -> Response:
@@ -125,7 +132,7 @@ class RedealBuyApi(APIView):
 
     @extend_schema(
         operation_id="tables_redeals_buy",
-        request=None,
+        request=PurchaseInput,
         responses={200: EntryStateSerializer, **ERRORS},
     )
     def post(self, request: Request, table_id: int) -> Response:
