@@ -398,6 +398,25 @@ PRESENCE_RECONNECT_GRACE_SECONDS: int = _int("POKER_PRESENCE_RECONNECT_GRACE_SEC
 # the timeout is dead and the clock takes its sockets off the seats (tables/services/presence.py).
 PRESENCE_HEARTBEAT_SECONDS: int = _int("POKER_PRESENCE_HEARTBEAT_SECONDS", 5, minimum=0)
 PRESENCE_PROCESS_TIMEOUT_SECONDS: int = _int("POKER_PRESENCE_PROCESS_TIMEOUT_SECONDS", 15, minimum=1)
+# The public randomness beacon that fixes each hand's change keys after its change deadline
+# (docs/provably-fair.md, "Algorithm 2"). "local": rounds computed from POKER_BEACON_KEY (the
+# embedded default and the tests; it keeps the keys from anyone who reads the database, not
+# from the operator); "drand": the public drand network at POKER_DRAND_URL.
+BEACON: str = env.str("POKER_BEACON", default="local")
+if BEACON not in {"local", "drand"}:
+    raise ImproperlyConfigured("POKER_BEACON is local or drand")
+BEACON_KEY: str = (
+    env.str("POKER_BEACON_KEY", default="") or hashlib.sha256(b"wp-beacon-key:" + SECRET_KEY.encode()).hexdigest()
+)
+BEACON_PERIOD_SECONDS: int = _int("POKER_BEACON_PERIOD_SECONDS", 3, minimum=1, maximum=60)
+BEACON_GENESIS_UNIX: int = _int("POKER_BEACON_GENESIS_UNIX", 1692803367)  # drand quicknet's genesis
+DRAND_URL: str = env.str(
+    "POKER_DRAND_URL", default="https://api.drand.sh/52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971"
+)
+# How long settlement waits for the beacon round before the hand is cancelled and refunded.
+BEACON_MAX_WAIT_SECONDS: int = _int("POKER_BEACON_MAX_WAIT_SECONDS", 60, minimum=5)
+# Length of a table's seed chain (hands it deals before a new chain is published).
+SEED_CHAIN_LENGTH: int = _int("POKER_SEED_CHAIN_LENGTH", 10_000, minimum=10, maximum=1_000_000)
 # WebSocket inbound rate limit: a token bucket per connection.
 WS_RATE_PER_SECOND: float = _float("POKER_WS_RATE_PER_SECOND", 10.0, minimum=0.1)
 WS_RATE_BURST: int = _int("POKER_WS_RATE_BURST", 20, minimum=1)

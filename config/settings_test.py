@@ -20,6 +20,8 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 TABLE_CLOCK = "off"
 # No background heartbeat tasks in the test loops; tests stamp heartbeats themselves.
 PRESENCE_HEARTBEAT_SECONDS = 0
+# One beacon round a second: a hand settled a second after its deadline has its round.
+BEACON_PERIOD_SECONDS = 1
 CELERY_TASK_ALWAYS_EAGER = True
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

@@ -31,6 +31,7 @@ from tables.engine.widerpoker import (
     hold_from_mask,
 )
 from tables.models import Entry, Hand, HandStatus
+from tables.services import beacon
 
 VIEW_ALL_PERMISSION = "tables.view_hand"
 EXPORT_FORMAT = "widerpoker-hand/1"
@@ -374,6 +375,13 @@ def _jackpot_lines(hand: Hand, *, settled: bool) -> list[dict[str, Any]]:
     return lines
 
 
+def _chain(hand: Hand) -> dict[str, Any] | None:
+    """The seed chain a hand was dealt from (algorithm 2), as the commitments page lists it."""
+    if hand.chain_id is None or hand.chain is None:
+        return None
+    return {"id": hand.chain_id, "anchor": hand.chain.anchor, "length": hand.chain.length, "index": hand.chain_index}
+
+
 def _spin_kind(hand: Hand) -> str | None:
     """The kind of the spin jackpot drawn in the hand, as its frozen conditions name it."""
     if hand.spin_jackpot_id is None:
@@ -407,7 +415,13 @@ def get_hand_export(*, hand_id: int, viewer: Viewer) -> dict[str, Any]:
             "redeal_deadline": hand.redeal_deadline.isoformat(),
             "settled_at": hand.settled_at.isoformat() if hand.settled_at else None,
             "config": hand.config,
+            "algorithm": hand.algorithm,
             "commitment": hand.commitment,
+            "chain": _chain(hand),
+            "chain_seed": hand.chain_seed or None,
+            "beacon": {"source": beacon.source(), "round": hand.beacon_round, "value": hand.beacon_value or None}
+            if hand.beacon_round is not None
+            else None,
             "server_seed": hand.server_seed,
             "board": hand.board,
             "change_keys": hand.change_keys,
@@ -442,3 +456,39 @@ def list_verifiable_hand_ids(*, table_id: int | None = None, since: datetime | N
     if since is not None:
         hands = hands.filter(started_at__gte=since)
     return hands.order_by("started_at", "pk").values_list("pk", flat=True)
+
+
+def list_commitments(*, hands: int = 50) -> dict[str, Any]:
+    """What the public commitments page shows: every seed chain (table, anchor, length, how
+    many hands used it, when published), the latest hands' commitments with their chain
+    position and beacon round (the seed and chain seed only once the hand is over), and the
+    beacon values used. Nothing secret."""
+    from tables.models import BeaconRound, SeedChain
+
+    chains = [
+        {
+            "table": chain.table.name,
+            "id": chain.pk,
+            "anchor": chain.anchor,
+            "length": chain.length,
+            "used": chain.next_index - 1,
+            "created_at": chain.created_at,
+        }
+        for chain in SeedChain.objects.select_related("table").order_by("table__name", "created_at", "pk")
+    ]
+    latest = [
+        {
+            "table": hand.table.name,
+            "number": hand.number,
+            "id": hand.pk,
+            "commitment": hand.commitment,
+            "chain": hand.chain_id,
+            "index": hand.chain_index,
+            "beacon_round": hand.beacon_round,
+            "chain_seed": hand.chain_seed if hand.is_terminal else None,
+            "status": hand.status,
+        }
+        for hand in Hand.objects.select_related("table").filter(algorithm__gte=2).order_by("-started_at", "-pk")[:hands]
+    ]
+    rounds = list(BeaconRound.objects.order_by("-round").values("source", "round", "value", "fetched_at")[:hands])
+    return {"chains": chains, "hands": latest, "rounds": rounds}

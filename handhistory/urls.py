@@ -12,5 +12,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("", views.my_hands, name="my-hands"),
     path("hands/<int:hand_id>/", views.hand_detail, name="hand"),
     path("provably-fair/", views.provably_fair, name="provably-fair"),
+    path("commitments/", views.commitments, name="commitments"),
     path("hands/<int:hand_id>/export.json", views.hand_export, name="hand-export"),
 ]

@@ -21,10 +21,12 @@ recompute a hand with their own code from the JSON export.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
+from tables.engine import fairness
 from tables.engine.widerpoker import (
     HOLD_ALL,
     EntryChoices,
@@ -41,6 +43,7 @@ from tables.engine.widerpoker import (
 )
 from tables.models import Entry, Hand, HandStatus
 from tables.records import hand_conditions
+from tables.services import beacon
 
 MAX_LISTED_MISMATCHES = 200
 HOLD_NONE_CONNECTED = 0  # rules B.2: a connected player who chose nothing changes all cards
@@ -135,6 +138,7 @@ ENTRY_RECORD_FIELDS = (
     "prize_minor",
     "jackpot_minor",
     "promo_minor",
+    "client_seed",
 )
 
 
@@ -144,7 +148,7 @@ def verify_hand(*, hand_id: int) -> VerificationReport:
     Raises HandNotFoundError for an unknown hand and HandNotTerminalError while the hand is
     running (its seed is secret). Access control is the caller's business.
     """
-    hand = Hand.objects.select_related("table").filter(pk=hand_id).first()
+    hand = Hand.objects.select_related("table", "chain").filter(pk=hand_id).first()
     if hand is None:
         raise HandNotFoundError(f"no hand {hand_id}", hand_id=hand_id)
     if not hand.is_terminal:
@@ -154,7 +158,12 @@ def verify_hand(*, hand_id: int) -> VerificationReport:
     report.entries_checked = len(entries)
     try:
         seed = bytes.fromhex(hand.server_seed)
-        replay = replay_hand(seed, [_choices(hand, entry) for entry in entries])
+        keys_from = None
+        if hand.algorithm >= fairness.ALGORITHM_CHAIN and hand.beacon_value:
+            keys_from = fairness.keys_seed(seed, bytes.fromhex(hand.beacon_value))
+        replay = replay_hand(seed, [_choices(hand, entry) for entry in entries], keys_seed=keys_from)
+        if hand.algorithm >= fairness.ALGORITHM_CHAIN:
+            _verify_chain(report, hand, entries)
     except ValueError as error:
         report.compare("replay", "hand", "a hand the engine can replay", str(error))
         return report
@@ -177,8 +186,36 @@ def _choices(hand: Hand, entry: dict[str, Any]) -> EntryChoices:
     )
 
 
+def _verify_chain(report: VerificationReport, hand: Hand, entries: list[dict[str, Any]]) -> None:
+    """Algorithm 2: the chain element links to the table's published anchor, the hand seed
+    comes from it and the players' client seeds, the entry order from the hand seed, and the
+    beacon value is the round's (checked here for the local beacon; drand's is public)."""
+    chain_seed = bytes.fromhex(hand.chain_seed)
+    report.compare("commitment", "hand", hashlib.sha256(chain_seed).hexdigest(), hand.commitment)
+    assert hand.chain is not None and hand.chain_index is not None
+    linked = chain_seed
+    for _ in range(hand.chain_index):
+        linked = hashlib.sha256(linked).digest()
+    report.compare("chain seed links to the published anchor", "hand", hand.chain.anchor, linked.hex())
+    names = [str(entry["user__username"]) for entry in entries]
+    expected = fairness.hand_seed(
+        chain_seed,
+        hand.table_id,
+        hand.number,
+        [(name, str(entry["client_seed"])) for name, entry in zip(names, entries, strict=True)],
+    )
+    report.compare("hand seed from chain seed and client seeds", "hand", expected.hex(), hand.server_seed)
+    order = fairness.entry_order(bytes.fromhex(hand.server_seed), names)
+    report.compare("entry order from the hand seed", "hand", list(range(len(entries))), order)
+    if hand.beacon_value and hand.beacon_round is not None and beacon.source() == "local":
+        report.compare(
+            "beacon value of its round", "hand", beacon.local_value(hand.beacon_round).hex(), hand.beacon_value
+        )
+
+
 def _verify_public(report: VerificationReport, hand: Hand, replay: HandReplay, count: int) -> None:
-    report.compare("commitment", "hand", replay.commitment, hand.commitment)
+    if hand.algorithm < fairness.ALGORITHM_CHAIN:
+        report.compare("commitment", "hand", replay.commitment, hand.commitment)
     one_in = {
         SpinJackpot(feed["kind"]): int(feed["one_in"])
         for feed in hand.config.get("jackpots", ())

@@ -8,11 +8,14 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from handhistory import selectors
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
 from handhistory.verification import verify_hand
+from tables.services import fairness as fairness_services
+from wallet.errors import DomainError
 
 HANDS_PER_PAGE = 50
 ENTRIES_PER_PAGE = 50
@@ -77,3 +80,27 @@ def provably_fair(request: HttpRequest) -> HttpResponse:
     if not path.is_file():
         raise Http404("the provably-fair document is missing")
     return render(request, "handhistory/provably_fair.html", {"text": path.read_text(encoding="utf-8")})
+
+
+def commitments(request: HttpRequest) -> HttpResponse:
+    """The public page of commitments (docs/provably-fair.md, "Algorithm 2"): every table's
+    seed chains with their anchors (published when created, before any hand uses them), the
+    latest hands' commitments, chain positions and beacon rounds, and the beacon values used.
+    A logged-in player also sees and sets his client seed here. Nothing secret is shown."""
+    message = ""
+    user_id = int(request.user.pk or 0) if request.user.is_authenticated else None
+    if request.method == "POST" and user_id is not None:
+        try:
+            fairness_services.set_client_seed(
+                user_id=user_id, seed=str(request.POST.get("client_seed", ""))[:200], now=timezone.now()
+            )
+            message = "Your client seed is set: it counts from your next hand."
+        except DomainError as error:
+            message = str(error)
+    elif request.method not in ("GET", "HEAD", "POST"):
+        return HttpResponse(status=405)
+    context = selectors.list_commitments()
+    context["message"] = message
+    if user_id is not None:
+        context["client_seed"] = fairness_services.client_seeds([user_id], now=timezone.now())[user_id]
+    return render(request, "handhistory/commitments.html", context)

@@ -204,6 +204,55 @@ class SeatSockets(models.Model):
         return f"{self.count} socket(s) of seat {self.seat_id} in {self.process_id}"
 
 
+class SeedChain(models.Model):
+    """A table's chain of hand seeds (docs/provably-fair.md, "Algorithm 2";
+    tables.engine.fairness): the anchor is public from creation, before any hand uses the
+    chain; ``terminal_seed`` is secret for good (each hand reveals only its own element).
+    ``next_index`` is the index the next hand dealt from this chain uses (1 .. length)."""
+
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="seed_chains")
+    length = models.PositiveIntegerField()
+    terminal_seed = models.CharField(max_length=64)
+    anchor = models.CharField(max_length=64)
+    next_index = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["table", "-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return (
+            f"chain {self.pk} of table {self.table_id}: {self.anchor[:12]}… ({self.next_index - 1}/{self.length} used)"
+        )
+
+
+class PlayerClientSeed(models.Model):
+    """A player's client seed (random by default; he may set his own and always sees it).
+    It enters the seed of every hand he is dealt into (docs/provably-fair.md)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="client_seed")
+    seed = models.CharField(max_length=64)
+    updated_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"client seed of {self.user_id}"
+
+
+class BeaconRound(models.Model):
+    """A randomness beacon round used by hands, kept for the public commitments page."""
+
+    source = models.CharField(max_length=10)
+    round = models.PositiveBigIntegerField()
+    value = models.CharField(max_length=128)
+    fetched_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["source", "round"], name="beacon_round_once")]
+
+    def __str__(self) -> str:
+        return f"{self.source} round {self.round}"
+
+
 class HandStatus(models.TextChoices):
     CHANGE = "change", "Change phase"
     SETTLED = "settled", "Settled"
@@ -220,8 +269,18 @@ class Hand(models.Model):
     table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="hands")
     number = models.PositiveIntegerField()
     status = models.CharField(max_length=10, choices=HandStatus.choices, default=HandStatus.CHANGE)
-    server_seed = models.CharField(max_length=64)
+    server_seed = models.CharField(
+        max_length=64, help_text="The seed of every stream of the hand (algorithm 2: the hand seed)."
+    )
     commitment = models.CharField(max_length=64)
+    algorithm = models.PositiveSmallIntegerField(default=1, help_text="docs/provably-fair.md algorithm version.")
+    chain = models.ForeignKey(SeedChain, null=True, blank=True, on_delete=models.PROTECT, related_name="hands")
+    chain_index = models.PositiveIntegerField(null=True, blank=True)
+    chain_seed = models.CharField(
+        max_length=64, blank=True, help_text="Algorithm 2: the chain element; secret until over."
+    )
+    beacon_round = models.PositiveBigIntegerField(null=True, blank=True)
+    beacon_value = models.CharField(max_length=128, blank=True)
     board = models.JSONField(help_text='{"columns": [[codes] x 5], "out": [code, code]}')
     config = models.JSONField()
     started_at = models.DateTimeField()
@@ -285,6 +344,7 @@ class Entry(models.Model):
     combination = models.PositiveIntegerField()
     redeals = models.JSONField(default=list, blank=True)
     hold_mask = models.PositiveSmallIntegerField(null=True, blank=True)
+    client_seed = models.CharField(max_length=64, blank=True, help_text="The player's client seed for this hand.")
     draws_bought = models.PositiveSmallIntegerField(default=1)
     paid_minor = models.BigIntegerField(default=0)
     # Filled at settlement.

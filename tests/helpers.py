@@ -6,13 +6,14 @@ Fixtures live in ``tests/conftest.py``; these are ordinary functions, imported w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import connection
+from django.db.models import F
 from django.test import Client
 
 from tables import services
@@ -103,3 +104,26 @@ def behind_the_apps_back() -> Iterator[None]:
         finally:
             for _name, sql in triggers:
                 cursor.execute(sql)
+
+
+def steer_next_hand(table: Table, players: list[User], wanted: Callable[[bytes], bool], *, now: datetime) -> bytes:
+    """Choose the first player's client seed so that the table's next hand seed satisfies
+    ``wanted``, as any player may (docs/provably-fair.md, "Algorithm 2"), and return that
+    hand seed. Every player must be dealt into the next hand."""
+    from tables.engine import fairness
+    from tables.models import SeedChain
+    from tables.services import fairness as fairness_services
+
+    table.refresh_from_db()
+    chain = SeedChain.objects.filter(table=table, next_index__lte=F("length")).order_by("created_at", "pk").first()
+    assert chain is not None, "the table has no seed chain"
+    chain_seed = fairness.chain_seed(bytes.fromhex(chain.terminal_seed), chain.length, chain.next_index)
+    seeds = fairness_services.client_seeds([user.pk for user in players], now=now)
+    for attempt in range(100_000):
+        candidate = f"steer-{attempt}"
+        pairs = [(user.username, candidate if i == 0 else seeds[user.pk]) for i, user in enumerate(players)]
+        seed = fairness.hand_seed(chain_seed, table.pk, table.hands_dealt + 1, pairs)
+        if wanted(seed):
+            fairness_services.set_client_seed(user_id=players[0].pk, seed=candidate, now=now)
+            return seed
+    raise AssertionError("no client seed gives the hand wanted")

@@ -32,10 +32,11 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Model
 from django.http import HttpRequest
 
-from tables.models import Entry, Hand
+from tables.models import Entry, Hand, SeedChain
 
 SECRET_FIELDS: dict[type[Model], frozenset[str]] = {
-    Hand: frozenset({"server_seed", "change_keys"}),
+    Hand: frozenset({"server_seed", "chain_seed", "change_keys"}),
+    SeedChain: frozenset({"terminal_seed"}),
     Entry: frozenset({"initial_combination", "combination", "redeals", "hold_mask"}),
 }
 """Per model, the fields that must never be a lookup, a search, an ordering or a raw column."""

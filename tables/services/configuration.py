@@ -6,10 +6,12 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from tables.errors import InvalidTableConfigError, TableNotFoundError
 from tables.events import broadcast_table_on_commit
 from tables.models import CONFIG_FIELDS, MAX_DRAW_PRICE_BPS, Table, TableConfigChange, TableMode, TablePhase
+from tables.services.fairness import new_chain
 from wallet.models import Currency
 
 
@@ -64,6 +66,9 @@ def create_table(*, name: str, mode: str, currency: str, **config: Any) -> Table
     table = Table(name=name, mode=mode, currency=currency, **config)
     validate_table_config({field: getattr(table, field) for field in CONFIG_FIELDS})
     table.save()
+    # The table's seed chain is published as it opens, before anyone can sit down
+    # (docs/provably-fair.md, "Algorithm 2").
+    new_chain(table_id=table.pk, now=timezone.now())
     broadcast_table_on_commit(table.pk)
     return table
 

@@ -12,18 +12,19 @@ Notes 2 (disconnection), Notes 3 (malfunction); DESIGN.md "The game, as implemen
 
 from __future__ import annotations
 
+import hashlib
 import logging
-import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
 from jackpots import services as jackpot_services
+from tables.engine import fairness
 from tables.engine.widerpoker import (
     combination_index,
-    commitment,
     deal_board,
     initial_combinations,
     spin_jackpot_draw,
@@ -42,7 +43,8 @@ from tables.models import (
     TablePhase,
 )
 from tables.records import board_to_json
-from tables.services import powerups
+from tables.services import beacon, powerups
+from tables.services import fairness as fairness_services
 from tables.services.conditions import apply_overrides
 from tables.services.seating import is_connected
 from tables.services.settlement import cancel_hand, hand_escrow, settle_hand
@@ -216,17 +218,36 @@ def hand_config(table: Table, seed: bytes, *, now: datetime) -> tuple[dict[str, 
     return config, spin
 
 
+derive_hand_seed = fairness.hand_seed
+"""The hand seed (tables.engine.fairness.hand_seed); a module attribute so tests can choose one."""
+
+
 def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
-    seed = secrets.token_bytes(32)
+    """Deal a hand (algorithm 2, docs/provably-fair.md): the next element of the table's
+    published seed chain, mixed with the client seed of every player dealt in, gives the hand
+    seed; the entry order comes from it, never from the server; the change keys wait for the
+    first beacon round after the change deadline."""
+    draw = fairness_services.next_chain_seed(table, now=now)
+    user_ids = [seat.user_id for seat in payers]
+    names = fairness_services.usernames(user_ids)
+    client_seeds = fairness_services.client_seeds(user_ids, now=now)
+    number = table.hands_dealt + 1
+    seed = derive_hand_seed(draw.seed, table.pk, number, [(names[u], client_seeds[u]) for u in user_ids])
+    payers = [payers[i] for i in fairness.entry_order(seed, [names[u] for u in user_ids])]
     board = deal_board(seed)
     config, spin = hand_config(table, seed, now=now)
     change_end = now + timedelta(seconds=int(config["change_seconds"]))
     count = len(payers)
     hand = Hand.objects.create(
         table=table,
-        number=table.hands_dealt + 1,
+        number=number,
         server_seed=seed.hex(),
-        commitment=commitment(seed),
+        commitment=hashlib.sha256(draw.seed).hexdigest(),
+        algorithm=fairness.ALGORITHM_CHAIN,
+        chain=draw.chain,
+        chain_index=draw.index,
+        chain_seed=draw.seed.hex(),
+        beacon_round=beacon.round_after(change_end),
         board=board_to_json(board),
         config=config,
         started_at=now,
@@ -265,6 +286,7 @@ def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
                 join_order=order,
                 initial_combination=combination_index(combination),
                 combination=combination_index(combination),
+                client_seed=client_seeds[seat.user_id],
                 paid_minor=table.ante_minor,
             )
             for order, (seat, combination) in enumerate(zip(payers, combinations, strict=True))
@@ -283,7 +305,21 @@ def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
 
 
 def _settle_table(table: Table, *, now: datetime) -> None:
+    """Settle at the deadline, once the hand's beacon round is released (algorithm 2): until
+    then the table waits a second at a time; after ``BEACON_MAX_WAIT_SECONDS`` without it the
+    hand is cancelled and refunded like any malfunction (rules, Notes 3)."""
     assert table.current_hand_id is not None
+    hand = Hand.objects.only("id", "algorithm", "beacon_round", "change_deadline").get(pk=table.current_hand_id)
+    chained = hand.algorithm >= fairness.ALGORITHM_CHAIN and hand.beacon_round is not None
+    if chained and beacon.value(int(hand.beacon_round or 0), now=now) is None:
+        if now - hand.change_deadline < timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS):
+            table.phase_deadline = now + timedelta(seconds=1)
+            return
+        cancel_hand(hand_id=hand.pk, reason="the randomness beacon did not answer", now=now)
+        table.phase = TablePhase.RESULTS
+        table.phase_deadline = now + timedelta(seconds=table.results_seconds)
+        table.version += 1
+        return
     settle_hand(hand_id=table.current_hand_id, now=now)
     table.phase = TablePhase.RESULTS
     table.phase_deadline = now + timedelta(seconds=table.results_seconds)

@@ -14,14 +14,31 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
 from jackpots import services as jackpot_services
+from tables.engine import fairness
 from tables.engine.widerpoker import NO_HOLD, Board, HandOutcome, board_grid, change_keys, final_hand, hand_outcome
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus
 from tables.records import board_from_json, carry_key, combination_digits, escrow_key, hand_conditions
+from tables.services import beacon
 from tables.services.seating import is_connected
 from wallet import services as wallet_services
 from wallet.models import Account, AccountKind, TransferKind
 
 LEADERBOARD_SIZE = 10
+
+
+def hand_change_keys(hand: Hand, *, now: datetime) -> tuple[tuple[int, ...], ...] | None:
+    """The hand's five change keys: from its seed (algorithm 1), or (algorithm 2) from its
+    seed and the value of its beacon round, which it records; None while the round is not
+    released (docs/provably-fair.md)."""
+    seed = bytes.fromhex(hand.server_seed)
+    if hand.algorithm < fairness.ALGORITHM_CHAIN:
+        return change_keys(seed)
+    assert hand.beacon_round is not None
+    value = beacon.value(hand.beacon_round, now=now)
+    if value is None:
+        return None
+    hand.beacon_value = value.hex()
+    return change_keys(fairness.keys_seed(seed, value))
 
 
 def hand_escrow(*, hand_id: int, currency: str) -> Account:
@@ -47,10 +64,11 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
         return False
     config = hand.config
     currency = str(config["currency"])
-    seed = bytes.fromhex(hand.server_seed)
     board = board_from_json(hand.board)
     grid = board_grid(board)
-    keys = change_keys(seed)
+    keys = hand_change_keys(hand, now=now)
+    if keys is None:
+        raise RuntimeError(f"hand {hand.pk}: beacon round {hand.beacon_round} is not released yet")
 
     rows = list(
         Entry.objects.filter(hand=hand)
@@ -178,6 +196,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
             "pool_minor",
             "breakage_minor",
             "change_keys",
+            "beacon_value",
             "jackpot_results",
             "leaderboard",
         ]

@@ -34,7 +34,8 @@ for name in ("ivy", "jon"):
 services.advance_table(table_id=table.pk, now=start)
 table.refresh_from_db()
 hand = table.current_hand
-services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=1))
+# The keys wait for the first beacon round after the deadline (3 s rounds).
+services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=4))
 hand.refresh_from_db()
 auditor = User.objects.create_user(username={AUDITOR!r}, password={AUDITOR_PASSWORD!r}, is_staff=True)
 auditor.groups.add(Group.objects.get(name="Auditors"))

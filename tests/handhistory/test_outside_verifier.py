@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import secrets
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from tables import services
 from tables.models import Table
 from tables.services import powerups
 from tables.services.special import ScheduleInput, save_schedule
-from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle
+from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle, steer_next_hand
 
 pytestmark = pytest.mark.django_db
 
@@ -44,12 +43,27 @@ def outside_verify(export: dict[str, Any], ref: dict[str, Any]) -> list[str]:
     hand, entries = export["hand"], export["entries"]
     config = hand["config"]
     seed = bytes.fromhex(hand["server_seed"])
-    if hashlib.sha256(seed).hexdigest() != hand["commitment"]:
+    names = [e["player"] for e in entries]
+    keys_from = seed
+    if hand["algorithm"] == 1 and hashlib.sha256(seed).hexdigest() != hand["commitment"]:
         problems.append("commitment")
+    if hand["algorithm"] == 2:
+        chain_seed = bytes.fromhex(hand["chain_seed"])
+        if hashlib.sha256(chain_seed).hexdigest() != hand["commitment"]:
+            problems.append("commitment")
+        if not ref["chain_links"](chain_seed, hand["chain"]["index"], bytes.fromhex(hand["chain"]["anchor"])):
+            problems.append("chain")
+        client_seeds = {e["player"]: e["client_seed"] for e in entries}
+        if ref["hand_seed"](chain_seed, hand["table_id"], hand["number"], client_seeds) != seed:
+            problems.append("hand seed")
+        if ref["entry_order"](seed, names) != names:
+            problems.append("entry order")
+        if hand["status"] == "settled":
+            keys_from = ref["keys_seed"](seed, bytes.fromhex(hand["beacon"]["value"]))
     deck = [RANKS[c // 4] + SUITS[c % 4] for c in ref["deck"](seed)]
     if [deck[10 * c : 10 * c + 10] for c in range(5)] != hand["board"]["columns"]:
         problems.append("board")
-    if hand["status"] == "settled" and ref["change_keys"](seed) != hand["change_keys"]:
+    if hand["status"] == "settled" and ref["change_keys"](keys_from) != hand["change_keys"]:
         problems.append("change keys")
     one_in = {j["kind"]: j["one_in"] for j in config.get("jackpots", []) if j["kind"] != "royal"}
     if ref["spin"](seed, one_in) != hand["spin_jackpot"]:
@@ -78,7 +92,7 @@ def outside_verify(export: dict[str, Any], ref: dict[str, Any]) -> list[str]:
 
 
 def test_ordinary_special_and_jackpot_hands_verify_from_their_exports(
-    alice: User, bob: User, carol: User, auditor: User, croupier: User, now: datetime, monkeypatch: Any
+    alice: User, bob: User, carol: User, auditor: User, croupier: User, now: datetime
 ) -> None:
     table: Table = create_fun_table(name="Verifier Rail")
     royal = Jackpot.objects.create(name="Royal V", kind="royal", currency="FUN", contribution_bps=120, reset_minor=100)
@@ -94,15 +108,9 @@ def test_ordinary_special_and_jackpot_hands_verify_from_their_exports(
     )
     powerups.save_rules(draw_every_hands=1, draw_step=0)
     ref = reference_code()
-    # The first hand wins the bronze spin jackpot: a seed chosen by the page's own draw.
-    spin_seed = next(
-        s for s in (i.to_bytes(32, "big") for i in range(200)) if ref["spin"](s, {"bronze": 3}) == "bronze"
-    )
-    seeds = iter([spin_seed])
-    real = secrets.token_bytes
-    monkeypatch.setattr("tables.services.lifecycle.secrets.token_bytes", lambda n: next(seeds, None) or real(n))
-
+    # Alice picks her client seed so that the first hand wins the bronze spin jackpot.
     players = [alice, bob, carol]
+    steer_next_hand(table, players, lambda s: ref["spin"](s, {"bronze": 3}) == "bronze", now=now)
     seat_players(table, players, now)
     hand_ids = []
     hand = deal(table, now)
@@ -130,7 +138,10 @@ def test_ordinary_special_and_jackpot_hands_verify_from_their_exports(
     assert exports[0]["hand"]["spin_jackpot"] == "bronze" and exports[0]["hand"]["spin_award_minor"] == 777
     assert [bool(e["hand"]["config"].get("overrides")) for e in exports] == [False, True, False, True]
     assert exports[1]["hand"]["config"]["draw_price_minor"] == 20
-    assert all(e["entries"][0]["promo_minor"] == e["hand"]["config"]["draw_price_minor"] for e in exports)
+    for export in exports:
+        (ana,) = [e for e in export["entries"] if e["player"] == alice.username]
+        assert ana["promo_minor"] == export["hand"]["config"]["draw_price_minor"]  # her free draw
+        assert export["hand"]["algorithm"] == 2 and export["hand"]["beacon"]["value"]
     for export in exports:
         assert outside_verify(export, ref) == [], export["hand"]["number"]
     # The verifier can fail: a pool one cent off is caught.

@@ -65,8 +65,26 @@ def test_a_tampered_prize_breaks_the_pool_balance(settled_hand: Hand, bob: User)
 
 def test_a_seed_that_does_not_match_the_commitment_is_caught(settled_hand: Hand) -> None:
     with behind_the_apps_back():
+        Hand.objects.filter(pk=settled_hand.pk).update(chain_seed=secrets.token_hex(32))
+    assert {"commitment", "chain seed links to the published anchor"} <= mismatched_checks(settled_hand)
+
+
+def test_a_hand_seed_that_does_not_come_from_the_chain_and_client_seeds_is_caught(settled_hand: Hand) -> None:
+    with behind_the_apps_back():
         Hand.objects.filter(pk=settled_hand.pk).update(server_seed=secrets.token_hex(32))
-    assert {"commitment", "board", "change keys"} <= mismatched_checks(settled_hand)
+    assert {"hand seed from chain seed and client seeds", "board", "change keys"} <= mismatched_checks(settled_hand)
+
+
+def test_a_client_seed_changed_after_the_fact_is_caught(settled_hand: Hand) -> None:
+    with behind_the_apps_back():
+        Entry.objects.filter(hand=settled_hand, join_order=0).update(client_seed="chosen-later")
+    assert "hand seed from chain seed and client seeds" in mismatched_checks(settled_hand)
+
+
+def test_a_beacon_value_that_is_not_its_rounds_is_caught(settled_hand: Hand) -> None:
+    with behind_the_apps_back():
+        Hand.objects.filter(pk=settled_hand.pk).update(beacon_value=secrets.token_hex(32))
+    assert {"beacon value of its round", "change keys"} <= mismatched_checks(settled_hand)
 
 
 def test_a_rake_above_the_rate_is_caught(settled_hand: Hand) -> None:

@@ -25,7 +25,7 @@ from tables.engine.widerpoker import (
 )
 from tables.models import Entry, Table
 from tables.services.settlement import cancel_hand
-from tests.helpers import create_fun_table, deal_hand, logged_in, settle
+from tests.helpers import create_fun_table, deal_hand, logged_in, settle, steer_next_hand
 from wallet.models import Account
 from wallet.selectors import check_books
 
@@ -80,8 +80,7 @@ def test_every_hand_feeds_the_jackpots_before_rake(
     jackpot_table: tuple[Table, Jackpot, Jackpot], alice: User, bob: User, now: datetime, monkeypatch: Any
 ) -> None:
     table, royal, bronze = jackpot_table
-    no_spin = seed_where(lambda s: spin_jackpot_draw(s, {SpinJackpot.BRONZE: 30}) is None)
-    monkeypatch.setattr("tables.services.lifecycle.secrets.token_bytes", lambda n: no_spin)
+    steer_next_hand(table, [alice, bob], lambda s: spin_jackpot_draw(s, {SpinJackpot.BRONZE: 30}) is None, now=now)
     hand = deal_hand(table, [alice, bob], now)
     assert sorted(feed["key"] for feed in hand.config["jackpots"]) == sorted([royal.feed_key, bronze.feed_key])
     assert hand.spin_jackpot_id is None
@@ -102,8 +101,9 @@ def test_a_spin_jackpot_drawn_at_the_deal_joins_the_pool_and_the_jackpot_restart
     jackpot_table: tuple[Table, Jackpot, Jackpot], alice: User, bob: User, now: datetime, monkeypatch: Any
 ) -> None:
     table, _, bronze = jackpot_table
-    spin = seed_where(lambda s: spin_jackpot_draw(s, {SpinJackpot.BRONZE: 30}) is SpinJackpot.BRONZE)
-    monkeypatch.setattr("tables.services.lifecycle.secrets.token_bytes", lambda n: spin)
+    steer_next_hand(
+        table, [alice, bob], lambda s: spin_jackpot_draw(s, {SpinJackpot.BRONZE: 30}) is SpinJackpot.BRONZE, now=now
+    )
     hand = deal_hand(table, [alice, bob], now)
     assert hand.spin_jackpot_id == bronze.pk
     assert hand.spin_award_minor == 5_000
@@ -136,7 +136,7 @@ def test_a_cancelled_spin_hand_returns_the_award_to_its_jackpot(
 ) -> None:
     table, _, bronze = jackpot_table
     spin = seed_where(lambda s: spin_jackpot_draw(s, {SpinJackpot.BRONZE: 30}) is SpinJackpot.BRONZE)
-    monkeypatch.setattr("tables.services.lifecycle.secrets.token_bytes", lambda n: spin)
+    monkeypatch.setattr("tables.services.lifecycle.derive_hand_seed", lambda *args: spin)
     hand = deal_hand(table, [alice, bob], now)
     assert cancel_hand(hand_id=hand.pk, reason="test malfunction", now=now)
     assert balance(bronze.account_key) == 200 + 5_000
@@ -155,7 +155,7 @@ def test_a_royal_flush_wins_the_whole_royal_jackpot(
         )
 
     seed = seed_where(royal_possible)
-    monkeypatch.setattr("tables.services.lifecycle.secrets.token_bytes", lambda n: seed)
+    monkeypatch.setattr("tables.services.lifecycle.derive_hand_seed", lambda *args: seed)
     hand = deal_hand(table, [alice, bob], now)
     positions = tuple(int(p) for p in np.argwhere(board_grid(deal_board(seed)).strengths == MAX_STRENGTH)[0])
     # A chosen combination: the test gives alice the royal flush the board holds.

@@ -13,6 +13,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from tables import services
+from tables.engine import fairness
 from tables.engine.widerpoker import change_keys, deal_board
 from tables.errors import LimitReachedError, NotInHandError, PhaseClosedError, RedealClosedError
 from tables.models import Entry, HandStatus, Seat, SeatStatus, Table, TableConfigChange, TablePhase
@@ -47,12 +48,18 @@ def test_dealing_collects_the_ante_and_publishes_the_commitment(
     hand = deal(table, now)
     assert table.phase == TablePhase.CHANGE
     assert table.phase_deadline == now + timedelta(seconds=30)
-    assert hand.commitment == hashlib.sha256(bytes.fromhex(hand.server_seed)).hexdigest()
+    # Algorithm 2: the commitment is the hash of the hand's chain element, which links back
+    # to the table's published anchor; the hand seed mixes in the players' client seeds.
+    assert hand.commitment == hashlib.sha256(bytes.fromhex(hand.chain_seed)).hexdigest()
+    assert hand.chain is not None and hand.chain_index == 1 and hand.commitment == hand.chain.anchor
     assert hand.board == board_to_json(deal_board(bytes.fromhex(hand.server_seed)))
     assert (fun(alice), fun(bob)) == (GRANT - 100, GRANT - 100)
     assert Account.objects.get(key=f"escrow:hand:{hand.pk}").balance_minor == 200
-    entries = list(Entry.objects.filter(hand=hand).order_by("join_order"))
-    assert [e.user_id for e in entries] == [alice.pk, bob.pk]
+    entries = list(Entry.objects.filter(hand=hand).order_by("join_order").select_related("user"))
+    assert sorted(e.user_id for e in entries) == [alice.pk, bob.pk]
+    # The order entries receive combinations in comes from the hand seed, not the server.
+    names = [e.user.username for e in entries]
+    assert fairness.entry_order(bytes.fromhex(hand.server_seed), names) == [0, 1]
     assert entries[0].combination != entries[1].combination
     assert check_books().ok
 
@@ -133,7 +140,9 @@ def test_every_entry_gets_five_draw_results_and_a_place(
     assert all(e.strength == draws[0] for e, draws in zip(entries, strengths, strict=True))
     best = max(e.strength or 0 for e in entries)
     assert {e.place for e in entries if e.strength == best} == {1}
-    assert hand.change_keys == [list(key) for key in change_keys(bytes.fromhex(hand.server_seed))]
+    # Algorithm 2: the keys come from the hand seed and its beacon round's value.
+    keys_seed = fairness.keys_seed(bytes.fromhex(hand.server_seed), bytes.fromhex(hand.beacon_value))
+    assert hand.change_keys == [list(key) for key in change_keys(keys_seed)]
 
 
 def test_best_of_the_draws_bought_is_the_final_hand(table: Table, alice: User, bob: User, now: datetime) -> None:

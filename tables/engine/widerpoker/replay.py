@@ -112,7 +112,7 @@ class HandReplay:
         return HandCategory(int(self.categories[entry]))
 
 
-def replay_hand(server_seed: bytes, entries: Sequence[EntryChoices]) -> HandReplay:
+def replay_hand(server_seed: bytes, entries: Sequence[EntryChoices], *, keys_seed: bytes | None = None) -> HandReplay:
     """Recompute a hand from its 32-byte server seed and each entry's choices (join order).
 
     Entry ``i`` gets initial combination ``i`` of ``initial_combinations``. Redeals are
@@ -121,6 +121,9 @@ def replay_hand(server_seed: bytes, entries: Sequence[EntryChoices]) -> HandRepl
     and redeals ``0 .. r-1``. Each entry then draws with all five change keys, and its
     final hand is the best of the draws it bought. Seed 000, How it works 1-3 and
     Glossary (MultiDraw, Redeal); seed 001, Game course B and C; DESIGN items 1-7.
+
+    ``keys_seed``: the seed of the change keys when it is not the server seed (algorithm 2:
+    ``tables.engine.fairness.keys_seed`` of the hand seed and the beacon value).
 
     Raises ``ValueError`` for a bad seed, more than 100,000 entries, or redeal numbers
     that are not exactly ``0 .. R-1`` each bought by one entry.
@@ -146,7 +149,7 @@ def replay_hand(server_seed: bytes, entries: Sequence[EntryChoices]) -> HandRepl
     ]
 
     board = deal_board(server_seed)
-    keys = change_keys(server_seed)
+    keys = change_keys(keys_seed if keys_seed is not None else server_seed)
     combinations = np.array(played, dtype=np.uint8).reshape(count, 5)
     holds = np.array([choices.hold for choices in entries], dtype=np.bool_).reshape(count, 5)
     key_array = np.array(keys, dtype=np.uint8)

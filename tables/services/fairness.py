@@ -1,0 +1,101 @@
+"""Seed chains and client seeds: where a hand's randomness comes from, fixed before the
+operator knows who plays (docs/provably-fair.md, "Threat model" and "Algorithm 2";
+tables.engine.fairness).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from tables.engine import fairness
+from tables.errors import InvalidTableConfigError
+from tables.models import PlayerClientSeed, SeedChain, Table
+
+CLIENT_SEED = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+PREPUBLISH = 10
+"""A table's next chain is published when its current one has this many hands left, so an
+anchor is public for at least that many hands before its first use."""
+
+
+class InvalidClientSeedError(InvalidTableConfigError):
+    """A client seed is 1 to 64 letters, digits, ``_`` or ``-``."""
+
+    code = "invalid_client_seed"
+
+
+def new_chain(*, table_id: int, now: datetime, length: int | None = None) -> SeedChain:
+    """Create and publish a chain for a table: a secret terminal seed from ``secrets`` and its
+    public anchor (``chain_anchor``)."""
+    size = length or settings.SEED_CHAIN_LENGTH
+    terminal = secrets.token_bytes(32)
+    return SeedChain.objects.create(
+        table_id=table_id,
+        length=size,
+        terminal_seed=terminal.hex(),
+        anchor=fairness.chain_anchor(terminal, size).hex(),
+        created_at=now,
+    )
+
+
+@dataclass(frozen=True)
+class ChainDraw:
+    """The chain element a hand is dealt from."""
+
+    chain: SeedChain
+    index: int
+    seed: bytes
+
+
+def next_chain_seed(table: Table, *, now: datetime) -> ChainDraw:
+    """Take the next element of the table's chain (the caller holds the table's row lock).
+    The oldest chain with elements left is used; a chain is published ahead when the
+    current one runs low, and one is created on the spot only for a table that never had one
+    (tables get their first chain when created)."""
+    chains = list(SeedChain.objects.select_for_update().filter(table=table).order_by("created_at", "pk"))
+    usable = [chain for chain in chains if chain.next_index <= chain.length]
+    if not usable:
+        usable = [new_chain(table_id=table.pk, now=now)]
+    chain = usable[0]
+    index = chain.next_index
+    chain.next_index += 1
+    chain.save(update_fields=["next_index"])
+    if len(usable) == 1 and chain.length - index < PREPUBLISH:
+        new_chain(table_id=table.pk, now=now)
+    seed = fairness.chain_seed(bytes.fromhex(chain.terminal_seed), chain.length, index)
+    return ChainDraw(chain, index, seed)
+
+
+def client_seeds(user_ids: list[int], *, now: datetime) -> dict[int, str]:
+    """Each player's client seed, giving a random one to players who have none yet."""
+    found = dict(PlayerClientSeed.objects.filter(user_id__in=user_ids).values_list("user_id", "seed"))
+    missing = [user_id for user_id in user_ids if user_id not in found]
+    if missing:
+        PlayerClientSeed.objects.bulk_create(
+            [PlayerClientSeed(user_id=user_id, seed=secrets.token_hex(16), updated_at=now) for user_id in missing],
+            ignore_conflicts=True,
+        )
+        found.update(PlayerClientSeed.objects.filter(user_id__in=missing).values_list("user_id", "seed"))
+    return found
+
+
+@transaction.atomic(durable=True)
+def set_client_seed(*, user_id: int, seed: str, now: datetime) -> str:
+    """Set the player's client seed; it counts from the next hand he is dealt. An empty seed
+    draws a new random one. Raises InvalidClientSeedError (nothing changes)."""
+    seed = seed.strip() or secrets.token_hex(16)
+    if not CLIENT_SEED.match(seed):
+        raise InvalidClientSeedError("a client seed is 1 to 64 letters, digits, _ or -", field="client_seed")
+    PlayerClientSeed.objects.update_or_create(user_id=user_id, defaults={"seed": seed, "updated_at": now})
+    return seed
+
+
+def usernames(user_ids: list[int]) -> dict[int, str]:
+    """The names that enter the hand seed and the entry order."""
+    return dict(get_user_model().objects.filter(pk__in=user_ids).values_list("pk", "username"))
