@@ -1,0 +1,1 @@
+"""Texas Hold'em engine (placeholder: the state machine branch provides the real package init)."""
