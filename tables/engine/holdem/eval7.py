@@ -52,7 +52,7 @@ _HIGH_MASK: Final = (1 << 14) - 1  # 5**6 = 15,625 < 2**14
 _SUIT_SHIFT: Final = 32
 _SUIT_BIAS: Final = 0x3333 << _SUIT_SHIFT
 _FLUSH_BITS: Final = 0x8888 << _SUIT_SHIFT
-_CHUNK_ROWS: Final = 1 << 14
+_CHUNK_ROWS: Final = 1 << 15
 _SUBSETS: Final = np.array(list(itertools.combinations(range(7), 5)), dtype=np.intp)
 
 
@@ -71,7 +71,9 @@ def _card_keys() -> npt.NDArray[np.uint64]:
     cards = np.arange(DECK_SIZE)
     rank, suit = cards >> 2, cards & 3
     digit = np.where(rank < _LOW_RANKS, 5 ** np.minimum(rank, 6), (5 ** np.maximum(rank - 7, 0)) << _LOW_BITS)
-    return (digit.astype(np.uint64) + (np.uint64(1) << (_SUIT_SHIFT + 4 * suit).astype(np.uint64))).astype(np.uint64)
+    suit_bit = np.left_shift(np.uint64(1), (_SUIT_SHIFT + 4 * suit).astype(np.uint64))
+    keys: npt.NDArray[np.uint64] = (digit.astype(np.uint64) + suit_bit).astype(np.uint64)
+    return keys
 
 
 def _pairs(single: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
@@ -102,7 +104,8 @@ def _non_flush_table(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.uint16]:
     ranks = np.stack([(cumulative <= j).sum(axis=1) for j in range(7)], axis=1)  # sorted ranks
     ids = 4 * ranks + np.arange(7) % 4  # suits 0,1,2,3,0,1,2: equal ranks differ, no flush
     strengths = evaluate_many(ids[:, _SUBSETS].reshape(-1, 5).astype(np.uint8)).reshape(-1, 21)
-    return strengths.max(axis=1).astype(np.uint16)
+    best: npt.NDArray[np.uint16] = strengths.max(axis=1).astype(np.uint16)
+    return best
 
 
 def _flush_table() -> npt.NDArray[np.uint16]:
@@ -200,8 +203,8 @@ def evaluate7(ids: npt.NDArray[np.integer], *, check_distinct: bool = True) -> n
     ``check_distinct=False``; a row with a repeated card then gets an unspecified value.
 
     >>> hands = np.array([[51, 47, 43, 39, 35, 0, 1], [0, 4, 8, 12, 21, 25, 50]], dtype=np.uint8)
-    >>> evaluate7(hands).tolist()
-    [7462, 5]
+    >>> evaluate7(hands).tolist()  # a royal flush; 5-4-3-2-A
+    [7462, 5854]
     """
     array = _checked(ids)
     rows = array.shape[0]
@@ -256,7 +259,8 @@ def _flush_strengths(
     suit = (np.bitwise_count(flush_bits - np.uint64(1)) - _SUIT_SHIFT - 3) // 4  # bit 35 + 4 * suit
     in_suit = (cards & 3) == suit[:, None].astype(np.uint8)
     mask = np.where(in_suit, np.left_shift(1, (cards >> 2).astype(np.int64)), 0).sum(axis=1)
-    return table[mask]
+    strengths: npt.NDArray[np.uint16] = table[mask]
+    return strengths
 
 
 def evaluate7_one(cards: tuple[int, ...] | list[int]) -> int:
