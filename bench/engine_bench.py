@@ -72,7 +72,7 @@ def peer_rates(hands: npt.NDArray[np.uint8]) -> dict[str, float]:
     except ImportError:
         pass
     try:
-        from phevaluator import evaluate_cards  # type: ignore[import-not-found]  # optional peer
+        from phevaluator import evaluate_cards
 
         ph_hands = [[codes[c] for c in row] for row in rows]
 
@@ -84,7 +84,7 @@ def peer_rates(hands: npt.NDArray[np.uint8]) -> dict[str, float]:
     except ImportError:
         pass
     try:
-        import eval7  # type: ignore[import-not-found]  # optional peer
+        import eval7
 
         e7_hands = [[eval7.Card(codes[c]) for c in row] for row in rows]
 
