@@ -6,11 +6,13 @@ shown to the player and used by the simulated players. Equity counts a board tha
 players tie on as ``1/k`` of a win for each of them (seed 003, *Showdown*: identical
 hands split the pot evenly). See ``docs/holdem.md``, *Equity*.
 
-* **Exact**: every completion of the board (and nothing else unknown) is enumerated when
-  the work, boards times players, is at most ``EXACT_LIMIT`` (5,000,000): always when all
-  hole cards are known (pre-flop heads-up is 1,712,304 boards, 10 players 201,376).
-* **Monte Carlo**: otherwise (a player's hole cards unknown, ``None``), or when
-  ``samples`` is given: ``samples`` independent deals of the missing board cards and
+* **Exact**: every outcome (each completion of the board together with each possible
+  hand of every player whose cards are unknown, ``None``) is enumerated once when the
+  work, outcomes times players, is at most ``EXACT_LIMIT`` (5,000,000): always when all
+  hole cards are known (pre-flop heads-up is 1,712,304 boards, 10 players 201,376), and
+  against one unknown hand from the flop on (1,070,190 outcomes on the flop).
+* **Monte Carlo**: otherwise (unknown hands pre-flop, several unknown hands on the
+  flop), or when ``samples`` is given: ``samples`` independent deals of the missing board cards and
   unknown hole cards, uniformly from the cards left, drawn by a ``numpy`` ``Generator``
   seeded explicitly by the caller. Same seed, same result.
 
@@ -22,7 +24,8 @@ hands split the pot evenly). See ``docs/holdem.md``, *Equity*.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from math import comb
@@ -134,11 +137,12 @@ def equity(
     """Each player's equity (share of the pot at showdown, ties split) given what is known.
 
     ``hole``: 2..10 entries, each two cards (ids 0..51 or codes like ``"As"``) or
-    ``None`` for a player whose cards are unknown (dealt at random in Monte Carlo);
-    ``board``: 0, 3, 4 or 5 community cards; ``dead``: cards known to be out of play
-    (folded or burnt cards that were seen). ``samples=None`` (default) enumerates
-    exactly when every hole is known and boards times players is at most
-    ``EXACT_LIMIT``, otherwise runs ``DEFAULT_SAMPLES`` Monte Carlo deals; an integer
+    ``None`` for a player whose cards are unknown (every hand from the cards left is
+    equally likely); ``board``: 0, 3, 4 or 5 community cards; ``dead``: cards known to be
+    out of play (folded or burnt cards that were seen). ``samples=None`` (default)
+    enumerates exactly when outcomes (board completions times unknown hands) times
+    players is at most ``EXACT_LIMIT``, otherwise runs ``DEFAULT_SAMPLES`` Monte Carlo
+    deals; an integer
     forces Monte Carlo with that many deals. ``seed`` (an ``int`` or a
     ``numpy.random.Generator``) is required whenever Monte Carlo runs: no global
     random state. Seed 004, *assetto* ("probabilità"); ``docs/holdem.md``, *Equity*.
@@ -155,10 +159,9 @@ def equity(
     used = {c for p in players if p is not None for c in p} | set(board_ids) | set(dead_ids)
     remaining = np.array([c for c in range(DECK_SIZE) if c not in used], dtype=np.uint8)
     missing = 5 - len(board_ids)
-    unknown = [i for i, p in enumerate(players) if p is None]
-    if samples is None and not unknown and comb(len(remaining), missing) * len(players) <= EXACT_LIMIT:
-        known = [p for p in players if p is not None]
-        return _exact(known, board_ids, remaining, missing)
+    unknown = sum(p is None for p in players)
+    if samples is None and _exact_work(len(remaining), missing, unknown, len(players)) <= EXACT_LIMIT:
+        return _exact(players, board_ids, remaining, missing)
     if seed is None:
         raise ValueError("Monte Carlo equity needs a seed (an int or a numpy Generator)")
     rng = seed if isinstance(seed, Generator) else default_rng(seed)
@@ -214,37 +217,85 @@ class _Tally:
         return Equity(players=tuple(players), method=method, samples=self.count)
 
 
-def _strengths(
-    board_key: npt.NDArray[np.uint64],
-    hole_key: npt.NDArray[np.uint64] | np.uint64,
-    cards_of: Callable[[npt.NDArray[np.intp]], npt.NDArray[np.uint8]],
+def _score(
+    players: list[tuple[int, int] | None], board: list[int], drawn: npt.NDArray[np.uint8], missing: int
 ) -> npt.NDArray[np.uint16]:
-    return strengths_from_keys(board_key + hole_key, cards_of)
+    """Strengths, shape ``(players, n)``, of ``n`` outcomes given as ``drawn`` card ids.
 
-
-def _exact(players: list[tuple[int, int]], board: list[int], remaining: npt.NDArray[np.uint8], missing: int) -> Equity:
+    ``drawn``: shape ``(n, missing + 2u)``: the missing board cards, then two cards for
+    each unknown player in order. A board's key sum is computed once; each player adds
+    his hole key, so an outcome costs one hash lookup per player.
+    """
     keys = card_keys()
-    combos = _combinations(len(remaining), missing)
     base = np.uint64(int(keys[board].sum()) + KEY_BIAS) if board else np.uint64(KEY_BIAS)
-    hole_keys = [np.uint64(int(keys[a]) + int(keys[b])) for a, b in players]
-    remaining_keys = keys[remaining]
+    size = len(drawn)
+    board_key = np.full(size, base, dtype=np.uint64)
+    for column in range(missing):
+        board_key += keys[drawn[:, column]]
+    strengths = np.empty((len(players), size), dtype=np.uint16)
+    unknown_seen = 0
+    for p, cards in enumerate(players):
+        if cards is None:
+            first = missing + 2 * unknown_seen
+            unknown_seen += 1
+            own = drawn[:, first : first + 2]
+            hole_key: npt.NDArray[np.uint64] | np.uint64 = keys[own[:, 0]] + keys[own[:, 1]]
+            fixed = np.array(board, dtype=np.uint8)
+        else:
+            own = drawn[:, :0]
+            hole_key = np.uint64(int(keys[cards[0]]) + int(keys[cards[1]]))
+            fixed = np.array([*board, *cards], dtype=np.uint8)
+
+        def cards_of(
+            rows: npt.NDArray[np.intp],
+            own: npt.NDArray[np.uint8] = own,
+            fixed: npt.NDArray[np.uint8] = fixed,
+        ) -> npt.NDArray[np.uint8]:
+            parts = [drawn[rows, :missing], own[rows], np.broadcast_to(fixed, (len(rows), len(fixed)))]
+            return np.ascontiguousarray(np.concatenate(parts, axis=1))
+
+        strengths[p] = strengths_from_keys(board_key + hole_key, cards_of)
+    return strengths
+
+
+def _layouts(missing: int, unknown: int) -> npt.NDArray[np.intp]:
+    """Every way to split ``missing + 2 * unknown`` drawn cards into the board and the holes.
+
+    Row ``r`` lists, for each column of ``drawn`` (board cards, then two per unknown
+    player), which of the sorted chosen cards goes there; each split appears once (the
+    board's cards and each hole's two cards are unordered).
+    """
+    needed = missing + 2 * unknown
+    layouts: list[list[int]] = [[]]
+    for group in [missing] + [2] * unknown:
+        grown: list[list[int]] = []
+        for layout in layouts:
+            free = [i for i in range(needed) if i not in layout]
+            grown.extend(layout + list(chosen) for chosen in itertools.combinations(free, group))
+        layouts = grown
+    return np.array(layouts, dtype=np.intp).reshape(len(layouts), needed)
+
+
+def _exact_work(remaining: int, missing: int, unknown: int, players: int) -> int:
+    """Seven-card evaluations of an exact enumeration: outcomes times players."""
+    outcomes = comb(remaining, missing)
+    for u in range(unknown):
+        outcomes *= comb(remaining - missing - 2 * u, 2)
+    return outcomes * players
+
+
+def _exact(
+    players: list[tuple[int, int] | None], board: list[int], remaining: npt.NDArray[np.uint8], missing: int
+) -> Equity:
+    unknown = sum(p is None for p in players)
+    combos = _combinations(len(remaining), missing + 2 * unknown)
+    layouts = _layouts(missing, unknown)
     tally = _Tally(len(players))
-    for begin in range(0, len(combos), _CHUNK):
-        drawn = remaining[combos[begin : begin + _CHUNK]]  # (n, missing) card ids
-        board_key = np.full(len(drawn), base, dtype=np.uint64)
-        for column in range(missing):
-            board_key += remaining_keys[combos[begin : begin + _CHUNK, column]]
-        strengths = np.empty((len(players), len(drawn)), dtype=np.uint16)
-        for p, (a, b) in enumerate(players):
-            fixed = np.array([*board, a, b], dtype=np.uint8)
-
-            def cards_of(
-                rows: npt.NDArray[np.intp], drawn: npt.NDArray[np.uint8] = drawn, fixed: npt.NDArray[np.uint8] = fixed
-            ) -> npt.NDArray[np.uint8]:
-                return np.concatenate([drawn[rows], np.broadcast_to(fixed, (len(rows), len(fixed)))], axis=1)
-
-            strengths[p] = _strengths(board_key, hole_keys[p], cards_of)
-        tally.add(strengths)
+    step = max(1, _CHUNK // len(layouts))
+    for begin in range(0, len(combos), step):
+        chosen = remaining[combos[begin : begin + step]]  # (n, needed), sorted card sets
+        drawn = chosen[:, layouts].reshape(len(chosen) * len(layouts), layouts.shape[1])  # every split
+        tally.add(_score(players, board, np.ascontiguousarray(drawn), missing))
     return tally.result("exact")
 
 
@@ -256,10 +307,7 @@ def _monte_carlo(
     samples: int,
     rng: Generator,
 ) -> Equity:
-    keys = card_keys()
-    unknown = [i for i, p in enumerate(players) if p is None]
-    needed = missing + 2 * len(unknown)
-    base = np.uint64(int(keys[board].sum()) + KEY_BIAS) if board else np.uint64(KEY_BIAS)
+    needed = missing + 2 * sum(p is None for p in players)
     tally = _Tally(len(players))
     n = len(remaining)
     for begin in range(0, samples, _CHUNK):
@@ -273,33 +321,5 @@ def _monte_carlo(
             picked = deck[rows, j]
             deck[rows, j] = deck[:, i]
             deck[:, i] = picked
-        drawn = np.ascontiguousarray(deck[:, :needed])
-        board_key = np.full(size, base, dtype=np.uint64)
-        for column in range(missing):
-            board_key += keys[drawn[:, column]]
-        strengths = np.empty((len(players), size), dtype=np.uint16)
-        for p, cards in enumerate(players):
-            if cards is None:
-                u = unknown.index(p)
-                hole = drawn[:, missing + 2 * u : missing + 2 * u + 2]
-                hole_key: npt.NDArray[np.uint64] | np.uint64 = keys[hole[:, 0]] + keys[hole[:, 1]]
-                fixed = np.array(board, dtype=np.uint8)
-                own = hole
-            else:
-                hole_key = np.uint64(int(keys[cards[0]]) + int(keys[cards[1]]))
-                fixed = np.array([*board, *cards], dtype=np.uint8)
-                own = drawn[:, :0]
-
-            def cards_of(
-                rows: npt.NDArray[np.intp],
-                drawn: npt.NDArray[np.uint8] = drawn,
-                own: npt.NDArray[np.uint8] = own,
-                fixed: npt.NDArray[np.uint8] = fixed,
-            ) -> npt.NDArray[np.uint8]:
-                return np.concatenate(
-                    [drawn[rows, :missing], own[rows], np.broadcast_to(fixed, (len(rows), len(fixed)))], axis=1
-                )
-
-            strengths[p] = _strengths(board_key, hole_key, cards_of)
-        tally.add(strengths)
+        tally.add(_score(players, board, np.ascontiguousarray(deck[:, :needed]), missing))
     return tally.result("monte-carlo")

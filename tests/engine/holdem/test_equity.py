@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from fractions import Fraction
+from math import comb
 from typing import Any
 
 import numpy as np
@@ -122,6 +123,28 @@ def test_unknown_opponents_on_the_river_match_an_exact_count() -> None:
     assert abs(result.equities[0] - exact) < 4 * (exact * (1 - exact) / 40_000) ** 0.5
 
 
+@pytest.mark.parametrize("board", ["Ac 9h 7d 4s 2c", "Ac 9h 7d 4s"])
+def test_one_unknown_hand_after_the_flop_is_enumerated_exactly(board: str) -> None:
+    # Exact = the average over every hand the opponent may hold (each equally likely)
+    # of the exact equity against that hand.
+    mine, board_ids = cards("Ah Qd"), cards(board)
+    rest = [c for c in range(52) if c not in {*mine, *board_ids}]
+    shares = [brute_force([mine, other], board_ids)[0] for other in itertools.combinations(rest, 2)]
+    result = equity([mine, None], board_ids)
+    assert result.method == "exact"
+    assert result.samples == len(shares) * comb(len(rest) - 2, 5 - len(board_ids))
+    assert result.equities[0] == pytest.approx(float(sum(shares) / len(shares)), abs=1e-12)
+
+
+def test_two_unknown_hands_on_the_river_are_exact_and_symmetric() -> None:
+    result = equity([cards("Ah Qd"), None, None], cards("Ac 9h 7d 4s 2c"))
+    assert (result.method, result.samples) == ("exact", 990 * 903)
+    assert result.players[1] == result.players[2]
+    estimate = equity([cards("Ah Qd"), None, None], cards("Ac 9h 7d 4s 2c"), samples=50_000, seed=5)
+    for e, m in zip(result.equities, estimate.equities, strict=True):
+        assert abs(e - m) < 4 * (e * (1 - e) / 50_000) ** 0.5
+
+
 def test_monte_carlo_is_deterministic_given_the_seed() -> None:
     holes: list[Any] = [cards("Ah Kh"), None, None]
     first = equity(holes, samples=5_000, seed=11)
@@ -159,7 +182,7 @@ def test_card_codes_are_accepted_as_well_as_ids() -> None:
         (([cards("As Ad"), (1, 52)],), {}, "0..51"),
         (([cards("As Ad"), ("Ks", "Xx")],), {}, "Xx"),
         (([None, None],), {"seed": 1}, "known"),
-        (([cards("As Ad"), None],), {}, "seed"),
+        (([cards("As Ad"), None],), {}, "seed"),  # pre-flop: too many outcomes for exact
         (([cards("As Ad"), cards("Ks Kd")],), {"samples": 0, "seed": 1}, "positive"),
         (([cards("As Ad"), cards("Ks Kd")],), {"samples": 10}, "seed"),
     ],
@@ -170,8 +193,6 @@ def test_bad_input_is_refused_with_a_clear_message(args: tuple[Any, ...], kwargs
 
 
 def test_exact_work_limit_covers_every_known_pre_flop_table() -> None:
-    from math import comb
-
     assert all(comb(52 - 2 * n, 5) * n <= EXACT_LIMIT for n in range(2, 11))
 
 
