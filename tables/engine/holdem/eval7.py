@@ -47,6 +47,7 @@ __all__ = [
     "card_keys",
     "evaluate7",
     "evaluate7_one",
+    "evaluate_best",
     "strengths_from_keys",
     "tables_nbytes",
 ]
@@ -334,6 +335,43 @@ def _flush_strengths(
     mask = np.where(in_suit, np.left_shift(1, (cards >> 2).astype(np.int64)), 0).sum(axis=1)
     strengths: npt.NDArray[np.uint16] = table[mask]
     return strengths
+
+
+_SUBSETS_OF_SIX: Final = np.array(list(itertools.combinations(range(6), 5)), dtype=np.intp)
+
+
+def evaluate_best(ids: npt.NDArray[np.integer]) -> npt.NDArray[np.uint16]:
+    """Strengths of the best five cards of rows of five, six or seven cards.
+
+    ``ids``: shape ``(N, k)`` with ``k`` in 5, 6, 7 (a hand on the flop, turn or river:
+    two hole cards plus the board so far), any integer dtype, ids 0..51, distinct in a
+    row. Returns ``uint16`` of shape ``(N,)`` on the scale of ``evaluate_many``: ``k = 7``
+    is ``evaluate7``, ``k = 6`` the best of the six five-card subsets, ``k = 5`` the hand
+    itself. Raises ``ValueError`` for another shape, an id outside 0..51, a repeated card
+    or a non-integer dtype.
+
+    >>> evaluate_best(np.array([[51, 47, 43, 39, 0, 5]])).tolist()  # A-K-Q-J of spades, 2c, 3d
+    [1271]
+    """
+    array = np.asarray(ids)
+    if array.ndim != 2 or array.shape[1] not in (5, 6, 7):
+        raise ValueError(f"expected an array of shape (N, 5), (N, 6) or (N, 7), got shape {array.shape}")
+    if array.shape[1] == 7:
+        return evaluate7(array)
+    if not np.issubdtype(array.dtype, np.integer):
+        raise ValueError(f"card ids must be integers, got dtype {array.dtype}")
+    if array.size and (int(array.max()) >= DECK_SIZE or int(array.min()) < 0):
+        raise ValueError("card ids must be in 0..51")
+    cards = array.astype(np.uint8)
+    bits = np.left_shift(np.uint64(1), cards.astype(np.uint64)).sum(axis=1, dtype=np.uint64)
+    repeated = np.flatnonzero(np.bitwise_count(bits) != cards.shape[1])
+    if len(repeated):
+        raise ValueError(f"row {int(repeated[0])} holds a card twice: {cards[repeated[0]].tolist()}")
+    if cards.shape[1] == 5:
+        return evaluate_many(np.ascontiguousarray(cards))
+    subsets = np.ascontiguousarray(cards[:, _SUBSETS_OF_SIX].reshape(-1, 5))
+    best: npt.NDArray[np.uint16] = evaluate_many(subsets).reshape(-1, 6).max(axis=1)
+    return best
 
 
 def evaluate7_one(cards: tuple[int, ...] | list[int]) -> int:

@@ -11,7 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tables.engine import HandCategory, category_of, evaluate, evaluate_many, parse_cards
-from tables.engine.holdem.eval7 import SEVEN_CARD_RANK_MULTISETS, evaluate7, evaluate7_one, tables_nbytes
+from tables.engine.holdem.eval7 import (
+    SEVEN_CARD_RANK_MULTISETS,
+    evaluate7,
+    evaluate7_one,
+    evaluate_best,
+    tables_nbytes,
+)
 
 SUBSETS = np.array(list(itertools.combinations(range(7), 5)), dtype=np.intp)
 
@@ -176,3 +182,24 @@ def test_eval7_library_orders_and_ties_exactly_as_we_do() -> None:
     deck = [eval7.Card(card_code(c)) for c in range(52)]
     peer = np.array([eval7.evaluate([deck[c] for c in row]) for row in hands.tolist()], dtype=np.int64)
     assert peer_orders_like_ours(evaluate7(hands), peer) == (0, 0)
+
+
+@pytest.mark.parametrize("cards", [5, 6, 7])
+def test_evaluate_best_takes_the_best_five_of_five_six_or_seven(cards: int) -> None:
+    hands = random_hands(20_000, 21 + cards, cards)
+    subsets = np.array(list(itertools.combinations(range(cards), 5)), dtype=np.intp)
+    expected = evaluate_many(np.ascontiguousarray(hands[:, subsets].reshape(-1, 5))).reshape(len(hands), -1).max(axis=1)
+    assert np.array_equal(evaluate_best(hands), expected)
+    assert np.array_equal(evaluate_best(hands.astype(np.int32)), expected)
+
+
+@pytest.mark.parametrize("cards", [5, 6])
+def test_evaluate_best_rejects_repeats_range_and_shape(cards: int) -> None:
+    hands = random_hands(10, 3, cards).astype(np.int64)
+    hands[4, 1] = hands[4, 0]
+    with pytest.raises(ValueError, match="row 4 holds a card twice"):
+        evaluate_best(hands)
+    with pytest.raises(ValueError, match=r"0\.\.51"):
+        evaluate_best(np.full((1, cards), 52))
+    with pytest.raises(ValueError, match="shape"):
+        evaluate_best(np.zeros((2, 4), dtype=np.int64))
