@@ -231,7 +231,7 @@ def _score(
     size = len(drawn)
     board_key = np.full(size, base, dtype=np.uint64)
     for column in range(missing):
-        board_key += keys[drawn[:, column]]
+        board_key += np.take(keys, drawn[:, column])
     strengths = np.empty((len(players), size), dtype=np.uint16)
     unknown_seen = 0
     for p, cards in enumerate(players):
@@ -294,8 +294,9 @@ def _exact(
     step = max(1, _CHUNK // len(layouts))
     for begin in range(0, len(combos), step):
         chosen = remaining[combos[begin : begin + step]]  # (n, needed), sorted card sets
-        drawn = chosen[:, layouts].reshape(len(chosen) * len(layouts), layouts.shape[1])  # every split
-        tally.add(_score(players, board, np.ascontiguousarray(drawn), missing))
+        if len(layouts) > 1:  # every split of each set between the board and the holes
+            chosen = chosen[:, layouts].reshape(len(chosen) * len(layouts), layouts.shape[1])
+        tally.add(_score(players, board, chosen, missing))
     return tally.result("exact")
 
 
