@@ -18,7 +18,7 @@ them). The two base-5 halves index two small tables whose sum is a minimal perfe
 of the multiset into a 49,205-entry strength table. With a flush (at most one suit can
 have five of seven cards, and then no full house or four of a kind is possible) the
 13-bit mask of that suit's ranks indexes an 8,192-entry table of the best flush or
-straight flush. The tables (about 0.6 MB) are built on first use from ``evaluate_many``
+straight flush. The tables (about 0.8 MB) are built on first use from ``evaluate_many``
 itself, so the two evaluators agree by construction; the tests re-check it on random
 hands against the 21-subset maximum.
 
