@@ -44,6 +44,7 @@ __all__ = [
     "base_minimum_minor",
     "blind_level",
     "eliminate",
+    "is_over",
     "leaderboard",
     "settle_hand",
     "start_table",
@@ -136,8 +137,8 @@ class TableState:
     ``stacks``: each remaining player's sum in minor units, in seat order; ``eliminated``:
     players out with the sum they left with, in order of elimination; ``hands``: hands
     each player (eliminated ones too) was dealt in; ``net_minor``:
-    each player's winnings minus investments so far. ``level`` is the blind level of the
-    next hand.
+    each player's winnings minus investments so far; ``hands_dealt``: hands played at the
+    table. ``level`` is the blind level of the next hand.
     """
 
     initial_players: int
@@ -147,6 +148,7 @@ class TableState:
     eliminated: tuple[tuple[str, int], ...]
     hands: tuple[tuple[str, int], ...]
     net_minor: tuple[tuple[str, int], ...]
+    hands_dealt: int = 0
 
     @property
     def level(self) -> BlindLevel:
@@ -264,7 +266,33 @@ def settle_hand(table: TableState, result: HandResult) -> TableState:
         eliminated=table.eliminated + tuple((name, stacks[name]) for name in out),
         hands=tuple(hands.items()),
         net_minor=tuple(net.items()),
+        hands_dealt=table.hands_dealt + 1,
     )
+
+
+def is_over(table: TableState, *, max_hands: int | None, elapsed_seconds: float, max_seconds: float | None) -> bool:
+    """Whether the game ends instead of dealing another hand (seed 004, *PRE-FLOP*, *Termine del gioco*).
+
+    The seed deals another hand "se non è stato giocato il numero di mani prefissato o
+    non si è superato il tempo di gioco prefissato" (setup items *mani* and *durata*); a
+    game also ends when one player is left. ``elapsed_seconds`` is passed in by the caller
+    (no clock in the engine); ``None`` means no limit. Raises ``ValueError`` for a
+    negative limit or elapsed time.
+
+    >>> is_over(start_table(["a", "b"]), max_hands=0, elapsed_seconds=0.0, max_seconds=None)
+    True
+    """
+    if (
+        elapsed_seconds < 0
+        or (max_hands is not None and max_hands < 0)
+        or (max_seconds is not None and max_seconds < 0)
+    ):
+        raise ValueError("limits and elapsed time must be >= 0")
+    if table.finished:
+        return True
+    if max_hands is not None and table.hands_dealt >= max_hands:
+        return True
+    return max_seconds is not None and elapsed_seconds >= max_seconds
 
 
 @dataclass(frozen=True)

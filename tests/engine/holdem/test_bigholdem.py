@@ -14,6 +14,7 @@ from tables.engine.holdem.bigholdem import (
     TableState,
     blind_level,
     eliminate,
+    is_over,
     leaderboard,
     settle_hand,
     start_table,
@@ -167,3 +168,18 @@ def test_equal_scores_share_a_place_and_more_hands_list_first() -> None:
 def test_leaderboard_refuses_mismatched_players() -> None:
     with pytest.raises(ValueError, match="same players"):
         leaderboard({"a": 1}, {"b": 1})
+
+
+def test_the_game_ends_on_the_hand_limit_the_time_limit_or_one_player_left() -> None:
+    table = start_table(["ada", "bo", "cy"])
+    assert not is_over(table, max_hands=1, elapsed_seconds=0.0, max_seconds=60.0)
+    after = settle_hand(table, HandResult({"ada": 20, "bo": 20, "cy": 0}, {"ada": 40}))
+    assert after.hands_dealt == 1
+    assert is_over(after, max_hands=1, elapsed_seconds=0.0, max_seconds=None)
+    assert not is_over(after, max_hands=None, elapsed_seconds=59.9, max_seconds=60.0)
+    assert is_over(after, max_hands=None, elapsed_seconds=60.0, max_seconds=60.0)
+    last = settle_hand(after, HandResult({"ada": 1000, "bo": 980, "cy": 1000}, {"ada": 2980}))
+    assert last.finished
+    assert is_over(last, max_hands=None, elapsed_seconds=0.0, max_seconds=None)
+    with pytest.raises(ValueError, match=">= 0"):
+        is_over(table, max_hands=-1, elapsed_seconds=0.0, max_seconds=None)
