@@ -498,12 +498,17 @@ class HandState:
         return best_strengths(np.array(self.holes, dtype=np.uint8), np.array(self.board, dtype=np.uint8))
 
     def _wins_something(self, i: int) -> bool:
-        strengths = self.strengths()
+        return self._winners_of_something()[i]
+
+    def _winners_of_something(self) -> tuple[bool, ...]:
+        """Live players whose hand is the best among the eligible of at least one pot."""
+        strengths = [int(v) for v in self.strengths()]
+        winners = [False] * self.player_count
         for pot in build_pots(self.committed, self._live()):
-            best = max(int(strengths[j]) for j in pot.eligible)
-            if int(strengths[i]) == best and i in pot.eligible:
-                return True
-        return False
+            best = max(strengths[j] for j in pot.eligible)
+            for j in pot.eligible:
+                winners[j] = winners[j] or strengths[j] == best
+        return tuple(winners)
 
     def _show_or_muck(self, i: int, *, show: bool) -> HandState:
         event = Event("show", i, 0, self.holes[i]) if show else Event("muck", i)
@@ -517,6 +522,10 @@ class HandState:
 
     def _settle(self) -> HandState:
         live = self._live()
+        if sum(live) > 1:
+            # Losing hands leave first, then the pots are formed among the winning hands:
+            # layers with the same contenders are one pot (docs/holdem.md, odd chips).
+            live = self._winners_of_something()
         pots = list(build_pots(self.committed, live))
         rake = self.structure.rake(sum(p.amount for p in pots), flop_dealt=len(self.board) >= 3)
         remaining = rake
@@ -525,7 +534,7 @@ class HandState:
             pots[k] = Pot(pot.amount - taken, pot.eligible)
             remaining -= taken
         winnings = [0] * self.player_count
-        if sum(live) == 1:
+        if sum(self._live()) == 1:
             winner = live.index(True)
             winnings[winner] = sum(p.amount for p in pots)
         else:
