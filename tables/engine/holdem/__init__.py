@@ -7,6 +7,18 @@ is silent. Amounts are integer chips; cards are ``tables.engine.cards`` ids.
 
 from __future__ import annotations
 
+from .clocks import (
+    ACT_MS,
+    RECONNECT_MS,
+    TIME_BANK_MS,
+    ClockReading,
+    ClockStage,
+    TurnClock,
+    apply_clock,
+    deadline_ms,
+    read_clock,
+    timeout_action,
+)
 from .dealing import MAX_PLAYERS, MIN_PLAYERS, DealPositions, deal_positions
 from .errors import (
     AmountTooLargeError,
@@ -18,6 +30,7 @@ from .errors import (
     PhhError,
     SetupError,
 )
+from .phh import PhhHand, hand_to_phh, read_phh, replay_phh
 from .pots import Pot, build_pots, split_pot
 from .showdown import best_strengths
 from .state import (
@@ -35,6 +48,20 @@ from .state import (
 from .structure import MAX_RAKE_BPS, PHH_LIMIT_CAPS, SEED_LIMIT_CAPS, Betting, Structure, small_blind_for
 
 __all__ = [
+    "ACT_MS",
+    "RECONNECT_MS",
+    "TIME_BANK_MS",
+    "ClockReading",
+    "ClockStage",
+    "PhhHand",
+    "TurnClock",
+    "apply_clock",
+    "deadline_ms",
+    "hand_to_phh",
+    "read_clock",
+    "read_phh",
+    "replay_phh",
+    "timeout_action",
     "MAX_PLAYERS",
     "MAX_RAKE_BPS",
     "MIN_PLAYERS",

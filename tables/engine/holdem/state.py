@@ -157,7 +157,8 @@ class HandState:
     Per-player tuples are in dealing order (``seats[k]`` is player ``k``'s table seat):
     ``stacks`` (chips behind), ``bets`` (this street, not yet collected), ``committed``
     (collected into the pots), ``folded``, ``mucked``, ``protected`` (timed out all-in).
-    ``winnings`` and ``rake`` are set when the phase is ``COMPLETE``.
+    ``winnings`` and ``rake`` are set when the phase is ``COMPLETE``; ``runout`` is true
+    when the showdown came from an all-in before the river (all hands are then shown).
     """
 
     setup: HandSetup
@@ -182,6 +183,7 @@ class HandState:
     log: tuple[Event, ...] = ()
     winnings: tuple[int, ...] | None = None
     rake: int = 0
+    runout: bool = False
     starting_stacks: tuple[int, ...] = field(default=())
 
     # -- views ------------------------------------------------------------------------
@@ -253,7 +255,9 @@ class HandState:
         assert actor is not None
         seat = self.seats[actor]
         if self.phase is Phase.SHOWDOWN:
-            can_muck = actor != self._first_to_show() and not self._wins_something(actor)
+            can_muck = (
+                not self.runout and actor != self._first_to_show() and not self._wins_something(actor)
+            )
             kinds = (ActionKind.SHOW, ActionKind.MUCK) if can_muck else (ActionKind.SHOW,)
             return LegalActions(seat, kinds)
         top = max(self.bets)
@@ -440,9 +444,10 @@ class HandState:
             return state._settle()
         movers = sum(1 for i in range(self.player_count) if live[i] and state._active_stack(i) > 0)
         if self.street is Street.RIVER or movers <= 1:
+            runout = len(state.board) < 5
             state = state._deal_board(5)
             queue = tuple(j for j in _rotation(self.opener, self.player_count) if live[j])
-            return replace(state, phase=Phase.SHOWDOWN, showdown_queue=queue)
+            return replace(state, phase=Phase.SHOWDOWN, showdown_queue=queue, runout=runout)
         street = Street(self.street + 1)
         state = state._deal_board((0, 3, 4, 5)[street])
         return replace(state, street=street)._begin_betting(0)
@@ -498,10 +503,14 @@ class HandState:
         return best_strengths(np.array(self.holes, dtype=np.uint8), np.array(self.board, dtype=np.uint8))
 
     def _wins_something(self, i: int) -> bool:
-        return self._winners_of_something()[i]
+        return self.winning_players()[i]
 
-    def _winners_of_something(self) -> tuple[bool, ...]:
-        """Live players whose hand is the best among the eligible of at least one pot."""
+    def winning_players(self) -> tuple[bool, ...]:
+        """Per player: whether his hand is the best among the eligible of at least one pot.
+
+        Needs the full board (``IllegalActionError`` otherwise); folded and mucked hands
+        are out.
+        """
         strengths = [int(v) for v in self.strengths()]
         winners = [False] * self.player_count
         for pot in build_pots(self.committed, self._live()):
@@ -525,7 +534,7 @@ class HandState:
         if sum(live) > 1:
             # Losing hands leave first, then the pots are formed among the winning hands:
             # layers with the same contenders are one pot (docs/holdem.md, odd chips).
-            live = self._winners_of_something()
+            live = self.winning_players()
         pots = list(build_pots(self.committed, live))
         rake = self.structure.rake(sum(p.amount for p in pots), flop_dealt=len(self.board) >= 3)
         remaining = rake
@@ -659,7 +668,8 @@ def play_showdown(state: HandState, *, muck_losers: bool = True) -> HandState:
     """Step through the showdown: every player shows, except losers who muck when allowed.
 
     Seed 003, Showdown: the first player in order must show; afterwards a player may keep
-    his cards hidden when they win nothing. Returns the state unchanged when it is not at
+    his cards hidden when they win nothing, except after an all-in run-out, where every
+    hand is turned up (``docs/holdem.md``). Returns the state unchanged when it is not at
     showdown.
     """
     while state.phase is Phase.SHOWDOWN:

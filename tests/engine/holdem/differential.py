@@ -175,10 +175,7 @@ def _advance(game: pk.State, setup: HandSetup, n: int, final: HandState | None) 
         elif final is not None and game.can_show_or_muck_hole_cards():
             i = game.showdown_index
             assert i is not None
-            # Pokerkit deals an all-in run-out after the showdown and cannot continue
-            # if all but one hand were mucked before it: show there, its hand killing
-            # then removes the same losing hands our muck did.
-            game.show_or_muck_hole_cards(not final.mucked[i] or game.street_index != 3, i)
+            game.show_or_muck_hole_cards(not final.mucked[i], i)
         else:
             return
 
