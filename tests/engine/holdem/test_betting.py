@@ -155,7 +155,7 @@ def test_a_short_stack_calls_all_in_for_less() -> None:
     assert state.legal_actions().call_amount == 28
     assert R not in state.legal_actions().kinds
     state = act(state, C)
-    assert state.stacks[1] == 0 and state.phase is Phase.SHOWDOWN
+    assert state.stacks[1] == 0 and state.street is Street.FLOP  # the other two play on
 
 
 def test_a_new_player_posting_a_big_blind_now_has_a_live_blind() -> None:
