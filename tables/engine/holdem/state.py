@@ -158,7 +158,8 @@ class HandState:
     ``stacks`` (chips behind), ``bets`` (this street, not yet collected), ``committed``
     (collected into the pots), ``folded``, ``mucked``, ``protected`` (timed out all-in).
     ``winnings`` and ``rake`` are set when the phase is ``COMPLETE``; ``runout`` is true
-    when the showdown came from an all-in before the river (all hands are then shown).
+    when the showdown came from an all-in before the river (all hands are then shown);
+    ``hand_strengths`` (evaluator scale, higher is better) is filled at the showdown.
     """
 
     setup: HandSetup
@@ -184,6 +185,7 @@ class HandState:
     winnings: tuple[int, ...] | None = None
     rake: int = 0
     runout: bool = False
+    hand_strengths: tuple[int, ...] = ()
     starting_stacks: tuple[int, ...] = field(default=())
 
     # -- views ------------------------------------------------------------------------
@@ -447,7 +449,8 @@ class HandState:
             runout = len(state.board) < 5
             state = state._deal_board(5)
             queue = tuple(j for j in _rotation(self.opener, self.player_count) if live[j])
-            return replace(state, phase=Phase.SHOWDOWN, showdown_queue=queue, runout=runout)
+            state = replace(state, phase=Phase.SHOWDOWN, showdown_queue=queue, runout=runout)
+            return replace(state, hand_strengths=tuple(int(v) for v in state.strengths()))
         street = Street(self.street + 1)
         state = state._deal_board((0, 3, 4, 5)[street])
         return replace(state, street=street)._begin_betting(0)
@@ -511,7 +514,7 @@ class HandState:
         Needs the full board (``IllegalActionError`` otherwise); folded and mucked hands
         are out.
         """
-        strengths = [int(v) for v in self.strengths()]
+        strengths = self.hand_strengths or tuple(int(v) for v in self.strengths())
         winners = [False] * self.player_count
         for pot in build_pots(self.committed, self._live()):
             best = max(strengths[j] for j in pot.eligible)
@@ -547,10 +550,10 @@ class HandState:
             winner = live.index(True)
             winnings[winner] = sum(p.amount for p in pots)
         else:
-            strengths = self.strengths()
+            strengths = self.hand_strengths or tuple(int(v) for v in self.strengths())
             for pot in pots:
-                best = max(int(strengths[j]) for j in pot.eligible)
-                winners = [j for j in pot.eligible if int(strengths[j]) == best]
+                best = max(strengths[j] for j in pot.eligible)
+                winners = [j for j in pot.eligible if strengths[j] == best]
                 for j, share in split_pot(pot.amount, winners).items():
                     winnings[j] += share
         stacks = tuple(s + w for s, w in zip(self.stacks, winnings, strict=True))
