@@ -32,8 +32,8 @@ def main() -> int:
     parser.add_argument("--first-seed", type=int, default=1_000_000)
     args = parser.parse_args()
     structures = list(Betting)
-    agreed = {b: 0 for b in structures}
-    played = {b: 0 for b in structures}
+    agreed = dict.fromkeys(structures, 0)
+    played = dict.fromkeys(structures, 0)
     showdowns = runouts = side_pots = decisions = 0
     failures: list[tuple[int, str]] = []
     start = time.perf_counter()

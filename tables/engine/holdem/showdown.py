@@ -43,4 +43,5 @@ def best_strengths(holes: npt.ArrayLike, board: npt.ArrayLike) -> npt.NDArray[np
     players = hole_array.shape[0]
     seven = np.concatenate([hole_array, np.broadcast_to(board_array, (players, 5))], axis=1)
     hands = seven[:, _SUBSETS].reshape(players * 21, 5)
-    return evaluate_many(hands).reshape(players, 21).max(axis=1)
+    best: npt.NDArray[np.uint16] = evaluate_many(hands).reshape(players, 21).max(axis=1)
+    return best

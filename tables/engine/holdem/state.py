@@ -257,11 +257,9 @@ class HandState:
         assert actor is not None
         seat = self.seats[actor]
         if self.phase is Phase.SHOWDOWN:
-            can_muck = (
-                not self.runout and actor != self._first_to_show() and not self._wins_something(actor)
-            )
-            kinds = (ActionKind.SHOW, ActionKind.MUCK) if can_muck else (ActionKind.SHOW,)
-            return LegalActions(seat, kinds)
+            can_muck = not self.runout and actor != self._first_to_show() and not self._wins_something(actor)
+            shows = (ActionKind.SHOW, ActionKind.MUCK) if can_muck else (ActionKind.SHOW,)
+            return LegalActions(seat, shows)
         top = max(self.bets)
         stack, bet = self.stacks[actor], self.bets[actor]
         call = min(stack, top - bet)
@@ -297,11 +295,7 @@ class HandState:
             return None  # facing only an incomplete all-in raise after a full one: closed
         if cap is not None and self.raise_count >= cap:
             return None
-        if (
-            self.short_all_ins
-            and sum(self.short_all_ins) < self.increment
-            and i in self.acted
-        ):
+        if self.short_all_ins and sum(self.short_all_ins) < self.increment and i in self.acted:
             return None  # incomplete all-in raises do not reopen the betting
         if stack <= top - bet:
             return None  # covered: can only call (all-in) or fold
@@ -354,7 +348,9 @@ class HandState:
         if kind is ActionKind.ALL_IN:
             assert legal.all_in_to is not None
             if legal.min_to is None or legal.all_in_to <= max(self.bets):
-                return self._check_or_call(actor, ActionKind.CALL if max(self.bets) > self.bets[actor] else ActionKind.CHECK)
+                return self._check_or_call(
+                    actor, ActionKind.CALL if max(self.bets) > self.bets[actor] else ActionKind.CHECK
+                )
             return self._raise_to(actor, legal.all_in_to, kind)
         assert legal.min_to is not None and legal.max_to is not None
         amount = legal.min_to if action.amount is None else action.amount
@@ -605,11 +601,7 @@ def _check_setup(setup: HandSetup) -> list[int]:
     deck = setup.deck
     if len(deck) != DECK_SIZE or sorted(deck) != list(range(DECK_SIZE)):
         raise SetupError("the deck must hold the 52 card ids 0..51 once each")
-    dealt = [
-        s
-        for s, stack in enumerate(setup.stacks)
-        if stack is not None and s not in setup.waiting
-    ]
+    dealt = [s for s, stack in enumerate(setup.stacks) if stack is not None and s not in setup.waiting]
     for s in dealt:
         stack = setup.stacks[s]
         if not isinstance(stack, int) or isinstance(stack, bool) or stack <= 0:
@@ -684,6 +676,4 @@ def play_showdown(state: HandState, *, muck_losers: bool = True) -> HandState:
 
 def seats_in_dealing_order(stacks: Sequence[int | None], button: int) -> list[int]:
     """Occupied seats in dealing order: first left of ``button``, the button last."""
-    return sorted(
-        (s for s, v in enumerate(stacks) if v is not None), key=lambda s: (s - button - 1) % len(stacks)
-    )
+    return sorted((s for s, v in enumerate(stacks) if v is not None), key=lambda s: (s - button - 1) % len(stacks))

@@ -125,9 +125,7 @@ class Structure:
         (5, 10, 10, 20, (3, 4, 4, 4))
         """
         blind = small_blind_for(lower, chip) if small_blind is None else small_blind
-        return cls(
-            Betting.FIXED_LIMIT, blind, lower, lower, upper, ante, raise_caps, rake_bps, rake_cap
-        )
+        return cls(Betting.FIXED_LIMIT, blind, lower, lower, upper, ante, raise_caps, rake_bps, rake_cap)
 
     @classmethod
     def no_limit(

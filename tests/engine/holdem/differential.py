@@ -53,7 +53,7 @@ _AUTOMATIONS = (
 )
 
 
-class Disagreement(AssertionError):
+class DisagreementError(AssertionError):
     """Our engine and pokerkit disagree; the message says where."""
 
 
@@ -184,15 +184,15 @@ def _check_decision(game: pk.State, state: HandState) -> None:
     legal = state.legal_actions()
     actor = state.actor
     if game.actor_index != actor:
-        raise Disagreement(f"actor: pokerkit {game.actor_index}, ours {actor}")
+        raise DisagreementError(f"actor: pokerkit {game.actor_index}, ours {actor}")
     ours_fold = ActionKind.FOLD in legal.kinds
     if game.can_fold() != ours_fold:
-        raise Disagreement(f"fold allowed: pokerkit {game.can_fold()}, ours {ours_fold}")
+        raise DisagreementError(f"fold allowed: pokerkit {game.can_fold()}, ours {ours_fold}")
     if game.checking_or_calling_amount != legal.call_amount:
-        raise Disagreement(f"call amount: pokerkit {game.checking_or_calling_amount}, ours {legal.call_amount}")
+        raise DisagreementError(f"call amount: pokerkit {game.checking_or_calling_amount}, ours {legal.call_amount}")
     theirs = (game.min_completion_betting_or_raising_to_amount, game.max_completion_betting_or_raising_to_amount)
     if theirs != (legal.min_to, legal.max_to):
-        raise Disagreement(f"raise range: pokerkit {theirs}, ours {(legal.min_to, legal.max_to)}")
+        raise DisagreementError(f"raise range: pokerkit {theirs}, ours {(legal.min_to, legal.max_to)}")
 
 
 def _apply(game: pk.State, state: HandState, action: Action) -> None:
@@ -213,7 +213,7 @@ def _apply(game: pk.State, state: HandState, action: Action) -> None:
 
 
 def compare_hand(seed: int, betting: Betting | None = None) -> HandReport:
-    """Play hand ``seed`` through both engines; raise ``Disagreement`` on any difference."""
+    """Play hand ``seed`` through both engines; raise ``DisagreementError`` on any difference."""
     rng = random.Random(seed)
     setup = random_setup(rng, betting)
     state = start_hand(setup)
@@ -232,14 +232,14 @@ def compare_hand(seed: int, betting: Betting | None = None) -> HandReport:
         ours = build_pots(state.committed, [not f for f in state.folded])
         theirs = tuple((p.amount, p.player_indices) for p in game.pots)
         if theirs != tuple((p.amount, p.eligible) for p in ours):
-            raise Disagreement(f"pots: pokerkit {theirs}, ours {ours}")
+            raise DisagreementError(f"pots: pokerkit {theirs}, ours {ours}")
         report.pots_compared = True
         state = play_showdown(state, muck_losers=rng.random() < 0.5)
     _advance(game, setup, n, state)
     if game.status:
-        raise Disagreement("pokerkit's hand is not over when ours is")
+        raise DisagreementError("pokerkit's hand is not over when ours is")
     report.state = state
     report.pokerkit_stacks = tuple(game.stacks)
     if report.pokerkit_stacks != state.stacks:
-        raise Disagreement(f"finishing stacks: pokerkit {report.pokerkit_stacks}, ours {state.stacks}")
+        raise DisagreementError(f"finishing stacks: pokerkit {report.pokerkit_stacks}, ours {state.stacks}")
     return report

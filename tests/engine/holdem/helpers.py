@@ -5,7 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tables.engine.cards import card_id
-from tables.engine.holdem import Action, ActionKind, HandSetup, HandState, Structure, deal_positions, start_hand
+from tables.engine.holdem import (
+    Action,
+    ActionKind,
+    HandSetup,
+    HandState,
+    Phase,
+    Street,
+    Structure,
+    deal_positions,
+    start_hand,
+)
 
 
 def stacked_deck(holes: Sequence[str], board: str = "") -> tuple[int, ...]:
@@ -48,10 +58,16 @@ def act(state: HandState, kind: ActionKind, amount: int | None = None) -> HandSt
     return state.act(Action(kind, seat, amount))
 
 
+def check_down_to(state: HandState, street: Street) -> HandState:
+    """Everyone checks or calls until ``street`` begins."""
+    while state.street < street and state.phase is Phase.BETTING:
+        kinds = state.legal_actions().kinds
+        state = act(state, ActionKind.CHECK if ActionKind.CHECK in kinds else ActionKind.CALL)
+    return state
+
+
 def check_down(state: HandState) -> HandState:
     """Everyone checks or calls until the hand reaches showdown or ends."""
-    from tables.engine.holdem import Phase
-
     while state.phase is Phase.BETTING:
         kinds = state.legal_actions().kinds
         state = act(state, ActionKind.CHECK if ActionKind.CHECK in kinds else ActionKind.CALL)

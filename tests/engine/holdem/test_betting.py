@@ -11,6 +11,7 @@ from tables.engine.holdem import (
     AmountTooSmallError,
     HandOverError,
     HandSetup,
+    HandState,
     HoldemError,
     IllegalActionError,
     NotYourTurnError,
@@ -20,7 +21,7 @@ from tables.engine.holdem import (
     start_hand,
 )
 
-from .helpers import act, check_down, new_hand
+from .helpers import act, check_down, check_down_to, new_hand
 
 F, X, C, B, R, A = (
     ActionKind.FOLD,
@@ -63,17 +64,6 @@ def test_fixed_limit_bets_are_one_small_bet_then_one_big_bet() -> None:
     state = check_down_to(state, Street.TURN)
     legal = state.legal_actions()
     assert (legal.min_to, legal.max_to) == (20, 20)
-
-
-def check_down_to(state_in: object, street: Street) -> object:
-    from tables.engine.holdem import HandState
-
-    assert isinstance(state_in, HandState)
-    state = state_in
-    while state.street < street:
-        kinds = state.legal_actions().kinds
-        state = act(state, X if X in kinds else C)
-    return state
 
 
 def test_fixed_limit_allows_a_bet_and_three_raises_then_only_call_or_fold() -> None:
@@ -174,10 +164,7 @@ def test_a_seat_waiting_for_the_big_blind_is_not_dealt_in() -> None:
     assert state.seats == (1, 0)
 
 
-def _snapshot_refusal(state: object, action: Action, error: type[HoldemError], code: str) -> None:
-    from tables.engine.holdem import HandState
-
-    assert isinstance(state, HandState)
+def _snapshot_refusal(state: HandState, action: Action, error: type[HoldemError], code: str) -> None:
     before = state
     with pytest.raises(error) as caught:
         state.act(action)

@@ -23,7 +23,7 @@ def test_a_turn_has_10_seconds_then_a_20_second_countdown() -> None:
     clock = TurnClock(started_ms=1_000)
     assert read_clock(clock, 1_000).stage is ClockStage.ACTING
     assert read_clock(clock, 10_999).remaining_ms == 1
-    assert read_clock(clock, 11_000) .stage is ClockStage.TIME_BANK
+    assert read_clock(clock, 11_000).stage is ClockStage.TIME_BANK
     assert read_clock(clock, 30_999).remaining_ms == 1
     assert read_clock(clock, 31_000).stage is ClockStage.EXPIRED
 

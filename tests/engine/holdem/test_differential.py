@@ -24,7 +24,7 @@ def test_finishing_stacks_pots_and_options_agree_with_pokerkit(betting: Betting)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for seed in range(HANDS_PER_STRUCTURE):
-            report = compare_hand(seed, betting)  # raises Disagreement on any difference
+            report = compare_hand(seed, betting)  # raises DisagreementError on any difference
             decisions += report.decisions
             showdowns += report.pots_compared
             all_ins += report.state.runout

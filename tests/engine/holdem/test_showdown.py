@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tables.engine.cards import parse_cards
 from tables.engine.evaluator import evaluate_many
 from tables.engine.holdem import (
     ActionKind,
