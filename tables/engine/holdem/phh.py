@@ -1,6 +1,6 @@
 """Hand histories in PHH, the Poker Hand History format (TOML text).
 
-PHH (``docs/holdem.md``, "Hand histories") numbers players ``p1 .. pn`` in dealing order
+PHH (``docs/holdem.md``, "Rules as implemented", Hand histories) numbers players ``p1 .. pn`` in dealing order
 (p1 is the first seat left of the button; heads-up the big blind) and writes amounts in
 chips: ``pK cbr X`` completes, bets or raises *to* X, ``pK cc`` checks or calls, ``pK f``
 folds, ``pK sm CARDS`` shows and ``pK sm`` mucks; ``d dh pK CARDS`` and ``d db CARDS``
