@@ -19,8 +19,7 @@ differential test.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from enum import IntEnum, StrEnum
 from typing import TypeVar
 
@@ -187,6 +186,14 @@ class HandState:
     runout: bool = False
     hand_strengths: tuple[int, ...] = ()
     starting_stacks: tuple[int, ...] = field(default=())
+
+    def _evolve(self, **changes: object) -> HandState:
+        """A copy with ``changes`` (as ``dataclasses.replace``, without its per-call overhead)."""
+        assert _FIELD_SET.issuperset(changes), f"unknown fields {set(changes) - _FIELD_SET}"
+        new = object.__new__(HandState)
+        for name in _FIELD_NAMES:
+            object.__setattr__(new, name, changes[name] if name in changes else getattr(self, name))
+        return new
 
     # -- views ------------------------------------------------------------------------
 
@@ -364,8 +371,7 @@ class HandState:
 
     def _fold(self, i: int) -> HandState:
         folded = _set(self.folded, i, True)
-        state = replace(
-            self,
+        state = self._evolve(
             folded=folded,
             actors=self.actors[1:],
             acted=self.acted | {i},
@@ -375,8 +381,7 @@ class HandState:
 
     def _timeout_all_in(self, i: int) -> HandState:
         """Seed 003, time limits: the player stays in for what is already in, acts no more."""
-        state = replace(
-            self,
+        state = self._evolve(
             protected=_set(self.protected, i, True),
             actors=self.actors[1:],
             acted=self.acted | {i},
@@ -386,8 +391,7 @@ class HandState:
 
     def _check_or_call(self, i: int, kind: ActionKind) -> HandState:
         amount = min(self.stacks[i], max(self.bets) - self.bets[i])
-        state = replace(
-            self,
+        state = self._evolve(
             stacks=_add(self.stacks, i, -amount),
             bets=_add(self.bets, i, amount),
             actors=self.actors[1:],
@@ -411,8 +415,7 @@ class HandState:
         if sum(short) >= new_increment:
             short = ()
         name = "raise" if top else "bet"
-        state = replace(
-            self,
+        state = self._evolve(
             stacks=stacks,
             bets=bets,
             actors=actors,
@@ -437,7 +440,7 @@ class HandState:
         live = self._live()
         alone = sum(live) == 1
         stacks, committed = _collect(self.stacks, self.bets, self.committed, None if not alone else live.index(True))
-        state = replace(self, stacks=stacks, committed=committed, bets=(0,) * self.player_count, actors=())
+        state = self._evolve(stacks=stacks, committed=committed, bets=(0,) * self.player_count, actors=())
         if alone:
             return state._settle()
         movers = sum(1 for i in range(self.player_count) if live[i] and state._active_stack(i) > 0)
@@ -445,11 +448,11 @@ class HandState:
             runout = len(state.board) < 5
             state = state._deal_board(5)
             queue = tuple(j for j in _rotation(self.opener, self.player_count) if live[j])
-            state = replace(state, phase=Phase.SHOWDOWN, showdown_queue=queue, runout=runout)
-            return replace(state, hand_strengths=tuple(int(v) for v in state.strengths()))
+            state = state._evolve(phase=Phase.SHOWDOWN, showdown_queue=queue, runout=runout)
+            return state._evolve(hand_strengths=tuple(int(v) for v in state.strengths()))
         street = Street(self.street + 1)
         state = state._deal_board((0, 3, 4, 5)[street])
-        return replace(state, street=street)._begin_betting(0)
+        return state._evolve(street=street)._begin_betting(0)
 
     def _deal_board(self, count: int) -> HandState:
         if len(self.board) >= count:
@@ -464,7 +467,7 @@ class HandState:
                 cards = tuple(deck[p] for p in positions[start:stop])
                 board.extend(cards)
                 log.append(Event("board", -1, 0, cards))
-        return replace(self, board=tuple(board), log=tuple(log))
+        return self._evolve(board=tuple(board), log=tuple(log))
 
     def _begin_betting(self, opener: int) -> HandState:
         n = self.player_count
@@ -476,8 +479,7 @@ class HandState:
             return min(self._active_stack(j), max(0, second - self.bets[j]))
 
         actors = tuple(j for j in _rotation(opener, n) if self._active_stack(j) > 0 and effective(j) > 0)
-        state = replace(
-            self,
+        state = self._evolve(
             actors=actors,
             opener=opener,
             increment=0,
@@ -520,8 +522,7 @@ class HandState:
 
     def _show_or_muck(self, i: int, *, show: bool) -> HandState:
         event = Event("show", i, 0, self.holes[i]) if show else Event("muck", i)
-        state = replace(
-            self,
+        state = self._evolve(
             mucked=self.mucked if show else _set(self.mucked, i, True),
             showdown_queue=self.showdown_queue[1:],
             log=(*self.log, event),
@@ -553,8 +554,7 @@ class HandState:
                 for j, share in split_pot(pot.amount, winners).items():
                     winnings[j] += share
         stacks = tuple(s + w for s, w in zip(self.stacks, winnings, strict=True))
-        return replace(
-            self,
+        return self._evolve(
             stacks=stacks,
             phase=Phase.COMPLETE,
             winnings=tuple(winnings),
@@ -562,6 +562,10 @@ class HandState:
             actors=(),
             showdown_queue=(),
         )
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(HandState))
+_FIELD_SET = frozenset(_FIELD_NAMES)
 
 
 def _set(values: tuple[_T, ...], i: int, value: _T) -> tuple[_T, ...]:
@@ -672,8 +676,3 @@ def play_showdown(state: HandState, *, muck_losers: bool = True) -> HandState:
         kind = ActionKind.MUCK if muck_losers and ActionKind.MUCK in legal.kinds else ActionKind.SHOW
         state = state.act(Action(kind, legal.seat))
     return state
-
-
-def seats_in_dealing_order(stacks: Sequence[int | None], button: int) -> list[int]:
-    """Occupied seats in dealing order: first left of ``button``, the button last."""
-    return sorted((s for s, v in enumerate(stacks) if v is not None), key=lambda s: (s - button - 1) % len(stacks))

@@ -63,3 +63,38 @@ def test_the_dealing_contract_alternates_hole_cards_then_burns_and_deals_the_boa
     assert p.flop == (7, 8, 9) and p.turn == 11 and p.river == 13
     with pytest.raises(SetupError):
         deal_positions(11)
+
+
+def test_the_hand_deals_by_the_contract_heads_up_big_blind_first() -> None:
+    from tables.engine.holdem import HandSetup, start_hand
+
+    deck = tuple(range(51, -1, -1))
+    state = start_hand(HandSetup(Structure.no_limit(1, 2), (100, 100), 0, deck))
+    assert state.seats == (1, 0)
+    assert state.holes == ((deck[0], deck[2]), (deck[1], deck[3]))
+    from .helpers import check_down
+
+    state = check_down(state)
+    p = deal_positions(2)
+    assert state.board == tuple(deck[k] for k in p.board)
+
+
+@pytest.mark.parametrize(
+    ("stacks", "button", "deck", "waiting"),
+    [
+        ((100,), 0, tuple(range(52)), frozenset[int]()),
+        ((100, 100), 0, tuple(range(51)) + (0,), frozenset[int]()),
+        ((100, 0), 0, tuple(range(52)), frozenset[int]()),
+        ((100, None, 100), 1, tuple(range(52)), frozenset[int]()),
+        ((100, 100, 100), 0, tuple(range(52)), frozenset({0})),
+        ((100, 100, 100), 0, tuple(range(52)), frozenset({1, 2})),
+    ],
+)
+def test_invalid_setups_are_refused(
+    stacks: tuple[int | None, ...], button: int, deck: tuple[int, ...], waiting: frozenset[int]
+) -> None:
+    from tables.engine.holdem import HandSetup, start_hand
+
+    with pytest.raises(SetupError) as error:
+        start_hand(HandSetup(Structure.no_limit(1, 2), stacks, button, deck, waiting=waiting))
+    assert error.value.code == "invalid_setup"
