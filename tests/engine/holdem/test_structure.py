@@ -83,7 +83,7 @@ def test_the_hand_deals_by_the_contract_heads_up_big_blind_first() -> None:
     ("stacks", "button", "deck", "waiting"),
     [
         ((100,), 0, tuple(range(52)), frozenset[int]()),
-        ((100, 100), 0, tuple(range(51)) + (0,), frozenset[int]()),
+        ((100, 100), 0, (*range(51), 0), frozenset[int]()),
         ((100, 0), 0, tuple(range(52)), frozenset[int]()),
         ((100, None, 100), 1, tuple(range(52)), frozenset[int]()),
         ((100, 100, 100), 0, tuple(range(52)), frozenset({0})),
