@@ -199,10 +199,12 @@ class HandState:
 
     @property
     def structure(self) -> Structure:
+        """The table's stakes and limits (chips)."""
         return self.setup.structure
 
     @property
     def player_count(self) -> int:
+        """Players dealt in (2..10)."""
         return len(self.seats)
 
     @property
@@ -299,7 +301,7 @@ class HandState:
         call = min(stack, top - bet)
         cap = self.structure.raise_caps[self.street]
         if call < self.increment:
-            return None  # facing only an incomplete all-in raise after a full one: closed
+            return None  # what is left to call is only an incomplete all-in raise: closed
         if cap is not None and self.raise_count >= cap:
             return None
         if self.short_all_ins and sum(self.short_all_ins) < self.increment and i in self.acted:
