@@ -16,6 +16,7 @@ No I/O: text in, text out. ``tomllib`` reads; a small writer emits the fields us
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -44,6 +45,8 @@ def _toml_value(value: object) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
+        if "'" in value or "\n" in value or "\r" in value:
+            return json.dumps(value)  # a TOML basic string
         return "'" + value + "'"
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
@@ -165,6 +168,13 @@ def _split_cards(text: str) -> list[int | None]:
     return out
 
 
+def _player_index(word: str, n: int) -> int:
+    """``"p3"`` -> 2, checked against the number of players."""
+    if not word.startswith("p") or not word[1:].isdigit() or not 1 <= int(word[1:]) <= n:
+        raise PhhError(f"unknown player {word!r}")
+    return int(word[1:]) - 1
+
+
 def _structure(data: Mapping[str, Any], n: int) -> Structure:
     variant = data.get("variant")
     antes = _int_list(data, "antes", n)
@@ -231,7 +241,7 @@ def read_phh(text: str) -> PhhHand:
     for raw in raw_actions:
         words = str(raw).split("#")[0].split()
         if words[:2] == ["d", "dh"] and len(words) == 4:
-            k = int(words[2][1:]) - 1
+            k = _player_index(words[2], n)
             for slot, card in zip(positions.holes[k], _split_cards(words[3]), strict=True):
                 deck[slot] = card
         elif words[:2] == ["d", "db"] and len(words) == 3:
@@ -240,8 +250,8 @@ def read_phh(text: str) -> PhhHand:
                     raise PhhError("more than five board cards")
                 deck[board_slots.pop(0)] = card
         elif len(words) >= 2 and words[0].startswith("p") and words[0][1:].isdigit():
-            k = int(words[0][1:]) - 1
-            if not 0 <= k < n or words[1] not in {"f", "cc", "cbr", "sm"}:
+            k = _player_index(words[0], n)
+            if words[1] not in {"f", "cc", "cbr", "sm"}:
                 raise PhhError(f"unsupported action {raw!r}")
             actions.append((k, words[1], " ".join(words[2:])))
         else:

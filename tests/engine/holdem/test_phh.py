@@ -137,3 +137,22 @@ def test_a_big_blind_posted_out_of_position_cannot_be_written() -> None:
     with pytest.raises(PhhError):
         hand_to_phh(start_hand(setup))
     assert Betting.NO_LIMIT.value == "no-limit"
+
+
+def test_an_unknown_player_in_a_history_is_refused() -> None:
+    text = """
+variant = 'NT'
+antes = [0, 0]
+blinds_or_straddles = [1, 2]
+min_bet = 2
+starting_stacks = [200, 200]
+actions = ['d dh p3 AcAd', 'p2 f']
+"""
+    with pytest.raises(PhhError, match="unknown player"):
+        replay_phh(text)
+
+
+def test_a_table_name_with_a_quote_is_written_as_valid_toml() -> None:
+    state = _played(new_hand(Structure.no_limit(1, 2), [100] * 2, button=0))
+    text = hand_to_phh(state, table="Dealer's choice")
+    assert replay_phh(text) == state.stacks == pokerkit_finishing_stacks(text)
