@@ -133,4 +133,7 @@ def apply_clock(state: HandState, clock: TurnClock, now_ms: int) -> HandState:
     """``state`` after the timeout rule if ``clock`` has expired at ``now_ms``, else ``state``."""
     if state.is_over or read_clock(clock, now_ms).stage is not ClockStage.EXPIRED:
         return state
-    return state.act(timeout_action(state, connected=clock.connected))
+    action = timeout_action(state, connected=clock.connected)
+    if action.kind is ActionKind.TIMEOUT_ALL_IN:
+        return state.timed_out_all_in()
+    return state.act(action)

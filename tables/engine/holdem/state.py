@@ -344,9 +344,7 @@ class HandState:
                 raise IllegalActionError(f"{kind.value} is not allowed at showdown now")
             return self._show_or_muck(actor, show=kind is ActionKind.SHOW)
         if kind is ActionKind.TIMEOUT_ALL_IN:
-            if self.committed[actor] + self.bets[actor] == 0:
-                raise IllegalActionError("a player with no chips in the pot folds on timeout")
-            return self._timeout_all_in(actor)
+            raise IllegalActionError("a timeout is applied by the clock (timed_out_all_in), not played")
         legal = self.legal_actions()
         if kind not in legal.kinds:
             raise IllegalActionError(f"{kind.value} is not allowed now")
@@ -381,8 +379,22 @@ class HandState:
         )
         return state._after_betting_action()
 
-    def _timeout_all_in(self, i: int) -> HandState:
-        """Seed 003, time limits: the player stays in for what is already in, acts no more."""
+    def timed_out_all_in(self) -> HandState:
+        """The player to act timed out with chips in the pot: he stays in for what is in.
+
+        Seed 003, time limits ("the user goes all-in if he has contributed some chips to
+        the pot"): he acts no more in this hand and can win only the pots he reached; his
+        chips behind stay his. Called by ``clocks.apply_clock``. Raises
+        ``HandOverError`` when the hand is over and ``IllegalActionError`` when it is not
+        a betting decision or the player has put nothing in (he folds instead).
+        """
+        if self.phase is Phase.COMPLETE:
+            raise HandOverError("the hand is over")
+        i = self.actor
+        if self.phase is not Phase.BETTING or i is None:
+            raise IllegalActionError("a timeout all-in applies only to a betting decision")
+        if self.committed[i] + self.bets[i] == 0:
+            raise IllegalActionError("a player with no chips in the pot folds on timeout")
         state = self._evolve(
             protected=_set(self.protected, i, True),
             actors=self.actors[1:],

@@ -76,3 +76,15 @@ def test_at_showdown_a_timed_out_loser_mucks() -> None:
     state = check_down(new_hand(Structure.no_limit(1, 2), [100] * 2, button=0))
     assert state.phase is Phase.SHOWDOWN
     assert timeout_action(state).kind is ActionKind.SHOW  # the first to show must show
+
+
+def test_a_player_cannot_play_the_timeout_all_in_himself() -> None:
+    import pytest
+
+    from tables.engine.holdem import Action, IllegalActionError
+
+    state = new_hand(Structure.no_limit(1, 2), [100] * 3, button=2)
+    state = act(state, ActionKind.RAISE, 10)
+    with pytest.raises(IllegalActionError):
+        state.act(Action(ActionKind.TIMEOUT_ALL_IN, state.to_act or 0))
+    assert state.timed_out_all_in().protected == (True, False, False)
