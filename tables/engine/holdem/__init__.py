@@ -3,6 +3,19 @@
 Pure Python and numpy (STYLE, Engine). The rules are seed 003
 (``003_c848e011f7df0184.txt``); ``docs/holdem.md`` records every decision where the seed
 is silent. Amounts are integer chips; cards are ``tables.engine.cards`` ids.
+
+>>> from tables.engine.holdem import Action, ActionKind, HandSetup, Structure, start_hand
+>>> state = start_hand(HandSetup(Structure.pot_limit(25, 50), (5_000,) * 4, 3, tuple(range(52))))
+>>> state.to_act, state.legal_actions().max_to  # under the gun; a pot raise is to 175
+(2, 175)
+>>> state = state.act(Action(ActionKind.RAISE, 2, 175))
+>>> state.to_act, state.legal_actions().call_amount
+(3, 175)
+>>> try:
+...     state.act(Action(ActionKind.CALL, 1))
+... except HoldemError as error:
+...     print(error.code)
+not_your_turn
 """
 
 from __future__ import annotations

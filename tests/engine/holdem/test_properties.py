@@ -70,11 +70,16 @@ def test_random_hands_conserve_chips_and_keep_their_promises(seed: int, rake: in
     rng = random.Random(seed)
     setup = random_setup(rng)
     s = setup.structure
+    occupied = [seat for seat, stack in enumerate(setup.stacks) if stack is not None and seat != setup.button]
+    extra = rng.sample(occupied, min(len(occupied) - 1, rng.choice([0, 0, 1, 2]))) if len(occupied) > 1 else []
+    posting = frozenset(extra[: len(extra) // 2 + len(extra) % 2])
     setup = type(setup)(
         Structure(s.betting, s.small_blind, s.big_blind, s.small_bet, s.big_bet, s.ante, s.raise_caps, rake, 50),
         setup.stacks,
         setup.button,
         setup.deck,
+        waiting=frozenset(extra) - posting,
+        posting=posting,
     )
     state = start_hand(setup)
     _conserved(state)
