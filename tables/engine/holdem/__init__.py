@@ -1,3 +1,132 @@
-"""Texas Hold'em engine (placeholder: the state machine branch provides the real package init)."""
+"""Texas Hold'em ring-game engine: betting, pots, showdown, clocks, PHH histories, the
+seven-card evaluator, equity, the provably-fair deck and BigHoldem scoring.
+
+Pure Python and numpy (STYLE, Engine). The rules are seed 003
+(``003_c848e011f7df0184.txt``); ``docs/holdem.md`` records every decision where the seed
+is silent. Amounts are integer chips; cards are ``tables.engine.cards`` ids.
+
+>>> from tables.engine.holdem import Action, ActionKind, HandSetup, Structure, start_hand
+>>> state = start_hand(HandSetup(Structure.pot_limit(25, 50), (5_000,) * 4, 3, tuple(range(52))))
+>>> state.to_act, state.legal_actions().max_to  # under the gun; a pot raise is to 175
+(2, 175)
+>>> state = state.act(Action(ActionKind.RAISE, 2, 175))
+>>> state.to_act, state.legal_actions().call_amount
+(3, 175)
+>>> try:
+...     state.act(Action(ActionKind.CALL, 1))
+... except HoldemError as error:
+...     print(error.code)
+not_your_turn
+"""
 
 from __future__ import annotations
+
+from .bigholdem import BlindLevel, HandResult, Standing, TableState, blind_level, leaderboard, start_table
+from .clocks import (
+    ACT_MS,
+    RECONNECT_MS,
+    TIME_BANK_MS,
+    ClockReading,
+    ClockStage,
+    TurnClock,
+    apply_clock,
+    deadline_ms,
+    read_clock,
+    timeout_action,
+)
+from .dealing import MAX_PLAYERS, MIN_PLAYERS, DealPositions, deal_positions
+from .deck import LABEL_HOLDEM_DECK, Deal, deal_cards, holdem_deck
+from .equity import Equity, PlayerEquity, equity
+from .errors import (
+    AmountTooLargeError,
+    AmountTooSmallError,
+    HandOverError,
+    HoldemError,
+    IllegalActionError,
+    NotYourTurnError,
+    PhhError,
+    SetupError,
+)
+from .eval7 import evaluate7, evaluate7_one, evaluate_best
+from .phh import PhhHand, hand_to_phh, read_phh, replay_phh
+from .pots import Pot, build_pots, split_pot
+from .showdown import best_strengths
+from .state import (
+    Action,
+    ActionKind,
+    Event,
+    HandSetup,
+    HandState,
+    LegalActions,
+    Phase,
+    Street,
+    play_showdown,
+    start_hand,
+)
+from .structure import MAX_RAKE_BPS, PHH_LIMIT_CAPS, SEED_LIMIT_CAPS, Betting, Structure, small_blind_for
+
+__all__ = [
+    "ACT_MS",
+    "LABEL_HOLDEM_DECK",
+    "MAX_PLAYERS",
+    "MAX_RAKE_BPS",
+    "MIN_PLAYERS",
+    "PHH_LIMIT_CAPS",
+    "RECONNECT_MS",
+    "SEED_LIMIT_CAPS",
+    "TIME_BANK_MS",
+    "Action",
+    "ActionKind",
+    "AmountTooLargeError",
+    "AmountTooSmallError",
+    "Betting",
+    "BlindLevel",
+    "ClockReading",
+    "ClockStage",
+    "Deal",
+    "DealPositions",
+    "Equity",
+    "Event",
+    "HandOverError",
+    "HandResult",
+    "HandSetup",
+    "HandState",
+    "HoldemError",
+    "IllegalActionError",
+    "LegalActions",
+    "NotYourTurnError",
+    "Phase",
+    "PhhError",
+    "PhhHand",
+    "PlayerEquity",
+    "Pot",
+    "SetupError",
+    "Standing",
+    "Street",
+    "Structure",
+    "TableState",
+    "TurnClock",
+    "apply_clock",
+    "best_strengths",
+    "blind_level",
+    "build_pots",
+    "deadline_ms",
+    "deal_cards",
+    "deal_positions",
+    "equity",
+    "evaluate7",
+    "evaluate7_one",
+    "evaluate_best",
+    "hand_to_phh",
+    "holdem_deck",
+    "leaderboard",
+    "play_showdown",
+    "read_clock",
+    "read_phh",
+    "replay_phh",
+    "small_blind_for",
+    "split_pot",
+    "start_hand",
+    "start_table",
+    "timeout_action",
+]
