@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
@@ -34,7 +35,10 @@ from tables.models import Entry, Hand, HandStatus
 from tables.services import beacon
 
 VIEW_ALL_PERMISSION = "tables.view_hand"
-EXPORT_FORMAT = "widerpoker-hand/1"
+EXPORT_FORMAT = "widerpoker-hand/2"
+"""The export's schema version: ``handhistory/schemas/widerpoker-hand-2.json``, documented
+in docs/export-format.md (version 1 numbered draws from 0 and lacked timestamps, ledger
+references, the spin draw, players not dealt in and the algorithm version)."""
 
 Viewer = User | AnonymousUser
 
@@ -375,6 +379,56 @@ def _jackpot_lines(hand: Hand, *, settled: bool) -> list[dict[str, Any]]:
     return lines
 
 
+def _hand_transfers(hand: Hand) -> list[Any]:
+    """Every ledger transfer of the hand, in order: ante, spin award, draws, redeals (free
+    ones included), settlement or refund (their references are documented in docs/platform.md)."""
+    from django.db.models import Q
+
+    from wallet.models import Transfer
+
+    exact = [f"ante:{hand.pk}", f"spin:{hand.pk}", f"settle:{hand.pk}", f"refund:{hand.pk}"]
+    query = (
+        Q(reference__in=exact)
+        | Q(reference__startswith=f"draw:{hand.pk}:")
+        | Q(reference__startswith=f"redeal:{hand.pk}:")
+    )
+    return list(Transfer.objects.filter(query).order_by("created_at", "pk").only("reference", "kind", "created_at"))
+
+
+def _purchases(hand: Hand, transfers: list[Any]) -> dict[int, list[dict[str, Any]]]:
+    """Each player's draws and redeals with their time and transfer, by user id."""
+    from tables.models import Entry as EntryModel
+
+    owners = {
+        int(number): user_id
+        for user_id, redeals in EntryModel.objects.filter(hand=hand).values_list("user_id", "redeals")
+        for number, _combination in redeals
+    }
+    result: dict[int, list[dict[str, Any]]] = {}
+    for t in transfers:
+        parts = t.reference.split(":")
+        if parts[0] == "draw":
+            user_id, item = int(parts[2]), {"kind": "draw", "number": int(parts[3])}
+        elif parts[0] == "redeal" and int(parts[2]) in owners:
+            user_id, item = owners[int(parts[2])], {"kind": "redeal", "number": int(parts[2])}
+        else:
+            continue
+        item.update(at=t.created_at.isoformat(), reference=t.reference, free=t.kind == "promotion")
+        result.setdefault(user_id, []).append(item)
+    return result
+
+
+def _export_entry(row: dict[str, Any], purchases: dict[int, list[dict[str, Any]]]) -> dict[str, Any]:
+    """One entry as format 2 writes it: draws numbered from 1 (as the API and the docs)."""
+    data = {("player" if key == "user__username" else key): value for key, value in row.items()}
+    user_id = data.pop("user_id")
+    hold_at = data.pop("hold_at")
+    data["hold_at"] = hold_at.isoformat() if hold_at else None
+    data["best_draw"] = None if data["best_draw"] is None else int(data["best_draw"]) + 1
+    data["purchases"] = purchases.get(user_id, [])
+    return data
+
+
 def _chain(hand: Hand) -> dict[str, Any] | None:
     """The seed chain a hand was dealt from (algorithm 2), as the commitments page lists it."""
     if hand.chain_id is None or hand.chain is None:
@@ -401,7 +455,9 @@ def get_hand_export(*, hand_id: int, viewer: Viewer) -> dict[str, Any]:
     hand, _own, _sees_all = _load_hand(hand_id, viewer)
     if not hand.is_terminal:
         raise HandNotTerminalError("the hand is still being played", hand_id=hand_id)
-    entries = Entry.objects.filter(hand=hand).order_by("join_order").values(*ENTRY_RECORD_FIELDS)
+    entries = Entry.objects.filter(hand=hand).order_by("join_order").values(*ENTRY_RECORD_FIELDS, "user_id", "hold_at")
+    transfers = _hand_transfers(hand)
+    purchases = _purchases(hand, transfers)
     return {
         "format": EXPORT_FORMAT,
         "hand": {
@@ -438,12 +494,13 @@ def get_hand_export(*, hand_id: int, viewer: Viewer) -> dict[str, Any]:
             "spin_jackpot": _spin_kind(hand),
             "spin_award_minor": hand.spin_award_minor,
             "jackpot_results": hand.jackpot_results or {},
+            "not_dealt": hand.not_dealt or [],
+            "transfers": [
+                {"reference": t.reference, "kind": t.kind, "at": t.created_at.isoformat()} for t in transfers
+            ],
             "cancel_reason": hand.cancel_reason,
         },
-        "entries": [
-            {("player" if key == "user__username" else key): value for key, value in row.items()}
-            for row in entries.iterator(chunk_size=2000)
-        ],
+        "entries": [_export_entry(row, purchases) for row in entries.iterator(chunk_size=2000)],
     }
 
 
@@ -492,3 +549,13 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
     ]
     rounds = list(BeaconRound.objects.order_by("-round").values("source", "round", "value", "fetched_at")[:hands])
     return {"chains": chains, "hands": latest, "rounds": rounds}
+
+
+EXPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "widerpoker-hand-2.json"
+
+
+def export_schema() -> dict[str, Any]:
+    """The JSON Schema of the current export format (draft 2020-12)."""
+    import json
+
+    return dict(json.loads(EXPORT_SCHEMA_PATH.read_text(encoding="utf-8")))

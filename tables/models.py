@@ -302,6 +302,9 @@ class Hand(models.Model):
         "jackpots.Jackpot", null=True, blank=True, on_delete=models.PROTECT, related_name="spin_hands"
     )
     spin_award_minor = models.BigIntegerField(default=0, help_text="Spin jackpot added to this hand's pool.")
+    not_dealt = models.JSONField(
+        default=list, blank=True, help_text="Seated players not dealt in, and why: [{player, reason}]."
+    )
     jackpot_results = models.JSONField(
         default=dict, blank=True, help_text="Contributions, royal awards and resets, as settled."
     )
@@ -345,6 +348,7 @@ class Entry(models.Model):
     redeals = models.JSONField(default=list, blank=True)
     hold_mask = models.PositiveSmallIntegerField(null=True, blank=True)
     client_seed = models.CharField(max_length=64, blank=True, help_text="The player's client seed for this hand.")
+    hold_at = models.DateTimeField(null=True, blank=True, help_text="When the hold played was received.")
     draws_bought = models.PositiveSmallIntegerField(default=1)
     paid_minor = models.BigIntegerField(default=0)
     # Filled at settlement.

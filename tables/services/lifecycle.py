@@ -174,7 +174,18 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
             Seat.objects.filter(pk__in=broke).update(status=SeatStatus.SITTING_OUT, status_reason="insufficient funds")
             table.version += 1
         if len(payers) >= 2:
-            _deal(table, payers, now=now)
+            not_dealt = [(seat.user_id, "disconnected") for seat in seats if seat.pk in gone]
+            not_dealt += [(seat.user_id, "insufficient funds") for seat in active if seat.pk not in paying]
+            not_dealt += [
+                (seat.user_id, seat.status_reason or "sitting out")
+                for seat in seats
+                if seat.pk not in gone and seat.status == SeatStatus.SITTING_OUT
+            ]
+            hand = _deal(table, payers, now=now)
+            if not_dealt:
+                names = fairness_services.usernames([user_id for user_id, _ in not_dealt])
+                hand.not_dealt = [{"player": names.get(uid, "?"), "reason": why} for uid, why in not_dealt]
+                hand.save(update_fields=["not_dealt"])
 
 
 def _players_who_can_pay(table: Table, active: list[Seat]) -> list[Seat]:

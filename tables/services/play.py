@@ -75,7 +75,8 @@ def set_hold(*, table_id: int, user_id: int, hold: Sequence[bool], now: datetime
     mask = hold_to_mask(hold)
     _, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now, shared=True)
     entry.hold_mask = mask
-    entry.save(update_fields=["hold_mask"])
+    entry.hold_at = now
+    entry.save(update_fields=["hold_mask", "hold_at"])
     push_private_on_commit(table_id, user_id)
     return entry
 

@@ -11,9 +11,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from django.contrib.auth.models import User
 
+from handhistory.selectors import export_schema
 from jackpots import services as jackpot_services
 from jackpots.models import Jackpot
 from tables import services
@@ -142,7 +144,9 @@ def test_ordinary_special_and_jackpot_hands_verify_from_their_exports(
         (ana,) = [e for e in export["entries"] if e["player"] == alice.username]
         assert ana["promo_minor"] == export["hand"]["config"]["draw_price_minor"]  # her free draw
         assert export["hand"]["algorithm"] == 2 and export["hand"]["beacon"]["value"]
+    schema = export_schema()
     for export in exports:
+        jsonschema.validate(export, schema, format_checker=jsonschema.FormatChecker())
         assert outside_verify(export, ref) == [], export["hand"]["number"]
     # The verifier can fail: a pool one cent off is caught.
     exports[0]["hand"]["pool_minor"] += 1
