@@ -79,6 +79,8 @@ class AuditRow:
     gross_minor: int
     rake_minor: int | None
     prizes_minor: int
+    jackpot_contributions_minor: int | None = None
+    jackpot_awards_minor: int | None = None
 
     @property
     def rtp(self) -> Decimal | None:
@@ -140,6 +142,8 @@ def list_audit_totals(
             gross=Coalesce(Sum("gross_minor", filter=_SETTLED), 0),
             rake=Coalesce(Sum("rake_minor", filter=_SETTLED), 0),
             prizes=Coalesce(Sum(F("pool_minor") - F("breakage_minor"), filter=_SETTLED), 0),
+            contributions=Coalesce(Sum("jackpot_contributions_minor", filter=_SETTLED), 0),
+            awards=Coalesce(Sum("jackpot_awards_minor", filter=_SETTLED), 0),
         )
         .order_by(*order)
     )
@@ -154,6 +158,8 @@ def list_audit_totals(
             gross_minor=row["gross"],
             rake_minor=row["rake"],
             prizes_minor=row["prizes"],
+            jackpot_contributions_minor=row["contributions"],
+            jackpot_awards_minor=row["awards"],
         )
         for row in rows
     ]
@@ -299,6 +305,10 @@ HAND_COLUMNS: tuple[str, ...] = (
     "carry_in_minor",
     "pool_minor",
     "breakage_minor",
+    "jackpot_contributions_minor",
+    "jackpot_awards_minor",
+    "spin_award_minor",
+    "algorithm",
     "cancel_reason",
 )
 ENTRY_COLUMNS: tuple[str, ...] = (

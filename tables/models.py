@@ -305,6 +305,10 @@ class Hand(models.Model):
     not_dealt = models.JSONField(
         default=list, blank=True, help_text="Seated players not dealt in, and why: [{player, reason}]."
     )
+    jackpot_contributions_minor = models.BigIntegerField(default=0, help_text="Set aside for jackpots at settlement.")
+    jackpot_awards_minor = models.BigIntegerField(
+        default=0, help_text="Jackpot money won in the hand: the spin award plus royal shares paid."
+    )
     jackpot_results = models.JSONField(
         default=dict, blank=True, help_text="Contributions, royal awards and resets, as settled."
     )

@@ -182,6 +182,8 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     hand.pool_minor = pool
     hand.breakage_minor = outcome.breakage_minor
     hand.change_keys = [list(key) for key in keys]
+    hand.jackpot_contributions_minor = split.contributions_minor
+    hand.jackpot_awards_minor = spin_award + int(outcome.royal_prizes_minor.sum())
     hand.jackpot_results = {
         "contributions": dict(split.contributions),
         "royal": royal_results,
@@ -198,6 +200,8 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
             "change_keys",
             "beacon_value",
             "jackpot_results",
+            "jackpot_contributions_minor",
+            "jackpot_awards_minor",
             "leaderboard",
         ]
     )

@@ -4,13 +4,14 @@ exact after every step (seed 001, Jackpots; DESIGN item 12)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 import pytest
 from django.contrib.auth.models import User
 
+from backoffice.auditing import list_audit_totals
 from handhistory.verification import verify_hand
 from jackpots import services as jackpot_services
 from jackpots.errors import InvalidJackpotError
@@ -118,6 +119,12 @@ def test_a_spin_jackpot_drawn_at_the_deal_joins_the_pool_and_the_jackpot_restart
     )
     prizes = sum(Entry.objects.filter(hand=hand).values_list("prize_minor", flat=True))
     assert prizes + hand.breakage_minor == hand.pool_minor
+    assert hand.jackpot_awards_minor == 5_000
+    assert hand.jackpot_contributions_minor == sum(hand.jackpot_results["contributions"].values()) > 0
+    (row,) = list_audit_totals(
+        start=now.date(), end=now.date() + timedelta(days=1), group_by="table", table_id=table.pk
+    )
+    assert (row.jackpot_contributions_minor, row.jackpot_awards_minor) == (hand.jackpot_contributions_minor, 5_000)
     assert JackpotEvent.objects.filter(jackpot=bronze, kind=JackpotEventKind.SPIN_WON, hand_id=hand.pk).exists()
     report = verify_hand(hand_id=hand.pk)
     assert report.ok, report.mismatches
