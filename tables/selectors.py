@@ -408,3 +408,63 @@ def list_seated_players(*, table_id: int) -> list[dict[str, Any]]:
         .order_by("joined_at")
         .values("user__username", "status", "ws_connections", "last_seen_at")
     ]
+
+
+RECALL_HANDS = 10
+
+
+def list_recent_hands(*, table_id: int, user_id: int, limit: int = RECALL_HANDS) -> list[dict[str, Any]]:
+    """Game recall (GLI-19 style): the table's last ``limit`` finished hands, newest first,
+    with their number, end, status, entries, pool, the best final hand's player, and the
+    viewer's own place and prize when he played. Only public facts of finished hands."""
+    hands = list(
+        Hand.objects.filter(table_id=table_id, status__in=(HandStatus.SETTLED, HandStatus.CANCELLED))
+        .order_by("-number")
+        .only("id", "number", "status", "settled_at", "entry_count", "pool_minor", "leaderboard", "config")[:limit]
+    )
+    own = {
+        row["hand_id"]: row
+        for row in Entry.objects.filter(hand__in=hands, user_id=user_id).values(
+            "hand_id", "place", "prize_minor", "jackpot_minor"
+        )
+    }
+    return [
+        {
+            "id": hand.pk,
+            "number": hand.number,
+            "status": hand.status,
+            "ended_at": _iso(hand.settled_at),
+            "entries": hand.entry_count,
+            "pool_minor": hand.pool_minor if hand.status == HandStatus.SETTLED else None,
+            "currency": hand.currency,
+            "winner": (hand.leaderboard or [{}])[0].get("player"),
+            "mine": own.get(hand.pk),
+            "url": f"/history/hands/{hand.pk}/",
+        }
+        for hand in hands
+    ]
+
+
+def find_missed_result(*, table_id: int, user_id: int, since: datetime) -> dict[str, Any] | None:
+    """The newest hand at this table that finished while the player was disconnected (rules
+    Notes 2: "the result ... will be visible through the Hand History link"), settled after
+    ``since``: what the game screen tells him on return."""
+    entry = (
+        Entry.objects.filter(
+            hand__table_id=table_id, user_id=user_id, connected_at_end=False, hand__settled_at__gte=since
+        )
+        .select_related("hand")
+        .order_by("-hand__number")
+        .first()
+    )
+    if entry is None:
+        return None
+    return {
+        "hand_id": entry.hand_id,
+        "number": entry.hand.number,
+        "place": entry.place,
+        "entries": entry.hand.entry_count,
+        "prize_minor": entry.prize_minor + entry.jackpot_minor,
+        "currency": entry.hand.currency,
+        "url": f"/history/hands/{entry.hand_id}/",
+    }

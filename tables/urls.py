@@ -9,6 +9,7 @@ from tables import views
 urlpatterns: list[URLPattern | URLResolver] = [
     path("tables/<int:table_id>/", views.table_page, name="table"),
     path("tables/<int:table_id>/details/", views.table_details, name="table-details"),
+    path("tables/<int:table_id>/recall.json", views.table_recall, name="table-recall"),
     path("tables/<int:table_id>/snapshot.json", views.table_snapshot, name="table-snapshot"),
     path("tables/<int:table_id>/seat/<slug:action>/", views.seat_action, name="table-seat"),
 ]

@@ -8,6 +8,7 @@ fallback for browsers without JavaScript.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from django.contrib import messages
@@ -21,7 +22,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from tables import services
 from tables.errors import TableNotFoundError
-from tables.selectors import get_entry_state, get_table_details, get_table_state
+from tables.selectors import (
+    find_missed_result,
+    get_entry_state,
+    get_table_details,
+    get_table_state,
+    list_recent_hands,
+)
 from wallet.errors import DomainError
 
 SEAT_ACTIONS: dict[str, tuple[Callable[..., Any], str]] = {
@@ -77,16 +84,33 @@ def table_page(request: AuthenticatedHttpRequest, table_id: int) -> HttpResponse
         "login": reverse("login"),
         "hand_history": "/history/hands/",
     }
+    # A player back after a disconnection hears what happened while he was away, once.
+    seen = int(request.session.get(f"missed:{table_id}", 0))
+    missed = find_missed_result(table_id=table_id, user_id=request.user.pk, since=timezone.now() - timedelta(days=1))
+    if missed is not None and missed["hand_id"] > seen:
+        request.session[f"missed:{table_id}"] = missed["hand_id"]
+    else:
+        missed = None
+    urls["recall"] = reverse("table-recall", args=[table_id])
     return render(
         request,
         "tables/table.html",
         {
             "table": snapshot["table"],
             "private": snapshot["private"],
+            "missed": missed,
             "boot": {**snapshot, "urls": urls, "username": request.user.get_username()},
             "seat_actions": list(SEAT_ACTIONS),
         },
     )
+
+
+@require_GET
+def table_recall(request: HttpRequest, table_id: int) -> JsonResponse:
+    """Game recall: ``{"hands": [...]}``, the table's last finished hands (``list_recent_hands``)."""
+    if not request.user.is_authenticated:
+        return JsonResponse({"code": "not_authenticated", "message": "log in first"}, status=401)
+    return JsonResponse({"hands": list_recent_hands(table_id=table_id, user_id=int(request.user.pk or 0))})
 
 
 @require_GET

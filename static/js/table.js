@@ -635,6 +635,32 @@ for (const tip of ["tip1", "tip2"]) {
     if (code) sendHold([...code].map((letter) => letter === "H"));
   });
 }
+// Game recall: the table's last hands, read when the player opens the list.
+$("recall").addEventListener("toggle", async (event) => {
+  if (!event.target.open) return;
+  const list = $("recall-list");
+  try {
+    const data = await fetchJson(boot.urls.recall);
+    list.replaceChildren(
+      ...(data.hands.length ? data.hands : [null]).map((h) =>
+        h === null
+          ? el("li", { class: "fine-print" }, "No hand has finished here yet.")
+          : el(
+              "li",
+              {},
+              el("a", { href: h.url }, `#${h.number}`),
+              h.status === "cancelled"
+                ? " cancelled, refunded"
+                : ` · ${h.entries} players · pool ${formatMinor(h.pool_minor, h.currency)}${h.winner ? ` · best: ${h.winner}` : ""}`,
+              h.mine && h.mine.place ? el("strong", {}, ` · you: ${h.mine.place}${h.mine.prize_minor ? `, ${formatMinor(h.mine.prize_minor + h.mine.jackpot_minor, h.currency)}` : ""}`) : null,
+            ),
+      ),
+    );
+  } catch {
+    list.replaceChildren(el("li", { class: "fine-print" }, "Could not load the last hands; try again."));
+  }
+});
+
 $("buy-draw").addEventListener("click", () => buy("buy_draw"));
 $("redeal").addEventListener("click", () => buy("redeal"));
 document.querySelectorAll(".seat-buttons form").forEach((form) => {
