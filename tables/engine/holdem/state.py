@@ -453,7 +453,7 @@ class HandState:
     def _end_betting(self) -> HandState:
         live = self._live()
         alone = sum(live) == 1
-        stacks, committed = _collect(self.stacks, self.bets, self.committed, None if not alone else live.index(True))
+        stacks, committed = _collect(self.stacks, self.bets, self.committed)
         state = self._evolve(stacks=stacks, committed=committed, bets=(0,) * self.player_count, actors=())
         if alone:
             return state._settle()
@@ -595,16 +595,17 @@ def _rotation(start: int, n: int) -> list[int]:
 
 
 def _collect(
-    stacks: tuple[int, ...], bets: tuple[int, ...], committed: tuple[int, ...], winner: int | None
+    stacks: tuple[int, ...], bets: tuple[int, ...], committed: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Move bets into the pots, returning the uncalled part of the biggest bet to its owner."""
+    """Move bets into the pots, returning the uncalled part of the biggest bet to its owner
+    (an uncalled bet is never in the pot, so never raked)."""
     if not any(bets):
         return stacks, committed
     cutoff = sorted(bets)[-2]
     new_stacks = list(stacks)
     new_committed = list(committed)
     for j, bet in enumerate(bets):
-        if j != winner and bet > cutoff:
+        if bet > cutoff:
             new_stacks[j] += bet - cutoff
             bet = cutoff
         new_committed[j] += bet
@@ -650,7 +651,7 @@ def start_hand(setup: HandSetup) -> HandState:
     holes = tuple((setup.deck[a], setup.deck[b]) for a, b in positions.holes)
     antes = tuple(min(structure.ante, s) for s in starting)
     stacks = tuple(s - a for s, a in zip(starting, antes, strict=True))
-    stacks, committed = _collect(stacks, antes, (0,) * n, None)
+    stacks, committed = _collect(stacks, antes, (0,) * n)
     small, big = (1, 0) if n == 2 else (0, 1)
     blind_amounts = [0] * n
     blind_amounts[small] = structure.small_blind
