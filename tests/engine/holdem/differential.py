@@ -12,7 +12,9 @@ Pokerkit is configured, not patched: its ``FixedLimitTexasHoldem`` allows four r
 over the big blind pre-flop, so the fixed-limit state is built from ``Street`` objects
 with our caps (``SEED_LIMIT_CAPS``: three raises pre-flop, the blind being the first of
 the four bets, seed 003 Some standard rules); ante trimming is on (antes are ordinary
-contributions to the pots). Rake is zero here (pokerkit rakes pot by pot; we rake the hand).
+contributions to the pots). Rake is off by default; with a rake pokerkit gets our rounding
+and no-flop-no-drop, and stacks are compared when the hand settles as one pot (pokerkit
+rakes pot by pot, we rake the hand: ``docs/holdem.md``).
 """
 
 from __future__ import annotations
@@ -119,8 +121,17 @@ def random_action(rng: random.Random, state: HandState) -> Action:
 
 
 def pokerkit_state(setup: HandSetup, n: int) -> pk.State:
-    """A pokerkit state with our structure: same streets, caps, blinds, antes and stacks."""
+    """A pokerkit state with our structure: same streets, caps, blinds, antes and stacks.
+
+    With a rake, pokerkit gets a rake function with our rounding (down) and no-flop-no-drop;
+    pokerkit applies it to each pot, we to the hand's total (see ``compare_hand``).
+    """
     structure = setup.structure
+
+    def rake(amount: int, state: pk.State) -> tuple[int, int]:
+        taken = structure.rake(amount, flop_dealt=any(state.board_cards))
+        return taken, amount - taken
+
     streets = tuple(
         pk.Street(
             street > 0,
@@ -151,6 +162,7 @@ def pokerkit_state(setup: HandSetup, n: int) -> pk.State:
         0,
         stacks,
         n,
+        rake=rake,
     )
 
 
@@ -212,10 +224,23 @@ def _apply(game: pk.State, state: HandState, action: Action) -> None:
         game.complete_bet_or_raise_to(action.amount if action.amount is not None else legal.min_to)
 
 
-def compare_hand(seed: int, betting: Betting | None = None) -> HandReport:
-    """Play hand ``seed`` through both engines; raise ``DisagreementError`` on any difference."""
+def compare_hand(
+    seed: int, betting: Betting | None = None, *, rake_bps: int = 0, rake_cap: int | None = None
+) -> HandReport:
+    """Play hand ``seed`` through both engines; raise ``DisagreementError`` on any difference.
+
+    With a rake the finishing stacks are compared when the hand is settled as one pot;
+    with several pots pokerkit rakes (and caps) each pot while we rake the hand, so only
+    the decisions and the pots before rake are compared and ``report.notes`` says so.
+    """
     rng = random.Random(seed)
     setup = random_setup(rng, betting)
+    if rake_bps:
+        s = setup.structure
+        structure = Structure(
+            s.betting, s.small_blind, s.big_blind, s.small_bet, s.big_bet, s.ante, s.raise_caps, rake_bps, rake_cap
+        )
+        setup = HandSetup(structure, setup.stacks, setup.button, setup.deck)
     state = start_hand(setup)
     n = state.player_count
     game = pokerkit_state(setup, n)
@@ -228,18 +253,38 @@ def compare_hand(seed: int, betting: Betting | None = None) -> HandReport:
         state = state.act(action)
         report.decisions += 1
         _advance(game, setup, n, None)
+    settled_pots = 1
     if state.phase is Phase.SHOWDOWN:
         ours = build_pots(state.committed, [not f for f in state.folded])
         theirs = tuple((p.amount, p.player_indices) for p in game.pots)
         if theirs != tuple((p.amount, p.eligible) for p in ours):
             raise DisagreementError(f"pots: pokerkit {theirs}, ours {ours}")
         report.pots_compared = True
+        settled_pots = len(build_pots(state.committed, state.winning_players()))
         state = play_showdown(state, muck_losers=rng.random() < 0.5)
     _advance(game, setup, n, state)
     if game.status:
         raise DisagreementError("pokerkit's hand is not over when ours is")
     report.state = state
     report.pokerkit_stacks = tuple(game.stacks)
+    if state.rake and settled_pots > 1:
+        report.notes.append("raked hand with several pots: rake per hand vs per pot, stacks not compared")
+        return report
+    if state.rake and sum(not f for f in state.folded) == 1 and report.pokerkit_stacks != state.stacks:
+        # Documented difference (docs/holdem.md, rake): when everyone else folds, pokerkit
+        # leaves the winner's whole final-street bet out of the raked pot; we rake the part
+        # of it that was called. Everyone else agrees; the winner differs by that rake only.
+        winner = state.folded.index(False)
+        theirs_rake = sum(state.starting_stacks) - sum(report.pokerkit_stacks)
+        others_agree = all(
+            a == b for k, (a, b) in enumerate(zip(report.pokerkit_stacks, state.stacks, strict=True)) if k != winner
+        )
+        if not (others_agree and 0 <= theirs_rake < state.rake):
+            raise DisagreementError(f"raked fold-win: pokerkit {report.pokerkit_stacks}, ours {state.stacks}")
+        if report.pokerkit_stacks[winner] - state.stacks[winner] != state.rake - theirs_rake:
+            raise DisagreementError("raked fold-win: the winner differs by more than the rake difference")
+        report.notes.append("fold-win rake: pokerkit does not rake the winner's called final-street bet")
+        return report
     if report.pokerkit_stacks != state.stacks:
         raise DisagreementError(f"finishing stacks: pokerkit {report.pokerkit_stacks}, ours {state.stacks}")
     return report

@@ -32,3 +32,19 @@ def test_finishing_stacks_pots_and_options_agree_with_pokerkit(betting: Betting)
     assert showdowns > HANDS_PER_STRUCTURE // 10
     assert all_ins > HANDS_PER_STRUCTURE // 20
     assert decisions > 3 * HANDS_PER_STRUCTURE
+
+
+def test_raked_hands_agree_with_pokerkit_up_to_the_two_documented_rake_differences() -> None:
+    compared = several_pots = fold_wins = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in range(300):
+            report = compare_hand(50_000 + seed, rake_bps=500, rake_cap=(None, 3, 10, 40)[seed % 4])
+            if not report.notes:
+                compared += 1
+            elif "several pots" in report.notes[0]:
+                several_pots += 1
+            else:
+                fold_wins += 1  # asserted inside compare_hand: only the winner, by the rake gap
+    assert compared > 150  # most raked hands agree exactly; the rest are counted, not hidden
+    assert several_pots + fold_wins < compared

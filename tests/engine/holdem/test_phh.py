@@ -156,3 +156,14 @@ def test_a_table_name_with_a_quote_is_written_as_valid_toml() -> None:
     state = _played(new_hand(Structure.no_limit(1, 2), [100] * 2, button=0))
     text = hand_to_phh(state, table="Dealer's choice")
     assert replay_phh(text) == state.stacks == pokerkit_finishing_stacks(text)
+
+
+def test_a_raked_hand_keeps_its_rake_in_extension_fields() -> None:
+    structure = Structure.no_limit(1, 2, rake_bps=500, rake_cap=3)
+    state = _played(act(new_hand(structure, [100] * 3, button=0), ActionKind.RAISE, 20))
+    text = hand_to_phh(state)
+    assert "_rake_bps = 500" in text and "_rake_cap = 3" in text
+    assert state.rake == 3
+    assert replay_phh(text) == state.stacks
+    # A reader that ignores the extension (pokerkit) replays the hand without rake.
+    assert sum(pokerkit_finishing_stacks(text)) == sum(state.stacks) + state.rake
