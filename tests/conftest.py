@@ -13,10 +13,16 @@ from django.conf import settings
 from django.contrib.auth.models import Group, Permission, User
 from django.db import connection
 from django.utils import timezone
+from hypothesis import settings as hypothesis_settings
 
 from tables.models import Table
 from tests.helpers import create_fun_table
 from wallet import services as wallet_services
+
+# Property tests measure correctness, not speed: a loaded CI machine must not fail them on
+# Hypothesis's per-example deadline (speed is the benchmarks' business, bench/).
+hypothesis_settings.register_profile("suite", deadline=None)
+hypothesis_settings.load_profile("suite")
 
 # Django refuses sync ORM calls from a running event loop; async tests (Channels, Playwright)
 # reach the ORM from helper threads, and the live-server fixture needs this switched off.
