@@ -67,8 +67,10 @@ def test_no_changelist_accepts_a_lookup_on_a_secret_field(
     for model in admin.site._registry:
         url = changelist_url(model)
         assert client.get(url).status_code in (200, 403), url
-        for path in secret_paths(model):
-            for lookup in LOOKUPS:
+        for path in sorted(set(secret_paths(model))):
+            # Every lookup the auditor used on paths of up to one relation; on longer paths
+            # (the same fields reached another way) the prefix search of the attack.
+            for lookup in LOOKUPS if path.count("__") <= 1 else ("__startswith",):
                 value = "True" if lookup == "__isnull" else running_hand.server_seed[:1]
                 response = client.get(url, {path + lookup: value})
                 # 400: DisallowedModelAdminLookup; 403: no view permission at all.

@@ -104,14 +104,14 @@ def test_beat_and_worker_play_hands_from_ante_to_settlement(celery_processes: No
         keep_present()
         return Hand.objects.filter(table=table, status=HandStatus.CHANGE).exists()
 
-    wait_for(hand_in_change, 30, "beat to deal a hand")
+    wait_for(hand_in_change, 90, "beat to deal a hand")  # a loaded machine starts Celery slowly
     services.buy_draw(table_id=table.pk, user_id=players[0].pk, now=timezone.now())
 
     def two_settled() -> bool:
         keep_present()
         return Hand.objects.filter(table=table, status=HandStatus.SETTLED).count() >= 2
 
-    wait_for(two_settled, 40, "two hands settled by the worker")
+    wait_for(two_settled, 90, "two hands settled by the worker")
     first = Hand.objects.filter(table=table).order_by("number").first()
     assert first is not None
     assert first.gross_minor == 3 * 100 + 50
