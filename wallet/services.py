@@ -11,13 +11,14 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from wallet import chain
+from wallet import chain, protection
 from wallet.errors import (
     CurrencyMismatchError,
     InsufficientFundsError,
@@ -282,10 +283,23 @@ def deposit_cash(
     reason: str,
     staff_user_id: int,
     reference: str = "",
+    now: datetime | None = None,
 ) -> Transfer:
     """A staff member credits money received outside the platform (no payment provider):
     cashier -> player. ``reason`` is mandatory and becomes the memo the player and auditors
-    see. FUN chips are never deposited as cash (CurrencyMismatchError)."""
+    see. FUN chips are never deposited as cash (CurrencyMismatchError).
+
+    The player's protection holds (wallet/protection.py): DepositLimitError past his own
+    deposit limit of the last 24 hours, SelfExcludedError, TimeOutError or SuspendedError
+    while he may not play; nothing is deposited then. A repeated reference is not a new
+    deposit and is not refused.
+    """
+    repeated = bool(reference) and Transfer.objects.filter(reference=reference).exists()
+    valid_amount = isinstance(amount_minor, int) and not isinstance(amount_minor, bool) and amount_minor > 0
+    if not repeated and valid_amount and currency != Currency.FUN:
+        protection.check_deposit(
+            user_id=user_id, currency=currency, amount_minor=amount_minor, now=now or timezone.now()
+        )
     return _move_cash(
         deposit=True,
         user_id=user_id,
