@@ -76,6 +76,8 @@ def table_page(request: AuthenticatedHttpRequest, table_id: int) -> HttpResponse
         "lobby": reverse("lobby"),
         "login": reverse("login"),
         "hand_history": "/history/hands/",
+        "session": reverse("responsible-gaming-session"),
+        "limits": reverse("responsible-gaming"),
     }
     return render(
         request,

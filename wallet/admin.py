@@ -96,6 +96,8 @@ class CashMovementForm(forms.Form):
 @admin.register(Account)
 class AccountAdmin(ReadOnlyAdmin):
     list_display = ("key", "kind", "currency", "user", "balance", "created_at")
+    fields = ("key", "kind", "currency", "user", "balance", "created_at")
+    readonly_fields = ("balance",)
     list_filter = ("kind", "currency")
     search_fields = ("key", "user__username", "user__email")
     list_select_related = ("user",)
@@ -158,6 +160,11 @@ class AccountAdmin(ReadOnlyAdmin):
             except DomainError as error:
                 form.add_error(None, f"{error} [{error.code}]")
             else:
+                # The player's game screens show his balance: refresh them now (an adapter may
+                # call the layer above; the wallet's services never do).
+                from tables.events import push_player_on_commit
+
+                push_player_on_commit(account.user_id)
                 amount = format_minor(form.cleaned_data["amount"], account.currency)
                 if repeated:
                     messages.warning(
@@ -192,8 +199,17 @@ class TransferAdmin(ReadOnlyAdmin):
 
 @admin.register(LedgerEntry)
 class LedgerEntryAdmin(ReadOnlyAdmin):
-    list_display = ("id", "transfer", "account", "delta_minor", "balance_after_minor")
+    list_display = ("id", "transfer", "account", "change", "balance_after")
     list_select_related = ("transfer", "account")
+
+    @admin.display(description="Change", ordering="delta_minor")
+    def change(self, obj: LedgerEntry) -> str:
+        return format_minor(obj.delta_minor, obj.account.currency)
+
+    @admin.display(description="Balance after", ordering="balance_after_minor")
+    def balance_after(self, obj: LedgerEntry) -> str:
+        return format_minor(obj.balance_after_minor, obj.account.currency)
+
     search_fields = ("account__key", "transfer__reference")
 
 

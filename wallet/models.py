@@ -9,6 +9,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from wallet.money import format_minor
+
 
 class Currency(models.TextChoices):
     """Cash currency and the virtual FUN chips that can never become cash (DESIGN 18)."""
@@ -60,7 +62,7 @@ class Account(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.key} ({self.balance_minor} {self.currency} minor)"
+        return f"{self.key} ({format_minor(self.balance_minor, self.currency)})"
 
 
 class TransferKind(models.TextChoices):

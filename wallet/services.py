@@ -164,7 +164,8 @@ def post_transfer(
         after = account.balance_minor + deltas[account.pk]
         if after < 0 and account.kind != AccountKind.CASHIER:
             raise InsufficientFundsError(
-                f"{account.key} holds {format_minor(account.balance_minor, account.currency)}, "
+                f"{'the wallet' if account.kind == AccountKind.PLAYER else account.key} holds "
+                f"{format_minor(account.balance_minor, account.currency)}, "
                 f"needs {format_minor(-deltas[account.pk], account.currency)}",
                 key=account.key,
                 balance_minor=account.balance_minor,

@@ -183,7 +183,12 @@ function onAnswer(frame) {
   state.busy.delete(action);
   if (frame.type === "error") {
     if (action === "hold" && state.pendingHolds === 0) state.hold = currentEntry()?.hold ?? null;
-    toast(frame.message, "error");
+    if (frame.code === "rate_limited") {
+      // One notice however many clicks were refused (it counts them), never a pile.
+      toast("Too many clicks: slow down a little.", "error", { key: "rate_limited" });
+    } else {
+      toast(frame.message, "error");
+    }
   } else if (action === "leave") {
     window.location.assign(boot.urls.lobby);
   }
@@ -644,7 +649,57 @@ document.querySelectorAll(".seat-buttons form").forEach((form) => {
   });
 });
 
+// --- reality checks (wallet/protection.py) --------------------------------------------------
+
+const REALITY_POLL_MS = 60000;
+
+/** Every N minutes of play (the player's own setting) show the time played and the net
+ * result of the session; the player carries on, or leaves the table. */
+async function scheduleRealityCheck() {
+  let session;
+  try {
+    session = await fetchJson(boot.urls.session);
+  } catch {
+    setTimeout(scheduleRealityCheck, REALITY_POLL_MS);
+    return;
+  }
+  const next = session.playing && session.reality_check_minutes ? session.next_check_seconds * 1000 : null;
+  if (next === null || next > REALITY_POLL_MS) {
+    setTimeout(scheduleRealityCheck, REALITY_POLL_MS);
+    return;
+  }
+  setTimeout(showRealityCheck, next);
+}
+
+async function showRealityCheck() {
+  const box = $("reality-check");
+  try {
+    const session = await fetchJson(boot.urls.session);
+    if (!session.playing) return scheduleRealityCheck();
+    const net = Object.values(session.net);
+    box.querySelector("[data-role=text]").textContent =
+      `You have played for ${session.minutes_played} minutes this session. ` +
+      `Net result: ${net.length ? net.join(", ") : "even"}.`;
+    box.hidden = false;
+    box.querySelector("[data-role=continue]").focus();
+  } catch {
+    // try again at the next poll
+  }
+  setTimeout(scheduleRealityCheck, REALITY_POLL_MS + 5000);
+  return undefined;
+}
+
+$("reality-check").querySelector("[data-role=continue]").addEventListener("click", () => {
+  $("reality-check").hidden = true;
+});
+$("reality-check").querySelector("[data-role=leave]").addEventListener("click", () => {
+  $("reality-check").hidden = true;
+  if (socket.isOpen()) send("leave");
+  else window.location.assign(boot.urls.lobby);
+});
+
 syncClock(state.table.server_time);
+scheduleRealityCheck();
 state.hold = currentEntry()?.hold ?? null;
 if (currentEntry()?.result) state.lastResult = { hand: state.table.hand, entry: currentEntry() };
 render();

@@ -20,6 +20,7 @@ from tables.records import board_from_json, carry_key, combination_digits, escro
 from tables.services.seating import is_connected
 from wallet import services as wallet_services
 from wallet.models import Account, AccountKind, TransferKind
+from wallet.money import format_minor
 
 LEADERBOARD_SIZE = 10
 
@@ -138,7 +139,10 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
             kind=TransferKind.SETTLEMENT,
             currency=currency,
             legs=legs,
-            memo=f"Settlement of hand {hand.table_id}#{hand.number}: rake {rake}, pool {pool}",
+            memo=(
+                f"Settlement of hand {hand.table_id}#{hand.number}: rake {format_minor(rake, currency)}, "
+                f"pool {format_minor(pool, currency)}"
+            ),
         )
     for result in royal_results:
         jackpot_services.record_royal(
