@@ -9,9 +9,9 @@ from datetime import datetime
 import pytest
 from django.contrib.auth.models import User
 
-from tables import services
 from tables.models import Table
 from tests.helpers import deal, logged_in, seat_players, settle
+from wallet import services as wallet_services
 from wallet.errors import InsufficientFundsError
 from wallet.models import Account, Transfer
 
@@ -26,15 +26,8 @@ def test_the_settlement_memo_shows_rake_and_pool_as_money(table: Table, alice: U
     assert re.fullmatch(r"Settlement of hand \d+#1: rake \d+\.\d\d FUN, pool \d+\.\d\d FUN", memo), memo
 
 
-def test_a_refused_purchase_says_what_the_wallet_holds_in_money(
-    table: Table, alice: User, bob: User, now: datetime
-) -> None:
-    table = services.create_table(
-        name="Euro", mode="cash", currency="EUR", ante_minor=500, redeal_price_minor=80, change_seconds=30
-    )
+def test_a_refused_payment_says_what_the_wallet_holds_in_money(alice: User, bob: User) -> None:
     with pytest.raises(InsufficientFundsError) as refused:
-        from wallet import services as wallet_services
-
         wallet_services.transfer_between(
             source=wallet_services.ensure_player_account(user_id=alice.pk, currency="EUR"),
             destination=wallet_services.ensure_player_account(user_id=bob.pk, currency="EUR"),
