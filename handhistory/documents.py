@@ -17,10 +17,13 @@ SAFE_SCHEMES = ("http://", "https://", "mailto:", "#", "/", "./", "../")
 
 class _SafeLinks(Treeprocessor):
     """Drop link and image targets with a scheme other than http(s) or mailto (``javascript:``,
-    ``data:``): the text stays, the target goes."""
+    ``data:``): the text stays, the target goes. Tables, which may scroll sideways, take
+    keyboard focus."""
 
     def run(self, root: ET.Element) -> None:
         for element in root.iter():
+            if element.tag == "table":
+                element.set("tabindex", "0")  # scrolls sideways: reachable from the keyboard
             for attribute in ("href", "src"):
                 target = element.get(attribute)
                 if target is None:
@@ -44,11 +47,14 @@ def render_markdown(text: str) -> str:
     >>> render_markdown("<script>x</script> **a**")
     '<p>&lt;script&gt;x&lt;/script&gt; <strong>a</strong></p>'
     """
-    return markdown.markdown(
+    html = markdown.markdown(
         text,
         extensions=["tables", "fenced_code", "toc", "sane_lists", _NoRawHtml()],
         output_format="html",
     )
+    # Fenced code is stashed past the tree processors; raw HTML is escaped, so every <pre>
+    # here is the renderer's own. Code blocks scroll sideways: reachable from the keyboard.
+    return html.replace("<pre>", '<pre tabindex="0">')
 
 
 @lru_cache(maxsize=8)

@@ -322,7 +322,7 @@ function renderBoard() {
   board.classList.toggle("has-payline", Boolean(entry));
   const message = $("board-message");
   if (!hand) {
-    reels.forEach((reel) => reel.replaceChildren(...Array.from({ length: 10 }, () => cardBack({ attributes: { role: "listitem" } }))));
+    reels.forEach((reel) => reel.replaceChildren(...Array.from({ length: 10 }, () => cardBack())));
     $("cards-out").replaceChildren(cardBack(), cardBack());
     message.textContent = state.table.phase === "closed"
       ? "This table is closed."
@@ -332,6 +332,8 @@ function renderBoard() {
   }
   const columns = hand.board.columns;
   const centers = reelCenters(entry, hand.board);
+  // Re-rendering replaces the cards: a keyboard player keeps focus on the same column.
+  const focusedColumn = document.activeElement?.closest?.("button.mine")?.dataset.column;
   const playing = canPlay();
   const hold = displayedHold();
   const result = entry?.result && !entry.result.cancelled ? entry.result : null;
@@ -356,7 +358,7 @@ function renderBoard() {
         }));
       } else {
         const initial = result && !result.hold_used[c] && index === entry.combination[c];
-        const node = card(code, { attributes: { role: "listitem" } });
+        const node = card(code);
         if (onPayline) {
           node.classList.add("mine");
           node.dataset.testid = `my-card-${c}`;
@@ -375,6 +377,10 @@ function renderBoard() {
     }
     state.previousCenters[c] = center;
   });
+  if (focusedColumn !== undefined) {
+    const again = document.querySelector(`button.mine[data-column="${focusedColumn}"]`);
+    if (again) again.focus();
+  }
   $("cards-out").replaceChildren(...hand.board.out.map((code) => card(code)));
   if (!entry) {
     message.textContent = state.private.seat?.status === "active"
@@ -566,7 +572,7 @@ function renderFooter() {
 function tick() {
   const { deadline, phase } = state.table;
   const countdown = $("countdown");
-  countdown.previousElementSibling.textContent = phase === "change" ? "Time left" : "Next hand";
+  countdown.closest(".stat").querySelector("dt").textContent = phase === "change" ? "Time left" : "Next hand";
   if (!deadline || phase === "waiting") {
     countdown.textContent = "–";
     countdown.classList.remove("urgent");

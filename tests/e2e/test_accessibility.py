@@ -43,9 +43,7 @@ def _sign_up(page: Page, base: str, username: str) -> None:
     page.wait_for_url(f"{base}/")
 
 
-def test_pages_have_no_serious_violations_and_a_hand_is_played_with_the_keyboard(
-    server: str, browser: Browser
-) -> None:
+def test_pages_have_no_serious_violations_and_a_hand_is_played_with_the_keyboard(server: str, browser: Browser) -> None:
     problems: list[str] = []
     anonymous = browser.new_page()
     for name, path in {"lobby-anonymous": "/", "login": "/login/", "signup": "/signup/"}.items():
@@ -74,9 +72,9 @@ def test_pages_have_no_serious_violations_and_a_hand_is_played_with_the_keyboard
     desktop.locator("[data-testid=my-card-0]").focus()
     desktop.keyboard.press("Enter")
     expect(desktop.locator("[data-testid=hold-state]")).to_have_attribute("data-hold", "HDDDD")
-    desktop.keyboard.press("Tab")
+    desktop.keyboard.press("Tab")  # focus stayed on column 1 through the re-render; Tab: column 2
     desktop.keyboard.press("Space")
-    expect(desktop.locator("[data-testid=hold-state]")).to_have_attribute("data-hold", re.compile("^H[HD]DDD$"))
+    expect(desktop.locator("[data-testid=hold-state]")).to_have_attribute("data-hold", "HHDDD")
     desktop.locator("[data-testid=buy-draw]").focus()
     desktop.keyboard.press("Enter")
     expect(desktop.locator("[data-testid=draw-2]")).to_have_attribute("data-bought", "true")

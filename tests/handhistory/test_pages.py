@@ -139,7 +139,7 @@ def test_the_hand_page_draws_every_board_card_as_a_named_card_face(settled_hand:
 
 def test_the_provably_fair_document_is_rendered_with_its_tables_and_code(alice: User) -> None:
     page = logged_in(alice).get("/history/provably-fair/").content.decode()
-    assert "<table>" in page and "<pre><code" in page and "<h1" in page
+    assert '<table tabindex="0">' in page and '<pre tabindex="0"><code' in page and "<h1" in page
     assert "```" not in page and "\n| " not in page
 
 
