@@ -18,6 +18,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PASSWORD = "phone-first-390"
 SCREENSHOTS = Path("/tmp")
+# A slow socket rate limit, so that fast clicks are refused whatever the machine's speed.
+E2E_SERVER_ENV = {"POKER_WS_RATE_PER_SECOND": "0.5", "POKER_WS_RATE_BURST": "5"}
 PLAY_ELEMENTS = ["my-card-0", "my-card-4", "probability", "countdown", "buy-draw", "redeal"]
 
 
@@ -100,6 +102,13 @@ def test_no_page_scrolls_sideways_and_the_phone_plays_on_one_screen(server: str,
     for page in (phone, desktop):
         expect(page.locator("[data-testid=phase]")).to_have_attribute("data-phase", "change")
         expect(page.locator("[data-testid=my-card-4]")).to_be_visible()
+    # Fifteen fast clicks (the server allows 5, then one every 2 s): the refusals past the socket's rate limit make one counted notice.
+    desktop.evaluate(
+        """() => { for (let i = 0; i < 15; i += 1) document.querySelector('[data-testid=my-card-0]').click(); }"""
+    )
+    notice = desktop.locator(".toast", has_text="slow down")
+    expect(notice).to_have_count(1)
+    expect(notice).to_contain_text(re.compile(r"\(×\d+\)"))
     phone.click("[data-testid=my-card-2]")
     expect(phone.locator("[data-testid=hold-state]")).to_have_attribute("data-hold", "DDHDD")
     # The player scrolls the board up under the sticky stats bar (countdown, pool, balance).
