@@ -11,6 +11,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("", views.lobby, name="lobby"),
     path("lobby/tables.json", views.lobby_tables, name="lobby-tables"),
     path("simulator/", views.simulator, name="simulator"),
+    path("rules/", views.rules, name="rules"),
     path("signup/", views.sign_up, name="signup"),
     path(
         "login/",
