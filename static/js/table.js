@@ -30,6 +30,7 @@ const state = {
   gapTimer: null,
   lastStaleResync: 0, // when a passed deadline last triggered a re-read (ms, local clock)
   previousCenters: [null, null, null, null, null],
+  boardSignature: null, // what the board shows, to skip redrawing it unchanged
 };
 
 // --- state ---------------------------------------------------------------------------------
@@ -328,15 +329,24 @@ function renderBoard() {
       ? "This table is closed."
       : "Waiting for players: a hand starts when two players are seated.";
     state.previousCenters = [null, null, null, null, null];
+    state.boardSignature = null;
     return;
   }
   const columns = hand.board.columns;
   const centers = reelCenters(entry, hand.board);
-  // Re-rendering replaces the cards: a keyboard player keeps focus on the same column.
-  const focusedColumn = document.activeElement?.closest?.("button.mine")?.dataset.column;
   const playing = canPlay();
   const hold = displayedHold();
   const result = entry?.result && !entry.result.cancelled ? entry.result : null;
+  // Redraw only what changed: a key or a tap on a card must not lose its element between
+  // press and release (Space activates a button on release) when an echo of it arrives.
+  const signature = JSON.stringify([
+    hand.id, hand.status, centers, playing, hold, Boolean(entry), entry?.result ? [entry.result.cancelled, state.shownDraw] : null,
+    state.private.seat?.status ?? null,
+  ]);
+  if (signature === state.boardSignature) return;
+  state.boardSignature = signature;
+  // Re-rendering replaces the cards: a keyboard player keeps focus on the same column.
+  const focusedColumn = document.activeElement?.closest?.("button.mine")?.dataset.column;
   reels.forEach((reel, c) => {
     const center = centers ? centers[c] : null;
     const items = [];
