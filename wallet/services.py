@@ -104,6 +104,12 @@ def ensure_house_account(*, kind: str, currency: str) -> Account:
     return ensure_account(key=house_account_key(kind, currency), kind=kind, currency=currency)
 
 
+def lock_accounts(account_ids: Iterable[int]) -> None:
+    """Lock accounts in primary-key order (the global lock order) until the transaction ends,
+    before reading what decides a transfer (e.g. a player's limits)."""
+    list(Account.objects.select_for_update().filter(pk__in=sorted(set(account_ids))).order_by("pk").values_list("pk"))
+
+
 @transaction.atomic
 def post_transfer(
     *,
@@ -297,7 +303,15 @@ def deposit_cash(
     """
     repeated = bool(reference) and Transfer.objects.filter(reference=reference).exists()
     valid_amount = isinstance(amount_minor, int) and not isinstance(amount_minor, bool) and amount_minor > 0
-    if not repeated and valid_amount and currency != Currency.FUN:
+    if not repeated and valid_amount and currency in Currency.values and currency != Currency.FUN:
+        # Lock the cashier and the wallet (primary-key order) before reading the deposits
+        # of the day: two deposits at once cannot both pass the limit.
+        lock_accounts(
+            [
+                ensure_house_account(kind=AccountKind.CASHIER, currency=currency).pk,
+                ensure_player_account(user_id=user_id, currency=currency).pk,
+            ]
+        )
         protection.check_deposit(
             user_id=user_id, currency=currency, amount_minor=amount_minor, now=now or timezone.now()
         )

@@ -69,6 +69,20 @@ def _lock_entry(*, table_id: int, user_id: int, now: datetime, shared: bool = Fa
     return hand, entry
 
 
+def _check_protection(hand: Hand, *, user_id: int, stake_minor: int, now: datetime) -> None:
+    """The player's protection (wallet/protection.py) before a purchase. A paid one first
+    locks his wallet and the hand's escrow (primary-key order, after the hand), so his
+    losses are read with no purchase of his at another table in flight."""
+    if stake_minor > 0:
+        wallet_services.lock_accounts(
+            [
+                wallet_services.ensure_player_account(user_id=user_id, currency=hand.currency).pk,
+                hand_escrow(hand_id=hand.pk, currency=hand.currency).pk,
+            ]
+        )
+    protection.check_can_play(user_id=user_id, currency=hand.currency, stake_minor=stake_minor, now=now)
+
+
 @transaction.atomic(durable=True)
 def set_hold(*, table_id: int, user_id: int, hold: Sequence[bool], now: datetime) -> Entry:
     """Record which cards the player holds (rules B.2: select the cards to keep; a further
@@ -100,7 +114,7 @@ def buy_draw(*, table_id: int, user_id: int, now: datetime, free: bool = False) 
     if entry.draws_bought >= config["max_draws"]:
         raise LimitReachedError(f"at most {config['max_draws']} draws in this hand", max_draws=config["max_draws"])
     price = int(config["draw_price_minor"])
-    protection.check_can_play(user_id=user_id, currency=hand.currency, stake_minor=0 if free else price, now=now)
+    _check_protection(hand, user_id=user_id, stake_minor=0 if free else price, now=now)
     number = entry.draws_bought + 1
     reference = f"draw:{hand.pk}:{user_id}:{number}"
     if free:
@@ -169,7 +183,7 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
     number = hand.redeal_count
     new = combination_index(redeal_combination(bytes.fromhex(hand.server_seed), taken, number))
     price = int(config["redeal_price_minor"])
-    protection.check_can_play(user_id=user_id, currency=hand.currency, stake_minor=0 if free else price, now=now)
+    _check_protection(hand, user_id=user_id, stake_minor=0 if free else price, now=now)
     if free:
         escrow = hand_escrow(hand_id=hand.pk, currency=hand.currency)
         legs = powerups.take_free_item(
