@@ -156,7 +156,14 @@ def test_no_page_scrolls_sideways_and_the_phone_plays_on_one_screen(server: str,
             page.goto(f"{server}{path}")
             page.wait_for_load_state("load")
             problems.append(_overflow(page, f"{name}-{size}"))
-            if size == "phone" and name in ("hand", "history", "wallet", "lobby"):
+            if size == "phone" and name in (
+                "hand",
+                "history",
+                "wallet",
+                "lobby",
+                "responsible-gaming",
+                "provably-fair",
+            ):
                 page.screenshot(path=str(SCREENSHOTS / f"e2e-layout-{name}-phone.png"), full_page=True)
     assert [problem for problem in problems if problem] == []
     assert errors == []
