@@ -390,6 +390,10 @@ if FUN_TOP_UP_TO_MINOR < FUN_TOP_UP_BELOW_MINOR:
     raise ImproperlyConfigured("POKER_FUN_TOP_UP_TO_MINOR must be at least POKER_FUN_TOP_UP_BELOW_MINOR")
 # The largest deposit or withdrawal staff may record in one go (minor units; 10,000.00).
 POKER_CASH_MOVEMENT_MAX_MINOR: int = _int("POKER_CASH_MOVEMENT_MAX_MINOR", 1_000_000, minimum=1, maximum=10**15)
+# Player protection (wallet/protection.py): a raised or removed limit takes effect after the
+# cooling period; a play session ends after this many minutes without a hand.
+LIMIT_COOLING_HOURS: int = _int("POKER_LIMIT_COOLING_HOURS", 24, minimum=1)
+SESSION_BREAK_MINUTES: int = _int("POKER_SESSION_BREAK_MINUTES", 15, minimum=1)
 # A seat with no open WebSocket and no request for this long counts as disconnected.
 PRESENCE_TIMEOUT_SECONDS: int = _int("POKER_PRESENCE_TIMEOUT_SECONDS", 30, minimum=1)
 # A closed game page counts as still there for this long: a reload is not a disconnection.

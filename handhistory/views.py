@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from handhistory import selectors
+from handhistory.documents import render_document
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
 from handhistory.verification import verify_hand
 from tables.services import fairness as fairness_services
@@ -79,7 +80,8 @@ def provably_fair(request: HttpRequest) -> HttpResponse:
     path = settings.BASE_DIR / "docs" / "provably-fair.md"
     if not path.is_file():
         raise Http404("the provably-fair document is missing")
-    return render(request, "handhistory/provably_fair.html", {"text": path.read_text(encoding="utf-8")})
+    title, html = render_document(path)
+    return render(request, "handhistory/provably_fair.html", {"title": title, "html": html})
 
 
 def commitments(request: HttpRequest) -> HttpResponse:

@@ -29,6 +29,7 @@ from jackpots.models import (
 )
 from wallet import services as wallet_services
 from wallet.models import Account, AccountKind, Currency, TransferKind
+from wallet.money import format_minor
 
 SPIN_KINDS = (JackpotKind.GOLD, JackpotKind.SILVER, JackpotKind.BRONZE)
 
@@ -156,7 +157,10 @@ def award_spin(*, jackpot_id: int, hand_id: int, escrow_account_id: int, now: da
             kind=TransferKind.JACKPOT,
             currency=jackpot.currency,
             legs=legs,
-            memo=f"{jackpot.name} drawn in hand {hand_id}: {balance} to the pool, reset {reset.paid_minor}",
+            memo=(
+                f"{jackpot.name} drawn in hand {hand_id}: {format_minor(balance, jackpot.currency)} to the pool, "
+                f"reset {format_minor(reset.paid_minor, jackpot.currency)}"
+            ),
         )
     JackpotEvent.objects.create(
         jackpot=jackpot,

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from tables.api.common import ErrorSerializer
+from wallet import protection
 
 
 class TokenApi(APIView):
@@ -36,7 +37,7 @@ class TokenApi(APIView):
 
     @extend_schema(
         request=Input,
-        responses={200: Output, 400: ErrorSerializer, 401: ErrorSerializer, 429: ErrorSerializer},
+        responses={200: Output, 400: ErrorSerializer, 401: ErrorSerializer, 403: ErrorSerializer, 429: ErrorSerializer},
         auth=[],
     )
     def post(self, request: Request) -> Response:
@@ -53,6 +54,11 @@ class TokenApi(APIView):
             return Response(
                 {"code": "invalid_credentials", "message": "Wrong username or password.", "extra": {}},
                 status=status.HTTP_401_UNAUTHORIZED,
+            )
+        if protection.is_suspended(user_id=user.pk):
+            return Response(
+                {"code": "suspended", "message": "This account is suspended.", "extra": {}},
+                status=status.HTTP_403_FORBIDDEN,
             )
         # A token is a login: the signal records it (last_login) and resets axes' failures.
         user_logged_in.send(sender=type(user), request=request._request, user=user)

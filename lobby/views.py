@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from handhistory.documents import render_document
 from lobby.services import UsernameTakenError, register_player
 from lobby.simulator import SimulatorForm, run_simulation
 from tables.models import Table
@@ -64,6 +65,13 @@ def simulator(request: HttpRequest) -> HttpResponse:
         )
         form = SimulatorForm(initial=SimulatorForm.initial_for(table) if table else None)
     return render(request, "lobby/simulator.html", {"form": form, "result": result})
+
+
+@require_GET
+def rules(request: HttpRequest) -> HttpResponse:
+    """How to play, rendered from docs/rules.md (tables and code, raw HTML shown as text)."""
+    title, html = render_document(settings.BASE_DIR / "docs" / "rules.md")
+    return render(request, "lobby/document.html", {"title": title, "html": html})
 
 
 @require_GET

@@ -137,3 +137,13 @@ def push_private_on_commit(table_id: int, user_id: int) -> None:
         send_to_group(player_group(user_id), None, refresh_private=True, table_id=table_id)
 
     transaction.on_commit(push)
+
+
+def push_player_on_commit(user_id: int) -> None:
+    """After commit, ask every game screen of the player (all tables) to resend his private
+    state: his balance changed outside a table, e.g. a cashier's deposit (issue #11)."""
+
+    def push() -> None:
+        send_to_group(player_group(user_id), None, refresh_private=True)
+
+    transaction.on_commit(push)

@@ -83,6 +83,8 @@ def table_page(request: AuthenticatedHttpRequest, table_id: int) -> HttpResponse
         "lobby": reverse("lobby"),
         "login": reverse("login"),
         "hand_history": "/history/hands/",
+        "session": reverse("responsible-gaming-session"),
+        "limits": reverse("responsible-gaming"),
     }
     # A player back after a disconnection hears what happened while he was away, once.
     seen = int(request.session.get(f"missed:{table_id}", 0))

@@ -8,16 +8,28 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils import timezone
 
-from wallet import services
+from wallet import protection, services
 from wallet.errors import DomainError
-from wallet.models import Account, AccountKind, Currency, LedgerEntry, Transfer
+from wallet.models import (
+    Account,
+    AccountKind,
+    Currency,
+    Exclusion,
+    LedgerEntry,
+    PlayerLimit,
+    ProtectionLog,
+    Suspension,
+    Transfer,
+)
 from wallet.money import format_minor, parse_minor
 
 
@@ -84,6 +96,8 @@ class CashMovementForm(forms.Form):
 @admin.register(Account)
 class AccountAdmin(ReadOnlyAdmin):
     list_display = ("key", "kind", "currency", "user", "balance", "created_at")
+    fields = ("key", "kind", "currency", "user", "balance", "created_at")
+    readonly_fields = ("balance",)
     list_filter = ("kind", "currency")
     search_fields = ("key", "user__username", "user__email")
     list_select_related = ("user",)
@@ -146,6 +160,11 @@ class AccountAdmin(ReadOnlyAdmin):
             except DomainError as error:
                 form.add_error(None, f"{error} [{error.code}]")
             else:
+                # The player's game screens show his balance: refresh them now (an adapter may
+                # call the layer above; the wallet's services never do).
+                from tables.events import push_player_on_commit
+
+                push_player_on_commit(account.user_id)
                 amount = format_minor(form.cleaned_data["amount"], account.currency)
                 if repeated:
                     messages.warning(
@@ -180,6 +199,106 @@ class TransferAdmin(ReadOnlyAdmin):
 
 @admin.register(LedgerEntry)
 class LedgerEntryAdmin(ReadOnlyAdmin):
-    list_display = ("id", "transfer", "account", "delta_minor", "balance_after_minor")
+    list_display = ("id", "transfer", "account", "change", "balance_after")
     list_select_related = ("transfer", "account")
+
+    @admin.display(description="Change", ordering="delta_minor")
+    def change(self, obj: LedgerEntry) -> str:
+        return format_minor(obj.delta_minor, obj.account.currency)
+
+    @admin.display(description="Balance after", ordering="balance_after_minor")
+    def balance_after(self, obj: LedgerEntry) -> str:
+        return format_minor(obj.balance_after_minor, obj.account.currency)
+
     search_fields = ("account__key", "transfer__reference")
+
+
+# --- player protection (wallet/protection.py) -------------------------------------------------
+
+
+class SuspensionForm(forms.Form):
+    """Suspend or lift: the player's username, what to do, and why (mandatory)."""
+
+    username = forms.CharField(max_length=150)
+    action = forms.ChoiceField(choices=[("suspend", "Suspend the account"), ("lift", "Lift the suspension")])
+    reason = forms.CharField(max_length=255, help_text="Why: recorded in the player protection audit log.")
+
+    def clean_username(self) -> Any:
+        user = get_user_model().objects.filter(username__iexact=self.cleaned_data["username"].strip()).first()
+        if user is None:
+            raise forms.ValidationError("No player of that name.")
+        return user
+
+
+@admin.register(Suspension)
+class SuspensionAdmin(ReadOnlyAdmin):
+    """Suspensions, read-only; "Add" opens the suspend-or-lift form, which calls the services
+    (wallet.protection.suspend_player / lift_suspension) and needs ``wallet.add_suspension``."""
+
+    list_display = ("user", "reason", "suspended_by", "suspended_at", "lifted_by", "lifted_at", "lift_reason")
+    list_filter = ("lifted_at",)
+    search_fields = ("user__username", "reason")
+    list_select_related = ("user", "suspended_by", "lifted_by")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("wallet.add_suspension")
+
+    def add_view(self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None) -> Any:
+        if not self.has_add_permission(request):
+            raise PermissionDenied("suspending players needs the wallet.add_suspension permission")
+        form = SuspensionForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            user, staff_id = form.cleaned_data["username"], request.user.pk
+            assert staff_id is not None
+            try:
+                if form.cleaned_data["action"] == "suspend":
+                    protection.suspend_player(
+                        user_id=user.pk, reason=form.cleaned_data["reason"], staff_user_id=staff_id, now=timezone.now()
+                    )
+                    messages.success(request, f"{user} is suspended.")
+                elif protection.lift_suspension(
+                    user_id=user.pk, reason=form.cleaned_data["reason"], staff_user_id=staff_id, now=timezone.now()
+                ):
+                    messages.success(request, f"The suspension of {user} is lifted.")
+                else:
+                    messages.warning(request, f"{user} was not suspended: nothing changed.")
+            except DomainError as error:
+                form.add_error(None, f"{error} [{error.code}]")
+            else:
+                return HttpResponseRedirect(reverse("admin:wallet_suspension_changelist"))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Suspend or unsuspend a player",
+            "form": form,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/wallet/suspension_form.html", context)
+
+
+@admin.register(Exclusion)
+class ExclusionAdmin(ReadOnlyAdmin):
+    """Time-outs and self-exclusions: staff read them and cannot end, edit or delete them."""
+
+    list_display = ("user", "kind", "starts_at", "ends_at")
+    list_filter = ("kind",)
+    search_fields = ("user__username",)
+    list_select_related = ("user",)
+
+
+@admin.register(PlayerLimit)
+class PlayerLimitAdmin(ReadOnlyAdmin):
+    list_display = ("user", "kind", "currency", "value", "pending_value", "pending_at", "updated_at")
+    list_filter = ("kind",)
+    search_fields = ("user__username",)
+    list_select_related = ("user",)
+
+
+@admin.register(ProtectionLog)
+class ProtectionLogAdmin(ReadOnlyAdmin):
+    """The audit log of player protection: who did what to which account, and why."""
+
+    list_display = ("created_at", "user", "actor", "action", "detail")
+    list_filter = ("action",)
+    search_fields = ("user__username", "detail")
+    list_select_related = ("user", "actor")
+    date_hierarchy = "created_at"

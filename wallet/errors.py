@@ -57,3 +57,51 @@ class TopUpRefusedError(DomainError):
 
     code = "top_up_refused"
     http_status = 409
+
+
+class DepositLimitError(DomainError):
+    """The deposit would pass the player's own deposit limit; nothing was deposited."""
+
+    code = "deposit_limit"
+    http_status = 409
+
+
+class LossLimitError(DomainError):
+    """The stake would take the player's net loss past his own loss limit; nothing was charged."""
+
+    code = "loss_limit"
+    http_status = 409
+
+
+class SessionLimitError(DomainError):
+    """The player's session time limit is reached: he plays again after a break."""
+
+    code = "session_limit"
+    http_status = 409
+
+
+class SelfExcludedError(DomainError):
+    """The player excluded himself from playing until ``extra["until"]``."""
+
+    code = "self_excluded"
+    http_status = 403
+
+
+class TimeOutError(DomainError):
+    """The player took a time-out from playing until ``extra["until"]``."""
+
+    code = "time_out"
+    http_status = 403
+
+
+class SuspendedError(DomainError):
+    """Staff suspended the account; it can neither play nor log in."""
+
+    code = "suspended"
+    http_status = 403
+
+
+class InvalidLimitError(DomainError):
+    """A limit, break or suspension request out of range (e.g. a negative amount, no reason)."""
+
+    code = "invalid_limit"

@@ -9,6 +9,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from wallet.money import format_minor
+
 
 class Currency(models.TextChoices):
     """Cash currency and the virtual FUN chips that can never become cash (DESIGN 18)."""
@@ -60,7 +62,7 @@ class Account(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.key} ({self.balance_minor} {self.currency} minor)"
+        return f"{self.key} ({format_minor(self.balance_minor, self.currency)})"
 
 
 class TransferKind(models.TextChoices):
@@ -133,3 +135,114 @@ class LedgerHead(models.Model):
 
     def __str__(self) -> str:
         return f"{self.currency} #{self.sequence}"
+
+
+# --- player protection (issue #11; wallet/protection.py) ------------------------------------
+
+
+class LimitKind(models.TextChoices):
+    """Limits a player sets on himself. Money limits are per currency over a rolling 24 hours;
+    time limits in minutes."""
+
+    DEPOSIT = "deposit", "Deposit limit (24 hours)"
+    LOSS = "loss", "Loss limit (24 hours)"
+    SESSION = "session", "Session time limit (minutes)"
+    REALITY_CHECK = "reality_check", "Reality check (every N minutes)"
+
+
+class PlayerLimit(models.Model):
+    """One limit of one player. ``value`` is in force (None: no limit); a raise waits for the
+    cooling period in ``pending_value`` until ``pending_at`` (``pending_at`` set with
+    ``pending_value`` None: the limit is being removed)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="limits")
+    kind = models.CharField(max_length=16, choices=LimitKind.choices)
+    currency = models.CharField(max_length=3, blank=True)
+    value = models.BigIntegerField(null=True, blank=True)
+    pending_value = models.BigIntegerField(null=True, blank=True)
+    pending_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "kind", "currency"], name="one_limit_per_kind_and_currency"),
+            models.CheckConstraint(condition=Q(value__isnull=True) | Q(value__gt=0), name="limit_value_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.kind} {self.currency} {self.value}"
+
+
+class ExclusionKind(models.TextChoices):
+    TIME_OUT = "time_out", "Time-out"
+    SELF_EXCLUSION = "self_exclusion", "Self-exclusion"
+
+
+class Exclusion(models.Model):
+    """A break the player took from playing, from ``starts_at`` to ``ends_at``. Nobody can
+    end it early, staff included: there is no service for it and the admin is read-only."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="exclusions")
+    kind = models.CharField(max_length=16, choices=ExclusionKind.choices)
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "-ends_at"], name="exclusion_user_end")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} of {self.user_id} until {self.ends_at:%Y-%m-%d %H:%M}"
+
+
+class Suspension(models.Model):
+    """Staff suspended the account (e.g. seed 001, Notes 4: players found using bots), with a
+    reason; lifted by staff with a reason. In force while ``lifted_at`` is empty."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="suspensions")
+    reason = models.CharField(max_length=255)
+    suspended_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    suspended_at = models.DateTimeField(default=timezone.now)
+    lifted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    lifted_at = models.DateTimeField(null=True, blank=True)
+    lift_reason = models.CharField(max_length=255, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user"], condition=Q(lifted_at__isnull=True), name="one_open_suspension")
+        ]
+
+    def __str__(self) -> str:
+        state = "lifted" if self.lifted_at else "in force"
+        return f"Suspension of {self.user} ({state})"
+
+
+class ProtectionLog(models.Model):
+    """Append-only audit log of player protection: limits set, breaks taken, suspensions."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="protection_log")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
+    action = models.CharField(max_length=32)
+    detail = models.CharField(max_length=255)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.action}: {self.detail}"
+
+
+class PlaySession(models.Model):
+    """A spell of play across tables: opens with the first hand dealt to the player after a
+    break of ``POKER_SESSION_BREAK_MINUTES`` without a hand. Session time limits and reality
+    checks count from ``started_at``."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="play_sessions")
+    started_at = models.DateTimeField()
+    last_play_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "-last_play_at"], name="play_session_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} from {self.started_at:%H:%M}"

@@ -11,13 +11,14 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from wallet import chain
+from wallet import chain, protection
 from wallet.errors import (
     CurrencyMismatchError,
     InsufficientFundsError,
@@ -103,6 +104,12 @@ def ensure_house_account(*, kind: str, currency: str) -> Account:
     return ensure_account(key=house_account_key(kind, currency), kind=kind, currency=currency)
 
 
+def lock_accounts(account_ids: Iterable[int]) -> None:
+    """Lock accounts in primary-key order (the global lock order) until the transaction ends,
+    before reading what decides a transfer (e.g. a player's limits)."""
+    list(Account.objects.select_for_update().filter(pk__in=sorted(set(account_ids))).order_by("pk").values_list("pk"))
+
+
 @transaction.atomic
 def post_transfer(
     *,
@@ -163,7 +170,8 @@ def post_transfer(
         after = account.balance_minor + deltas[account.pk]
         if after < 0 and account.kind != AccountKind.CASHIER:
             raise InsufficientFundsError(
-                f"{account.key} holds {format_minor(account.balance_minor, account.currency)}, "
+                f"{'the wallet' if account.kind == AccountKind.PLAYER else account.key} holds "
+                f"{format_minor(account.balance_minor, account.currency)}, "
                 f"needs {format_minor(-deltas[account.pk], account.currency)}",
                 key=account.key,
                 balance_minor=account.balance_minor,
@@ -282,10 +290,31 @@ def deposit_cash(
     reason: str,
     staff_user_id: int,
     reference: str = "",
+    now: datetime | None = None,
 ) -> Transfer:
     """A staff member credits money received outside the platform (no payment provider):
     cashier -> player. ``reason`` is mandatory and becomes the memo the player and auditors
-    see. FUN chips are never deposited as cash (CurrencyMismatchError)."""
+    see. FUN chips are never deposited as cash (CurrencyMismatchError).
+
+    The player's protection holds (wallet/protection.py): DepositLimitError past his own
+    deposit limit of the last 24 hours, SelfExcludedError, TimeOutError or SuspendedError
+    while he may not play; nothing is deposited then. A repeated reference is not a new
+    deposit and is not refused.
+    """
+    repeated = bool(reference) and Transfer.objects.filter(reference=reference).exists()
+    valid_amount = isinstance(amount_minor, int) and not isinstance(amount_minor, bool) and amount_minor > 0
+    if not repeated and valid_amount and currency in Currency.values and currency != Currency.FUN:
+        # Lock the cashier and the wallet (primary-key order) before reading the deposits
+        # of the day: two deposits at once cannot both pass the limit.
+        lock_accounts(
+            [
+                ensure_house_account(kind=AccountKind.CASHIER, currency=currency).pk,
+                ensure_player_account(user_id=user_id, currency=currency).pk,
+            ]
+        )
+        protection.check_deposit(
+            user_id=user_id, currency=currency, amount_minor=amount_minor, now=now or timezone.now()
+        )
     return _move_cash(
         deposit=True,
         user_id=user_id,

@@ -21,16 +21,32 @@ export function formatBps(bps) {
   return `${Number((bps / 100).toFixed(2))}%`;
 }
 
-/** Show a short message in the toast area (errors stay a little longer). */
-export function toast(message, kind = "info") {
+/**
+ * Show a short message in the toast area (errors stay a little longer). Toasts with the same
+ * key (by default the message) coalesce: the one on screen shows a count and stays longer
+ * instead of another piling up over the game.
+ */
+export function toast(message, kind = "info", { key = message } = {}) {
   const area = document.querySelector(".toasts");
   if (!area) return;
+  const duration = kind === "error" ? TOAST_MS * 1.5 : TOAST_MS;
+  const existing = [...area.children].find((item) => item.dataset.key === key);
+  if (existing) {
+    const count = Number(existing.dataset.count) + 1;
+    existing.dataset.count = String(count);
+    existing.textContent = `${message} (×${count})`;
+    clearTimeout(Number(existing.dataset.timer));
+    existing.dataset.timer = String(setTimeout(() => existing.remove(), duration));
+    return;
+  }
   const item = document.createElement("div");
   item.className = `toast toast-${kind}`;
   item.setAttribute("role", kind === "error" ? "alert" : "status");
+  item.dataset.key = key;
+  item.dataset.count = "1";
   item.textContent = message;
   area.append(item);
-  setTimeout(() => item.remove(), kind === "error" ? TOAST_MS * 1.5 : TOAST_MS);
+  item.dataset.timer = String(setTimeout(() => item.remove(), duration));
 }
 
 /** Build an element: el("span", {class: "x", dataset: {a: 1}}, child, "text"). */

@@ -30,6 +30,7 @@ const state = {
   gapTimer: null,
   lastStaleResync: 0, // when a passed deadline last triggered a re-read (ms, local clock)
   previousCenters: [null, null, null, null, null],
+  boardSignature: null, // what the board shows, to skip redrawing it unchanged
 };
 
 // --- state ---------------------------------------------------------------------------------
@@ -183,7 +184,12 @@ function onAnswer(frame) {
   state.busy.delete(action);
   if (frame.type === "error") {
     if (action === "hold" && state.pendingHolds === 0) state.hold = currentEntry()?.hold ?? null;
-    toast(frame.message, "error");
+    if (frame.code === "rate_limited") {
+      // One notice however many clicks were refused (it counts them), never a pile.
+      toast("Too many clicks: slow down a little.", "error", { key: "rate_limited" });
+    } else {
+      toast(frame.message, "error");
+    }
   } else if (action === "leave") {
     window.location.assign(boot.urls.lobby);
   }
@@ -317,12 +323,13 @@ function renderBoard() {
   board.classList.toggle("has-payline", Boolean(entry));
   const message = $("board-message");
   if (!hand) {
-    reels.forEach((reel) => reel.replaceChildren(...Array.from({ length: 10 }, () => cardBack({ attributes: { role: "listitem" } }))));
+    reels.forEach((reel) => reel.replaceChildren(...Array.from({ length: 10 }, () => cardBack())));
     $("cards-out").replaceChildren(cardBack(), cardBack());
     message.textContent = state.table.phase === "closed"
       ? "This table is closed."
       : "Waiting for players: a hand starts when two players are seated.";
     state.previousCenters = [null, null, null, null, null];
+    state.boardSignature = null;
     return;
   }
   const columns = hand.board.columns;
@@ -330,6 +337,16 @@ function renderBoard() {
   const playing = canPlay();
   const hold = displayedHold();
   const result = entry?.result && !entry.result.cancelled ? entry.result : null;
+  // Redraw only what changed: a key or a tap on a card must not lose its element between
+  // press and release (Space activates a button on release) when an echo of it arrives.
+  const signature = JSON.stringify([
+    hand.id, hand.status, centers, playing, hold, Boolean(entry), entry?.result ? [entry.result.cancelled, state.shownDraw] : null,
+    state.private.seat?.status ?? null,
+  ]);
+  if (signature === state.boardSignature) return;
+  state.boardSignature = signature;
+  // Re-rendering replaces the cards: a keyboard player keeps focus on the same column.
+  const focusedColumn = document.activeElement?.closest?.("button.mine")?.dataset.column;
   reels.forEach((reel, c) => {
     const center = centers ? centers[c] : null;
     const items = [];
@@ -351,7 +368,7 @@ function renderBoard() {
         }));
       } else {
         const initial = result && !result.hold_used[c] && index === entry.combination[c];
-        const node = card(code, { attributes: { role: "listitem" } });
+        const node = card(code);
         if (onPayline) {
           node.classList.add("mine");
           node.dataset.testid = `my-card-${c}`;
@@ -370,6 +387,10 @@ function renderBoard() {
     }
     state.previousCenters[c] = center;
   });
+  if (focusedColumn !== undefined) {
+    const again = document.querySelector(`button.mine[data-column="${focusedColumn}"]`);
+    if (again) again.focus();
+  }
   $("cards-out").replaceChildren(...hand.board.out.map((code) => card(code)));
   if (!entry) {
     message.textContent = state.private.seat?.status === "active"
@@ -561,7 +582,7 @@ function renderFooter() {
 function tick() {
   const { deadline, phase } = state.table;
   const countdown = $("countdown");
-  countdown.previousElementSibling.textContent = phase === "change" ? "Time left" : "Next hand";
+  countdown.closest(".stat").querySelector("dt").textContent = phase === "change" ? "Time left" : "Next hand";
   if (!deadline || phase === "waiting") {
     countdown.textContent = "–";
     countdown.classList.remove("urgent");
@@ -670,7 +691,57 @@ document.querySelectorAll(".seat-buttons form").forEach((form) => {
   });
 });
 
+// --- reality checks (wallet/protection.py) --------------------------------------------------
+
+const REALITY_POLL_MS = 60000;
+
+/** Every N minutes of play (the player's own setting) show the time played and the net
+ * result of the session; the player carries on, or leaves the table. */
+async function scheduleRealityCheck() {
+  let session;
+  try {
+    session = await fetchJson(boot.urls.session);
+  } catch {
+    setTimeout(scheduleRealityCheck, REALITY_POLL_MS);
+    return;
+  }
+  const next = session.playing && session.reality_check_minutes ? session.next_check_seconds * 1000 : null;
+  if (next === null || next > REALITY_POLL_MS) {
+    setTimeout(scheduleRealityCheck, REALITY_POLL_MS);
+    return;
+  }
+  setTimeout(showRealityCheck, next);
+}
+
+async function showRealityCheck() {
+  const box = $("reality-check");
+  try {
+    const session = await fetchJson(boot.urls.session);
+    if (!session.playing) return scheduleRealityCheck();
+    const net = Object.values(session.net);
+    box.querySelector("[data-role=text]").textContent =
+      `You have played for ${session.minutes_played} minutes this session. ` +
+      `Net result: ${net.length ? net.join(", ") : "even"}.`;
+    box.hidden = false;
+    box.querySelector("[data-role=continue]").focus();
+  } catch {
+    // try again at the next poll
+  }
+  setTimeout(scheduleRealityCheck, REALITY_POLL_MS + 5000);
+  return undefined;
+}
+
+$("reality-check").querySelector("[data-role=continue]").addEventListener("click", () => {
+  $("reality-check").hidden = true;
+});
+$("reality-check").querySelector("[data-role=leave]").addEventListener("click", () => {
+  $("reality-check").hidden = true;
+  if (socket.isOpen()) send("leave");
+  else window.location.assign(boot.urls.lobby);
+});
+
 syncClock(state.table.server_time);
+scheduleRealityCheck();
 state.hold = currentEntry()?.hold ?? null;
 if (currentEntry()?.result) state.lastResult = { hand: state.table.hand, entry: currentEntry() };
 render();

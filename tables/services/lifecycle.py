@@ -49,6 +49,7 @@ from tables.services.conditions import apply_overrides
 from tables.services.seating import is_connected
 from tables.services.settlement import cancel_hand, hand_escrow, settle_hand
 from tables.services.special import special_overrides
+from wallet import protection
 from wallet import services as wallet_services
 from wallet.models import Account, TransferKind
 
@@ -166,6 +167,17 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
         table.phase = TablePhase.CLOSED
         table.version += 1
         return
+    if len(active) >= 2:
+        barred = protection.barred_players(
+            user_ids=[seat.user_id for seat in active], currency=table.currency, stake_minor=table.ante_minor, now=now
+        )
+        for code in sorted({refusal.code for refusal in barred.values()}):
+            # Suspended, excluded, or past a limit of his own (wallet/protection.py): sat out.
+            Seat.objects.filter(
+                pk__in=[seat.pk for seat in active if seat.user_id in barred and barred[seat.user_id].code == code]
+            ).update(status=SeatStatus.SITTING_OUT, status_reason=code.replace("_", " "))
+            table.version += 1
+        active = [seat for seat in active if seat.user_id not in barred]
     if len(active) >= 2:
         payers = _players_who_can_pay(table, active)
         paying = {seat.pk for seat in payers}
@@ -288,6 +300,7 @@ def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
         )
         hand.save(update_fields=["spin_jackpot", "spin_award_minor"])
     powerups.on_hands_dealt(table_id=table.pk, user_ids=[seat.user_id for seat in payers], now=now)
+    protection.record_play(user_ids=[seat.user_id for seat in payers], now=now)
     combinations = initial_combinations(seed, count)
     Entry.objects.bulk_create(
         [

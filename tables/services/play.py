@@ -26,6 +26,7 @@ from tables.events import push_private_on_commit
 from tables.models import Entry, Hand, HandStatus, Seat, Table, TablePhase
 from tables.services import powerups
 from tables.services.settlement import hand_escrow
+from wallet import protection
 from wallet import services as wallet_services
 from wallet.models import TransferKind
 
@@ -68,6 +69,20 @@ def _lock_entry(*, table_id: int, user_id: int, now: datetime, shared: bool = Fa
     return hand, entry
 
 
+def _check_protection(hand: Hand, *, user_id: int, stake_minor: int, now: datetime) -> None:
+    """The player's protection (wallet/protection.py) before a purchase. A paid one first
+    locks his wallet and the hand's escrow (primary-key order, after the hand), so his
+    losses are read with no purchase of his at another table in flight."""
+    if stake_minor > 0:
+        wallet_services.lock_accounts(
+            [
+                wallet_services.ensure_player_account(user_id=user_id, currency=hand.currency).pk,
+                hand_escrow(hand_id=hand.pk, currency=hand.currency).pk,
+            ]
+        )
+    protection.check_can_play(user_id=user_id, currency=hand.currency, stake_minor=stake_minor, now=now)
+
+
 @transaction.atomic(durable=True)
 def set_hold(*, table_id: int, user_id: int, hold: Sequence[bool], now: datetime) -> Entry:
     """Record which cards the player holds (rules B.2: select the cards to keep; a further
@@ -91,14 +106,16 @@ def buy_draw(*, table_id: int, user_id: int, now: datetime, free: bool = False) 
     account pays the price into the pool instead of the player.
 
     Raises PhaseClosedError, NotInHandError, LimitReachedError, InsufficientFundsError,
-    NoFreeItemError, PromotionUnavailableError (in every error case nothing is charged and
-    nothing changes).
+    NoFreeItemError, PromotionUnavailableError, and the player protection's refusals
+    (wallet/protection.py; a free draw counts no loss) (in every error case nothing is
+    charged and nothing changes).
     """
     hand, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now)
     config = hand.config
     if entry.draws_bought >= config["max_draws"]:
         raise LimitReachedError(f"at most {config['max_draws']} draws in this hand", max_draws=config["max_draws"])
     price = int(config["draw_price_minor"])
+    _check_protection(hand, user_id=user_id, stake_minor=0 if free else price, now=now)
     number = entry.draws_bought + 1
     reference = f"draw:{hand.pk}:{user_id}:{number}"
     if free:
@@ -148,8 +165,8 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
     ``free``: use a free redeal of the player's power-ups, paid by house promotions.
 
     Raises PhaseClosedError, RedealClosedError, NotInHandError, LimitReachedError,
-    InsufficientFundsError, NoFreeItemError, PromotionUnavailableError; nothing changes on
-    error.
+    InsufficientFundsError, NoFreeItemError, PromotionUnavailableError, the player
+    protection's refusals; nothing changes on error.
     """
     hand, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now)
     config = hand.config
@@ -167,6 +184,7 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
     number = hand.redeal_count
     new = combination_index(redeal_combination(bytes.fromhex(hand.server_seed), taken, number))
     price = int(config["redeal_price_minor"])
+    _check_protection(hand, user_id=user_id, stake_minor=0 if free else price, now=now)
     if free:
         escrow = hand_escrow(hand_id=hand.pk, currency=hand.currency)
         legs = powerups.take_free_item(

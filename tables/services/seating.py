@@ -13,6 +13,7 @@ from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError
 from tables.events import broadcast_table_on_commit, push_private_on_commit
 from tables.models import Seat, SeatSockets, SeatStatus, Table, TablePhase
 from tables.services import powerups
+from wallet import protection
 from wallet import services as wallet_services
 
 
@@ -48,11 +49,14 @@ def join_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
     """Seat the player at the table (or bring a seat that left back). The player plays from
     the next hand that starts (rules A.3: a hand needs at least two players).
 
-    Raises TableNotFoundError, TableClosedError.
+    Raises TableNotFoundError, TableClosedError, and the player protection's refusals
+    (wallet/protection.py: SuspendedError, SelfExcludedError, TimeOutError, SessionLimitError,
+    LossLimitError when the ante would pass his loss limit); nothing changes then.
     """
     table = _get_table(table_id)
     if not table.is_open or table.phase == TablePhase.CLOSED:
         raise TableClosedError(f"{table.name} is closed", table_id=table_id)
+    protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=table.ante_minor, now=now)
     wallet_services.ensure_player_account(user_id=user_id, currency=table.currency)
     seat, created = Seat.objects.get_or_create(
         table_id=table_id, user_id=user_id, defaults={"joined_at": now, "last_seen_at": now}
@@ -114,10 +118,13 @@ def sit_out(*, table_id: int, user_id: int, now: datetime) -> Seat:
 
 @transaction.atomic(durable=True)
 def sit_in(*, table_id: int, user_id: int, now: datetime) -> Seat:
-    """A sitting-out player plays again from the next hand."""
+    """A sitting-out player plays again from the next hand; refused as join_table is by the
+    player's protection."""
     seat = _get_seat(table_id, user_id)
     if seat.status == SeatStatus.LEFT:
         raise NotSeatedError("join the table first", table_id=table_id)
+    table = _get_table(table_id)
+    protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=table.ante_minor, now=now)
     seat.status = SeatStatus.ACTIVE
     seat.status_reason = ""
     seat.last_seen_at = now

@@ -22,6 +22,7 @@ from tables.services import beacon
 from tables.services.seating import is_connected
 from wallet import services as wallet_services
 from wallet.models import Account, AccountKind, TransferKind
+from wallet.money import format_minor
 
 LEADERBOARD_SIZE = 10
 
@@ -156,7 +157,10 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
             kind=TransferKind.SETTLEMENT,
             currency=currency,
             legs=legs,
-            memo=f"Settlement of hand {hand.table_id}#{hand.number}: rake {rake}, pool {pool}",
+            memo=(
+                f"Settlement of hand {hand.table_id}#{hand.number}: rake {format_minor(rake, currency)}, "
+                f"pool {format_minor(pool, currency)}"
+            ),
         )
     for result in royal_results:
         jackpot_services.record_royal(

@@ -38,6 +38,8 @@ def server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
     # A module sets E2E_TABLE_CLOCK = "off" to play hands itself with an injected clock.
     clock = getattr(request.module, "E2E_TABLE_CLOCK", "in-process")
     env.update(DJANGO_SETTINGS_MODULE="config.settings", TABLE_CLOCK=clock)
+    # A module may set E2E_SERVER_ENV, e.g. a low socket rate limit to provoke refusals.
+    env.update(getattr(request.module, "E2E_SERVER_ENV", {}))
     database_url = os.environ.get("DATABASE_URL", "")
     database = f"test_e2e_{os.getpid()}"
     if database_url:

@@ -136,3 +136,20 @@ def test_the_hand_page_draws_every_board_card_as_a_named_card_face(settled_hand:
     assert (Path(__file__).resolve().parents[2] / "static" / "cards" / "mini" / "Th.svg").read_text().count(
         "10 of hearts"
     ) == 2
+
+
+def test_the_provably_fair_document_is_rendered_with_its_tables_and_code(alice: User) -> None:
+    page = logged_in(alice).get("/history/provably-fair/").content.decode()
+    assert '<table tabindex="0">' in page and '<pre tabindex="0"><code' in page and "<h1" in page
+    assert "```" not in page and "\n| " not in page
+
+
+def test_markdown_shows_raw_html_as_text_and_drops_unsafe_links() -> None:
+    from handhistory.documents import render_markdown
+
+    html = render_markdown(
+        '<img src=x onerror="alert(1)">\n\n[click](javascript:alert(1)) [ok](https://example.org) [doc](engine.md)'
+    )
+    assert "<img" not in html and "&lt;img" in html
+    assert "javascript:" not in html
+    assert 'href="https://example.org"' in html and 'href="engine.md"' in html

@@ -49,3 +49,11 @@ def test_lobby_json_shows_players_and_the_live_prize_pool(
     assert line["phase"] == "change"
     assert line["pool_minor"] == 200 - 200 * 500 // 10_000  # two antes less the 5% rake
     assert "1.90 FUN" in client.get("/").content.decode()
+
+
+def test_the_rules_page_renders_docs_rules_md_for_anyone(client: Client) -> None:
+    page = client.get("/rules/").content.decode()
+    assert "<h1" in page and "How to play WiderPoker" in page
+    assert "<table>" in page or '<table tabindex="0">' in page
+    assert '<pre tabindex="0"><code>' in page
+    assert 'href="/responsible-gaming/"' in page and 'href="/rules/"' in page

@@ -225,3 +225,33 @@ async def test_socket_counts_stay_exact_whatever_order_pages_open_and_close_in()
     assert seat.ws_connections == 0
     after_grace = timezone.now() + timedelta(seconds=settings.PRESENCE_RECONNECT_GRACE_SECONDS + 1)
     assert not await sync_to_async(services.is_connected)(seat, now=after_grace)
+
+
+async def test_a_deposit_while_seated_refreshes_the_balance_on_the_game_screen() -> None:
+    from tests.helpers import logged_in
+    from wallet.models import Account
+
+    alice = await sync_to_async(make_player)("alice")
+    croupier = await sync_to_async(make_player)("croupier")
+    croupier.is_staff = croupier.is_superuser = True
+    await sync_to_async(croupier.save)()
+    table = await sync_to_async(services.create_table)(
+        name="Euro", mode="cash", currency="EUR", ante_minor=100, redeal_price_minor=80, change_seconds=30
+    )
+    await sync_to_async(services.join_table)(table_id=table.pk, user_id=alice.pk, now=timezone.now())
+    communicator = await open_socket(alice, table.pk)
+    assert (await receive(communicator, "entry_state"))["balance_minor"] == 0
+    account = await sync_to_async(Account.objects.get)(key=f"player:{alice.pk}:EUR")
+
+    def deposit() -> None:
+        client = logged_in(croupier)
+        page = client.get(f"/admin/wallet/account/{account.pk}/cash/")
+        token = page.context["form"]["token"].value()
+        client.post(
+            f"/admin/wallet/account/{account.pk}/cash/",
+            {"direction": "deposit", "amount": "12.50", "reason": "cash at the desk", "token": token},
+        )
+
+    await sync_to_async(deposit)()
+    assert (await receive(communicator, "entry_state"))["balance_minor"] == 1_250
+    await communicator.disconnect()
