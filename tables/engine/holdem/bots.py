@@ -262,9 +262,9 @@ class Personality:
         return _personal_table(self)[street, strength, position, price]
 
 
-NIT: Final = Personality("nit", fold=2.0, raise_=0.8, bluff=0.2, size=0.8)
+NIT: Final = Personality("nit", fold=2.5, raise_=0.6, bluff=0.2, size=0.8)
 """Very tight, seldom bluffs, bets small."""
-ROCK: Final = Personality("rock", fold=1.5, raise_=0.5, bluff=0.3, size=0.9)
+ROCK: Final = Personality("rock", fold=1.5, raise_=0.4, bluff=0.3, size=0.9)
 """Tight and passive: calls where others raise."""
 TAG: Final = Personality("tag", fold=1.3, raise_=1.5, bluff=0.8, size=1.0)
 """Tight-aggressive."""
