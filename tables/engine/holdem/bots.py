@@ -42,7 +42,7 @@ True
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from types import MappingProxyType
@@ -289,7 +289,7 @@ def _personal_table(
 # -- the situation: strength, position, price ------------------------------------------
 
 
-def hand_class(hole: tuple[int, int]) -> int:
+def hand_class(hole: Sequence[int]) -> int:
     """Index 0..168 of a starting hand: pairs, suited and offsuit combinations of ranks.
 
     ``13 * high + low`` with ``high >= low`` (ranks 0..12) for offsuit hands and pairs,
