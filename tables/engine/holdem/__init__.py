@@ -1,5 +1,6 @@
 """Texas Hold'em ring-game engine: betting, pots, showdown, clocks, PHH histories, the
-seven-card evaluator, equity, the provably-fair deck and BigHoldem scoring.
+seven-card evaluator, equity, the provably-fair deck, BigHoldem scoring and simulated
+players (``bots``: a decision table, personalities, baselines; ``simulation``: matches).
 
 Pure Python and numpy (STYLE, Engine). The rules are seed 003
 (``003_c848e011f7df0184.txt``); ``docs/holdem.md`` records every decision where the seed
