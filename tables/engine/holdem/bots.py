@@ -31,10 +31,10 @@ the caller's ``numpy`` ``Generator`` and returns a legal ``Action`` (amounts cla
 to measure them are ``random_action`` (uniform over legal kinds, amounts uniform in the
 range) and ``calling_station`` (always checks or calls).
 
->>> import numpy as np
+>>> from numpy.random import default_rng
 >>> from tables.engine.holdem import HandSetup, Structure, start_hand
 >>> state = start_hand(HandSetup(Structure.no_limit(1, 2), (200, 200), 0, tuple(range(52))))
->>> action = decide(state, TAG, np.random.default_rng(7))
+>>> action = decide(state, TAG, default_rng(7))
 >>> action.seat == state.to_act and action.kind in state.legal_actions().kinds
 True
 """
@@ -48,8 +48,7 @@ from enum import IntEnum
 from types import MappingProxyType
 from typing import Final
 
-import numpy as np
-from numpy.random import Generator
+from numpy.random import Generator, default_rng
 
 from ..cards import rank_of, suit_of
 from .equity import equity
@@ -323,13 +322,13 @@ def preflop_equity(index: int, opponents: int) -> float:
     ``[index, opponents]``, a few milliseconds) and kept for the process. Deterministic.
     """
     hole = _class_cards(index)
-    rng = np.random.default_rng([index, opponents])
+    rng = default_rng([index, opponents])
     return equity([hole, *[None] * opponents], samples=PREFLOP_SAMPLES, seed=rng).players[0].equity
 
 
 @functools.lru_cache(maxsize=1 << 14)
 def _postflop_equity(hole: tuple[int, ...], board: tuple[int, ...], opponents: int, samples: int) -> float:
-    rng = np.random.default_rng([*hole, *board, opponents, samples])
+    rng = default_rng([*hole, *board, opponents, samples])
     return equity([hole, *[None] * opponents], board, samples=samples, seed=rng).players[0].equity
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.random import Generator
+from numpy.random import Generator, SeedSequence, default_rng
 
 from .bots import DEFAULT_SAMPLES, Personality, decide
 from .state import Action, HandSetup, HandState, start_hand
@@ -92,8 +92,8 @@ def play_match(
     if hands < 1 or not 2 <= players <= 10:
         raise ValueError(f"need hands >= 1 and 2..10 players, got {hands} and {players}")
     structure = structure or Structure.no_limit(1, 2)
-    deck_seq, hero_seq, opponent_seq = np.random.SeedSequence(seed).spawn(3)
-    decks, hero_rng, opponent_rng = (np.random.default_rng(s) for s in (deck_seq, hero_seq, opponent_seq))
+    deck_seq, hero_seq, opponent_seq = SeedSequence(seed).spawn(3)
+    decks, hero_rng, opponent_rng = (default_rng(s) for s in (deck_seq, hero_seq, opponent_seq))
     groups = math.ceil(hands / players)
     group_nets: list[int] = []
     hero_net = opponents_net = decisions = voluntary = raises = calls = 0
