@@ -7,7 +7,8 @@ Run from the repository root:
 Every personality of ``tables.engine.holdem.bots`` plays ``--hands`` heads-up no-limit
 hands (blinds 1/2, 200-chip stacks reset every hand, duplicate deals: each deck once with
 each player on the button) against the random player and against the calling station,
-one match per pair on ``--workers`` processes. Prints two markdown tables ready for
+one match per pair on ``--workers`` processes. ``--players 6`` seats the bot against five
+copies of each baseline instead. Prints two markdown tables ready for
 ``docs/holdem.md``, *Bots*: win rates in big blinds per 100 hands with their standard
 error (a personality passes when it beats both baselines by at least 2 standard errors),
 and decisions per second (in the matches, with the equity cache as play fills it; and
@@ -66,12 +67,12 @@ class TimedPlayer:
         return action
 
 
-def run_match(job: tuple[int, str, int, int, int]) -> tuple[int, str, MatchResult, float, float]:
+def run_match(job: tuple[int, str, int, int, int, int]) -> tuple[int, str, MatchResult, float, float]:
     """One personality against one baseline: its result, decision seconds and wall seconds."""
-    index, baseline, hands, seed, samples = job
+    index, baseline, hands, seed, samples, players = job
     hero = TimedPlayer(BotPlayer(PERSONALITIES[index], samples))
     start = time.perf_counter()
-    result = play_match(hero, BASELINES[baseline], hands=hands, seed=seed)
+    result = play_match(hero, BASELINES[baseline], hands=hands, seed=seed, players=players)
     return index, baseline, result, hero.seconds, time.perf_counter() - start
 
 
@@ -102,14 +103,20 @@ def main() -> None:
     parser.add_argument("--hands", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--samples", type=int, default=DEFAULT_SAMPLES)
+    parser.add_argument("--players", type=int, default=2, help="2 (heads-up) .. 10: the bot against players - 1 copies")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
-    jobs = [(i, name, args.hands, args.seed, args.samples) for i in range(len(PERSONALITIES)) for name in BASELINES]
+    jobs = [
+        (i, name, args.hands, args.seed, args.samples, args.players)
+        for i in range(len(PERSONALITIES))
+        for name in BASELINES
+    ]
     results: dict[tuple[int, str], tuple[MatchResult, float, float]] = {}
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
         for index, name, result, seconds, wall in pool.map(run_match, jobs):
             results[index, name] = (result, seconds, wall)
-    print(f"{args.hands:,} hands per match, heads-up no limit 1/2, 200 chips, seed {args.seed}\n")
+    table = "heads-up" if args.players == 2 else f"{args.players}-handed (the bot against {args.players - 1} copies)"
+    print(f"{args.hands:,} hands per match, {table}, no limit 1/2, 200 chips, seed {args.seed}\n")
     print("| personality | vs random (bb/100) | margin | vs calling station (bb/100) | margin | VPIP | ok |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for i, personality in enumerate(PERSONALITIES):
