@@ -1,5 +1,6 @@
 """Texas Hold'em ring-game engine: betting, pots, showdown, clocks, PHH histories, the
-seven-card evaluator, equity, the provably-fair deck and BigHoldem scoring.
+seven-card evaluator, equity, the provably-fair deck, BigHoldem scoring and simulated
+players (``bots``: a decision table, personalities, baselines; ``simulation``: matches).
 
 Pure Python and numpy (STYLE, Engine). The rules are seed 003
 (``003_c848e011f7df0184.txt``); ``docs/holdem.md`` records every decision where the seed
@@ -22,6 +23,19 @@ not_your_turn
 from __future__ import annotations
 
 from .bigholdem import BlindLevel, HandResult, Standing, TableState, blind_level, leaderboard, start_table
+from .bots import (
+    DECISION_TABLE,
+    LAG,
+    NIT,
+    PERSONALITIES,
+    ROCK,
+    TAG,
+    Frequencies,
+    Personality,
+    calling_station,
+    decide,
+    random_action,
+)
 from .clocks import (
     ACT_MS,
     RECONNECT_MS,
@@ -51,6 +65,7 @@ from .eval7 import evaluate7, evaluate7_one, evaluate_best
 from .phh import PhhHand, hand_to_phh, read_phh, replay_phh
 from .pots import Pot, build_pots, split_pot
 from .showdown import best_strengths
+from .simulation import BotPlayer, MatchResult, Player, play_match
 from .state import (
     Action,
     ActionKind,
@@ -67,13 +82,19 @@ from .structure import MAX_RAKE_BPS, PHH_LIMIT_CAPS, SEED_LIMIT_CAPS, Betting, S
 
 __all__ = [
     "ACT_MS",
+    "DECISION_TABLE",
     "LABEL_HOLDEM_DECK",
+    "LAG",
     "MAX_PLAYERS",
     "MAX_RAKE_BPS",
     "MIN_PLAYERS",
+    "NIT",
+    "PERSONALITIES",
     "PHH_LIMIT_CAPS",
     "RECONNECT_MS",
+    "ROCK",
     "SEED_LIMIT_CAPS",
+    "TAG",
     "TIME_BANK_MS",
     "Action",
     "ActionKind",
@@ -81,12 +102,14 @@ __all__ = [
     "AmountTooSmallError",
     "Betting",
     "BlindLevel",
+    "BotPlayer",
     "ClockReading",
     "ClockStage",
     "Deal",
     "DealPositions",
     "Equity",
     "Event",
+    "Frequencies",
     "HandOverError",
     "HandResult",
     "HandSetup",
@@ -94,10 +117,13 @@ __all__ = [
     "HoldemError",
     "IllegalActionError",
     "LegalActions",
+    "MatchResult",
     "NotYourTurnError",
+    "Personality",
     "Phase",
     "PhhError",
     "PhhHand",
+    "Player",
     "PlayerEquity",
     "Pot",
     "SetupError",
@@ -110,9 +136,11 @@ __all__ = [
     "best_strengths",
     "blind_level",
     "build_pots",
+    "calling_station",
     "deadline_ms",
     "deal_cards",
     "deal_positions",
+    "decide",
     "equity",
     "evaluate7",
     "evaluate7_one",
@@ -120,7 +148,9 @@ __all__ = [
     "hand_to_phh",
     "holdem_deck",
     "leaderboard",
+    "play_match",
     "play_showdown",
+    "random_action",
     "read_clock",
     "read_phh",
     "replay_phh",
