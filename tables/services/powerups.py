@@ -15,8 +15,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
 from django.db import transaction
 
+from tables.bulk import insert_rows, update_rows
 from tables.errors import InvalidTableConfigError
 from tables.models import GamingSession, PowerUpRules
 from wallet import services as wallet_services
@@ -84,39 +86,69 @@ def release_every(level: int, base: int, step: int) -> int:
 
 def on_hands_dealt(*, table_id: int, user_ids: list[int], now: datetime) -> None:
     """Count a hand dealt for each player: open sessions as needed (ending idle ones), and
-    release the free items the players' levels earn. Called inside the deal."""
+    release the free items the players' levels earn. Called inside the deal; set-based (a
+    hand of 100,000 players: a few statements, the level arithmetic in numpy)."""
     config = rules()
     if not config.is_active or not user_ids:
         return
     idle = now - timedelta(minutes=config.idle_minutes)
-    GamingSession.objects.filter(
-        table_id=table_id, user_id__in=user_ids, ended_at__isnull=True, last_hand_at__lt=idle
-    ).update(ended_at=now)
-    sessions = {
-        s.user_id: s
-        for s in GamingSession.objects.filter(table_id=table_id, user_id__in=user_ids, ended_at__isnull=True)
-    }
-    missing = [user_id for user_id in user_ids if user_id not in sessions]
+    players = sorted(user_ids)
+    chunks = [players[i : i + 20_000] for i in range(0, len(players), 20_000)]
+    for chunk in chunks:
+        GamingSession.objects.filter(
+            table_id=table_id, user_id__in=chunk, ended_at__isnull=True, last_hand_at__lt=idle
+        ).update(ended_at=now)
+    fields = ("id", "user_id", "hands_played", "draws_bought", "redeals_bought", "free_draws", "free_redeals")
+    rows: list[tuple[int, ...]] = []
+    for chunk in chunks:
+        rows.extend(
+            GamingSession.objects.filter(table_id=table_id, user_id__in=chunk, ended_at__isnull=True).values_list(
+                *fields
+            )
+        )
+    missing = sorted(set(players) - {row[1] for row in rows})
     if missing:
-        GamingSession.objects.bulk_create(
-            [GamingSession(table_id=table_id, user_id=user_id, started_at=now, last_hand_at=now) for user_id in missing]
-        )
-        sessions.update(
+        insert_rows(
+            GamingSession._meta.db_table,
             {
-                s.user_id: s
-                for s in GamingSession.objects.filter(table_id=table_id, user_id__in=missing, ended_at__isnull=True)
-            }
+                "table_id": [table_id] * len(missing),
+                "user_id": missing,
+                "started_at": [now] * len(missing),
+                "last_hand_at": [now] * len(missing),
+                "hands_played": [0] * len(missing),
+                "draws_bought": [0] * len(missing),
+                "redeals_bought": [0] * len(missing),
+                "free_draws": [0] * len(missing),
+                "free_redeals": [0] * len(missing),
+                "free_draws_used": [0] * len(missing),
+                "free_redeals_used": [0] * len(missing),
+            },
         )
-    for session in sessions.values():
-        session.hands_played += 1
-        session.last_hand_at = now
-        level = level_of(session, config)
-        if session.hands_played % release_every(level, config.draw_every_hands, config.draw_step) == 0:
-            session.free_draws = min(config.max_stock, session.free_draws + 1)
-        if session.hands_played % release_every(level, config.redeal_every_hands, config.redeal_step) == 0:
-            session.free_redeals = min(config.max_stock, session.free_redeals + 1)
-    GamingSession.objects.bulk_update(
-        list(sessions.values()), ["hands_played", "last_hand_at", "free_draws", "free_redeals"], batch_size=2000
+        for start in range(0, len(missing), 20_000):
+            rows.extend(
+                GamingSession.objects.filter(
+                    table_id=table_id, user_id__in=missing[start : start + 20_000], ended_at__isnull=True
+                ).values_list(*fields)
+            )
+    if not rows:
+        return
+    ids, _, hands, draws, redeals, free_draws, free_redeals = np.array(rows, dtype=np.int64).T
+    hands = hands + 1
+    points = hands * config.points_per_hand + draws * config.points_per_draw + redeals * config.points_per_redeal
+    level = np.minimum(config.max_level, 1 + points // config.points_per_level)  # level_of
+    every_draw = np.maximum(1, config.draw_every_hands - (level - 1) * config.draw_step)  # release_every
+    every_redeal = np.maximum(1, config.redeal_every_hands - (level - 1) * config.redeal_step)
+    free_draws = np.where(hands % every_draw == 0, np.minimum(config.max_stock, free_draws + 1), free_draws)
+    free_redeals = np.where(hands % every_redeal == 0, np.minimum(config.max_stock, free_redeals + 1), free_redeals)
+    update_rows(
+        GamingSession._meta.db_table,
+        ids,
+        {
+            "hands_played": ("integer", hands),
+            "last_hand_at": ("timestamptz", [now] * len(ids)),
+            "free_draws": ("smallint", free_draws),
+            "free_redeals": ("smallint", free_redeals),
+        },
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -27,12 +28,23 @@ def is_connected(seat: Seat, *, now: datetime) -> bool:
       disconnection, a closed page is.
     * Otherwise (REST clients, no socket) requests are the heartbeat.
     """
-    fresh = seat.last_seen_at >= now - timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
-    if seat.ws_connections > 0:
-        return fresh
-    if seat.socket_closed_at is not None and seat.socket_closed_at >= seat.last_seen_at:
-        return seat.socket_closed_at >= now - timedelta(seconds=settings.PRESENCE_RECONNECT_GRACE_SECONDS)
-    return fresh
+    return presence_rule(now)(seat.last_seen_at, seat.ws_connections, seat.socket_closed_at)
+
+
+def presence_rule(now: datetime) -> Callable[[datetime, int, datetime | None], bool]:
+    """``is_connected`` as a function of a seat's (last_seen_at, ws_connections,
+    socket_closed_at), with the thresholds computed once: for 100,000 seats read as tuples."""
+    seen_after = now - timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
+    closed_after = now - timedelta(seconds=settings.PRESENCE_RECONNECT_GRACE_SECONDS)
+
+    def connected(last_seen_at: datetime, ws_connections: int, socket_closed_at: datetime | None) -> bool:
+        if ws_connections > 0:
+            return last_seen_at >= seen_after
+        if socket_closed_at is not None and socket_closed_at >= last_seen_at:
+            return socket_closed_at >= closed_after
+        return last_seen_at >= seen_after
+
+    return connected
 
 
 def _get_table(table_id: int, *, lock: bool = False) -> Table:

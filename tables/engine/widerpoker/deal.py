@@ -14,6 +14,9 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Final
 
+import numpy as np
+import numpy.typing as npt
+
 from ..cards import DECK_SIZE
 from ..rng import RandomStream, shuffled
 from .board import Board
@@ -36,6 +39,7 @@ __all__ = [
     "SpinJackpot",
     "change_keys",
     "deal_board",
+    "initial_combination_indices",
     "initial_combinations",
     "redeal_combination",
     "redeal_label",
@@ -92,16 +96,48 @@ def initial_combinations(server_seed: bytes, count: int) -> list[Combination]:
         raise ValueError(f"count must be an integer, got {count!r}")
     if not 0 <= count <= COMBINATION_COUNT:
         raise ValueError(f"count must be in 0..{COMBINATION_COUNT}, got {count}")
+    return [combination_from_index(index) for index in initial_combination_indices(server_seed, count).tolist()]
+
+
+_WORD_LIMIT = 1 << 64
+_COMBINATION_LIMIT = _WORD_LIMIT - _WORD_LIMIT % COMBINATION_COUNT
+
+
+def initial_combination_indices(server_seed: bytes, count: int) -> npt.NDArray[np.int64]:
+    """``initial_combinations`` as indices (int64 array of shape ``(count,)``), computed in
+    bulk: the same stream ``"combinations"``, the same words, the same rejection rule
+    (``RandomStream.randbelow``) and the same rule for repeats (the first occurrence counts),
+    read a few thousand blocks at a time and resolved with numpy. A hand of 100,000 needs
+    about 1.2 million words. Raises ``ValueError`` as ``initial_combinations``.
+
+    >>> seed = bytes(range(32))
+    >>> indices = initial_combination_indices(seed, 5).tolist()
+    >>> initial_combinations(seed, 5) == [combination_from_index(i) for i in indices]
+    True
+    """
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise ValueError(f"count must be an integer, got {count!r}")
+    if not 0 <= count <= COMBINATION_COUNT:
+        raise ValueError(f"count must be in 0..{COMBINATION_COUNT}, got {count}")
+    if count == 0:
+        return np.zeros(0, dtype=np.int64)
     stream = RandomStream(server_seed, LABEL_COMBINATIONS)
-    seen: set[int] = set()
-    result: list[Combination] = []
-    randbelow = stream.randbelow
-    while len(result) < count:
-        index = randbelow(COMBINATION_COUNT)
-        if index not in seen:
-            seen.add(index)
-            result.append(combination_from_index(index))
-    return result
+    n = COMBINATION_COUNT
+    # Expected draws for `count` distinct values out of n (coupon collector), plus a margin.
+    expected = n * (math.log(n + 0.5) - math.log(n - count + 0.5))
+    blocks = int(expected * 1.05 / 4) + 64
+    read = 0
+    chunks: list[npt.NDArray[np.uint64]] = []
+    while True:
+        data = b"".join(stream.block(counter) for counter in range(read, read + blocks))
+        read += blocks
+        chunks.append(np.frombuffer(data, dtype=">u8").astype(np.uint64))
+        words = np.concatenate(chunks)
+        accepted = (words[words < np.uint64(_COMBINATION_LIMIT)] % np.uint64(n)).astype(np.int64)
+        _, first = np.unique(accepted, return_index=True)
+        if len(first) >= count:
+            return accepted[np.sort(first)[:count]]
+        blocks = max(blocks, 1024)
 
 
 def redeal_label(redeal_number: int) -> str:
