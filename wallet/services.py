@@ -474,7 +474,8 @@ class Capture:
 @transaction.atomic
 def capture_holds(*, destination_id: int, currency: str, memo: str = "") -> Capture:
     """Move every uncaptured hold into ``destination_id`` in one sealed transfer (kind
-    ``capture``, reference ``capture:<destination>:<last hold id>``): each buyer's balance and
+    ``capture``, or the holds' kind when they share one; reference
+    ``capture:<destination>:<last hold id>``, or the hold's own for a single hold): each buyer's balance and
     ``held_minor`` go down together, so what he may spend does not change. Concurrent
     captures of one destination cannot capture a hold twice: the holds are locked and
     re-checked (``transfer IS NULL``) before they are moved. Safe to repeat at any time."""
@@ -497,9 +498,12 @@ def capture_holds(*, destination_id: int, currency: str, memo: str = "") -> Capt
     np.add.at(deltas, inverse, np.append(-amounts, total))
     released = np.zeros(len(ids), dtype=np.int64)
     np.add.at(released, inverse[:-1], amounts)
+    # One hold (inline capture): the transfer keeps the purchase's own reference and kind.
+    single = len(holds) == 1
+    hold_references = FundsHold.objects.filter(pk=holds[0][0]).values_list("reference", flat=True) if single else []
     transfer = _post(
-        reference=f"capture:{destination_id}:{holds[-1][0]}",
-        kind=TransferKind.CAPTURE,
+        reference=hold_references[0] if single else f"capture:{destination_id}:{holds[-1][0]}",
+        kind=next(iter(by_kind)) if len(by_kind) == 1 else TransferKind.CAPTURE,
         currency=currency,
         ids=ids,
         deltas=deltas,

@@ -9,7 +9,7 @@ DESIGN, Architecture, "Provably fair"; the algorithm, with a worked test vector,
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Set
+from collections.abc import Iterator, Mapping, Set
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Final
@@ -41,6 +41,7 @@ __all__ = [
     "deal_board",
     "initial_combination_indices",
     "initial_combinations",
+    "redeal_candidates",
     "redeal_combination",
     "redeal_label",
     "shuffle_deck",
@@ -163,16 +164,28 @@ def redeal_combination(server_seed: bytes, taken: Set[int], redeal_number: int) 
     DESIGN item 6. Raises ``ValueError`` if every combination is taken, if ``taken``
     holds a value outside 0..99999, or for a bad seed or redeal number.
     """
-    label = redeal_label(redeal_number)
+    redeal_label(redeal_number)  # refuses a bad number
     if any(not 0 <= index < COMBINATION_COUNT for index in taken):
         raise ValueError("taken combination indices must be in 0..99999")
     if len(taken) >= COMBINATION_COUNT:
         raise ValueError("every combination of this hand is taken")
-    stream = RandomStream(server_seed, label)
-    while True:
-        index = stream.randbelow(COMBINATION_COUNT)
+    for index in redeal_candidates(server_seed, redeal_number):
         if index not in taken:
             return combination_from_index(index)
+    raise AssertionError("unreachable: the stream is endless")  # pragma: no cover
+
+
+def redeal_candidates(server_seed: bytes, redeal_number: int) -> Iterator[int]:
+    """The endless candidate indices of redeal ``redeal_number``: ``randbelow(100000)`` on
+    stream ``"redeal:<r>"``, in order. The first not taken is the redeal's combination
+    (``redeal_combination``); the platform checks them against its database a few at a time.
+
+    >>> next(redeal_candidates(bytes(range(32)), 0)) < 100000
+    True
+    """
+    stream = RandomStream(server_seed, redeal_label(redeal_number))
+    while True:
+        yield stream.randbelow(COMBINATION_COUNT)
 
 
 def change_keys(server_seed: bytes) -> tuple[ChangeKey, ...]:
