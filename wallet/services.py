@@ -500,9 +500,11 @@ def capture_holds(*, destination_id: int, currency: str, memo: str = "") -> Capt
     np.add.at(released, inverse[:-1], amounts)
     # One hold (inline capture): the transfer keeps the purchase's own reference and kind.
     single = len(holds) == 1
-    hold_references = FundsHold.objects.filter(pk=holds[0][0]).values_list("reference", flat=True) if single else []
+    reference = f"capture:{destination_id}:{holds[-1][0]}"
+    if single:
+        reference = FundsHold.objects.values_list("reference", flat=True).get(pk=holds[0][0])
     transfer = _post(
-        reference=hold_references[0] if single else f"capture:{destination_id}:{holds[-1][0]}",
+        reference=reference,
         kind=next(iter(by_kind)) if len(by_kind) == 1 else TransferKind.CAPTURE,
         currency=currency,
         ids=ids,
