@@ -95,15 +95,9 @@ def ensure_player_accounts(*, user_ids: Iterable[int], currency: str) -> dict[in
     missing wallets (empty) in one insert. Three queries whatever the number of players."""
     if currency not in Currency.values:
         raise CurrencyMismatchError(f"unknown currency {currency!r}", currency=currency)
-    wanted = set(user_ids)
-    found: dict[int, int] = {}
-    ordered = sorted(wanted)
-    for chunk in range(0, len(ordered), 20_000):
-        found.update(
-            Account.objects.filter(
-                kind=AccountKind.PLAYER, currency=currency, user_id__in=ordered[chunk : chunk + 20_000]
-            ).values_list("user_id", "pk")
-        )
+    ordered = sorted(set(user_ids))
+    players = Account.objects.filter(kind=AccountKind.PLAYER, currency=currency)
+    found: dict[int, int] = dict(players.filter(user_id__any_of=ordered).values_list("user_id", "pk"))
     missing = [user_id for user_id in ordered if user_id not in found]
     if missing:
         Account.objects.bulk_create(
@@ -119,12 +113,7 @@ def ensure_player_accounts(*, user_ids: Iterable[int], currency: str) -> dict[in
             ignore_conflicts=True,
             batch_size=2000,
         )
-        for chunk in range(0, len(missing), 20_000):
-            found.update(
-                Account.objects.filter(
-                    kind=AccountKind.PLAYER, currency=currency, user_id__in=missing[chunk : chunk + 20_000]
-                ).values_list("user_id", "pk")
-            )
+        found.update(players.filter(user_id__any_of=missing).values_list("user_id", "pk"))
     return found
 
 
@@ -512,9 +501,7 @@ def capture_holds(*, destination_id: int, currency: str, memo: str = "") -> Capt
         memo=memo,
         released=released,
     )
-    hold_ids = [row[0] for row in holds]
-    for chunk in range(0, len(hold_ids), 20_000):
-        FundsHold.objects.filter(pk__in=hold_ids[chunk : chunk + 20_000]).update(transfer=transfer)
+    FundsHold.objects.filter(pk__any_of=[row[0] for row in holds]).update(transfer=transfer)
     return Capture(transfer, dict(by_kind))
 
 

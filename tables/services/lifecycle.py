@@ -190,8 +190,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
 
 
 def _update_seats(seat_ids: list[int], **values: Any) -> None:
-    for chunk in range(0, len(seat_ids), 20_000):
-        Seat.objects.filter(pk__in=seat_ids[chunk : chunk + 20_000]).update(**values)
+    Seat.objects.filter(pk__any_of=seat_ids).update(**values)
 
 
 def hand_config(table: Table, seed: bytes, *, now: datetime) -> tuple[dict[str, Any], dict[str, Any] | None]:

@@ -93,21 +93,15 @@ def on_hands_dealt(*, table_id: int, user_ids: list[int], now: datetime) -> None
         return
     idle = now - timedelta(minutes=config.idle_minutes)
     players = sorted(user_ids)
-    chunks = [players[i : i + 20_000] for i in range(0, len(players), 20_000)]
-    for chunk in chunks:
-        GamingSession.objects.filter(
-            table_id=table_id, user_id__in=chunk, ended_at__isnull=True, last_hand_at__lt=idle
-        ).update(ended_at=now)
+    GamingSession.objects.filter(
+        table_id=table_id, user_id__any_of=players, ended_at__isnull=True, last_hand_at__lt=idle
+    ).update(ended_at=now)
     fields = ("id", "user_id", "hands_played", "draws_bought", "redeals_bought", "free_draws", "free_redeals")
-    rows: list[tuple[int, ...]] = []
-    for chunk in chunks:
-        rows.extend(
-            GamingSession.objects.filter(table_id=table_id, user_id__in=chunk, ended_at__isnull=True).values_list(
-                *fields
-            )
-        )
+    open_sessions = GamingSession.objects.filter(table_id=table_id, ended_at__isnull=True)
+    rows: list[tuple[int, ...]] = list(open_sessions.filter(user_id__any_of=players).values_list(*fields))
     missing = sorted(set(players) - {row[1] for row in rows})
     if missing:
+        zeros = [0] * len(missing)
         insert_rows(
             GamingSession._meta.db_table,
             {
@@ -115,21 +109,16 @@ def on_hands_dealt(*, table_id: int, user_ids: list[int], now: datetime) -> None
                 "user_id": missing,
                 "started_at": [now] * len(missing),
                 "last_hand_at": [now] * len(missing),
-                "hands_played": [0] * len(missing),
-                "draws_bought": [0] * len(missing),
-                "redeals_bought": [0] * len(missing),
-                "free_draws": [0] * len(missing),
-                "free_redeals": [0] * len(missing),
-                "free_draws_used": [0] * len(missing),
-                "free_redeals_used": [0] * len(missing),
+                "hands_played": zeros,
+                "draws_bought": zeros,
+                "redeals_bought": zeros,
+                "free_draws": zeros,
+                "free_redeals": zeros,
+                "free_draws_used": zeros,
+                "free_redeals_used": zeros,
             },
         )
-        for start in range(0, len(missing), 20_000):
-            rows.extend(
-                GamingSession.objects.filter(
-                    table_id=table_id, user_id__in=missing[start : start + 20_000], ended_at__isnull=True
-                ).values_list(*fields)
-            )
+        rows.extend(open_sessions.filter(user_id__any_of=missing).values_list(*fields))
     if not rows:
         return
     ids, _, hands, draws, redeals, free_draws, free_redeals = np.array(rows, dtype=np.int64).T
