@@ -403,48 +403,51 @@ def _apply_deltas(ids: np.ndarray, deltas: np.ndarray, released: np.ndarray | No
             )
 
 
-def hold_funds(*, account_id: int, destination_id: int, amount_minor: int, kind: str, reference: str) -> FundsHold:
-    """Confirm a purchase against the wallet ``account_id`` at once, without writing the
-    ledger: lock that one account, check that ``balance - held`` covers ``amount_minor``, add
-    it to ``held_minor`` and log a FundsHold to ``destination_id``. ``capture_holds`` moves
-    it later, in a batch. Only the buyer's row is locked: purchases of different players
-    never wait for each other, nor for the currency's chain head.
+def hold_funds(
+    *, user_id: int, currency: str, destination_id: int, amount_minor: int, kind: str, reference: str
+) -> FundsHold:
+    """Confirm a purchase against the player's wallet in ``currency`` at once, without
+    writing the ledger: one conditional ``UPDATE`` locks that one account, checks that
+    ``balance - held`` covers ``amount_minor`` and adds it to ``held_minor``; a FundsHold to
+    ``destination_id`` records it. ``capture_holds`` moves it later, in a batch. Only the
+    buyer's row is locked: purchases of different players never wait for each other, nor
+    for the currency's chain head. Two statements, no savepoint (a building block: the
+    caller's transaction is the unit).
 
-    Idempotent on ``reference`` (the stored hold is returned). Raises InvalidAmountError,
-    InsufficientFundsError (nothing changes), TransferConflictError (the reference names
-    another hold).
+    Raises InvalidAmountError, InsufficientFundsError (nothing changes),
+    TransferConflictError (``reference`` was already used: the caller's transaction must
+    roll back).
     """
     if not isinstance(amount_minor, int) or isinstance(amount_minor, bool) or amount_minor <= 0:
         raise InvalidAmountError("the amount must be a positive number of minor units", amount=amount_minor)
-    with transaction.atomic():
-        account = Account.objects.select_for_update().get(pk=account_id)
-        existing = FundsHold.objects.filter(reference=reference).first()
-        if existing is not None:
-            if (existing.account_id, existing.destination_id, existing.amount_minor) != (
-                account_id,
-                destination_id,
-                amount_minor,
-            ):
-                raise TransferConflictError(f"reference {reference!r} was used for another hold", reference=reference)
-            return existing
-        available = account.balance_minor - account.held_minor
-        if available < amount_minor and account.kind != AccountKind.CASHIER:
-            raise InsufficientFundsError(
-                f"{account.key} holds {format_minor(available, account.currency)}, "
-                f"needs {format_minor(amount_minor, account.currency)}",
-                key=account.key,
-                balance_minor=available,
-                shortfall_minor=amount_minor - available,
-            )
-        hold = FundsHold.objects.create(
-            reference=reference,
-            kind=kind,
-            account_id=account_id,
-            destination_id=destination_id,
-            amount_minor=amount_minor,
+    table = Account._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET held_minor = held_minor + %s WHERE kind = %s AND currency = %s AND user_id = %s "
+            "AND balance_minor - held_minor >= %s RETURNING id",
+            [amount_minor, AccountKind.PLAYER.value, currency, user_id, amount_minor],
         )
-        Account.objects.filter(pk=account_id).update(held_minor=F("held_minor") + amount_minor)
-    return hold
+        row = cursor.fetchone()
+    if row is None:
+        account = ensure_player_account(user_id=user_id, currency=currency)
+        available = account.balance_minor - account.held_minor
+        raise InsufficientFundsError(
+            f"{account.key} holds {format_minor(available, currency)}, needs {format_minor(amount_minor, currency)}",
+            key=account.key,
+            balance_minor=available,
+            shortfall_minor=amount_minor - available,
+        )
+    try:
+        with transaction.atomic(savepoint=False):
+            return FundsHold.objects.create(
+                reference=reference,
+                kind=kind,
+                account_id=int(row[0]),
+                destination_id=destination_id,
+                amount_minor=amount_minor,
+            )
+    except IntegrityError as error:
+        raise TransferConflictError(f"reference {reference!r} was already used", reference=reference) from error
 
 
 @dataclass(frozen=True, slots=True)

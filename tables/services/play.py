@@ -58,18 +58,24 @@ def _lock_entry(*, table_id: int, user_id: int, now: datetime) -> tuple[Hand, En
     for them; settlement's ``FOR UPDATE`` waits for every action in flight, and an action
     that comes after it sees the hand settled.
     """
-    table = Table.objects.filter(pk=table_id).only("id", "phase", "current_hand_id").first()
-    if table is None:
-        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
-    if table.phase != TablePhase.CHANGE or table.current_hand_id is None:
-        raise PhaseClosedError("choices are accepted during the change phase only", table_id=table_id)
+    hand: Hand | None = None
     if connection.vendor == "postgresql":
-        table_name = Hand._meta.db_table
-        shared_row = Hand.objects.raw(
-            f"SELECT * FROM {table_name} WHERE id = %s FOR KEY SHARE", [table.current_hand_id]
+        # The table's running hand, key-share locked, in one statement (the common case).
+        hands = Hand._meta.db_table
+        running = Hand.objects.raw(
+            f"SELECT h.* FROM {hands} h JOIN {Table._meta.db_table} t ON t.current_hand_id = h.id "
+            "WHERE t.id = %s AND t.phase = %s FOR KEY SHARE OF h",
+            [table_id, TablePhase.CHANGE.value],
         )
-        hand = next(iter(shared_row))
-    else:
+        hand = next(iter(running), None)
+    if hand is None:
+        table = Table.objects.filter(pk=table_id).only("id", "phase", "current_hand_id").first()
+        if table is None:
+            raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+        if table.phase != TablePhase.CHANGE or table.current_hand_id is None:
+            raise PhaseClosedError("choices are accepted during the change phase only", table_id=table_id)
+        if connection.vendor == "postgresql":  # the hand changed between the two reads
+            raise PhaseClosedError("the change phase of this hand is over", table_id=table_id)
         hand = Hand.objects.get(pk=table.current_hand_id)  # SQLite runs one write at a time
     if hand.status != HandStatus.CHANGE or now >= hand.change_deadline:
         raise PhaseClosedError("the change phase of this hand is over", hand_id=hand.pk)
@@ -200,9 +206,13 @@ def _pay(*, hand: Hand, entry: Entry, kind: str, price: int, reference: str, fre
         entry.promo_minor += price
     else:
         if price > 0:
-            wallet = wallet_services.ensure_player_account(user_id=entry.user_id, currency=hand.currency)
             wallet_services.hold_funds(
-                account_id=wallet.pk, destination_id=escrow.pk, amount_minor=price, kind=kind, reference=reference
+                user_id=entry.user_id,
+                currency=hand.currency,
+                destination_id=escrow.pk,
+                amount_minor=price,
+                kind=kind,
+                reference=reference,
             )
             if settings.PURCHASE_CAPTURE == "inline":
                 capture_purchases(hand=hand, escrow_id=escrow.pk)
