@@ -35,10 +35,14 @@ def _lists(columns: dict[str, Sequence[Any] | np.ndarray]) -> list[list[Any]]:
 
 def _copy_text(columns: list[list[Any]]) -> str:
     """Rows in COPY text format, built column by column (integers need no escaping)."""
-    texts = [
-        list(map(str, values)) if all(type(v) is int for v in values) else list(map(_text, values))
-        for values in columns
-    ]
+    texts = []
+    for values in columns:
+        if values and values.count(values[0]) == len(values):
+            texts.append([_text(values[0])] * len(values))  # one value for every row
+        elif all(type(v) is int for v in values):
+            texts.append(list(map(str, values)))
+        else:
+            texts.append(list(map(_text, values)))
     return "".join("\t".join(row) + "\n" for row in zip(*texts, strict=True))
 
 

@@ -45,7 +45,7 @@ from tables.models import (
 from tables.records import board_to_json
 from tables.services import powerups
 from tables.services.conditions import apply_overrides
-from tables.services.seating import presence_rule
+from tables.services.seating import seat_presence
 from tables.services.settlement import cancel_hand, hand_escrow, settle_hand
 from tables.services.special import special_overrides
 from wallet import services as wallet_services
@@ -153,16 +153,12 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
     """Remove disconnected players (rules Notes 2), collect the ante from every active player
     (rules B.1) and deal, or wait when fewer than two can play (rules A.3).
 
-    Seats are read as tuples and the presence rule applied to each: a table of 100,000
-    players makes no model object per seat."""
-    seats = list(
-        Seat.objects.filter(table=table)
-        .exclude(status=SeatStatus.LEFT)
-        .order_by("joined_at", "pk")
-        .values_list("pk", "user_id", "status", "last_seen_at", "ws_connections", "socket_closed_at")
+    Seats are read as tuples with their presence computed by the database: a table of
+    100,000 players makes no model object per seat."""
+    seats = seat_presence(
+        Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).order_by("joined_at", "pk"), now=now
     )
-    connected = presence_rule(now)
-    gone = [seat[0] for seat in seats if not connected(seat[3], seat[4], seat[5])]
+    gone = [seat[0] for seat in seats if not seat[3]]
     if gone:
         _update_seats(gone, status=SeatStatus.LEFT, status_reason="disconnected", left_at=now)
         table.version += 1

@@ -92,14 +92,27 @@ def on_hands_dealt(*, table_id: int, user_ids: list[int], now: datetime) -> None
     if not config.is_active or not user_ids:
         return
     idle = now - timedelta(minutes=config.idle_minutes)
-    players = sorted(user_ids)
-    GamingSession.objects.filter(
-        table_id=table_id, user_id__any_of=players, ended_at__isnull=True, last_hand_at__lt=idle
-    ).update(ended_at=now)
-    fields = ("id", "user_id", "hands_played", "draws_bought", "redeals_bought", "free_draws", "free_redeals")
+    players = np.unique(np.asarray(user_ids, dtype=np.int64))
+    fields = (
+        "id",
+        "user_id",
+        "hands_played",
+        "draws_bought",
+        "redeals_bought",
+        "free_draws",
+        "free_redeals",
+        "last_hand_at",
+    )
+    # The table's open sessions, filtered here: a list of 100,000 ids in the query made
+    # PostgreSQL compare every row with every id.
     open_sessions = GamingSession.objects.filter(table_id=table_id, ended_at__isnull=True)
-    rows: list[tuple[int, ...]] = list(open_sessions.filter(user_id__any_of=players).values_list(*fields))
-    missing = sorted(set(players) - {row[1] for row in rows})
+    dealt = {int(user_id) for user_id in players.tolist()}
+    found = [row for row in open_sessions.values_list(*fields) if row[1] in dealt]
+    idle_ids = [row[0] for row in found if row[7] < idle]
+    if idle_ids:
+        GamingSession.objects.filter(pk__any_of=idle_ids).update(ended_at=now)
+    rows: list[tuple[int, ...]] = [tuple(row[:7]) for row in found if row[7] >= idle]
+    missing = sorted(dealt - {row[1] for row in rows})
     if missing:
         zeros = [0] * len(missing)
         insert_rows(
@@ -118,7 +131,8 @@ def on_hands_dealt(*, table_id: int, user_ids: list[int], now: datetime) -> None
                 "free_redeals_used": zeros,
             },
         )
-        rows.extend(open_sessions.filter(user_id__any_of=missing).values_list(*fields))
+        wanted = set(missing)
+        rows.extend(row for row in open_sessions.values_list(*fields[:7]) if row[1] in wanted)
     if not rows:
         return
     ids, _, hands, draws, redeals, free_draws, free_redeals = np.array(rows, dtype=np.int64).T

@@ -17,9 +17,9 @@ from django.db.models import F
 from jackpots import services as jackpot_services
 from tables.bulk import update_rows
 from tables.engine.widerpoker import NO_HOLD, Board, HandOutcome, board_grid, change_keys, final_hand, hand_outcome
-from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus
+from tables.models import Entry, Hand, HandStatus, Seat
 from tables.records import board_from_json, carry_key, combination_digits, escrow_key, hand_conditions
-from tables.services.seating import presence_rule
+from tables.services.seating import connected_users
 from wallet import services as wallet_services
 from wallet.models import Account, AccountKind, TransferKind
 
@@ -216,14 +216,8 @@ def _write_results(ids: list[int], **columns: list[Any]) -> None:
 
 
 def _connected_at_end(table_id: int, user_ids: list[int], *, now: datetime) -> list[bool]:
-    """Whether each player is at the table at the end of the change phase (seats as tuples)."""
-    rule = presence_rule(now)
-    seats = {
-        user_id: status != SeatStatus.LEFT and rule(last_seen, sockets, closed)
-        for user_id, status, last_seen, sockets, closed in Seat.objects.filter(table_id=table_id).values_list(
-            "user_id", "status", "last_seen_at", "ws_connections", "socket_closed_at"
-        )
-    }
+    """Whether each player is at the table at the end of the change phase."""
+    seats = connected_users(Seat.objects.filter(table_id=table_id), now=now)
     return [seats.get(user_id, False) for user_id in user_ids]
 
 
