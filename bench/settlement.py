@@ -7,14 +7,15 @@ the URL is dropped and re-created, so point it at a scratch name), e.g.:
         .venv/bin/python bench/settlement.py 1000 10000
 
 Prints a markdown table: players, deal (ante transfer + entries), purchases (a fifth of
-the players buy a draw and a tenth a redeal, from ``BUYERS`` threads, each with its own
-database connection, while a clock thread captures the holds every second, as the clock
+the players buy a draw and a tenth a redeal, from 4 processes of 4 threads, each thread with
+its own database connection, while a clock thread captures the holds every second, as the clock
 does), settlement (evaluation, ranking, allocation, the last capture, one settlement
 transfer, entry results), and the books check.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import random
 import sys
@@ -22,6 +23,7 @@ import threading
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -110,29 +112,60 @@ def main(sizes: list[int]) -> None:
         print(f"| {size:,} | {created:.2f} s | {dealt:.2f} s | {rate:,.0f}/s | {settled:.2f} s | {books} |")
 
 
-BUYERS = 16
+PROCESSES, THREADS = 4, 4  # buyers: 4 processes (Python runs one thread at a time) x 4 threads
 
 
-def buy_concurrently(table_id: int, plan: list[tuple[int, str]], *, now: datetime) -> float:
-    """Run ``plan`` ((user id, "draw" or "redeal") pairs) from ``BUYERS`` threads while a
-    clock thread captures holds every second; return confirmed purchases per second."""
+def buyer_process(table_id: int, plan: list[tuple[int, str]], now: datetime, ready: Any, go: Any, out: Any) -> None:
+    """One buyer process: ``THREADS`` threads, each with its own database connection, run
+    its share of ``plan``; reports (purchases, failures) on ``out``."""
+    import django
+
+    django.setup()
     from django.db import connection
 
     from tables import services
-    from tables.services.settlement import capture_running_purchases
 
-    done = threading.Event()
-    failures: list[BaseException] = []
+    failures: list[str] = []
 
     def buyer(share: list[tuple[int, str]]) -> None:
         try:
             for user_id, action in share:
                 buy = services.buy_draw if action == "draw" else services.buy_redeal
                 buy(table_id=table_id, user_id=user_id, now=now)
-        except BaseException as error:
-            failures.append(error)
+        except Exception as error:
+            failures.append(repr(error))
         finally:
             connection.close()
+
+    threads = [threading.Thread(target=buyer, args=(plan[i::THREADS],)) for i in range(THREADS)]
+    ready.release()
+    go.wait()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    out.put((len(plan), failures))
+
+
+def buy_concurrently(table_id: int, plan: list[tuple[int, str]], *, now: datetime) -> float:
+    """Run ``plan`` ((user id, "draw" or "redeal") pairs) from ``PROCESSES`` x ``THREADS``
+    buyers while a clock thread captures holds every second; return confirmed purchases per
+    second (from the start signal to the last buyer's end; process start-up excluded)."""
+    from django.db import connection
+
+    from tables.services.settlement import capture_running_purchases
+
+    context = multiprocessing.get_context("spawn")
+    ready, go, out = context.Semaphore(0), context.Event(), context.Queue()
+    processes = [
+        context.Process(target=buyer_process, args=(table_id, plan[i::PROCESSES], now, ready, go, out))
+        for i in range(PROCESSES)
+    ]
+    for process in processes:
+        process.start()
+    for _ in processes:
+        ready.acquire()
+    done = threading.Event()
 
     def clock() -> None:
         try:
@@ -143,18 +176,19 @@ def buy_concurrently(table_id: int, plan: list[tuple[int, str]], *, now: datetim
 
     ticker = threading.Thread(target=clock)
     ticker.start()
-    threads = [threading.Thread(target=buyer, args=(plan[i::BUYERS],)) for i in range(BUYERS)]
     start = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    go.set()
+    results = [out.get() for _ in processes]
     elapsed = time.perf_counter() - start
     done.set()
     ticker.join()
+    for process in processes:
+        process.join()
+    failures = [failure for _, errors in results for failure in errors]
     if failures:
-        raise failures[0]
-    return len(plan) / elapsed
+        raise RuntimeError(f"{len(failures)} buyers failed, first: {failures[0]}")
+    bought: int = sum(count for count, _ in results)
+    return bought / elapsed
 
 
 if __name__ == "__main__":

@@ -156,18 +156,21 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
             f"at most {config['max_redeals']} redeals in this hand",
             max_redeals=config["max_redeals"],
         )
-    number = _next_redeal_number(hand)
-    new = _free_combination(hand, number)
-    Redeal.objects.create(hand=hand, number=number, user_id=user_id, combination=new, created_at=now)
+    # Paid first, numbered last: the redeal counter's lock, which orders the hand's redeals,
+    # is held only for the few statements that need the number (the reference names the
+    # player and his own redeal count, unique without the hand's number).
     _pay(
         hand=hand,
         entry=entry,
         kind=TransferKind.REDEAL,
         price=int(config["redeal_price_minor"]),
-        reference=f"redeal:{hand.pk}:{number}",
+        reference=f"redeal:{hand.pk}:{user_id}:{len(entry.redeals) + 1}",
         free=free,
         memo=f"{'Free redeal' if free else 'Redeal'} in hand {hand.table_id}#{hand.number}",
     )
+    number = _next_redeal_number(hand)
+    new = _free_combination(hand, number)
+    Redeal.objects.create(hand=hand, number=number, user_id=user_id, combination=new, created_at=now)
     entry.combination = new
     entry.redeals = [*entry.redeals, [number, new]]
     entry.hold_mask = None
