@@ -114,7 +114,9 @@ def on_hands_dealt(*, table_id: int, user_ids: list[int], now: datetime) -> None
     rows: list[tuple[int, ...]] = [tuple(row[:7]) for row in found if row[7] >= idle]
     missing = sorted(dealt - {row[1] for row in rows})
     if missing:
-        zeros = [0] * len(missing)
+        # New sessions are written already counted: one INSERT, no UPDATE after it.
+        zeros = np.zeros(len(missing), dtype=np.int64)
+        hands, free_draws, free_redeals = _count_hand(config, zeros, zeros, zeros, zeros, zeros)
         insert_rows(
             GamingSession._meta.db_table,
             {
@@ -122,27 +124,19 @@ def on_hands_dealt(*, table_id: int, user_ids: list[int], now: datetime) -> None
                 "user_id": missing,
                 "started_at": [now] * len(missing),
                 "last_hand_at": [now] * len(missing),
-                "hands_played": zeros,
+                "hands_played": hands,
                 "draws_bought": zeros,
                 "redeals_bought": zeros,
-                "free_draws": zeros,
-                "free_redeals": zeros,
+                "free_draws": free_draws,
+                "free_redeals": free_redeals,
                 "free_draws_used": zeros,
                 "free_redeals_used": zeros,
             },
         )
-        wanted = set(missing)
-        rows.extend(row for row in open_sessions.values_list(*fields[:7]) if row[1] in wanted)
     if not rows:
         return
     ids, _, hands, draws, redeals, free_draws, free_redeals = np.array(rows, dtype=np.int64).T
-    hands = hands + 1
-    points = hands * config.points_per_hand + draws * config.points_per_draw + redeals * config.points_per_redeal
-    level = np.minimum(config.max_level, 1 + points // config.points_per_level)  # level_of
-    every_draw = np.maximum(1, config.draw_every_hands - (level - 1) * config.draw_step)  # release_every
-    every_redeal = np.maximum(1, config.redeal_every_hands - (level - 1) * config.redeal_step)
-    free_draws = np.where(hands % every_draw == 0, np.minimum(config.max_stock, free_draws + 1), free_draws)
-    free_redeals = np.where(hands % every_redeal == 0, np.minimum(config.max_stock, free_redeals + 1), free_redeals)
+    hands, free_draws, free_redeals = _count_hand(config, hands, draws, redeals, free_draws, free_redeals)
     update_rows(
         GamingSession._meta.db_table,
         ids,
@@ -153,6 +147,26 @@ def on_hands_dealt(*, table_id: int, user_ids: list[int], now: datetime) -> None
             "free_redeals": ("smallint", free_redeals),
         },
     )
+
+
+def _count_hand(
+    config: PowerUpRules,
+    hands: np.ndarray,
+    draws: np.ndarray,
+    redeals: np.ndarray,
+    free_draws: np.ndarray,
+    free_redeals: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One more hand for each session (arrays aligned): hands played, and the free items the
+    new level releases (``level_of`` and ``release_every``, vectorised)."""
+    hands = hands + 1
+    points = hands * config.points_per_hand + draws * config.points_per_draw + redeals * config.points_per_redeal
+    level = np.minimum(config.max_level, 1 + points // config.points_per_level)
+    every_draw = np.maximum(1, config.draw_every_hands - (level - 1) * config.draw_step)
+    every_redeal = np.maximum(1, config.redeal_every_hands - (level - 1) * config.redeal_step)
+    free_draws = np.where(hands % every_draw == 0, np.minimum(config.max_stock, free_draws + 1), free_draws)
+    free_redeals = np.where(hands % every_redeal == 0, np.minimum(config.max_stock, free_redeals + 1), free_redeals)
+    return hands, free_draws, free_redeals
 
 
 def end_session(*, table_id: int, user_id: int, now: datetime) -> None:
