@@ -319,6 +319,19 @@ class Entry(models.Model):
         return f"entry {self.user_id} in hand {self.hand_id}"
 
 
+class RedealCounter(models.Model):
+    """The number of redeals bought in a hand so far: the row whose lock orders the hand's
+    redeals (``redeal:<n>`` streams need one order per hand). Apart from the hand row, so
+    that the clock's capture, which locks the hand, never holds redeals up. Created by the
+    first redeal; the hand's ``redeal_count`` follows it at each capture and at settlement."""
+
+    hand = models.OneToOneField(Hand, on_delete=models.PROTECT, primary_key=True, related_name="+")
+    count = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.count} redeals in hand {self.hand_id}"
+
+
 class Redeal(models.Model):
     """One redeal of a hand, in the order bought: ``number`` n drew ``combination`` from the
     seed's ``redeal:<n>`` stream (docs/provably-fair.md). The hand's ``redeal_count`` is the

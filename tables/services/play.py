@@ -22,6 +22,7 @@ from itertools import islice
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F
+from django.db.models.functions import Greatest
 
 from tables.engine.widerpoker import COMBINATION_COUNT, hold_mask, redeal_candidates
 from tables.errors import (
@@ -33,7 +34,7 @@ from tables.errors import (
     TableNotFoundError,
 )
 from tables.events import push_private_on_commit
-from tables.models import Entry, Hand, HandStatus, Redeal, Seat, Table, TablePhase
+from tables.models import Entry, Hand, HandStatus, Redeal, RedealCounter, Seat, Table, TablePhase
 from tables.services import powerups
 from tables.services.settlement import capture_purchases, hand_escrow
 from wallet import services as wallet_services
@@ -169,6 +170,8 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
         memo=f"{'Free redeal' if free else 'Redeal'} in hand {hand.table_id}#{hand.number}",
     )
     number = _next_redeal_number(hand)
+    if free:  # paid by promotions into the escrow already: the hand's totals show it now
+        Hand.objects.filter(pk=hand.pk).update(redeal_count=Greatest(F("redeal_count"), number + 1))
     new = _free_combination(hand, number)
     Redeal.objects.create(hand=hand, number=number, user_id=user_id, combination=new, created_at=now)
     entry.combination = new
@@ -224,11 +227,14 @@ def _pay(*, hand: Hand, entry: Entry, kind: str, price: int, reference: str, fre
 
 
 def _next_redeal_number(hand: Hand) -> int:
-    """Take the hand's next redeal number (0, 1, ...): ``redeal_count`` is the counter, and
-    its row lock orders the redeals of the hand (draws and holds do not wait for it)."""
+    """Take the hand's next redeal number (0, 1, ...) from its RedealCounter, whose row lock
+    orders the hand's redeals until commit (draws, holds and the clock's capture do not wait
+    for it). One upsert: the first redeal creates the row."""
+    table = RedealCounter._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {Hand._meta.db_table} SET redeal_count = redeal_count + 1 WHERE id = %s RETURNING redeal_count",
+            f"INSERT INTO {table} (hand_id, count) VALUES (%s, 1) "
+            f"ON CONFLICT (hand_id) DO UPDATE SET count = {table}.count + 1 RETURNING count",
             [hand.pk],
         )
         row = cursor.fetchone()

@@ -12,12 +12,13 @@ from typing import Any
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Subquery
+from django.db.models.functions import Coalesce
 
 from jackpots import services as jackpot_services
 from tables.bulk import update_rows
 from tables.engine.widerpoker import NO_HOLD, Board, HandOutcome, board_grid, change_keys, final_hand, hand_outcome
-from tables.models import Entry, Hand, HandStatus, Seat
+from tables.models import Entry, Hand, HandStatus, Redeal, RedealCounter, Seat
 from tables.records import board_from_json, carry_key, combination_digits, escrow_key, hand_conditions
 from tables.services.seating import connected_users
 from wallet import services as wallet_services
@@ -81,6 +82,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     # Purchases confirmed and not yet moved join the escrow now (docs/platform.md, Purchases).
     captured = capture_purchases(hand=hand, escrow_id=escrow.pk)
     escrow_balance = locked[escrow.pk] + captured
+    hand.redeal_count = Redeal.objects.filter(hand=hand).count()
     totals = hand_totals(hand, draws_bought=sum(row[4] - 1 for row in rows))
     if escrow_balance != gross + spin_award or totals["gross_minor"] != gross:
         raise RuntimeError(
@@ -181,6 +183,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     hand.save(
         update_fields=[
             *totals,
+            "redeal_count",
             "status",
             "settled_at",
             "rake_minor",
@@ -241,6 +244,9 @@ def capture_purchases(*, hand: Hand, escrow_id: int) -> int:
             draws_minor=F("draws_minor") + draws,
             redeals_minor=F("redeals_minor") + redeals,
             gross_minor=F("gross_minor") + draws + redeals,
+            redeal_count=Coalesce(
+                Subquery(RedealCounter.objects.filter(hand_id=hand.pk).values("count")[:1]), F("redeal_count")
+            ),
         )
     return capture.total_minor
 
