@@ -6,17 +6,24 @@ the URL is dropped and re-created, so point it at a scratch name), e.g.:
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_settlement \
         .venv/bin/python bench/settlement.py 1000 10000
 
-Prints a markdown table: players, deal (ante transfer + entries), settlement (evaluation,
-ranking, allocation, one settlement transfer, entry results), and the books check.
+Prints a markdown table: players, deal (ante transfer + entries), purchases (a fifth of
+the players buy a draw and a tenth a redeal, from 4 processes of 4 threads, each thread with
+its own database connection, while a clock thread captures the holds every second, as the clock
+does), settlement (evaluation, ranking, allocation, the last capture, one settlement
+transfer, entry results), and the books check.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import random
 import sys
+import threading
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -24,6 +31,7 @@ os.environ.setdefault("TABLE_CLOCK", "off")
 # A production-path database on loopback: a throwaway key, plain HTTP.
 os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-never-used-in-production-0123456789abcdef")
 os.environ.setdefault("DJANGO_HTTPS", "off")
+os.environ.setdefault("DB_POOL_MAX_SIZE", "24")  # the buyer threads, the clock thread and the main one
 
 
 def recreate_database(url: str) -> None:
@@ -57,8 +65,8 @@ def main(sizes: list[int]) -> None:
 
     call_command("migrate", verbosity=0)
     print(f"database: {connection.vendor}\n")
-    print("| entries | create players | deal (ante + entries) | settle (incl. ledger) | books |")
-    print("|---:|---:|---:|---:|---|")
+    print("| entries | create players | deal (ante + entries) | purchases | settle (incl. ledger) | books |")
+    print("|---:|---:|---:|---:|---:|---|")
     password = make_password("bench-password")
     for size in sizes:
         now = timezone.now()
@@ -92,14 +100,95 @@ def main(sizes: list[int]) -> None:
         start = time.perf_counter()
         assert services.advance_table(table_id=table.pk, now=now)
         dealt = time.perf_counter() - start
-        for u in users[: size // 5]:
-            services.buy_draw(table_id=table.pk, user_id=u.pk, now=now)
-
+        # Every redeal needs a combination nobody holds: none is left in a hand of 100,000.
+        redealers = users[size - min(size // 10, 100_000 - size) :] if size < 100_000 else []
+        plan = [(u.pk, "draw") for u in users[: size // 5]] + [(u.pk, "redeal") for u in redealers]
+        random.Random(size).shuffle(plan)
+        rate = buy_concurrently(table.pk, plan, now=now)
         start = time.perf_counter()
         assert services.advance_table(table_id=table.pk, now=now + timedelta(seconds=31))
         settled = time.perf_counter() - start
         books = "ok" if check_books().ok else "BROKEN"
-        print(f"| {size:,} | {created:.2f} s | {dealt:.2f} s | {settled:.2f} s | {books} |")
+        print(f"| {size:,} | {created:.2f} s | {dealt:.2f} s | {rate:,.0f}/s | {settled:.2f} s | {books} |")
+
+
+PROCESSES, THREADS = 4, 4  # buyers: 4 processes (Python runs one thread at a time) x 4 threads
+
+
+def buyer_process(table_id: int, plan: list[tuple[int, str]], now: datetime, ready: Any, go: Any, out: Any) -> None:
+    """One buyer process: ``THREADS`` threads, each with its own database connection, run
+    its share of ``plan``; reports (purchases, failures) on ``out``."""
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    from tables import services
+
+    failures: list[str] = []
+
+    def buyer(share: list[tuple[int, str]]) -> None:
+        try:
+            for user_id, action in share:
+                buy = services.buy_draw if action == "draw" else services.buy_redeal
+                buy(table_id=table_id, user_id=user_id, now=now)
+        except Exception as error:
+            failures.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=buyer, args=(plan[i::THREADS],)) for i in range(THREADS)]
+    ready.release()
+    go.wait()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    out.put((len(plan), failures))
+
+
+def buy_concurrently(table_id: int, plan: list[tuple[int, str]], *, now: datetime) -> float:
+    """Run ``plan`` ((user id, "draw" or "redeal") pairs) from ``PROCESSES`` x ``THREADS``
+    buyers while a clock thread captures holds every second; return confirmed purchases per
+    second (from the start signal to the last buyer's end; process start-up excluded)."""
+    from django.db import connection
+
+    from tables.services.settlement import capture_running_purchases
+
+    context = multiprocessing.get_context("spawn")
+    ready, go, out = context.Semaphore(0), context.Event(), context.Queue()
+    processes = [
+        context.Process(target=buyer_process, args=(table_id, plan[i::PROCESSES], now, ready, go, out))
+        for i in range(PROCESSES)
+    ]
+    for process in processes:
+        process.start()
+    for _ in processes:
+        ready.acquire()
+    done = threading.Event()
+
+    def clock() -> None:
+        try:
+            while not done.wait(1.0):
+                capture_running_purchases()
+        finally:
+            connection.close()
+
+    ticker = threading.Thread(target=clock)
+    ticker.start()
+    start = time.perf_counter()
+    go.set()
+    results = [out.get() for _ in processes]
+    elapsed = time.perf_counter() - start
+    done.set()
+    ticker.join()
+    for process in processes:
+        process.join()
+    failures = [failure for _, errors in results for failure in errors]
+    if failures:
+        raise RuntimeError(f"{len(failures)} buyers failed, first: {failures[0]}")
+    bought: int = sum(count for count, _ in results)
+    return bought / elapsed
 
 
 if __name__ == "__main__":

@@ -222,6 +222,10 @@ REDIS_PREFIX: str = env.str("POKER_REDIS_PREFIX", default="") or f"wp-{DATABASE_
 if not REDIS_PREFIX.replace("-", "").replace("_", "").replace(".", "").isalnum():
     raise ImproperlyConfigured(f"POKER_REDIS_PREFIX={REDIS_PREFIX!r}: use letters, digits, '-', '_' and '.' only")
 TABLE_CLOCK_CHOICES = ("beat", "in-process", "off")
+# Draws and redeals bought are confirmed as holds on the buyer's wallet and moved into the
+# hand's escrow by the clock in batches ("batch", PostgreSQL's default), or at once
+# ("inline", the embedded default: SQLite runs one write at a time anyway). docs/platform.md.
+PURCHASE_CAPTURE: str = _choice("POKER_PURCHASE_CAPTURE", ("batch", "inline"), "batch" if DATABASE_URL else "inline")
 if REDIS_URL:
     CHANNEL_LAYERS: dict[str, Any] = {
         "default": {

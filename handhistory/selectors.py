@@ -380,40 +380,48 @@ def _jackpot_lines(hand: Hand, *, settled: bool) -> list[dict[str, Any]]:
 
 
 def _hand_transfers(hand: Hand) -> list[Any]:
-    """Every ledger transfer of the hand, in order: ante, spin award, draws, redeals (free
-    ones included), settlement or refund (their references are documented in docs/platform.md)."""
-    from django.db.models import Q
+    """Every ledger transfer that moved money into or out of the hand's escrow, in order:
+    ante, spin award, captured purchases (``capture:<escrow>:<hold>``, or a purchase's own
+    reference), free items (``promotion``), settlement or refund."""
+    from wallet.models import LedgerEntry, Transfer
 
-    from wallet.models import Transfer
-
-    exact = [f"ante:{hand.pk}", f"spin:{hand.pk}", f"settle:{hand.pk}", f"refund:{hand.pk}"]
-    query = (
-        Q(reference__in=exact)
-        | Q(reference__startswith=f"draw:{hand.pk}:")
-        | Q(reference__startswith=f"redeal:{hand.pk}:")
+    escrow = f"escrow:hand:{hand.pk}"
+    ids = LedgerEntry.objects.filter(account__key=escrow).values("transfer_id")
+    return list(
+        Transfer.objects.filter(pk__in=ids).order_by("created_at", "pk").only("reference", "kind", "created_at")
     )
-    return list(Transfer.objects.filter(query).order_by("created_at", "pk").only("reference", "kind", "created_at"))
 
 
 def _purchases(hand: Hand, transfers: list[Any]) -> dict[int, list[dict[str, Any]]]:
-    """Each player's draws and redeals with their time and transfer, by user id."""
+    """Each player's draws and redeals, by user id: bought ones from their funds holds (the
+    purchase's time and reference, and the transfer that captured it into the escrow), free
+    ones from their promotion transfers. References are ``draw:<hand>:<user>:<n>`` and
+    ``redeal:<hand>:<user>:<k>`` (his k-th redeal; the hand's redeal number is in ``redeals``)."""
     from tables.models import Entry as EntryModel
+    from wallet.models import FundsHold
 
-    owners = {
-        int(number): user_id
+    redeal_numbers = {
+        user_id: [int(number) for number, _combination in redeals]
         for user_id, redeals in EntryModel.objects.filter(hand=hand).values_list("user_id", "redeals")
-        for number, _combination in redeals
     }
+    rows: list[tuple[str, Any, str | None, bool]] = [
+        (reference, at, captured, False)
+        for reference, at, captured in FundsHold.objects.filter(destination__key=f"escrow:hand:{hand.pk}").values_list(
+            "reference", "created_at", "transfer__reference"
+        )
+    ]
+    rows += [(t.reference, t.created_at, t.reference, True) for t in transfers if t.kind == "promotion"]
     result: dict[int, list[dict[str, Any]]] = {}
-    for t in transfers:
-        parts = t.reference.split(":")
-        if parts[0] == "draw":
-            user_id, item = int(parts[2]), {"kind": "draw", "number": int(parts[3])}
-        elif parts[0] == "redeal" and int(parts[2]) in owners:
-            user_id, item = owners[int(parts[2])], {"kind": "redeal", "number": int(parts[2])}
-        else:
+    for reference, at, captured, free in sorted(rows, key=lambda row: (row[1], row[0])):
+        parts = reference.split(":")
+        if parts[0] not in ("draw", "redeal") or len(parts) != 4:
             continue
-        item.update(at=t.created_at.isoformat(), reference=t.reference, free=t.kind == "promotion")
+        user_id, n = int(parts[2]), int(parts[3])
+        if parts[0] == "redeal":
+            numbers = redeal_numbers.get(user_id, [])
+            n = numbers[n - 1] if 0 < n <= len(numbers) else n
+        item = {"kind": parts[0], "number": n, "at": at.isoformat(), "reference": reference, "free": free}
+        item["captured_in"] = captured
         result.setdefault(user_id, []).append(item)
     return result
 

@@ -24,9 +24,11 @@ TICK_SECONDS = 1.0
 
 def tick() -> int:
     """One clock tick: take the sockets of dead ASGI processes off their seats, advance due
-    tables, then push changed prize pools."""
+    tables, move the purchases confirmed since the last tick into their hands' escrows, then
+    push changed prize pools."""
     from tables.services import advance_due_tables, publish_live_pools
     from tables.services.presence import reap_dead_processes
+    from tables.services.settlement import capture_running_purchases
 
     close_old_connections()
     try:
@@ -36,6 +38,10 @@ def tick() -> int:
         except Exception:
             logger.exception("reaping dead ASGI processes failed; the tables still advance")
         advanced = advance_due_tables(now=now)
+        try:
+            capture_running_purchases()
+        except Exception:
+            logger.exception("capturing purchases failed; the holds wait for the next tick or the settlement")
         publish_live_pools()
         return advanced
     finally:

@@ -378,10 +378,48 @@ class Entry(models.Model):
             models.CheckConstraint(condition=Q(draws_bought__gte=1, draws_bought__lte=5), name="entry_draws_1_to_5"),
             models.CheckConstraint(condition=Q(combination__lt=100000), name="entry_combination_in_range"),
         ]
-        indexes = [models.Index(fields=["hand", "place"], name="entry_hand_place")]
+        indexes = [
+            models.Index(fields=["hand", "place"], name="entry_hand_place"),
+            models.Index(fields=["hand", "initial_combination"], name="entry_hand_initial"),
+        ]
 
     def __str__(self) -> str:
         return f"entry {self.user_id} in hand {self.hand_id}"
+
+
+class RedealCounter(models.Model):
+    """The number of redeals bought in a hand so far: the row whose lock orders the hand's
+    redeals (``redeal:<n>`` streams need one order per hand). Apart from the hand row, so
+    that the clock's capture, which locks the hand, never holds redeals up. Created by the
+    first redeal; the hand's ``redeal_count`` follows it at each capture and at settlement."""
+
+    hand = models.OneToOneField(Hand, on_delete=models.PROTECT, primary_key=True, related_name="+")
+    count = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.count} redeals in hand {self.hand_id}"
+
+
+class Redeal(models.Model):
+    """One redeal of a hand, in the order bought: ``number`` n drew ``combination`` from the
+    seed's ``redeal:<n>`` stream (docs/provably-fair.md). The hand's ``redeal_count`` is the
+    counter that numbers them; the unique constraints make a number, and a combination,
+    impossible to hand out twice."""
+
+    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="redeal_log")
+    number = models.PositiveIntegerField()
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    combination = models.PositiveIntegerField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["hand", "number"], name="redeal_number_unique_in_hand"),
+            models.UniqueConstraint(fields=["hand", "combination"], name="redeal_combination_unique_in_hand"),
+        ]
+
+    def __str__(self) -> str:
+        return f"redeal {self.number} of hand {self.hand_id}"
 
 
 class TableConfigChange(models.Model):

@@ -29,6 +29,14 @@ hypothesis_settings.load_profile("suite")
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
+@pytest.fixture(autouse=True)
+def _purchases_captured_at_once(settings: Any) -> None:
+    """Tests read the escrow, the hand's totals and the statement right after a purchase:
+    capture each purchase at once on both databases. The batched capture (PostgreSQL's
+    production default) has its own tests (tests/tables/test_massive_purchases.py)."""
+    settings.PURCHASE_CAPTURE = "inline"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _close_stray_connections(django_db_setup: Any, django_db_blocker: Any) -> Iterator[None]:
     """Consumers, live servers and worker threads open database connections of their own;

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from wallet.money import format_minor
@@ -46,6 +46,10 @@ class Account(models.Model):
         related_name="accounts",
     )
     balance_minor = models.BigIntegerField(default=0)
+    held_minor = models.BigIntegerField(
+        default=0,
+        help_text="Part of the balance promised to holds not yet captured (FundsHold): not spendable.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -53,6 +57,10 @@ class Account(models.Model):
             models.CheckConstraint(
                 condition=Q(balance_minor__gte=0) | Q(kind="cashier"),
                 name="account_balance_non_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(held_minor__gte=0) & (Q(balance_minor__gte=F("held_minor")) | Q(kind="cashier")),
+                name="account_holds_covered",
             ),
             models.UniqueConstraint(
                 fields=["user", "currency"],
@@ -78,6 +86,7 @@ class TransferKind(models.TextChoices):
     JACKPOT = "jackpot", "Spin jackpot drawn, or a jackpot's reset"
     HOUSE_FUNDING = "house_funding", "House money into the jackpot reserve or promotions"
     PROMOTION = "promotion", "Free draw or redeal paid by promotions"
+    CAPTURE = "capture", "Draws and redeals bought, captured into the hand's escrow in a batch"
 
 
 class Transfer(models.Model):
@@ -246,3 +255,30 @@ class PlaySession(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} from {self.started_at:%H:%M}"
+
+
+class FundsHold(models.Model):
+    """A purchase confirmed against a wallet and not yet moved: ``amount_minor`` of
+    ``account`` is promised to ``destination`` (wallet.services.hold_funds). The account's
+    ``held_minor`` covers it, so it cannot be spent twice; ``capture_holds`` later moves a
+    destination's holds in one sealed transfer and records it in ``transfer``.
+
+    ``reference`` names the business event (``draw:<hand>:<player>:<n>``) and makes it happen
+    at most once, as a transfer's reference does."""
+
+    reference = models.CharField(max_length=120, unique=True)
+    kind = models.CharField(max_length=16, choices=TransferKind.choices)
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="holds")
+    destination = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="incoming_holds")
+    amount_minor = models.BigIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+    transfer = models.ForeignKey(Transfer, null=True, blank=True, on_delete=models.PROTECT, related_name="holds")
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(amount_minor__gt=0), name="funds_hold_positive")]
+        indexes = [
+            models.Index(fields=["destination", "id"], condition=Q(transfer__isnull=True), name="funds_hold_uncaptured")
+        ]
+
+    def __str__(self) -> str:
+        return f"hold {self.reference}: {self.amount_minor}"

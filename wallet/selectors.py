@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Count, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 
 from wallet.chain import ChainProblem, verify_chain
-from wallet.models import Account, AccountKind, Currency, LedgerEntry
+from wallet.models import Account, AccountKind, Currency, FundsHold, LedgerEntry
 from wallet.services import player_account_key
 
 
@@ -17,16 +17,17 @@ def find_player_account(*, user_id: int, currency: str) -> Account | None:
 
 
 def get_balance_minor(*, user_id: int, currency: str) -> int:
-    """The player's balance in minor units (0 when the wallet was never opened)."""
+    """What the player may spend, in minor units: the balance less the purchases confirmed
+    and not yet captured (``held_minor``); 0 when the wallet was never opened."""
     account = find_player_account(user_id=user_id, currency=currency)
-    return account.balance_minor if account is not None else 0
+    return account.balance_minor - account.held_minor if account is not None else 0
 
 
 def list_player_balances(*, user_id: int) -> dict[str, int]:
     """Every currency's balance of a player, minor units; currencies never used show 0."""
     balances = dict.fromkeys(Currency.values, 0)
     for account in Account.objects.filter(user_id=user_id, kind=AccountKind.PLAYER):
-        balances[account.currency] = account.balance_minor
+        balances[account.currency] = account.balance_minor - account.held_minor
     return balances
 
 
@@ -47,6 +48,7 @@ class BooksCheck:
     negative_accounts: list[str]
     currency_totals: dict[str, int]
     chain_problems: list[ChainProblem] = field(default_factory=list)
+    unmatched_holds: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -56,13 +58,15 @@ class BooksCheck:
             or self.negative_accounts
             or any(self.currency_totals.values())
             or self.chain_problems
+            or self.unmatched_holds
         )
 
 
 def check_books(*, expect_head: dict[str, tuple[int, str]] | None = None) -> BooksCheck:
     """Audit the ledger: every transfer sums to zero; every balance equals the sum of its
     entries; no non-cashier balance is negative; all accounts of a currency sum to zero
-    (the cashier mirrors deposits and withdrawals); every transfer's seal in its currency's
+    (the cashier mirrors deposits and withdrawals); every account's ``held_minor`` is the sum
+    of its uncaptured holds; every transfer's seal in its currency's
     hash chain is intact (wallet/chain.py; ``expect_head`` as for ``verify_chain``)."""
     unbalanced = list(
         LedgerEntry.objects.values("transfer_id")
@@ -84,4 +88,17 @@ def check_books(*, expect_head: dict[str, tuple[int, str]] | None = None) -> Boo
     totals = dict.fromkeys(Currency.values, 0)
     for row in Account.objects.values("currency").annotate(total=Sum("balance_minor")):
         totals[row["currency"]] = row["total"] or 0
-    return BooksCheck(unbalanced, drifted, negative, totals, verify_chain(expect_head=expect_head))
+    pending = dict(
+        FundsHold.objects.filter(transfer__isnull=True)
+        .values("account_id")
+        .annotate(total=Sum("amount_minor"))
+        .values_list("account_id", "total")
+    )
+    unmatched = [
+        key
+        for pk, key, held in Account.objects.filter(Q(held_minor__gt=0) | Q(pk__in=list(pending))).values_list(
+            "pk", "key", "held_minor"
+        )
+        if held != pending.get(pk, 0)
+    ]
+    return BooksCheck(unbalanced, drifted, negative, totals, verify_chain(expect_head=expect_head), unmatched)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
@@ -27,7 +28,16 @@ from wallet.errors import (
     TransferConflictError,
     UnbalancedTransferError,
 )
-from wallet.models import Account, AccountKind, Currency, LedgerEntry, LedgerHead, Transfer, TransferKind
+from wallet.models import (
+    Account,
+    AccountKind,
+    Currency,
+    FundsHold,
+    LedgerEntry,
+    LedgerHead,
+    Transfer,
+    TransferKind,
+)
 from wallet.money import format_minor
 
 
@@ -86,17 +96,26 @@ def ensure_player_accounts(*, user_ids: Iterable[int], currency: str) -> dict[in
     missing wallets (empty) in one insert. Three queries whatever the number of players."""
     if currency not in Currency.values:
         raise CurrencyMismatchError(f"unknown currency {currency!r}", currency=currency)
-    wanted = {player_account_key(user_id, currency): user_id for user_id in user_ids}
-    found = dict(Account.objects.filter(key__in=wanted).values_list("key", "pk"))
-    missing = [key for key in wanted if key not in found]
+    ordered = sorted(set(user_ids))
+    players = Account.objects.filter(kind=AccountKind.PLAYER, currency=currency)
+    found: dict[int, int] = dict(players.filter(user_id__any_of=ordered).values_list("user_id", "pk"))
+    missing = [user_id for user_id in ordered if user_id not in found]
     if missing:
         Account.objects.bulk_create(
-            [Account(key=key, kind=AccountKind.PLAYER, currency=currency, user_id=wanted[key]) for key in missing],
+            [
+                Account(
+                    key=player_account_key(user_id, currency),
+                    kind=AccountKind.PLAYER,
+                    currency=currency,
+                    user_id=user_id,
+                )
+                for user_id in missing
+            ],
             ignore_conflicts=True,
             batch_size=2000,
         )
-        found.update(Account.objects.filter(key__in=missing).values_list("key", "pk"))
-    return {wanted[key]: account_id for key, account_id in found.items()}
+        found.update(players.filter(user_id__any_of=missing).values_list("user_id", "pk"))
+    return found
 
 
 def ensure_house_account(*, kind: str, currency: str) -> Account:
@@ -149,38 +168,152 @@ def post_transfer(
             total=sum(deltas.values()),
         )
 
-    ids = sorted(deltas)
-    locked = {account.pk: account for account in Account.objects.select_for_update().filter(pk__in=ids).order_by("pk")}
+    ids = np.array(sorted(deltas), dtype=np.int64)
+    return _post(
+        reference=reference,
+        kind=kind,
+        currency=currency,
+        ids=ids,
+        deltas=np.array([deltas[i] for i in ids.tolist()], dtype=np.int64),
+        memo=memo,
+        created_by_id=created_by_id,
+    )
+
+
+@transaction.atomic
+def post_transfer_arrays(
+    *,
+    reference: str,
+    kind: str,
+    currency: str,
+    account_ids: np.ndarray,
+    deltas: np.ndarray,
+    memo: str = "",
+) -> Transfer:
+    """``post_transfer`` for legs given as two int64 arrays of the same length (a hand's
+    antes or prizes: up to 100,000 legs), with the same rules, checks, errors, locks and
+    idempotence, and the same seal. Legs of the same account are merged. On PostgreSQL the
+    legs are written with ``COPY`` and the balances with one ``UPDATE``; no Python object
+    per leg."""
+    account_ids = np.asarray(account_ids, dtype=np.int64)
+    deltas = np.asarray(deltas, dtype=np.int64)
+    if account_ids.shape != deltas.shape or account_ids.ndim != 1:
+        raise InvalidAmountError("account ids and deltas must be two arrays of one length", reference=reference)
+    ids, inverse = np.unique(account_ids, return_inverse=True)
+    merged = np.zeros(len(ids), dtype=np.int64)
+    np.add.at(merged, inverse, deltas)
+    keep = merged != 0
+    ids, merged = ids[keep], merged[keep]
+    if not len(ids):
+        raise UnbalancedTransferError("a transfer needs at least one non-zero leg", reference=reference)
+    if int(merged.sum()) != 0:
+        raise UnbalancedTransferError(
+            "the legs of a transfer must sum to zero", reference=reference, total=int(merged.sum())
+        )
+    return _post(reference=reference, kind=kind, currency=currency, ids=ids, deltas=merged, memo=memo)
+
+
+def lock_available(account_ids: np.ndarray) -> np.ndarray:
+    """Lock the accounts ``account_ids`` (any order, distinct) in primary-key order until
+    the transaction ends and return what each may spend (balance - held), aligned with
+    ``account_ids``. Raises InvalidAmountError for an unknown account."""
+    account_ids = np.asarray(account_ids, dtype=np.int64)
+    order = np.argsort(account_ids)
+    columns, found, *_ = _lock_accounts(account_ids[order])
+    if len(found) != len(account_ids):
+        raise InvalidAmountError("unknown accounts", accounts=sorted(set(account_ids.tolist()) - set(found.tolist())))
+    available = np.empty(len(account_ids), dtype=np.int64)
+    available[order] = columns[1] - columns[2]
+    return available
+
+
+def _int_array(values: np.ndarray) -> str:
+    """A PostgreSQL array literal of integers (much faster to send than a list of ints)."""
+    return "{" + ",".join(map(str, values.tolist())) + "}"
+
+
+def _lock_accounts(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str], list[str], list[str]]:
+    """Lock the accounts ``ids`` (sorted, unique) in primary-key order; return, aligned with
+    the rows found: ids, balances, helds, kinds, currencies and keys."""
+    table = Account._meta.db_table
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, balance_minor, held_minor, kind, currency, key FROM {table} "
+                "WHERE id = ANY(%s::bigint[]) ORDER BY id FOR UPDATE",
+                [_int_array(ids)],
+            )
+            rows = cursor.fetchall()
+    else:
+        rows = []
+        for chunk in range(0, len(ids), 2000):
+            rows.extend(
+                Account.objects.select_for_update()
+                .filter(pk__in=ids[chunk : chunk + 2000].tolist())
+                .order_by("pk")
+                .values_list("id", "balance_minor", "held_minor", "kind", "currency", "key")
+            )
+    found = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+    balances = np.fromiter((row[1] for row in rows), dtype=np.int64, count=len(rows))
+    helds = np.fromiter((row[2] for row in rows), dtype=np.int64, count=len(rows))
+    return (
+        np.stack([found, balances, helds]),
+        found,
+        [row[3] for row in rows],
+        [row[4] for row in rows],
+        [row[5] for row in rows],
+    )
+
+
+def _post(
+    *,
+    reference: str,
+    kind: str,
+    currency: str,
+    ids: np.ndarray,
+    deltas: np.ndarray,
+    memo: str = "",
+    created_by_id: int | None = None,
+    released: np.ndarray | None = None,
+) -> Transfer:
+    """Post merged legs: ``ids`` sorted and unique, ``deltas`` non-zero and summing to zero;
+    ``released`` (optional, aligned) is taken off the accounts' ``held_minor`` in the same
+    write (a capture of holds). Locks the accounts in primary-key order, checks, seals into
+    the currency's chain, writes the legs and the balances."""
+    columns, found, kinds, currencies, keys = _lock_accounts(ids)
     existing = Transfer.objects.filter(reference=reference).first()
     if existing is not None:
         stored = dict(existing.entries.values_list("account_id", "delta_minor"))
-        if stored != deltas:
+        if stored != dict(zip(ids.tolist(), deltas.tolist(), strict=True)):
             raise TransferConflictError(f"reference {reference!r} was used for another transfer", reference=reference)
         return existing
-    if len(locked) != len(ids):
-        missing = sorted(set(ids) - set(locked))
+    if len(found) != len(ids):
+        missing = sorted(set(ids.tolist()) - set(found.tolist()))
         raise InvalidAmountError(f"unknown accounts {missing}", accounts=missing)
-    for account in locked.values():
-        if account.currency != currency:
-            raise CurrencyMismatchError(
-                f"account {account.key} holds {account.currency}, not {currency}",
-                key=account.key,
-                currency=currency,
-            )
-        after = account.balance_minor + deltas[account.pk]
-        if after < 0 and account.kind != AccountKind.CASHIER:
-            raise InsufficientFundsError(
-                f"{'the wallet' if account.kind == AccountKind.PLAYER else account.key} holds "
-                f"{format_minor(account.balance_minor, account.currency)}, "
-                f"needs {format_minor(-deltas[account.pk], account.currency)}",
-                key=account.key,
-                balance_minor=account.balance_minor,
-                shortfall_minor=-after,
-            )
-
-    legs_after = [
-        (account_id, deltas[account_id], locked[account_id].balance_minor + deltas[account_id]) for account_id in ids
-    ]
+    wrong = next((i for i, code in enumerate(currencies) if code != currency), None)
+    if wrong is not None:
+        raise CurrencyMismatchError(
+            f"account {keys[wrong]} holds {currencies[wrong]}, not {currency}", key=keys[wrong], currency=currency
+        )
+    balances, helds = columns[1], columns[2]
+    after = balances + deltas
+    held_after = helds - released if released is not None else helds
+    # A player may spend only what no hold has promised (balance - held), never below zero.
+    payer = np.fromiter((k != AccountKind.CASHIER for k in kinds), dtype=bool, count=len(kinds))
+    short = np.flatnonzero((after < held_after) & payer)
+    if len(short):
+        i = int(short[0])
+        available = int(balances[i] - helds[i])
+        raise InsufficientFundsError(
+            f"{'the wallet' if kinds[i] == AccountKind.PLAYER else keys[i]} holds "
+            f"{format_minor(available, currencies[i])}, "
+            f"needs {format_minor(-int(deltas[i]), currencies[i])}",
+            key=keys[i],
+            balance_minor=available,
+            shortfall_minor=int(held_after[i] - after[i]),
+        )
+    id_list, delta_list, after_list = ids.tolist(), deltas.tolist(), after.tolist()
+    legs_after = list(zip(id_list, delta_list, after_list, strict=True))
     # Seal the transfer into its currency's chain (wallet/chain.py). The head is locked after
     # the accounts, always in that order, so concurrent transfers cannot deadlock on it.
     head = _lock_head(currency)
@@ -211,16 +344,31 @@ def post_transfer(
         sequence=sequence,
         chain_hash=chain_hash,
     )
+    _write_legs(transfer.pk, legs_after)
+    LedgerHead.objects.filter(pk=head.pk).update(sequence=sequence, chain_hash=chain_hash)
+    _apply_deltas(ids, deltas, released)
+    return transfer
+
+
+def _write_legs(transfer_id: int, legs_after: list[tuple[int, int, int]]) -> None:
+    """Append a transfer's legs (COPY on PostgreSQL: the append-only triggers refuse only
+    UPDATE and DELETE)."""
+    if connection.vendor == "postgresql" and len(legs_after) > 16:
+        table = LedgerEntry._meta.db_table
+        text = "".join(f"{transfer_id}\t{a}\t{d}\t{b}\n" for a, d, b in legs_after)
+        with (
+            connection.cursor() as cursor,
+            cursor.copy(f"COPY {table} (transfer_id, account_id, delta_minor, balance_after_minor) FROM STDIN") as copy,
+        ):
+            copy.write(text)
+        return
     LedgerEntry.objects.bulk_create(
         [
-            LedgerEntry(transfer=transfer, account_id=account_id, delta_minor=delta, balance_after_minor=after)
+            LedgerEntry(transfer_id=transfer_id, account_id=account_id, delta_minor=delta, balance_after_minor=after)
             for account_id, delta, after in legs_after
         ],
         batch_size=2000,
     )
-    LedgerHead.objects.filter(pk=head.pk).update(sequence=sequence, chain_hash=chain_hash)
-    _apply_deltas(ids, [deltas[i] for i in ids])
-    return transfer
 
 
 def _lock_head(currency: str) -> LedgerHead:
@@ -236,26 +384,136 @@ def _lock_head(currency: str) -> LedgerHead:
     return head
 
 
-def _apply_deltas(ids: Sequence[int], deltas: Sequence[int]) -> None:
-    """Add ``deltas`` to the balances of ``ids`` (rows already locked by the caller)."""
+def _apply_deltas(ids: np.ndarray, deltas: np.ndarray, released: np.ndarray | None = None) -> None:
+    """Add ``deltas`` to the balances of ``ids`` and take ``released`` off their holds (rows
+    already locked by the caller)."""
+    free = np.zeros(len(ids), dtype=np.int64) if released is None else released
     if len(ids) <= 4:
-        for account_id, delta in zip(ids, deltas, strict=True):
-            Account.objects.filter(pk=account_id).update(balance_minor=F("balance_minor") + delta)
+        for account_id, delta, release in zip(ids.tolist(), deltas.tolist(), free.tolist(), strict=True):
+            Account.objects.filter(pk=account_id).update(
+                balance_minor=F("balance_minor") + delta, held_minor=F("held_minor") - release
+            )
         return
     table = Account._meta.db_table
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # One statement for thousands of balances (REALTIME_ANCHORS.md §3.1: ~30x bulk_update).
             cursor.execute(
-                f"UPDATE {table} AS a SET balance_minor = a.balance_minor + v.delta "
-                "FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, delta) WHERE a.id = v.id",
-                [list(ids), list(deltas)],
+                f"UPDATE {table} AS a SET balance_minor = a.balance_minor + v.delta, "
+                "held_minor = a.held_minor - v.released "
+                "FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS v(id, delta, released) WHERE a.id = v.id",
+                [_int_array(ids), _int_array(deltas), _int_array(free)],
             )
         else:
             cursor.executemany(
-                f"UPDATE {table} SET balance_minor = balance_minor + %s WHERE id = %s",
-                [(delta, account_id) for account_id, delta in zip(ids, deltas, strict=True)],
+                f"UPDATE {table} SET balance_minor = balance_minor + %s, held_minor = held_minor - %s WHERE id = %s",
+                list(zip(deltas.tolist(), free.tolist(), ids.tolist(), strict=True)),
             )
+
+
+def hold_funds(
+    *, user_id: int, currency: str, destination_id: int, amount_minor: int, kind: str, reference: str
+) -> FundsHold:
+    """Confirm a purchase against the player's wallet in ``currency`` at once, without
+    writing the ledger: one conditional ``UPDATE`` locks that one account, checks that
+    ``balance - held`` covers ``amount_minor`` and adds it to ``held_minor``; a FundsHold to
+    ``destination_id`` records it. ``capture_holds`` moves it later, in a batch. Only the
+    buyer's row is locked: purchases of different players never wait for each other, nor
+    for the currency's chain head. Two statements, no savepoint (a building block: the
+    caller's transaction is the unit).
+
+    Raises InvalidAmountError, InsufficientFundsError (nothing changes),
+    TransferConflictError (``reference`` was already used: the caller's transaction must
+    roll back).
+    """
+    if not isinstance(amount_minor, int) or isinstance(amount_minor, bool) or amount_minor <= 0:
+        raise InvalidAmountError("the amount must be a positive number of minor units", amount=amount_minor)
+    table = Account._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET held_minor = held_minor + %s WHERE kind = %s AND currency = %s AND user_id = %s "
+            "AND balance_minor - held_minor >= %s RETURNING id",
+            [amount_minor, AccountKind.PLAYER.value, currency, user_id, amount_minor],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        account = ensure_player_account(user_id=user_id, currency=currency)
+        available = account.balance_minor - account.held_minor
+        raise InsufficientFundsError(
+            f"{account.key} holds {format_minor(available, currency)}, needs {format_minor(amount_minor, currency)}",
+            key=account.key,
+            balance_minor=available,
+            shortfall_minor=amount_minor - available,
+        )
+    try:
+        with transaction.atomic(savepoint=False):
+            return FundsHold.objects.create(
+                reference=reference,
+                kind=kind,
+                account_id=int(row[0]),
+                destination_id=destination_id,
+                amount_minor=amount_minor,
+            )
+    except IntegrityError as error:
+        raise TransferConflictError(f"reference {reference!r} was already used", reference=reference) from error
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """What ``capture_holds`` moved: the transfer (None when nothing was pending) and the
+    amounts captured per hold kind."""
+
+    transfer: Transfer | None
+    by_kind: dict[str, int]
+
+    @property
+    def total_minor(self) -> int:
+        return sum(self.by_kind.values())
+
+
+@transaction.atomic
+def capture_holds(*, destination_id: int, currency: str, memo: str = "") -> Capture:
+    """Move every uncaptured hold into ``destination_id`` in one sealed transfer (kind
+    ``capture``, or the holds' kind when they share one; reference
+    ``capture:<destination>:<last hold id>``, or the hold's own for a single hold): each buyer's balance and
+    ``held_minor`` go down together, so what he may spend does not change. Concurrent
+    captures of one destination cannot capture a hold twice: the holds are locked and
+    re-checked (``transfer IS NULL``) before they are moved. Safe to repeat at any time."""
+    holds = list(
+        FundsHold.objects.select_for_update()
+        .filter(destination_id=destination_id, transfer__isnull=True)
+        .order_by("id")
+        .values_list("id", "account_id", "amount_minor", "kind")
+    )
+    if not holds:
+        return Capture(None, {})
+    by_kind: dict[str, int] = defaultdict(int)
+    for _, _, amount, kind in holds:
+        by_kind[kind] += amount
+    payers = np.fromiter((row[1] for row in holds), dtype=np.int64, count=len(holds))
+    amounts = np.fromiter((row[2] for row in holds), dtype=np.int64, count=len(holds))
+    total = int(amounts.sum())
+    ids, inverse = np.unique(np.append(payers, destination_id), return_inverse=True)
+    deltas = np.zeros(len(ids), dtype=np.int64)
+    np.add.at(deltas, inverse, np.append(-amounts, total))
+    released = np.zeros(len(ids), dtype=np.int64)
+    np.add.at(released, inverse[:-1], amounts)
+    # One hold (inline capture): the transfer keeps the purchase's own reference and kind.
+    single = len(holds) == 1
+    reference = f"capture:{destination_id}:{holds[-1][0]}"
+    if single:
+        reference = FundsHold.objects.values_list("reference", flat=True).get(pk=holds[0][0])
+    transfer = _post(
+        reference=reference,
+        kind=next(iter(by_kind)) if len(by_kind) == 1 else TransferKind.CAPTURE,
+        currency=currency,
+        ids=ids,
+        deltas=deltas,
+        memo=memo,
+        released=released,
+    )
+    FundsHold.objects.filter(pk__any_of=[row[0] for row in holds]).update(transfer=transfer)
+    return Capture(transfer, dict(by_kind))
 
 
 def transfer_between(

@@ -17,16 +17,17 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
 from jackpots import services as jackpot_services
+from tables.bulk import insert_rows
 from tables.engine import fairness
 from tables.engine.widerpoker import (
-    combination_index,
     deal_board,
-    initial_combinations,
+    initial_combination_indices,
     spin_jackpot_draw,
 )
 from tables.errors import InvalidTableConfigError
@@ -46,12 +47,12 @@ from tables.records import board_to_json
 from tables.services import beacon, powerups
 from tables.services import fairness as fairness_services
 from tables.services.conditions import apply_overrides
-from tables.services.seating import is_connected
+from tables.services.seating import seat_presence
 from tables.services.settlement import cancel_hand, hand_escrow, settle_hand
 from tables.services.special import special_overrides
 from wallet import protection
 from wallet import services as wallet_services
-from wallet.models import Account, TransferKind
+from wallet.models import TransferKind
 
 logger = logging.getLogger(__name__)
 
@@ -153,13 +154,19 @@ def _save_table(table: Table, *, expected_version: int) -> bool:
 
 def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
     """Remove disconnected players (rules Notes 2), collect the ante from every active player
-    (rules B.1) and deal, or wait when fewer than two can play (rules A.3)."""
-    seats = list(Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).order_by("joined_at", "pk"))
-    gone = {seat.pk for seat in seats if not is_connected(seat, now=now)}
+    (rules B.1) and deal, or wait when fewer than two can play (rules A.3).
+
+    Seats are read as tuples with their presence computed by the database: a table of
+    100,000 players makes no model object per seat."""
+    seats = seat_presence(
+        Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).order_by("joined_at", "pk"), now=now
+    )
+    gone = [seat[0] for seat in seats if not seat[3]]
     if gone:
-        Seat.objects.filter(pk__in=gone).update(status=SeatStatus.LEFT, status_reason="disconnected", left_at=now)
+        _update_seats(gone, status=SeatStatus.LEFT, status_reason="disconnected", left_at=now)
         table.version += 1
-    active = [seat for seat in seats if seat.pk not in gone and seat.status == SeatStatus.ACTIVE]
+    gone_set = set(gone)
+    active = [(seat[0], seat[1]) for seat in seats if seat[0] not in gone_set and seat[2] == SeatStatus.ACTIVE]
     table.phase = TablePhase.WAITING
     table.current_hand = None
     table.phase_deadline = None  # join and sit-in wake the table
@@ -167,50 +174,38 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
         table.phase = TablePhase.CLOSED
         table.version += 1
         return
+    barred: dict[int, Any] = {}
     if len(active) >= 2:
+        user_ids_all = [user_id for _, user_id in active]
         barred = protection.barred_players(
-            user_ids=[seat.user_id for seat in active], currency=table.currency, stake_minor=table.ante_minor, now=now
+            user_ids=user_ids_all, currency=table.currency, stake_minor=table.ante_minor, now=now
         )
         for code in sorted({refusal.code for refusal in barred.values()}):
             # Suspended, excluded, or past a limit of his own (wallet/protection.py): sat out.
-            Seat.objects.filter(
-                pk__in=[seat.pk for seat in active if seat.user_id in barred and barred[seat.user_id].code == code]
-            ).update(status=SeatStatus.SITTING_OUT, status_reason=code.replace("_", " "))
+            _update_seats(
+                [seat_id for seat_id, user_id in active if user_id in barred and barred[user_id].code == code],
+                status=SeatStatus.SITTING_OUT,
+                status_reason=code.replace("_", " "),
+            )
             table.version += 1
-        active = [seat for seat in active if seat.user_id not in barred]
+        active = [(seat_id, user_id) for seat_id, user_id in active if user_id not in barred]
     if len(active) >= 2:
-        payers = _players_who_can_pay(table, active)
-        paying = {seat.pk for seat in payers}
-        broke = [seat.pk for seat in active if seat.pk not in paying]
-        if broke:
-            Seat.objects.filter(pk__in=broke).update(status=SeatStatus.SITTING_OUT, status_reason="insufficient funds")
+        user_ids = np.array([user_id for _, user_id in active], dtype=np.int64)
+        accounts = wallet_services.ensure_player_accounts(user_ids=user_ids.tolist(), currency=table.currency)
+        account_ids = np.array([accounts[user_id] for user_id in user_ids.tolist()], dtype=np.int64)
+        # Locked until the ante is taken; what holds promised is not spendable.
+        can_pay = wallet_services.lock_available(account_ids) >= table.ante_minor
+        if not can_pay.all():
+            broke = [seat_id for (seat_id, _), ok in zip(active, can_pay.tolist(), strict=True) if not ok]
+            _update_seats(broke, status=SeatStatus.SITTING_OUT, status_reason="insufficient funds")
             table.version += 1
-        if len(payers) >= 2:
-            not_dealt = [(seat.user_id, "disconnected") for seat in seats if seat.pk in gone]
-            not_dealt += [(seat.user_id, "insufficient funds") for seat in active if seat.pk not in paying]
-            not_dealt += [
-                (seat.user_id, seat.status_reason or "sitting out")
-                for seat in seats
-                if seat.pk not in gone and seat.status == SeatStatus.SITTING_OUT
-            ]
-            hand = _deal(table, payers, now=now)
-            if not_dealt:
-                names = fairness_services.usernames([user_id for user_id, _ in not_dealt])
-                hand.not_dealt = [{"player": names.get(uid, "?"), "reason": why} for uid, why in not_dealt]
-                hand.save(update_fields=["not_dealt"])
+        if int(can_pay.sum()) >= 2:
+            hand = _deal(table, user_ids[can_pay], account_ids[can_pay], now=now)
+            _record_not_dealt(hand, seats, gone_set, active, can_pay.tolist(), barred)
 
 
-def _players_who_can_pay(table: Table, active: list[Seat]) -> list[Seat]:
-    accounts = wallet_services.ensure_player_accounts(
-        user_ids=[seat.user_id for seat in active], currency=table.currency
-    )
-    balances = dict(
-        Account.objects.select_for_update()
-        .filter(pk__in=sorted(accounts.values()))
-        .order_by("pk")
-        .values_list("pk", "balance_minor")
-    )
-    return [seat for seat in active if balances[accounts[seat.user_id]] >= table.ante_minor]
+def _update_seats(seat_ids: list[int], **values: Any) -> None:
+    Seat.objects.filter(pk__any_of=seat_ids).update(**values)
 
 
 def hand_config(table: Table, seed: bytes, *, now: datetime) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -245,22 +240,49 @@ derive_hand_seed = fairness.hand_seed
 """The hand seed (tables.engine.fairness.hand_seed); a module attribute so tests can choose one."""
 
 
-def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
-    """Deal a hand (algorithm 2, docs/provably-fair.md): the next element of the table's
+def _record_not_dealt(
+    hand: Hand,
+    seats: list[tuple[int, int, str, bool]],
+    gone: set[int],
+    active: list[tuple[int, int]],
+    can_pay: list[bool],
+    barred: dict[int, Any],
+) -> None:
+    """Write down who was seated and not dealt in, and why (the export's ``not_dealt``)."""
+    not_dealt = [(user_id, "disconnected") for seat_id, user_id, _, _ in seats if seat_id in gone]
+    not_dealt += [(user_id, refusal.code.replace("_", " ")) for user_id, refusal in barred.items()]
+    not_dealt += [(user_id, "insufficient funds") for (_, user_id), ok in zip(active, can_pay, strict=True) if not ok]
+    sitting = [
+        seat_id for seat_id, user_id, status, _ in seats if seat_id not in gone and status == SeatStatus.SITTING_OUT
+    ]
+    if sitting:
+        not_dealt += list(Seat.objects.filter(pk__in=sitting).values_list("user_id", "status_reason"))
+    if not_dealt:
+        names = fairness_services.usernames([user_id for user_id, _ in not_dealt])
+        hand.not_dealt = [{"player": names.get(uid, "?"), "reason": why or "sitting out"} for uid, why in not_dealt]
+        hand.save(update_fields=["not_dealt"])
+
+
+def _deal(table: Table, user_ids: np.ndarray, account_ids: np.ndarray, *, now: datetime) -> Hand:
+    """Deal a hand (algorithm 2, docs/provably-fair.md) to the players ``user_ids`` whose
+    wallets ``account_ids`` are locked and hold the ante: the next element of the table's
     published seed chain, mixed with the client seed of every player dealt in, gives the hand
     seed; the entry order comes from it, never from the server; the change keys wait for the
-    first beacon round after the change deadline."""
+    first beacon round after the change deadline. One ante transfer, one entry each (written
+    by ``COPY`` on PostgreSQL)."""
     draw = fairness_services.next_chain_seed(table, now=now)
-    user_ids = [seat.user_id for seat in payers]
-    names = fairness_services.usernames(user_ids)
-    client_seeds = fairness_services.client_seeds(user_ids, now=now)
+    ids = user_ids.tolist()
+    names = fairness_services.usernames(ids)
+    client_seeds = fairness_services.client_seeds(ids, now=now)
     number = table.hands_dealt + 1
-    seed = derive_hand_seed(draw.seed, table.pk, number, [(names[u], client_seeds[u]) for u in user_ids])
-    payers = [payers[i] for i in fairness.entry_order(seed, [names[u] for u in user_ids])]
+    seed = derive_hand_seed(draw.seed, table.pk, number, [(names[u], client_seeds[u]) for u in ids])
+    order = np.array(fairness.entry_order(seed, [names[u] for u in ids]), dtype=np.int64)
+    user_ids, account_ids = user_ids[order], account_ids[order]
     board = deal_board(seed)
     config, spin = hand_config(table, seed, now=now)
     change_end = now + timedelta(seconds=int(config["change_seconds"]))
-    count = len(payers)
+    count = len(user_ids)
+    ante = table.ante_minor
     hand = Hand.objects.create(
         table=table,
         number=number,
@@ -277,45 +299,44 @@ def _deal(table: Table, payers: list[Seat], *, now: datetime) -> Hand:
         change_deadline=change_end,
         redeal_deadline=min(change_end, now + timedelta(seconds=int(config["redeal_seconds"]))),
         entry_count=count,
-        antes_minor=table.ante_minor * count,
-        gross_minor=table.ante_minor * count,
+        antes_minor=ante * count,
+        gross_minor=ante * count,
     )
     escrow = hand_escrow(hand_id=hand.pk, currency=table.currency)
-    accounts = wallet_services.ensure_player_accounts(
-        user_ids=[seat.user_id for seat in payers], currency=table.currency
-    )
-    legs = [wallet_services.Leg(accounts[seat.user_id], -table.ante_minor) for seat in payers]
-    legs.append(wallet_services.Leg(escrow.pk, table.ante_minor * count))
-    wallet_services.post_transfer(
-        reference=f"ante:{hand.pk}",
-        kind=TransferKind.ANTE,
-        currency=table.currency,
-        legs=legs,
-        memo=f"Ante of hand {table.name} #{hand.number}",
-    )
+    if ante:
+        wallet_services.post_transfer_arrays(
+            reference=f"ante:{hand.pk}",
+            kind=TransferKind.ANTE,
+            currency=table.currency,
+            account_ids=np.append(account_ids, escrow.pk),
+            deltas=np.append(np.full(count, -ante, dtype=np.int64), ante * count),
+            memo=f"Ante of hand {table.name} #{hand.number}",
+        )
     if spin is not None:
         hand.spin_jackpot_id = int(spin["id"])
         hand.spin_award_minor = jackpot_services.award_spin(
             jackpot_id=int(spin["id"]), hand_id=hand.pk, escrow_account_id=escrow.pk, now=now
         )
         hand.save(update_fields=["spin_jackpot", "spin_award_minor"])
-    powerups.on_hands_dealt(table_id=table.pk, user_ids=[seat.user_id for seat in payers], now=now)
-    protection.record_play(user_ids=[seat.user_id for seat in payers], now=now)
-    combinations = initial_combinations(seed, count)
-    Entry.objects.bulk_create(
-        [
-            Entry(
-                hand=hand,
-                user_id=seat.user_id,
-                join_order=order,
-                initial_combination=combination_index(combination),
-                combination=combination_index(combination),
-                client_seed=client_seeds[seat.user_id],
-                paid_minor=table.ante_minor,
-            )
-            for order, (seat, combination) in enumerate(zip(payers, combinations, strict=True))
-        ],
-        batch_size=2000,
+    powerups.on_hands_dealt(table_id=table.pk, user_ids=user_ids.tolist(), now=now)
+    protection.record_play(user_ids=user_ids.tolist(), now=now)
+    combinations = initial_combination_indices(seed, count)
+    insert_rows(
+        Entry._meta.db_table,
+        {
+            "hand_id": np.full(count, hand.pk, dtype=np.int64),
+            "user_id": user_ids,
+            "join_order": np.arange(count),
+            "initial_combination": combinations,
+            "combination": combinations,
+            "redeals": ["[]"] * count,
+            "client_seed": [client_seeds[u] for u in user_ids.tolist()],
+            "draws_bought": np.ones(count, dtype=np.int64),
+            "paid_minor": np.full(count, ante, dtype=np.int64),
+            "prize_minor": np.zeros(count, dtype=np.int64),
+            "promo_minor": np.zeros(count, dtype=np.int64),
+            "jackpot_minor": np.zeros(count, dtype=np.int64),
+        },
     )
     table.phase = TablePhase.CHANGE
     table.phase_deadline = change_end

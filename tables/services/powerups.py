@@ -15,8 +15,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
 from django.db import transaction
 
+from tables.bulk import insert_rows, update_rows
 from tables.errors import InvalidTableConfigError
 from tables.models import GamingSession, PowerUpRules
 from wallet import services as wallet_services
@@ -84,40 +86,87 @@ def release_every(level: int, base: int, step: int) -> int:
 
 def on_hands_dealt(*, table_id: int, user_ids: list[int], now: datetime) -> None:
     """Count a hand dealt for each player: open sessions as needed (ending idle ones), and
-    release the free items the players' levels earn. Called inside the deal."""
+    release the free items the players' levels earn. Called inside the deal; set-based (a
+    hand of 100,000 players: a few statements, the level arithmetic in numpy)."""
     config = rules()
     if not config.is_active or not user_ids:
         return
     idle = now - timedelta(minutes=config.idle_minutes)
-    GamingSession.objects.filter(
-        table_id=table_id, user_id__in=user_ids, ended_at__isnull=True, last_hand_at__lt=idle
-    ).update(ended_at=now)
-    sessions = {
-        s.user_id: s
-        for s in GamingSession.objects.filter(table_id=table_id, user_id__in=user_ids, ended_at__isnull=True)
-    }
-    missing = [user_id for user_id in user_ids if user_id not in sessions]
-    if missing:
-        GamingSession.objects.bulk_create(
-            [GamingSession(table_id=table_id, user_id=user_id, started_at=now, last_hand_at=now) for user_id in missing]
-        )
-        sessions.update(
-            {
-                s.user_id: s
-                for s in GamingSession.objects.filter(table_id=table_id, user_id__in=missing, ended_at__isnull=True)
-            }
-        )
-    for session in sessions.values():
-        session.hands_played += 1
-        session.last_hand_at = now
-        level = level_of(session, config)
-        if session.hands_played % release_every(level, config.draw_every_hands, config.draw_step) == 0:
-            session.free_draws = min(config.max_stock, session.free_draws + 1)
-        if session.hands_played % release_every(level, config.redeal_every_hands, config.redeal_step) == 0:
-            session.free_redeals = min(config.max_stock, session.free_redeals + 1)
-    GamingSession.objects.bulk_update(
-        list(sessions.values()), ["hands_played", "last_hand_at", "free_draws", "free_redeals"], batch_size=2000
+    players = np.unique(np.asarray(user_ids, dtype=np.int64))
+    fields = (
+        "id",
+        "user_id",
+        "hands_played",
+        "draws_bought",
+        "redeals_bought",
+        "free_draws",
+        "free_redeals",
+        "last_hand_at",
     )
+    # The table's open sessions, filtered here: a list of 100,000 ids in the query made
+    # PostgreSQL compare every row with every id.
+    open_sessions = GamingSession.objects.filter(table_id=table_id, ended_at__isnull=True)
+    dealt = {int(user_id) for user_id in players.tolist()}
+    found = [row for row in open_sessions.values_list(*fields) if row[1] in dealt]
+    idle_ids = [row[0] for row in found if row[7] < idle]
+    if idle_ids:
+        GamingSession.objects.filter(pk__any_of=idle_ids).update(ended_at=now)
+    rows: list[tuple[int, ...]] = [tuple(row[:7]) for row in found if row[7] >= idle]
+    missing = sorted(dealt - {row[1] for row in rows})
+    if missing:
+        # New sessions are written already counted: one INSERT, no UPDATE after it.
+        zeros = np.zeros(len(missing), dtype=np.int64)
+        hands, free_draws, free_redeals = _count_hand(config, zeros, zeros, zeros, zeros, zeros)
+        insert_rows(
+            GamingSession._meta.db_table,
+            {
+                "table_id": [table_id] * len(missing),
+                "user_id": missing,
+                "started_at": [now] * len(missing),
+                "last_hand_at": [now] * len(missing),
+                "hands_played": hands,
+                "draws_bought": zeros,
+                "redeals_bought": zeros,
+                "free_draws": free_draws,
+                "free_redeals": free_redeals,
+                "free_draws_used": zeros,
+                "free_redeals_used": zeros,
+            },
+        )
+    if not rows:
+        return
+    ids, _, hands, draws, redeals, free_draws, free_redeals = np.array(rows, dtype=np.int64).T
+    hands, free_draws, free_redeals = _count_hand(config, hands, draws, redeals, free_draws, free_redeals)
+    update_rows(
+        GamingSession._meta.db_table,
+        ids,
+        {
+            "hands_played": ("integer", hands),
+            "last_hand_at": ("timestamptz", [now] * len(ids)),
+            "free_draws": ("smallint", free_draws),
+            "free_redeals": ("smallint", free_redeals),
+        },
+    )
+
+
+def _count_hand(
+    config: PowerUpRules,
+    hands: np.ndarray,
+    draws: np.ndarray,
+    redeals: np.ndarray,
+    free_draws: np.ndarray,
+    free_redeals: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One more hand for each session (arrays aligned): hands played, and the free items the
+    new level releases (``level_of`` and ``release_every``, vectorised)."""
+    hands = hands + 1
+    points = hands * config.points_per_hand + draws * config.points_per_draw + redeals * config.points_per_redeal
+    level = np.minimum(config.max_level, 1 + points // config.points_per_level)
+    every_draw = np.maximum(1, config.draw_every_hands - (level - 1) * config.draw_step)
+    every_redeal = np.maximum(1, config.redeal_every_hands - (level - 1) * config.redeal_step)
+    free_draws = np.where(hands % every_draw == 0, np.minimum(config.max_stock, free_draws + 1), free_draws)
+    free_redeals = np.where(hands % every_redeal == 0, np.minimum(config.max_stock, free_redeals + 1), free_redeals)
+    return hands, free_draws, free_redeals
 
 
 def end_session(*, table_id: int, user_id: int, now: datetime) -> None:

@@ -11,15 +11,18 @@ from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.db import connection, transaction
+from django.db import transaction
+from django.db.models import F, Subquery
+from django.db.models.functions import Coalesce
 
 from jackpots import services as jackpot_services
+from tables.bulk import update_rows
 from tables.engine import fairness
 from tables.engine.widerpoker import NO_HOLD, Board, HandOutcome, board_grid, change_keys, final_hand, hand_outcome
-from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus
+from tables.models import Entry, Hand, HandStatus, Redeal, RedealCounter, Seat
 from tables.records import board_from_json, carry_key, combination_digits, escrow_key, hand_conditions
 from tables.services import beacon
-from tables.services.seating import is_connected
+from tables.services.seating import connected_users
 from wallet import services as wallet_services
 from wallet.models import Account, AccountKind, TransferKind
 from wallet.money import format_minor
@@ -78,12 +81,9 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     )
     ids = [row[0] for row in rows]
     user_ids = [row[1] for row in rows]
-    seats = {seat.user_id: seat for seat in Seat.objects.filter(table_id=hand.table_id, user_id__in=user_ids)}
-    connected = [
-        (seat := seats.get(user_id)) is not None and seat.status != SeatStatus.LEFT and is_connected(seat, now=now)
-        for user_id in user_ids
-    ]
-    gross = int(sum(row[5] for row in rows))
+    connected = _connected_at_end(hand.table_id, user_ids, now=now)
+    paid = np.fromiter((row[5] for row in rows), dtype=np.int64, count=len(rows))
+    gross = int(paid.sum())
     spin_award = hand.spin_award_minor
     feeds = list(config.get("jackpots", ()))
     escrow = hand_escrow(hand_id=hand.pk, currency=currency)
@@ -98,11 +98,18 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
         for feed in feeds
     }
     locked = jackpot_services.lock_balances([escrow.pk, carry.pk, *jackpot_accounts.values()])
-    if locked[escrow.pk] != gross + spin_award or hand.gross_minor != gross:
+    # Purchases confirmed and not yet moved join the escrow now (docs/platform.md, Purchases).
+    captured = capture_purchases(hand=hand, escrow_id=escrow.pk)
+    escrow_balance = locked[escrow.pk] + captured
+    hand.redeal_count = Redeal.objects.filter(hand=hand).count()
+    totals = hand_totals(hand, draws_bought=sum(row[4] - 1 for row in rows))
+    if escrow_balance != gross + spin_award or totals["gross_minor"] != gross:
         raise RuntimeError(
-            f"hand {hand.pk}: escrow holds {locked[escrow.pk]}, entries paid {gross} and the spin jackpot "
-            f"{spin_award}, hand says {hand.gross_minor}"
+            f"hand {hand.pk}: escrow holds {escrow_balance}, entries paid {gross} and the spin jackpot "
+            f"{spin_award}, purchases add up to {totals['gross_minor']}"
         )
+    for field, value in totals.items():
+        setattr(hand, field, value)
     carry_in = locked[carry.pk]
     balances = {key: locked[account_id] for key, account_id in jackpot_accounts.items()}
     outcome = hand_outcome(
@@ -150,13 +157,17 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
         )
     winners = np.flatnonzero(paid_out)
     accounts = wallet_services.ensure_player_accounts(user_ids=[user_ids[i] for i in winners], currency=currency)
-    legs.extend(wallet_services.Leg(accounts[user_ids[i]], int(paid_out[i])) for i in winners)
-    if any(leg.delta_minor for leg in legs):
-        wallet_services.post_transfer(
+    account_ids = np.array(
+        [leg.account_id for leg in legs] + [accounts[user_ids[i]] for i in winners.tolist()], dtype=np.int64
+    )
+    deltas = np.concatenate([np.array([leg.delta_minor for leg in legs], dtype=np.int64), paid_out[winners]])
+    if deltas.any():
+        wallet_services.post_transfer_arrays(
             reference=f"settle:{hand.pk}",
             kind=TransferKind.SETTLEMENT,
             currency=currency,
-            legs=legs,
+            account_ids=account_ids,
+            deltas=deltas,
             memo=(
                 f"Settlement of hand {hand.table_id}#{hand.number}: rake {format_minor(rake, currency)}, "
                 f"pool {format_minor(pool, currency)}"
@@ -195,6 +206,8 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     hand.leaderboard = _leaderboard(board=board, keys=keys, rows=rows, outcome=outcome)
     hand.save(
         update_fields=[
+            *totals,
+            "redeal_count",
             "status",
             "settled_at",
             "rake_minor",
@@ -213,69 +226,80 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
 
 
 def _write_results(ids: list[int], **columns: list[Any]) -> None:
-    """Write every entry's result in bulk (one statement on PostgreSQL)."""
-    if not ids:
-        return
-    if connection.vendor == "postgresql":
-        import json
-
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"""
-                UPDATE {Entry._meta.db_table} AS e SET
-                    connected_at_end = v.connected, hold_used = v.hold_used,
-                    draw_strengths = v.strengths::jsonb, best_draw = v.best_draw,
-                    strength = v.strength, category = v.category, place = v.place, prize_minor = v.prize,
-                    jackpot_minor = v.jackpot
-                FROM unnest(%s::bigint[], %s::boolean[], %s::smallint[], %s::text[], %s::smallint[],
-                            %s::integer[], %s::smallint[], %s::integer[], %s::bigint[], %s::bigint[])
-                    AS v(id, connected, hold_used, strengths, best_draw, strength, category, place, prize, jackpot)
-                WHERE e.id = v.id
-                """,
-                [
-                    ids,
-                    columns["connected"],
-                    columns["holds_used"],
-                    [json.dumps(row) for row in columns["strengths"]],
-                    columns["best_draw"],
-                    columns["strength"],
-                    columns["category"],
-                    columns["place"],
-                    columns["prize"],
-                    columns["jackpot"],
-                ],
-            )
-        return
-    entries = [
-        Entry(
-            pk=entry_id,
-            connected_at_end=columns["connected"][i],
-            hold_used=columns["holds_used"][i],
-            draw_strengths=columns["strengths"][i],
-            best_draw=columns["best_draw"][i],
-            strength=columns["strength"][i],
-            category=columns["category"][i],
-            place=columns["place"][i],
-            prize_minor=columns["prize"][i],
-            jackpot_minor=columns["jackpot"][i],
-        )
-        for i, entry_id in enumerate(ids)
-    ]
-    Entry.objects.bulk_update(
-        entries,
-        [
-            "connected_at_end",
-            "hold_used",
-            "draw_strengths",
-            "best_draw",
-            "strength",
-            "category",
-            "place",
-            "prize_minor",
-            "jackpot_minor",
-        ],
-        batch_size=1000,
+    """Write every entry's result in bulk (COPY and one UPDATE on PostgreSQL)."""
+    strengths = ["[" + ",".join(map(str, row)) + "]" for row in columns["strengths"]]
+    update_rows(
+        Entry._meta.db_table,
+        ids,
+        {
+            "connected_at_end": ("boolean", columns["connected"]),
+            "hold_used": ("smallint", columns["holds_used"]),
+            "draw_strengths": ("jsonb", strengths),
+            "best_draw": ("smallint", columns["best_draw"]),
+            "strength": ("integer", columns["strength"]),
+            "category": ("smallint", columns["category"]),
+            "place": ("integer", columns["place"]),
+            "prize_minor": ("bigint", columns["prize"]),
+            "jackpot_minor": ("bigint", columns["jackpot"]),
+        },
     )
+
+
+def _connected_at_end(table_id: int, user_ids: list[int], *, now: datetime) -> list[bool]:
+    """Whether each player is at the table at the end of the change phase."""
+    seats = connected_users(Seat.objects.filter(table_id=table_id), now=now)
+    return [seats.get(user_id, False) for user_id in user_ids]
+
+
+def capture_purchases(*, hand: Hand, escrow_id: int) -> int:
+    """Move the hand's purchases confirmed as holds into its escrow (one transfer) and add
+    them to the hand's running totals; returns the amount moved. Called by the clock during
+    the change phase, and by settlement and cancellation before they read the escrow.
+
+    Locks the hand row first (``FOR NO KEY UPDATE``: purchases in flight, which hold it
+    ``FOR KEY SHARE``, go on), then the holds and accounts."""
+    Hand.objects.select_for_update(no_key=True).filter(pk=hand.pk).values_list("pk").first()
+    capture = wallet_services.capture_holds(
+        destination_id=escrow_id,
+        currency=hand.currency,
+        memo=f"Draws and redeals bought in hand {hand.table_id}#{hand.number}",
+    )
+    if capture.total_minor:
+        draws = capture.by_kind.get(TransferKind.DRAW, 0)
+        redeals = capture.by_kind.get(TransferKind.REDEAL, 0)
+        Hand.objects.filter(pk=hand.pk).update(
+            draws_minor=F("draws_minor") + draws,
+            redeals_minor=F("redeals_minor") + redeals,
+            gross_minor=F("gross_minor") + draws + redeals,
+            redeal_count=Coalesce(
+                Subquery(RedealCounter.objects.filter(hand_id=hand.pk).values("count")[:1]), F("redeal_count")
+            ),
+        )
+    return capture.total_minor
+
+
+def capture_running_purchases() -> int:
+    """The clock's batch: capture the purchases of every hand in its change phase, each hand
+    in its own transaction; returns the amount moved. A failure leaves the holds for the next
+    tick or the settlement (docs/platform.md, Purchases at scale)."""
+    moved = 0
+    running = Hand.objects.filter(status=HandStatus.CHANGE).values_list("pk", "table_id", "number", "config")
+    for hand_id, table_id, number, config in running:
+        escrow = Account.objects.filter(key=escrow_key(hand_id)).values_list("pk", flat=True).first()
+        if escrow is None:
+            continue
+        hand = Hand(pk=hand_id, table_id=table_id, number=number, config=config)
+        with transaction.atomic(durable=True):
+            moved += capture_purchases(hand=hand, escrow_id=escrow)
+    return moved
+
+
+def hand_totals(hand: Hand, *, draws_bought: int) -> dict[str, int]:
+    """The hand's totals from its entries and redeal counter (prices are frozen in the
+    hand's conditions; free items count at their price, paid by promotions)."""
+    draws = int(hand.config["draw_price_minor"]) * draws_bought
+    redeals = int(hand.config["redeal_price_minor"]) * hand.redeal_count
+    return {"draws_minor": draws, "redeals_minor": redeals, "gross_minor": hand.antes_minor + draws + redeals}
 
 
 def _leaderboard(
@@ -313,24 +337,29 @@ def cancel_hand(*, hand_id: int, reason: str, now: datetime) -> bool:
         return False
     currency = hand.currency
     escrow = hand_escrow(hand_id=hand.pk, currency=currency)
+    capture_purchases(hand=hand, escrow_id=escrow.pk)
     paid = list(Entry.objects.filter(hand=hand, paid_minor__gt=0).values_list("user_id", "paid_minor"))
     total = sum(amount for _, amount in paid)
     if total or hand.spin_award_minor:
-        legs = [wallet_services.Leg(escrow.pk, -(total + hand.spin_award_minor))]
+        account_ids = [escrow.pk]
+        deltas = [-(total + hand.spin_award_minor)]
         accounts = wallet_services.ensure_player_accounts(user_ids=[user_id for user_id, _ in paid], currency=currency)
-        legs.extend(wallet_services.Leg(accounts[user_id], amount) for user_id, amount in paid)
+        account_ids.extend(accounts[user_id] for user_id, _ in paid)
+        deltas.extend(amount for _, amount in paid)
         if hand.spin_award_minor:
             # The spin jackpot goes back to its jackpot (the reset it was paid stays there).
             feed_key = f"jackpot:{hand.spin_jackpot_id}"
             jackpot_account = wallet_services.ensure_account(
                 key=f"{feed_key}:{currency}", kind=AccountKind.JACKPOT, currency=currency
             )
-            legs.append(wallet_services.Leg(jackpot_account.pk, hand.spin_award_minor))
-        wallet_services.post_transfer(
+            account_ids.append(jackpot_account.pk)
+            deltas.append(hand.spin_award_minor)
+        wallet_services.post_transfer_arrays(
             reference=f"refund:{hand.pk}",
             kind=TransferKind.REFUND,
             currency=currency,
-            legs=legs,
+            account_ids=np.array(account_ids, dtype=np.int64),
+            deltas=np.array(deltas, dtype=np.int64),
             memo=f"Refund of cancelled hand {hand.table_id}#{hand.number}: {reason}"[:255],
         )
     hand.status = HandStatus.CANCELLED

@@ -9,10 +9,13 @@ DESIGN, Architecture, "Provably fair"; the algorithm, with a worked test vector,
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Set
+from collections.abc import Iterator, Mapping, Set
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Final
+
+import numpy as np
+import numpy.typing as npt
 
 from ..cards import DECK_SIZE
 from ..rng import RandomStream, shuffled
@@ -36,7 +39,9 @@ __all__ = [
     "SpinJackpot",
     "change_keys",
     "deal_board",
+    "initial_combination_indices",
     "initial_combinations",
+    "redeal_candidates",
     "redeal_combination",
     "redeal_label",
     "shuffle_deck",
@@ -92,16 +97,48 @@ def initial_combinations(server_seed: bytes, count: int) -> list[Combination]:
         raise ValueError(f"count must be an integer, got {count!r}")
     if not 0 <= count <= COMBINATION_COUNT:
         raise ValueError(f"count must be in 0..{COMBINATION_COUNT}, got {count}")
+    return [combination_from_index(index) for index in initial_combination_indices(server_seed, count).tolist()]
+
+
+_WORD_LIMIT = 1 << 64
+_COMBINATION_LIMIT = _WORD_LIMIT - _WORD_LIMIT % COMBINATION_COUNT
+
+
+def initial_combination_indices(server_seed: bytes, count: int) -> npt.NDArray[np.int64]:
+    """``initial_combinations`` as indices (int64 array of shape ``(count,)``), computed in
+    bulk: the same stream ``"combinations"``, the same words, the same rejection rule
+    (``RandomStream.randbelow``) and the same rule for repeats (the first occurrence counts),
+    read a few thousand blocks at a time and resolved with numpy. A hand of 100,000 needs
+    about 1.2 million words. Raises ``ValueError`` as ``initial_combinations``.
+
+    >>> seed = bytes(range(32))
+    >>> indices = initial_combination_indices(seed, 5).tolist()
+    >>> initial_combinations(seed, 5) == [combination_from_index(i) for i in indices]
+    True
+    """
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise ValueError(f"count must be an integer, got {count!r}")
+    if not 0 <= count <= COMBINATION_COUNT:
+        raise ValueError(f"count must be in 0..{COMBINATION_COUNT}, got {count}")
+    if count == 0:
+        return np.zeros(0, dtype=np.int64)
     stream = RandomStream(server_seed, LABEL_COMBINATIONS)
-    seen: set[int] = set()
-    result: list[Combination] = []
-    randbelow = stream.randbelow
-    while len(result) < count:
-        index = randbelow(COMBINATION_COUNT)
-        if index not in seen:
-            seen.add(index)
-            result.append(combination_from_index(index))
-    return result
+    n = COMBINATION_COUNT
+    # Expected draws for `count` distinct values out of n (coupon collector), plus a margin.
+    expected = n * (math.log(n + 0.5) - math.log(n - count + 0.5))
+    blocks = int(expected * 1.05 / 4) + 64
+    read = 0
+    chunks: list[npt.NDArray[np.uint64]] = []
+    while True:
+        data = b"".join(stream.block(counter) for counter in range(read, read + blocks))
+        read += blocks
+        chunks.append(np.frombuffer(data, dtype=">u8").astype(np.uint64))
+        words = np.concatenate(chunks)
+        accepted = (words[words < np.uint64(_COMBINATION_LIMIT)] % np.uint64(n)).astype(np.int64)
+        _, first = np.unique(accepted, return_index=True)
+        if len(first) >= count:
+            return accepted[np.sort(first)[:count]]
+        blocks = max(blocks, 1024)
 
 
 def redeal_label(redeal_number: int) -> str:
@@ -127,16 +164,28 @@ def redeal_combination(server_seed: bytes, taken: Set[int], redeal_number: int) 
     DESIGN item 6. Raises ``ValueError`` if every combination is taken, if ``taken``
     holds a value outside 0..99999, or for a bad seed or redeal number.
     """
-    label = redeal_label(redeal_number)
+    redeal_label(redeal_number)  # refuses a bad number
     if any(not 0 <= index < COMBINATION_COUNT for index in taken):
         raise ValueError("taken combination indices must be in 0..99999")
     if len(taken) >= COMBINATION_COUNT:
         raise ValueError("every combination of this hand is taken")
-    stream = RandomStream(server_seed, label)
-    while True:
-        index = stream.randbelow(COMBINATION_COUNT)
+    for index in redeal_candidates(server_seed, redeal_number):
         if index not in taken:
             return combination_from_index(index)
+    raise AssertionError("unreachable: the stream is endless")  # pragma: no cover
+
+
+def redeal_candidates(server_seed: bytes, redeal_number: int) -> Iterator[int]:
+    """The endless candidate indices of redeal ``redeal_number``: ``randbelow(100000)`` on
+    stream ``"redeal:<r>"``, in order. The first not taken is the redeal's combination
+    (``redeal_combination``); the platform checks them against its database a few at a time.
+
+    >>> next(redeal_candidates(bytes(range(32)), 0)) < 100000
+    True
+    """
+    stream = RandomStream(server_seed, redeal_label(redeal_number))
+    while True:
+        yield stream.randbelow(COMBINATION_COUNT)
 
 
 def change_keys(server_seed: bytes) -> tuple[ChangeKey, ...]:

@@ -1,0 +1,95 @@
+"""Set-based writes of many rows of the tables app: one ``COPY`` or one ``UPDATE … FROM
+unnest`` on PostgreSQL, plain batched statements on SQLite (the embedded default). Values
+come as columns (sequences or numpy arrays), never as one model object per row."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.db import connection
+
+
+def _text(value: Any) -> str:
+    """One value in PostgreSQL's COPY text format (``\\N`` for NULL)."""
+    if value is None:
+        return "\\N"
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    text = str(value)
+    if "\\" in text or "\t" in text or "\n" in text:
+        text = text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+    return text
+
+
+def _lists(columns: dict[str, Sequence[Any] | np.ndarray]) -> list[list[Any]]:
+    lists = [column.tolist() if isinstance(column, np.ndarray) else list(column) for column in columns.values()]
+    if connection.vendor != "postgresql":
+        # As Django stores them (naive UTC text on SQLite).
+        adapt = connection.ops.adapt_datetimefield_value
+        lists = [[adapt(v) if isinstance(v, datetime) else v for v in values] for values in lists]
+    return lists
+
+
+def _copy_text(columns: list[list[Any]]) -> str:
+    """Rows in COPY text format, built column by column (integers need no escaping)."""
+    texts = []
+    for values in columns:
+        if values and values.count(values[0]) == len(values):
+            texts.append([_text(values[0])] * len(values))  # one value for every row
+        elif all(type(v) is int for v in values):
+            texts.append(list(map(str, values)))
+        else:
+            texts.append(list(map(_text, values)))
+    return "".join("\t".join(row) + "\n" for row in zip(*texts, strict=True))
+
+
+def insert_rows(table: str, columns: dict[str, Sequence[Any] | np.ndarray]) -> None:
+    """Insert one row per position of the (equally long) ``columns`` into ``table``."""
+    values = _lists(columns)
+    if not values or not values[0]:
+        return
+    names = ", ".join(columns)
+    rows = zip(*values, strict=True)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            text = _copy_text(values)
+            with cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+                copy.write(text)
+            return
+        marks = ", ".join(["%s"] * len(columns))
+        cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", list(rows))
+
+
+def update_rows(
+    table: str, ids: Sequence[int] | np.ndarray, columns: dict[str, tuple[str, Sequence[Any] | np.ndarray]]
+) -> None:
+    """Set ``columns`` (name -> (PostgreSQL type, values)) of the rows ``ids`` of ``table``.
+
+    PostgreSQL: the values are copied into a temporary table and applied by one ``UPDATE …
+    FROM``; SQLite: one ``executemany``."""
+    id_list = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
+    if not id_list:
+        return
+    values = _lists({name: spec[1] for name, spec in columns.items()})
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            temp = f"bulk_{table}"
+            types = ", ".join(f"{name} {spec[0]}" for name, spec in columns.items())
+            cursor.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {temp} (id bigint, {types}) ON COMMIT DROP")
+            cursor.execute(f"TRUNCATE {temp}")
+            text = _copy_text([id_list, *values])
+            with cursor.copy(f"COPY {temp} (id, {', '.join(columns)}) FROM STDIN") as copy:
+                copy.write(text)
+            cursor.execute(f"ANALYZE {temp}")  # a plan from real row counts: a hash join
+            sets = ", ".join(f"{name} = v.{name}" for name in columns)
+            cursor.execute(f"UPDATE {table} AS t SET {sets} FROM {temp} AS v WHERE t.id = v.id")
+            cursor.execute(f"DROP TABLE {temp}")
+            return
+        sets = ", ".join(f"{name} = %s" for name in columns)
+        cursor.executemany(
+            f"UPDATE {table} SET {sets} WHERE id = %s",
+            [(*row[1:], row[0]) for row in zip(id_list, *values, strict=True)],
+        )
