@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from tables.engine.widerpoker import (
@@ -176,10 +176,12 @@ def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, dict[st
         raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
     hand = table.current_hand
     seats = {seat.user_id: seat for seat in Seat.objects.filter(table_id=table_id, user_id__in=user_ids)}
+    # What the player may spend: the balance less purchases confirmed and not yet captured
+    # into a hand's escrow (wallet.selectors.get_balance_minor), so a draw shows at once.
     balances = dict(
-        Account.objects.filter(
-            key__in=[player_account_key(user_id, table.currency) for user_id in user_ids]
-        ).values_list("user_id", "balance_minor")
+        Account.objects.filter(key__in=[player_account_key(user_id, table.currency) for user_id in user_ids])
+        .annotate(available=F("balance_minor") - F("held_minor"))
+        .values_list("user_id", "available")
     )
     entries = (
         {entry.user_id: entry for entry in Entry.objects.filter(hand=hand, user_id__in=user_ids)}
