@@ -110,8 +110,10 @@ def timeout_action(state: HandState, *, connected: bool = True) -> Action:
     acts no more) if he has put chips in this hand (antes and blinds count), otherwise
     fold. Where the seed is silent: a connected player who may check for free checks (he
     loses nothing and keeps playing); a disconnected one goes all-in as the seed says even
-    then. At showdown a timed-out player mucks when he may, else shows. Raises
-    ``HandOverError`` when the hand is over.
+    then. At showdown a timed-out player mucks when he may, else shows. A
+    ``TIMEOUT_ALL_IN`` is not a player's action (``act`` refuses it): apply the result with
+    ``apply_clock``, or ``HandState.timed_out_all_in()``. Raises ``HandOverError`` when the
+    hand is over.
     """
     legal = state.legal_actions()
     if state.phase is Phase.SHOWDOWN:

@@ -201,3 +201,15 @@ def test_a_finished_hand_accepts_nothing() -> None:
 def test_every_one_checking_reaches_a_showdown_with_the_full_board() -> None:
     state = check_down(new_hand(Structure.no_limit(1, 2), [100] * 4, button=0))
     assert state.phase is Phase.SHOWDOWN and len(state.board) == 5
+
+
+def test_seed_003_limit_sizes_bet_10_raise_to_20_then_bet_20_raise_to_40() -> None:
+    # seed 003, The Second and Third Round: in 10/20 "BET" is 10 and "RAISE" is 20 (a call
+    # plus one more bet); on the turn "BET" is 20 and "RAISE" is 40.
+    state = check_down_to(new_hand(Structure.fixed_limit(10, 20), [1_000] * 3, button=2), Street.FLOP)
+    assert (state.legal_actions().min_to, state.legal_actions().max_to) == (10, 10)
+    state = act(state, B)
+    assert (state.legal_actions().min_to, state.legal_actions().max_to) == (20, 20)
+    state = check_down_to(state, Street.TURN)
+    state = act(state, B)
+    assert state.bets[0] == 20 and state.legal_actions().min_to == 40

@@ -167,3 +167,28 @@ def test_a_raked_hand_keeps_its_rake_in_extension_fields() -> None:
     assert replay_phh(text) == state.stacks
     # A reader that ignores the extension (pokerkit) replays the hand without rake.
     assert sum(pokerkit_finishing_stacks(text)) == sum(state.stacks) + state.rake
+
+
+def test_the_phh_text_of_a_small_hand_is_stable() -> None:
+    state = new_hand(Structure.fixed_limit(2, 4), [50, 60], button=1, holes=["AcAd", "KcKd"], board="2s7h9dTs3c")
+    state = _played(act(act(state, ActionKind.RAISE), ActionKind.FOLD))
+    assert hand_to_phh(state, hand=1) == (
+        "variant = 'FT'\n"
+        "ante_trimming_status = true\n"
+        "antes = [0, 0]\n"
+        "blinds_or_straddles = [1, 2]\n"
+        "small_bet = 2\n"
+        "big_bet = 4\n"
+        "starting_stacks = [50, 60]\n"
+        "actions = [\n"
+        "  'd dh p1 AcAd',\n"
+        "  'd dh p2 KcKd',\n"
+        "  'p2 cbr 4',\n"
+        "  'p1 f',\n"
+        "]\n"
+        "hand = 1\n"
+        "seats = [1, 2]\n"
+        "seat_count = 2\n"
+        "finishing_stacks = [48, 62]\n"
+        "_raise_caps = [3, 4, 4, 4]\n"
+    )
