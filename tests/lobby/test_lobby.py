@@ -10,7 +10,7 @@ from django.test import Client
 
 from tables import services
 from tables.models import Table
-from tests.helpers import create_fun_table, deal_hand
+from tests.helpers import create_fun_table, deal_hand, logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -57,3 +57,13 @@ def test_the_rules_page_renders_docs_rules_md_for_anyone(client: Client) -> None
     assert "<table>" in page or '<table tabindex="0">' in page
     assert '<pre tabindex="0"><code>' in page
     assert 'href="/responsible-gaming/"' in page and 'href="/rules/"' in page
+
+
+def test_the_admin_pages_carry_the_sites_favicon(croupier: User) -> None:
+    page = logged_in(croupier).get("/admin/").content.decode()
+    assert 'rel="icon"' in page
+
+
+def test_the_logged_out_sign_up_button_is_a_primary_button(db: None) -> None:
+    page = Client().get("/").content.decode()
+    assert 'class="button button-small button-primary" href="/signup/"' in page
