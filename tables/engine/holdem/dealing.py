@@ -46,8 +46,10 @@ class DealPositions:
 def deal_positions(n: int) -> DealPositions:
     """The dealing contract for ``n`` players (2..10): deck positions, see the module doc.
 
-    Raises ``SetupError`` for ``n`` outside 2..10.
+    Raises ``SetupError`` (a ``ValueError``) unless ``n`` is an integer in 2..10.
     """
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise SetupError(f"the number of players is an integer, got {n!r}")
     if not MIN_PLAYERS <= n <= MAX_PLAYERS:
         raise SetupError(f"a hand needs {MIN_PLAYERS}..{MAX_PLAYERS} players, got {n}")
     base = 2 * n

@@ -5,10 +5,10 @@ shuffled every hand) and seed 004, *Cartaio* (cards dealt one at a time, startin
 of the dealer, clockwise, until everyone has two; then the community cards). The full
 algorithm, with a worked test vector, is ``docs/provably-fair.md``, *Texas Hold'em*.
 
-* ``holdem_deck(seed)``: Fisher-Yates (Durstenfeld) on stream ``"holdem-deck"`` of
-  ``tables.engine.rng.RandomStream``: from ``[0, ..., 51]``, for ``i`` from 51 down to
+* ``holdem_deck(seed)``: Fisher-Yates (Durstenfeld) on stream ``"holdem-deck"``
+  (``tables.engine.rng.shuffled``): from ``[0, ..., 51]``, for ``i`` from 51 down to
   1, ``j = randbelow(i + 1)``, swap positions ``i`` and ``j``.
-* ``deal_positions(n)``: in dealing order (first seat dealt left of the button,
+* ``deal_positions(n)`` (``dealing.py``, the one implementation): in dealing order (first seat dealt left of the button,
   clockwise; heads-up the big blind first, then the button) player ``k`` gets deck
   positions ``k`` and ``k + n``; burn ``2n``, flop ``2n+1 .. 2n+3``, burn ``2n+4``, turn
   ``2n+5``, burn ``2n+6``, river ``2n+7``.
@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..cards import DECK_SIZE, card_code
-from ..rng import RandomStream
+from ..rng import shuffled
+from .dealing import MAX_PLAYERS, MIN_PLAYERS, DealPositions, deal_positions
 
 __all__ = [
     "LABEL_HOLDEM_DECK",
@@ -40,9 +41,6 @@ __all__ = [
 
 LABEL_HOLDEM_DECK: Final = "holdem-deck"
 """Stream label of the Hold'em shuffle (``docs/provably-fair.md``, *Texas Hold'em*)."""
-MIN_PLAYERS: Final = 2
-MAX_PLAYERS: Final = 10
-"""Players dealt in a hand: 2..10 (seed 004, *Giocatore*)."""
 
 
 def holdem_deck(server_seed: bytes) -> tuple[int, ...]:
@@ -57,59 +55,7 @@ def holdem_deck(server_seed: bytes) -> tuple[int, ...]:
     >>> sorted(deck) == list(range(52)), deck == holdem_deck(bytes(range(32)))
     (True, True)
     """
-    stream = RandomStream(server_seed, LABEL_HOLDEM_DECK)
-    deck = list(range(DECK_SIZE))
-    for i in range(DECK_SIZE - 1, 0, -1):
-        j = stream.randbelow(i + 1)
-        deck[i], deck[j] = deck[j], deck[i]
-    return tuple(deck)
-
-
-@dataclass(frozen=True)
-class DealPositions:
-    """Deck positions (0..51) of every card of a hand with ``n`` players.
-
-    ``hole[k]`` are the two positions of the ``k``-th player in dealing order; ``burns``
-    the three burnt positions (before flop, turn, river); ``flop`` three positions.
-    """
-
-    hole: tuple[tuple[int, int], ...]
-    burns: tuple[int, int, int]
-    flop: tuple[int, int, int]
-    turn: int
-    river: int
-
-    @property
-    def board(self) -> tuple[int, int, int, int, int]:
-        """Positions of the five community cards: flop, turn, river."""
-        return (*self.flop, self.turn, self.river)
-
-
-def deal_positions(n_players: int) -> DealPositions:
-    """Where each card of the hand comes from in the deck, for ``n_players`` (2..10).
-
-    Player ``k`` (0-based, in dealing order: the first seat dealt left of the button,
-    clockwise; heads-up the big blind first, then the button) gets positions ``k`` and
-    ``k + n`` (one card each round, seed 004, *Cartaio*); then burn ``2n``, flop ``2n+1``
-    to ``2n+3``, burn ``2n+4``, turn ``2n+5``, burn ``2n+6``, river ``2n+7``.
-    Raises ``ValueError`` unless ``2 <= n_players <= 10``.
-
-    >>> p = deal_positions(3)
-    >>> p.hole, p.burns, p.flop, p.turn, p.river
-    (((0, 3), (1, 4), (2, 5)), (6, 10, 12), (7, 8, 9), 11, 13)
-    """
-    if isinstance(n_players, bool) or not isinstance(n_players, int):
-        raise ValueError(f"the number of players is an integer, got {n_players!r}")
-    if not MIN_PLAYERS <= n_players <= MAX_PLAYERS:
-        raise ValueError(f"a hand has {MIN_PLAYERS}..{MAX_PLAYERS} players, got {n_players}")
-    n = n_players
-    return DealPositions(
-        hole=tuple((k, k + n) for k in range(n)),
-        burns=(2 * n, 2 * n + 4, 2 * n + 6),
-        flop=(2 * n + 1, 2 * n + 2, 2 * n + 3),
-        turn=2 * n + 5,
-        river=2 * n + 7,
-    )
+    return shuffled(server_seed, LABEL_HOLDEM_DECK, DECK_SIZE)
 
 
 @dataclass(frozen=True)
@@ -141,7 +87,7 @@ def deal_cards(deck: Sequence[int], n_players: int) -> Deal:
     b1, b2, b3 = p.burns
     f1, f2, f3, t, r = p.board
     return Deal(
-        hole=tuple((deck[a], deck[b]) for a, b in p.hole),
+        hole=tuple((deck[a], deck[b]) for a, b in p.holes),
         burns=(deck[b1], deck[b2], deck[b3]),
         board=(deck[f1], deck[f2], deck[f3], deck[t], deck[r]),
     )

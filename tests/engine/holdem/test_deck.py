@@ -96,14 +96,14 @@ def test_the_reference_code_on_the_page_reproduces_the_holdem_vector(vector: dic
 @pytest.mark.parametrize("n", range(2, 11))
 def test_deal_positions_use_each_position_once_and_stop_at_2n_plus_7(n: int) -> None:
     p = deal_positions(n)
-    used = [pos for pair in p.hole for pos in pair] + list(p.burns) + list(p.board)
+    used = [pos for pair in p.holes for pos in pair] + list(p.burns) + list(p.board)
     assert sorted(used) == list(range(2 * n + 8))
-    assert [first for first, _ in p.hole] == list(range(n))  # one round before the second
+    assert [first for first, _ in p.holes] == list(range(n))  # one round before the second
 
 
 def test_heads_up_deals_the_big_blind_first_then_the_button() -> None:
     # Dealing order index 0 is the big blind heads-up: positions 0 and 2.
-    assert deal_positions(2).hole == ((0, 2), (1, 3))
+    assert deal_positions(2).holes == ((0, 2), (1, 3))
 
 
 @pytest.mark.parametrize("bad", [0, 1, 11, 23, -2, True, 2.0, "3"])
