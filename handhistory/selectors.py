@@ -32,6 +32,7 @@ from tables.engine.widerpoker import (
     hold_from_mask,
 )
 from tables.models import Entry, Hand, HandStatus
+from tables.records import spin_feed
 from tables.services import beacon
 
 VIEW_ALL_PERMISSION = "tables.view_hand"
@@ -446,11 +447,8 @@ def _chain(hand: Hand) -> dict[str, Any] | None:
 
 def _spin_kind(hand: Hand) -> str | None:
     """The kind of the spin jackpot drawn in the hand, as its frozen conditions name it."""
-    if hand.spin_jackpot_id is None:
-        return None
-    return next(
-        (str(feed["kind"]) for feed in hand.config.get("jackpots", ()) if feed["id"] == hand.spin_jackpot_id), None
-    )
+    feed = spin_feed(hand.config, hand.spin_jackpot_id)
+    return None if feed is None else str(feed["kind"])
 
 
 def get_hand_export(*, hand_id: int, viewer: Viewer) -> dict[str, Any]:

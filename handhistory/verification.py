@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
+from jackpots import services as jackpot_services
 from tables.engine import fairness
 from tables.engine.widerpoker import (
     HOLD_ALL,
     EntryChoices,
     HandReplay,
-    SpinJackpot,
     board_grid,
     card_code,
     combination_from_index,
@@ -42,7 +42,7 @@ from tables.engine.widerpoker import (
     spin_jackpot_draw,
 )
 from tables.models import Entry, Hand, HandStatus
-from tables.records import hand_conditions
+from tables.records import hand_conditions, spin_feed
 from tables.services import beacon
 
 MAX_LISTED_MISMATCHES = 200
@@ -216,16 +216,12 @@ def _verify_chain(report: VerificationReport, hand: Hand, entries: list[dict[str
 def _verify_public(report: VerificationReport, hand: Hand, replay: HandReplay, count: int) -> None:
     if hand.algorithm < fairness.ALGORITHM_CHAIN:
         report.compare("commitment", "hand", replay.commitment, hand.commitment)
-    one_in = {
-        SpinJackpot(feed["kind"]): int(feed["one_in"])
-        for feed in hand.config.get("jackpots", ())
-        if feed["kind"] != "royal"
-    }
+    one_in = jackpot_services.spin_one_in(list(hand.config.get("jackpots", ())))
     drawn = spin_jackpot_draw(bytes.fromhex(hand.server_seed), one_in)
-    stored_spin = next(
-        (feed["kind"] for feed in hand.config.get("jackpots", ()) if feed["id"] == hand.spin_jackpot_id), None
+    stored = spin_feed(hand.config, hand.spin_jackpot_id)
+    report.compare(
+        "spin jackpot", "hand", drawn.value if drawn is not None else None, None if stored is None else stored["kind"]
     )
-    report.compare("spin jackpot", "hand", drawn.value if drawn is not None else None, stored_spin)
     board = {
         "columns": [[card_code(card) for card in column] for column in replay.board.columns],
         "out": [card_code(card) for card in replay.board.out],

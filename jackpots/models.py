@@ -17,6 +17,16 @@ MAX_CONTRIBUTION_BPS = 1000
 """One jackpot takes at most 10% of a hand's gross; all of a table's jackpots together too."""
 
 
+def feed_key(jackpot_id: int) -> str:
+    """The name a hand's conditions and arithmetic give a jackpot: ``jackpot:<id>``."""
+    return f"jackpot:{int(jackpot_id)}"
+
+
+def account_key(feed: str, currency: str) -> str:
+    """The wallet account holding the balance of the jackpot named ``feed``."""
+    return f"{feed}:{currency}"
+
+
 class JackpotKind(models.TextChoices):
     """The royal jackpot (won by a royal flush) and the three spin jackpots (won by a draw at
     the start of the hand; seed 001, Jackpots 1-2)."""
@@ -79,12 +89,12 @@ class Jackpot(models.Model):
     @property
     def account_key(self) -> str:
         """The wallet account that holds this jackpot's balance."""
-        return f"jackpot:{self.pk}:{self.currency}"
+        return account_key(self.feed_key, self.currency)
 
     @property
     def feed_key(self) -> str:
         """The name the hand arithmetic and the hand records use for this jackpot."""
-        return f"jackpot:{self.pk}"
+        return feed_key(self.pk)
 
 
 class JackpotEventKind(models.TextChoices):

@@ -26,6 +26,7 @@ from jackpots.models import (
     JackpotEvent,
     JackpotEventKind,
     JackpotKind,
+    account_key,
 )
 from wallet import services as wallet_services
 from wallet.models import Account, AccountKind, Currency, TransferKind
@@ -36,7 +37,12 @@ SPIN_KINDS = (JackpotKind.GOLD, JackpotKind.SILVER, JackpotKind.BRONZE)
 
 def jackpot_account(jackpot: Jackpot) -> Account:
     """The wallet account holding the jackpot's balance (created on first use)."""
-    return wallet_services.ensure_account(key=jackpot.account_key, kind=AccountKind.JACKPOT, currency=jackpot.currency)
+    return ensure_jackpot_account(feed=jackpot.feed_key, currency=jackpot.currency)
+
+
+def ensure_jackpot_account(*, feed: str, currency: str) -> Account:
+    """The account of the jackpot named ``feed`` (``jackpot:<id>``) in ``currency``."""
+    return wallet_services.ensure_account(key=account_key(feed, currency), kind=AccountKind.JACKPOT, currency=currency)
 
 
 def reserve_account(currency: str) -> Account:

@@ -64,3 +64,11 @@ def hand_conditions(config: dict[str, Any], balances: dict[str, int] | None = No
             for jackpot in config.get("jackpots", ())
         ),
     )
+
+
+def spin_feed(config: dict[str, Any], spin_jackpot_id: int | None) -> dict[str, Any] | None:
+    """The frozen description (``config["jackpots"]`` entry) of the spin jackpot a hand drew,
+    or None when it drew none."""
+    if spin_jackpot_id is None:
+        return None
+    return next((feed for feed in config.get("jackpots", ()) if feed["id"] == spin_jackpot_id), None)

@@ -27,7 +27,7 @@ from tables.engine.widerpoker import (
 from tables.errors import TableNotFoundError
 from tables.events import PoolUpdatedFrame, TableStateFrame, dumps
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TablePhase
-from tables.records import board_from_json, carry_key, combination_digits, hand_conditions
+from tables.records import board_from_json, carry_key, combination_digits, hand_conditions, spin_feed
 from tables.services import powerups
 from tables.services.special import next_special
 from wallet.models import Account
@@ -82,7 +82,7 @@ def _spin_public(hand: Hand) -> dict[str, Any] | None:
     """The spin jackpot drawn at the start of the hand, announced to everyone."""
     if hand.spin_jackpot_id is None:
         return None
-    feed: dict[str, Any] = next((f for f in hand.config.get("jackpots", ()) if f["id"] == hand.spin_jackpot_id), {})
+    feed = spin_feed(hand.config, hand.spin_jackpot_id) or {}
     return {
         "kind": feed.get("kind"),
         "name": feed.get("name", ""),

@@ -16,6 +16,7 @@ from django.db.models import F, Subquery
 from django.db.models.functions import Coalesce
 
 from jackpots import services as jackpot_services
+from jackpots.models import feed_key
 from tables.bulk import update_rows
 from tables.engine import fairness
 from tables.engine.widerpoker import NO_HOLD, Board, HandOutcome, board_grid, change_keys, final_hand, hand_outcome
@@ -92,9 +93,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     )
     rake_account = wallet_services.ensure_house_account(kind=AccountKind.RAKE, currency=currency)
     jackpot_accounts = {
-        str(feed["key"]): wallet_services.ensure_account(
-            key=f"{feed['key']}:{currency}", kind=AccountKind.JACKPOT, currency=currency
-        ).pk
+        str(feed["key"]): jackpot_services.ensure_jackpot_account(feed=str(feed["key"]), currency=currency).pk
         for feed in feeds
     }
     locked = jackpot_services.lock_balances([escrow.pk, carry.pk, *jackpot_accounts.values()])
@@ -348,9 +347,9 @@ def cancel_hand(*, hand_id: int, reason: str, now: datetime) -> bool:
         deltas.extend(amount for _, amount in paid)
         if hand.spin_award_minor:
             # The spin jackpot goes back to its jackpot (the reset it was paid stays there).
-            feed_key = f"jackpot:{hand.spin_jackpot_id}"
-            jackpot_account = wallet_services.ensure_account(
-                key=f"{feed_key}:{currency}", kind=AccountKind.JACKPOT, currency=currency
+            assert hand.spin_jackpot_id is not None  # a spin award always names its jackpot
+            jackpot_account = jackpot_services.ensure_jackpot_account(
+                feed=feed_key(hand.spin_jackpot_id), currency=currency
             )
             account_ids.append(jackpot_account.pk)
             deltas.append(hand.spin_award_minor)
