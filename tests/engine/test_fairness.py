@@ -4,14 +4,13 @@ beacon-fixed change keys; the page's test vector is read from the page."""
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tables.engine import fairness
 from tables.engine.widerpoker import card_code, change_keys, deal_board
+from tests.engine.helpers import provably_fair_reference
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "provably-fair.md"
 
@@ -20,15 +19,6 @@ PAGE = Path(__file__).resolve().parents[2] / "docs" / "provably-fair.md"
 def vector() -> dict[str, str]:
     block = PAGE.read_text().split("<!-- test-vector-2:begin -->")[1].split("<!-- test-vector-2:end -->")[0]
     return dict(line.split(": ", 1) for line in block.strip().strip("`").strip().splitlines() if ": " in line)
-
-
-def reference() -> dict[str, Any]:
-    section = PAGE.read_text().split("## 10. Reference code")[1].split("## 11.")[0]
-    code = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert code is not None
-    namespace: dict[str, Any] = {}
-    exec(code.group(1), namespace)
-    return namespace
 
 
 def test_the_engine_matches_the_pages_algorithm_2_vector(vector: dict[str, str]) -> None:
@@ -48,7 +38,7 @@ def test_the_engine_matches_the_pages_algorithm_2_vector(vector: dict[str, str])
 
 
 def test_the_pages_reference_code_matches_its_algorithm_2_vector(vector: dict[str, str]) -> None:
-    ref = reference()
+    ref = provably_fair_reference()
     terminal = bytes.fromhex(vector["terminal_seed"])
     s1 = bytes.fromhex(vector["chain_seed_1"])
     assert ref["chain_links"](s1, 1, bytes.fromhex(vector["anchor"]))

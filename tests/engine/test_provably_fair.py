@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
-import struct
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -27,6 +24,7 @@ from tables.engine.widerpoker import (
     shuffle_deck,
     spin_jackpot_draw,
 )
+from tests.engine.helpers import provably_fair_reference
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "provably-fair.md"
 
@@ -115,12 +113,7 @@ def test_entry_one_draws_match_the_page(vector: dict[str, str], seed: bytes) -> 
 
 
 def test_the_reference_code_on_the_page_reproduces_the_vector(vector: dict[str, str], seed: bytes) -> None:
-    text = PAGE.read_text()
-    section = text.split("## 10. Reference code")[1].split("## 11.")[0]
-    code = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert code is not None
-    namespace: dict[str, Any] = {"hashlib": hashlib, "hmac": hmac, "struct": struct}
-    exec(code.group(1), namespace)  # the page's own standard-library implementation
+    namespace = provably_fair_reference()  # the page's own standard-library implementation
     cards = namespace["deck"](seed)
     assert [card_code(c) for c in cards] == vector["deck"].split()
     indices = namespace["combinations"](seed, 3)

@@ -31,6 +31,8 @@ RANKS, SUITS = "23456789TJQKA", "cdhs"  # docs/provably-fair.md, section 3
 
 
 def reference_code() -> dict[str, Any]:
+    """The page's reference code. Deliberately not tests.engine.helpers.provably_fair_reference:
+    this verifier imports nothing of the project's engine."""
     section = PAGE.read_text().split("## 10. Reference code")[1].split("## 11.")[0]
     code = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert code is not None
