@@ -46,11 +46,9 @@ def time_of(round_number: int) -> datetime:
 def round_after(moment: datetime) -> int:
     """The first round released strictly after ``moment`` (the round a hand's keys wait for)."""
     elapsed = (moment - datetime.fromtimestamp(settings.BEACON_GENESIS_UNIX, tz=UTC)).total_seconds()
-    period = settings.BEACON_PERIOD_SECONDS
-    number = int(elapsed // period) + 2  # round r is released at genesis + (r - 1) * period
-    while time_of(number - 1) > moment:
-        number -= 1
-    return max(1, number)
+    # Round r is released at genesis + (r - 1) * period: round floor(elapsed / period) + 1 is
+    # the last released at or before the moment, the next one the first strictly after it.
+    return max(1, int(elapsed // settings.BEACON_PERIOD_SECONDS) + 2)
 
 
 def local_value(round_number: int) -> bytes:
