@@ -160,6 +160,9 @@ class TableConsumer(AsyncWebsocketConsumer):
             return
         if event.get("text"):
             await self.send(event["text"])
+        if event.get("close_code"):
+            await self.close(code=event["close_code"])  # the player was removed from play
+            return
         if event.get("refresh_private"):
             await self.send_private()
 

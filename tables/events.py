@@ -64,6 +64,19 @@ class TableRestartedFrame(TypedDict):
     reason: str
 
 
+class KickedFrame(TypedDict):
+    """The player may not stay at the tables (staff suspended the account, or he started a
+    time-out or self-exclusion): sent to each of his game sockets just before the server
+    closes it with ``CLOSE_KICKED``."""
+
+    type: Literal["kicked"]
+    reason: str
+
+
+# The close code of a socket whose player was removed from play (KickedFrame).
+CLOSE_KICKED = 4403
+
+
 class LobbyTableFrame(TypedDict):
     """One table's line in the lobby."""
 
@@ -85,12 +98,20 @@ def dumps(frame: Any) -> str:
     return json.dumps(frame, separators=(",", ":"), sort_keys=False)
 
 
-def send_to_group(group: str, text: str | None, *, refresh_private: bool = False, table_id: int | None = None) -> None:
+def send_to_group(
+    group: str,
+    text: str | None,
+    *,
+    refresh_private: bool = False,
+    table_id: int | None = None,
+    close_code: int | None = None,
+) -> None:
     """Send pre-serialised ``text`` to every socket in ``group`` (from sync code).
 
     ``refresh_private`` asks each seated player's consumer to rebuild and send its private
     entry state as well; ``table_id`` limits that to the sockets of one table (for pushes to
-    a player's own group, which spans tables). A failed send is logged, never raised: pushes are hints and clients
+    a player's own group, which spans tables); ``close_code`` asks each game socket to close
+    with that code after sending ``text``. A failed send is logged, never raised: pushes are hints and clients
     resynchronise from the HTTP snapshot (channel layers are at-most-once by specification).
     """
     layer = get_channel_layer()
@@ -104,6 +125,7 @@ def send_to_group(group: str, text: str | None, *, refresh_private: bool = False
                 "text": text,
                 "refresh_private": refresh_private,
                 "table_id": table_id,
+                "close_code": close_code,
             },
         )
     except Exception:  # a broken layer must never break a hand
@@ -145,5 +167,15 @@ def push_player_on_commit(user_id: int) -> None:
 
     def push() -> None:
         send_to_group(player_group(user_id), None, refresh_private=True)
+
+    transaction.on_commit(push)
+
+
+def kick_player_on_commit(user_id: int, reason: str) -> None:
+    """After commit, tell every game socket of the player why he was removed from play
+    (KickedFrame) and close it with ``CLOSE_KICKED``; the page does not reconnect."""
+
+    def push() -> None:
+        send_to_group(player_group(user_id), dumps(KickedFrame(type="kicked", reason=reason)), close_code=CLOSE_KICKED)
 
     transaction.on_commit(push)

@@ -610,6 +610,7 @@ function onFrame(frame) {
     case "ack":
     case "error": return onAnswer(frame);
     case "pong": return syncClock(frame.server_time);
+    case "kicked": return showKicked(frame.reason);
     case "table_restarted":
       socket.stop();
       $("board-message").textContent = frame.reason;
@@ -618,6 +619,17 @@ function onFrame(frame) {
       return undefined;
     default: return undefined;
   }
+}
+
+/** The server took the player away from the tables (tables/events.py, KickedFrame) and
+ * closes the socket: say why once, then go to the lobby. */
+function showKicked(reason) {
+  if (state.kicked) return;
+  state.kicked = true;
+  const text = reason ?? "You were removed from the table.";
+  $("board-message").textContent = text;
+  toast(text, "error", { key: "kicked" });
+  setTimeout(() => window.location.assign(boot.urls.lobby), RESTART_REDIRECT_MS);
 }
 
 const socket = openSocket(boot.urls.socket, {
@@ -632,6 +644,10 @@ const socket = openSocket(boot.urls.socket, {
   onClose(code) {
     if (code === 4401) {
       window.location.assign(`${boot.urls.login}?next=${encodeURIComponent(window.location.pathname)}`);
+      return false;
+    }
+    if (code === 4403) {
+      showKicked(null); // removed from play (suspension or a break): no reconnecting
       return false;
     }
     if (code === 4404) {
