@@ -63,7 +63,7 @@ def _log_in(page: Page, base: str) -> None:
 
 
 def _widths(page: Page) -> dict[str, float]:
-    return page.evaluate(
+    widths: dict[str, float] = page.evaluate(
         """() => {
             const box = document.querySelector('[aria-label="All entries"]');
             const net = [...document.querySelectorAll('[data-testid=entries] [data-field=net]')]
@@ -78,6 +78,7 @@ def _widths(page: Page) -> dict[str, float]:
             };
         }"""
     )
+    return widths
 
 
 def test_a_crowded_hands_entries_fit_desktop_and_phone(server: str, browser: Browser) -> None:
