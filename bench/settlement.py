@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,46 @@ def recreate_database(url: str) -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def main(sizes: list[int]) -> None:
+class Profile:
+    """``--profile``: cProfile of a step (top functions by cumulative time) and the time of
+    each SQL statement it sent (top statements), printed after the step."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def run(self, label: str, step: Any) -> Any:
+        if not self.enabled:
+            return step()
+        import cProfile
+        import pstats
+
+        from django.db import connection
+
+        statements: list[tuple[float, str]] = []
+
+        def timed(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return execute(sql, params, many, context)
+            finally:
+                statements.append((time.perf_counter() - start, " ".join(str(sql).split())[:160]))
+
+        profiler = cProfile.Profile()
+        with connection.execute_wrapper(timed):
+            result = profiler.runcall(step)
+        print(
+            f"\n--- {label}: {len(statements)} statements, {sum(t for t, _ in statements):.2f} s in SQL",
+            file=sys.stderr,
+        )
+        for seconds, sql in sorted(statements, reverse=True)[:15]:
+            print(f"{seconds:8.3f} s  {sql}", file=sys.stderr)
+        profiler.dump_stats(f"/tmp/bench_settlement_{label}.prof")  # for pstats' callers/callees
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(35)
+        return result
+
+
+def main(sizes: list[int], *, profile: bool = False, purchases: bool = True) -> None:
+    profiler = Profile(profile)
     url = os.environ.get("DATABASE_URL", "")
     if url.startswith("postgres"):
         recreate_database(url)
@@ -58,7 +98,8 @@ def main(sizes: list[int]) -> None:
     from django.utils import timezone
 
     from tables import services
-    from tables.models import Seat, Table
+    from tables.models import Hand, Seat, Table
+    from tables.services import beacon
     from wallet import services as wallet_services
     from wallet.models import AccountKind, Currency, TransferKind
     from wallet.selectors import check_books
@@ -98,15 +139,18 @@ def main(sizes: list[int]) -> None:
         created = time.perf_counter() - start
 
         start = time.perf_counter()
-        assert services.advance_table(table_id=table.pk, now=now)
+        assert profiler.run("deal", partial(services.advance_table, table_id=table.pk, now=now))
         dealt = time.perf_counter() - start
         # Every redeal needs a combination nobody holds: none is left in a hand of 100,000.
         redealers = users[size - min(size // 10, 100_000 - size) :] if size < 100_000 else []
         plan = [(u.pk, "draw") for u in users[: size // 5]] + [(u.pk, "redeal") for u in redealers]
         random.Random(size).shuffle(plan)
-        rate = buy_concurrently(table.pk, plan, now=now)
+        rate = buy_concurrently(table.pk, plan, now=now) if purchases else 0.0
+        # Settle once the deadline has passed and the hand's beacon round is out (algorithm 2).
+        hand = Hand.objects.get(pk=Table.objects.values_list("current_hand_id", flat=True).get(pk=table.pk))
+        settle_at = max(now + timedelta(seconds=31), beacon.time_of(int(hand.beacon_round or 0)))
         start = time.perf_counter()
-        assert services.advance_table(table_id=table.pk, now=now + timedelta(seconds=31))
+        assert profiler.run("settle", partial(services.advance_table, table_id=table.pk, now=settle_at))
         settled = time.perf_counter() - start
         books = "ok" if check_books().ok else "BROKEN"
         print(f"| {size:,} | {created:.2f} s | {dealt:.2f} s | {rate:,.0f}/s | {settled:.2f} s | {books} |")
@@ -192,4 +236,9 @@ def buy_concurrently(table_id: int, plan: list[tuple[int, str]], *, now: datetim
 
 
 if __name__ == "__main__":
-    main([int(arg) for arg in sys.argv[1:]] or [1000, 10000])
+    flags = {arg for arg in sys.argv[1:] if arg.startswith("--")}
+    main(
+        [int(arg) for arg in sys.argv[1:] if not arg.startswith("--")] or [1000, 10000],
+        profile="--profile" in flags,
+        purchases="--no-purchases" not in flags,
+    )
