@@ -10,7 +10,13 @@ Prints a markdown table: players, deal (ante transfer + entries), purchases (a f
 the players buy a draw and a tenth a redeal, from 4 processes of 4 threads, each thread with
 its own database connection, while a clock thread captures the holds every second, as the clock
 does), settlement (evaluation, ranking, allocation, the last capture, one settlement
-transfer, entry results), and the books check.
+transfer, entry results), and the books check; then the same table's next hand, dealt and
+settled without purchases (the players' client seeds and sessions exist by then: a table's
+steady state), and the books check again.
+
+``--profile`` prints, for each step, the SQL statements that took longest and cProfile's
+top functions (stderr), and saves the profiles as /tmp/bench_settlement_<step>.prof.
+``--no-purchases`` skips the purchases.
 """
 
 from __future__ import annotations
@@ -78,7 +84,7 @@ class Profile:
         )
         for seconds, sql in sorted(statements, reverse=True)[:15]:
             print(f"{seconds:8.3f} s  {sql}", file=sys.stderr)
-        profiler.dump_stats(f"/tmp/bench_settlement_{label}.prof")  # for pstats' callers/callees
+        profiler.dump_stats(f"/tmp/bench_settlement_{label.replace(' ', '_')}.prof")  # for pstats' callers/callees
         pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(35)
         return result
 
@@ -106,8 +112,11 @@ def main(sizes: list[int], *, profile: bool = False, purchases: bool = True) -> 
 
     call_command("migrate", verbosity=0)
     print(f"database: {connection.vendor}\n")
-    print("| entries | create players | deal (ante + entries) | purchases | settle (incl. ledger) | books |")
-    print("|---:|---:|---:|---:|---:|---|")
+    print(
+        "| entries | create players | deal (ante + entries) | purchases | settle (incl. ledger) | books "
+        "| next hand: deal | next hand: settle | books |"
+    )
+    print("|---:|---:|---:|---:|---:|---|---:|---:|---|")
     password = make_password("bench-password")
     for size in sizes:
         now = timezone.now()
@@ -153,7 +162,23 @@ def main(sizes: list[int], *, profile: bool = False, purchases: bool = True) -> 
         assert profiler.run("settle", partial(services.advance_table, table_id=table.pk, now=settle_at))
         settled = time.perf_counter() - start
         books = "ok" if check_books().ok else "BROKEN"
-        print(f"| {size:,} | {created:.2f} s | {dealt:.2f} s | {rate:,.0f}/s | {settled:.2f} s | {books} |")
+        # The next hand, as a table deals every minute: the players' client seeds, play and
+        # gaming sessions exist now (updated, not created). Seats seen just before.
+        next_at = settle_at + timedelta(seconds=table.results_seconds)
+        Seat.objects.filter(table=table).update(last_seen_at=next_at)
+        start = time.perf_counter()
+        assert profiler.run("next deal", partial(services.advance_table, table_id=table.pk, now=next_at))
+        dealt_next = time.perf_counter() - start
+        hand = Hand.objects.get(pk=Table.objects.values_list("current_hand_id", flat=True).get(pk=table.pk))
+        settle_at = max(next_at + timedelta(seconds=31), beacon.time_of(int(hand.beacon_round or 0)))
+        start = time.perf_counter()
+        assert profiler.run("next settle", partial(services.advance_table, table_id=table.pk, now=settle_at))
+        settled_next = time.perf_counter() - start
+        books_next = "ok" if check_books().ok else "BROKEN"
+        print(
+            f"| {size:,} | {created:.2f} s | {dealt:.2f} s | {rate:,.0f}/s | {settled:.2f} s | {books} "
+            f"| {dealt_next:.2f} s | {settled_next:.2f} s | {books_next} |"
+        )
 
 
 PROCESSES, THREADS = 4, 4  # buyers: 4 processes (Python runs one thread at a time) x 4 threads
