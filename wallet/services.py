@@ -3,6 +3,12 @@
 Rules (STYLE.md, "Money"): integer minor units; every movement is one balanced transfer with a
 unique reference; accounts are locked in primary-key order before they are read to decide;
 player balances never go below zero (checked here and by a database constraint).
+
+Accounts are locked ``FOR NO KEY UPDATE`` (PostgreSQL; what an ``UPDATE`` of a balance takes
+anyway): it serialises every change of a balance, and lets through the foreign-key checks
+(``FOR KEY SHARE``) of rows that merely reference an account. With ``FOR UPDATE``, every hold
+of a hand (whose row references the hand's escrow) waited at commit for the clock's capture,
+which locks the escrow: the commits of 16 buyers were seen queued on it at once.
 """
 
 from __future__ import annotations
@@ -127,7 +133,12 @@ def ensure_house_account(*, kind: str, currency: str) -> Account:
 def lock_accounts(account_ids: Iterable[int]) -> None:
     """Lock accounts in primary-key order (the global lock order) until the transaction ends,
     before reading what decides a transfer (e.g. a player's limits)."""
-    list(Account.objects.select_for_update().filter(pk__in=sorted(set(account_ids))).order_by("pk").values_list("pk"))
+    list(
+        Account.objects.select_for_update(no_key=True)
+        .filter(pk__in=sorted(set(account_ids)))
+        .order_by("pk")
+        .values_list("pk")
+    )
 
 
 @transaction.atomic
@@ -241,7 +252,7 @@ def _lock_accounts(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str], 
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT id, balance_minor, held_minor, kind, currency, key FROM {table} "
-                "WHERE id = ANY(%s::bigint[]) ORDER BY id FOR UPDATE",
+                "WHERE id = ANY(%s::bigint[]) ORDER BY id FOR NO KEY UPDATE",
                 [_int_array(ids)],
             )
             rows = cursor.fetchall()
@@ -249,7 +260,7 @@ def _lock_accounts(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str], 
         rows = []
         for chunk in range(0, len(ids), 2000):
             rows.extend(
-                Account.objects.select_for_update()
+                Account.objects.select_for_update(no_key=True)
                 .filter(pk__in=ids[chunk : chunk + 2000].tolist())
                 .order_by("pk")
                 .values_list("id", "balance_minor", "held_minor", "kind", "currency", "key")
@@ -692,7 +703,7 @@ def top_up_fun_chips(*, user_id: int) -> Transfer:
     """
     cashier = ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
     wallet = ensure_player_account(user_id=user_id, currency=Currency.FUN)
-    locked = Account.objects.select_for_update().get(pk=wallet.pk)
+    locked = Account.objects.select_for_update(no_key=True).get(pk=wallet.pk)
     if locked.balance_minor >= settings.FUN_TOP_UP_BELOW_MINOR:
         raise TopUpRefusedError(
             "fun chips are topped up only when the balance is low",
