@@ -283,6 +283,13 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
         memo=f"{'Free redeal' if free else 'Redeal'} in hand {hand.table_id}#{hand.number}",
     )
     number = _next_redeal_number(hand)
+    if not free and connection.vendor == "postgresql":
+        # The counter's lock is held from here to the commit: one statement in between.
+        entry.combination = _redeal_at_once(hand, entry, number=number, now=now)
+        entry.redeals = [*entry.redeals, [number, entry.combination]]
+        entry.hold_mask = None
+        push_private_on_commit(table_id, user_id)
+        return entry
     if free:  # paid by promotions into the escrow already: the hand's totals show it now
         Hand.objects.filter(pk=hand.pk).update(redeal_count=Greatest(F("redeal_count"), number + 1))
     new = _free_combination(hand, number)
@@ -385,6 +392,54 @@ def _next_redeal_number(hand: Hand) -> int:
     assert row is not None
     hand.redeal_count = int(row[0])
     return hand.redeal_count - 1
+
+
+def _redeal_at_once(hand: Hand, entry: Entry, *, number: int, now: datetime) -> int:
+    """Redeal ``number`` in one PostgreSQL statement per batch of candidates (the redeal
+    counter's lock is held until the commit, so the fewer statements behind it, the more
+    redeals a hand takes per second): the first candidate of the seed's ``redeal:<n>``
+    stream not assigned in the hand (as ``_free_combination``), its ``Redeal`` row, the
+    entry (new combination appended to ``redeals``, hold reset, ``paid_minor`` as the
+    caller set it) and the session's count of redeals bought. Returns the combination.
+    Raises LimitReachedError when every combination of the hand is taken."""
+    if hand.entry_count + number >= COMBINATION_COUNT:
+        raise LimitReachedError("every combination of this hand is taken", hand_id=hand.pk)
+    entries, redeals = Entry._meta.db_table, Redeal._meta.db_table
+    candidates = redeal_candidates(bytes.fromhex(hand.server_seed), number)
+    while True:
+        batch = list(islice(candidates, 8))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "WITH pick AS (SELECT c.combination FROM unnest(%(batch)s::integer[]) "
+                "WITH ORDINALITY AS c(combination, position) "
+                f"WHERE NOT EXISTS (SELECT FROM {entries} e WHERE e.hand_id = %(hand)s "
+                "AND e.initial_combination = c.combination) "
+                f"AND NOT EXISTS (SELECT FROM {redeals} r WHERE r.hand_id = %(hand)s "
+                "AND r.combination = c.combination) "
+                "ORDER BY c.position LIMIT 1), "
+                f"logged AS (INSERT INTO {redeals} (hand_id, number, user_id, combination, created_at) "
+                "SELECT %(hand)s, %(number)s, %(user)s, combination, %(now)s FROM pick RETURNING combination), "
+                f"entry AS (UPDATE {entries} SET combination = logged.combination, "
+                "redeals = redeals || jsonb_build_array(jsonb_build_array(%(number)s, logged.combination)), "
+                "hold_mask = NULL, paid_minor = %(paid)s FROM logged WHERE id = %(entry)s), "
+                f"counted AS (UPDATE {GamingSession._meta.db_table} SET redeals_bought = redeals_bought + 1 "
+                "WHERE table_id = %(table)s AND user_id = %(user)s AND ended_at IS NULL "
+                "AND EXISTS (SELECT FROM logged)) "
+                "SELECT combination FROM logged",
+                {
+                    "batch": "{" + ",".join(map(str, batch)) + "}",
+                    "hand": hand.pk,
+                    "number": number,
+                    "user": entry.user_id,
+                    "now": now,
+                    "paid": entry.paid_minor,
+                    "entry": entry.pk,
+                    "table": hand.table_id,
+                },
+            )
+            row = cursor.fetchone()
+        if row is not None:
+            return int(row[0])
 
 
 def _free_combination(hand: Hand, number: int) -> int:

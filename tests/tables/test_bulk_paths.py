@@ -14,8 +14,9 @@ from django.test.utils import CaptureQueriesContext
 
 from tables import services
 from tables.bulk import insert_missing_rows
+from tables.engine.widerpoker import combination_index, redeal_combination
 from tables.errors import NotInHandError, PhaseClosedError
-from tables.models import Entry, GamingSession, PlayerClientSeed, Seat
+from tables.models import Entry, GamingSession, PlayerClientSeed, Redeal, Seat
 from tables.services import fairness as fairness_services
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal, seat_players, settle
@@ -154,3 +155,33 @@ def test_hold_funds_refuses_a_shortfall_and_a_repeated_reference(alice: User, bo
     held = dict(Account.objects.filter(user__in=[alice, bob]).values_list("user__username", "held_minor"))
     assert held == {"alice": DRAW, "bob": 0}  # the refused holds changed nothing
     assert FundsHold.objects.count() == 1
+
+
+def test_redeals_follow_the_engine_rule_and_count_in_the_session(db: Any, now: datetime, settings: Any) -> None:
+    """The one-statement redeal (PostgreSQL) and the step-by-step one (SQLite) hand out what
+    ``redeal_combination`` gives: the first candidate of ``redeal:<n>`` nobody holds."""
+    settings.PURCHASE_CAPTURE = "batch"
+    table = create_fun_table()
+    players = [make_player(f"r{i}") for i in range(4)]
+    seat_players(table, players, now)
+    hand = deal(table, now)
+    taken = set(Entry.objects.filter(hand=hand).values_list("initial_combination", flat=True))
+    seed = bytes.fromhex(hand.server_seed)
+    for number, player in enumerate([players[0], players[1], players[0]]):
+        entry = services.buy_redeal(table_id=table.pk, user_id=player.pk, now=now + timedelta(seconds=1))
+        expected = combination_index(redeal_combination(seed, taken, number))
+        taken.add(expected)
+        stored = Entry.objects.get(pk=entry.pk)
+        assert entry.combination == stored.combination == expected
+        assert entry.redeals == stored.redeals and stored.redeals[-1] == [number, expected]
+        assert stored.hold_mask is None
+    assert list(Redeal.objects.filter(hand=hand).order_by("number").values_list("number", "user_id")) == [
+        (0, players[0].pk),
+        (1, players[1].pk),
+        (2, players[0].pk),
+    ]
+    sessions = dict(GamingSession.objects.filter(table=table).values_list("user_id", "redeals_bought"))
+    assert (sessions[players[0].pk], sessions[players[1].pk], sessions[players[2].pk]) == (2, 1, 0)
+    assert Entry.objects.get(hand=hand, user=players[0]).paid_minor == 100 + 2 * 80
+    settle(table)
+    assert check_books().ok
