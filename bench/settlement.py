@@ -10,7 +10,13 @@ Prints a markdown table: players, deal (ante transfer + entries), purchases (a f
 the players buy a draw and a tenth a redeal, from 4 processes of 4 threads, each thread with
 its own database connection, while a clock thread captures the holds every second, as the clock
 does), settlement (evaluation, ranking, allocation, the last capture, one settlement
-transfer, entry results), and the books check.
+transfer, entry results), and the books check; then the same table's next hand, dealt and
+settled without purchases (the players' client seeds and sessions exist by then: a table's
+steady state), and the books check again.
+
+``--profile`` prints, for each step, the SQL statements that took longest and cProfile's
+top functions (stderr), and saves the profiles as /tmp/bench_settlement_<step>.prof.
+``--no-purchases`` skips the purchases.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import sys
 import threading
 import time
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +51,46 @@ def recreate_database(url: str) -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def main(sizes: list[int]) -> None:
+class Profile:
+    """``--profile``: cProfile of a step (top functions by cumulative time) and the time of
+    each SQL statement it sent (top statements), printed after the step."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def run(self, label: str, step: Any) -> Any:
+        if not self.enabled:
+            return step()
+        import cProfile
+        import pstats
+
+        from django.db import connection
+
+        statements: list[tuple[float, str]] = []
+
+        def timed(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return execute(sql, params, many, context)
+            finally:
+                statements.append((time.perf_counter() - start, " ".join(str(sql).split())[:160]))
+
+        profiler = cProfile.Profile()
+        with connection.execute_wrapper(timed):
+            result = profiler.runcall(step)
+        print(
+            f"\n--- {label}: {len(statements)} statements, {sum(t for t, _ in statements):.2f} s in SQL",
+            file=sys.stderr,
+        )
+        for seconds, sql in sorted(statements, reverse=True)[:15]:
+            print(f"{seconds:8.3f} s  {sql}", file=sys.stderr)
+        profiler.dump_stats(f"/tmp/bench_settlement_{label.replace(' ', '_')}.prof")  # for pstats' callers/callees
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(35)
+        return result
+
+
+def main(sizes: list[int], *, profile: bool = False, purchases: bool = True) -> None:
+    profiler = Profile(profile)
     url = os.environ.get("DATABASE_URL", "")
     if url.startswith("postgres"):
         recreate_database(url)
@@ -58,15 +104,19 @@ def main(sizes: list[int]) -> None:
     from django.utils import timezone
 
     from tables import services
-    from tables.models import Seat, Table
+    from tables.models import Hand, Seat, Table
+    from tables.services import beacon
     from wallet import services as wallet_services
     from wallet.models import AccountKind, Currency, TransferKind
     from wallet.selectors import check_books
 
     call_command("migrate", verbosity=0)
     print(f"database: {connection.vendor}\n")
-    print("| entries | create players | deal (ante + entries) | purchases | settle (incl. ledger) | books |")
-    print("|---:|---:|---:|---:|---:|---|")
+    print(
+        "| entries | create players | deal (ante + entries) | purchases | settle (incl. ledger) | books "
+        "| next hand: deal | next hand: settle | books |"
+    )
+    print("|---:|---:|---:|---:|---:|---|---:|---:|---|")
     password = make_password("bench-password")
     for size in sizes:
         now = timezone.now()
@@ -98,18 +148,37 @@ def main(sizes: list[int]) -> None:
         created = time.perf_counter() - start
 
         start = time.perf_counter()
-        assert services.advance_table(table_id=table.pk, now=now)
+        assert profiler.run("deal", partial(services.advance_table, table_id=table.pk, now=now))
         dealt = time.perf_counter() - start
         # Every redeal needs a combination nobody holds: none is left in a hand of 100,000.
         redealers = users[size - min(size // 10, 100_000 - size) :] if size < 100_000 else []
         plan = [(u.pk, "draw") for u in users[: size // 5]] + [(u.pk, "redeal") for u in redealers]
         random.Random(size).shuffle(plan)
-        rate = buy_concurrently(table.pk, plan, now=now)
+        rate = buy_concurrently(table.pk, plan, now=now) if purchases else 0.0
+        # Settle once the deadline has passed and the hand's beacon round is out (algorithm 2).
+        hand = Hand.objects.get(pk=Table.objects.values_list("current_hand_id", flat=True).get(pk=table.pk))
+        settle_at = max(now + timedelta(seconds=31), beacon.time_of(int(hand.beacon_round or 0)))
         start = time.perf_counter()
-        assert services.advance_table(table_id=table.pk, now=now + timedelta(seconds=31))
+        assert profiler.run("settle", partial(services.advance_table, table_id=table.pk, now=settle_at))
         settled = time.perf_counter() - start
         books = "ok" if check_books().ok else "BROKEN"
-        print(f"| {size:,} | {created:.2f} s | {dealt:.2f} s | {rate:,.0f}/s | {settled:.2f} s | {books} |")
+        # The next hand, as a table deals every minute: the players' client seeds, play and
+        # gaming sessions exist now (updated, not created). Seats seen just before.
+        next_at = settle_at + timedelta(seconds=table.results_seconds)
+        Seat.objects.filter(table=table).update(last_seen_at=next_at)
+        start = time.perf_counter()
+        assert profiler.run("next deal", partial(services.advance_table, table_id=table.pk, now=next_at))
+        dealt_next = time.perf_counter() - start
+        hand = Hand.objects.get(pk=Table.objects.values_list("current_hand_id", flat=True).get(pk=table.pk))
+        settle_at = max(next_at + timedelta(seconds=31), beacon.time_of(int(hand.beacon_round or 0)))
+        start = time.perf_counter()
+        assert profiler.run("next settle", partial(services.advance_table, table_id=table.pk, now=settle_at))
+        settled_next = time.perf_counter() - start
+        books_next = "ok" if check_books().ok else "BROKEN"
+        print(
+            f"| {size:,} | {created:.2f} s | {dealt:.2f} s | {rate:,.0f}/s | {settled:.2f} s | {books} "
+            f"| {dealt_next:.2f} s | {settled_next:.2f} s | {books_next} |"
+        )
 
 
 PROCESSES, THREADS = 4, 4  # buyers: 4 processes (Python runs one thread at a time) x 4 threads
@@ -192,4 +261,9 @@ def buy_concurrently(table_id: int, plan: list[tuple[int, str]], *, now: datetim
 
 
 if __name__ == "__main__":
-    main([int(arg) for arg in sys.argv[1:]] or [1000, 10000])
+    flags = {arg for arg in sys.argv[1:] if arg.startswith("--")}
+    main(
+        [int(arg) for arg in sys.argv[1:] if not arg.startswith("--")] or [1000, 10000],
+        profile="--profile" in flags,
+        purchases="--no-purchases" not in flags,
+    )

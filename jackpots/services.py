@@ -139,7 +139,11 @@ def reset_legs(*, jackpot_account_id: int, currency: str, reset_minor: int) -> R
         amount = reset_minor
     else:
         source = reserve_account(currency)
-        balance = Account.objects.select_for_update().filter(pk=source.pk).values_list("balance_minor", flat=True)[0]
+        balance = (
+            Account.objects.select_for_update(no_key=True)
+            .filter(pk=source.pk)
+            .values_list("balance_minor", flat=True)[0]
+        )
         amount = min(reset_minor, balance)
     if amount <= 0:
         return ResetLegs([], 0)
@@ -153,7 +157,9 @@ def award_spin(*, jackpot_id: int, hand_id: int, escrow_account_id: int, now: da
     Call inside the deal's transaction, after the table's lock."""
     jackpot = Jackpot.objects.get(pk=jackpot_id)
     account = jackpot_account(jackpot)
-    balance = Account.objects.select_for_update().filter(pk=account.pk).values_list("balance_minor", flat=True)[0]
+    balance = (
+        Account.objects.select_for_update(no_key=True).filter(pk=account.pk).values_list("balance_minor", flat=True)[0]
+    )
     reset = reset_legs(jackpot_account_id=account.pk, currency=jackpot.currency, reset_minor=jackpot.reset_minor)
     legs = [wallet_services.Leg(account.pk, -balance), wallet_services.Leg(escrow_account_id, balance), *reset.legs]
     reference = f"spin:{hand_id}"
@@ -191,7 +197,7 @@ def award_spin(*, jackpot_id: int, hand_id: int, escrow_account_id: int, now: da
 def lock_balances(account_ids: list[int]) -> dict[int, int]:
     """Lock accounts in primary-key order and read their balances."""
     return dict(
-        Account.objects.select_for_update()
+        Account.objects.select_for_update(no_key=True)
         .filter(pk__in=sorted(set(account_ids)))
         .order_by("pk")
         .values_list("pk", "balance_minor")

@@ -63,6 +63,30 @@ def insert_rows(table: str, columns: dict[str, Sequence[Any] | np.ndarray]) -> N
         cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", list(rows))
 
 
+def insert_missing_rows(table: str, columns: dict[str, Sequence[Any] | np.ndarray]) -> None:
+    """``insert_rows`` that skips the rows a unique constraint of ``table`` already holds
+    (another transaction inserted them first): ``ON CONFLICT DO NOTHING``.
+
+    PostgreSQL: the rows are copied into a temporary table shaped like ``columns`` of
+    ``table`` and moved by one ``INSERT … SELECT … ON CONFLICT DO NOTHING``; SQLite:
+    ``INSERT OR IGNORE``."""
+    values = _lists(columns)
+    if not values or not values[0]:
+        return
+    names = ", ".join(columns)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            temp = f"missing_{table}"
+            cursor.execute(f"CREATE TEMPORARY TABLE {temp} ON COMMIT DROP AS SELECT {names} FROM {table} WITH NO DATA")
+            with cursor.copy(f"COPY {temp} ({names}) FROM STDIN") as copy:
+                copy.write(_copy_text(values))
+            cursor.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {temp} ON CONFLICT DO NOTHING")
+            cursor.execute(f"DROP TABLE {temp}")
+            return
+        marks = ", ".join(["%s"] * len(columns))
+        cursor.executemany(f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({marks})", list(zip(*values, strict=True)))
+
+
 def update_rows(
     table: str, ids: Sequence[int] | np.ndarray, columns: dict[str, tuple[str, Sequence[Any] | np.ndarray]]
 ) -> None:

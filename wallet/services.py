@@ -3,6 +3,12 @@
 Rules (STYLE.md, "Money"): integer minor units; every movement is one balanced transfer with a
 unique reference; accounts are locked in primary-key order before they are read to decide;
 player balances never go below zero (checked here and by a database constraint).
+
+Accounts are locked ``FOR NO KEY UPDATE`` (PostgreSQL; what an ``UPDATE`` of a balance takes
+anyway): it serialises every change of a balance, and lets through the foreign-key checks
+(``FOR KEY SHARE``) of rows that merely reference an account. With ``FOR UPDATE``, every hold
+of a hand (whose row references the hand's escrow) waited at commit for the clock's capture,
+which locks the escrow: the commits of 16 buyers were seen queued on it at once.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -126,7 +133,12 @@ def ensure_house_account(*, kind: str, currency: str) -> Account:
 def lock_accounts(account_ids: Iterable[int]) -> None:
     """Lock accounts in primary-key order (the global lock order) until the transaction ends,
     before reading what decides a transfer (e.g. a player's limits)."""
-    list(Account.objects.select_for_update().filter(pk__in=sorted(set(account_ids))).order_by("pk").values_list("pk"))
+    list(
+        Account.objects.select_for_update(no_key=True)
+        .filter(pk__in=sorted(set(account_ids)))
+        .order_by("pk")
+        .values_list("pk")
+    )
 
 
 @transaction.atomic
@@ -240,7 +252,7 @@ def _lock_accounts(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str], 
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT id, balance_minor, held_minor, kind, currency, key FROM {table} "
-                "WHERE id = ANY(%s::bigint[]) ORDER BY id FOR UPDATE",
+                "WHERE id = ANY(%s::bigint[]) ORDER BY id FOR NO KEY UPDATE",
                 [_int_array(ids)],
             )
             rows = cursor.fetchall()
@@ -248,7 +260,7 @@ def _lock_accounts(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str], 
         rows = []
         for chunk in range(0, len(ids), 2000):
             rows.extend(
-                Account.objects.select_for_update()
+                Account.objects.select_for_update(no_key=True)
                 .filter(pk__in=ids[chunk : chunk + 2000].tolist())
                 .order_by("pk")
                 .values_list("id", "balance_minor", "held_minor", "kind", "currency", "key")
@@ -419,8 +431,9 @@ def hold_funds(
     ``balance - held`` covers ``amount_minor`` and adds it to ``held_minor``; a FundsHold to
     ``destination_id`` records it. ``capture_holds`` moves it later, in a batch. Only the
     buyer's row is locked: purchases of different players never wait for each other, nor
-    for the currency's chain head. Two statements, no savepoint (a building block: the
-    caller's transaction is the unit).
+    for the currency's chain head. One statement on PostgreSQL (the ``UPDATE`` and the
+    ``INSERT`` in one), two elsewhere; no savepoint (a building block: the caller's
+    transaction is the unit).
 
     Raises InvalidAmountError, InsufficientFundsError (nothing changes),
     TransferConflictError (``reference`` was already used: the caller's transaction must
@@ -428,14 +441,52 @@ def hold_funds(
     """
     if not isinstance(amount_minor, int) or isinstance(amount_minor, bool) or amount_minor <= 0:
         raise InvalidAmountError("the amount must be a positive number of minor units", amount=amount_minor)
-    table = Account._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} SET held_minor = held_minor + %s WHERE kind = %s AND currency = %s AND user_id = %s "
-            "AND balance_minor - held_minor >= %s RETURNING id",
-            [amount_minor, AccountKind.PLAYER.value, currency, user_id, amount_minor],
-        )
-        row = cursor.fetchone()
+    accounts, holds = Account._meta.db_table, FundsHold._meta.db_table
+    created_at = timezone.now()
+    hold = (
+        f"UPDATE {accounts} SET held_minor = held_minor + %(amount)s "
+        "WHERE kind = %(kind)s AND currency = %(currency)s AND user_id = %(user)s "
+        "AND balance_minor - held_minor >= %(amount)s RETURNING id"
+    )
+    values: dict[str, Any] = {
+        "amount": amount_minor,
+        "kind": AccountKind.PLAYER.value,
+        "currency": currency,
+        "user": user_id,
+        "reference": reference,
+        "hold_kind": kind,
+        "destination": destination_id,
+        "created_at": created_at,
+    }
+    row: tuple[Any, ...] | None
+    try:
+        # Marks the caller's transaction for rollback on a repeated reference (no savepoint).
+        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.execute(
+                    f"WITH hold AS ({hold}) INSERT INTO {holds} "
+                    "(reference, kind, account_id, destination_id, amount_minor, created_at) "
+                    "SELECT %(reference)s, %(hold_kind)s, id, %(destination)s, %(amount)s, %(created_at)s FROM hold "
+                    "RETURNING id, account_id",
+                    values,
+                )
+                row = cursor.fetchone()
+            else:
+                cursor.execute(hold, values)
+                held = cursor.fetchone()
+                row = None
+                if held is not None:
+                    created = FundsHold.objects.create(
+                        reference=reference,
+                        kind=kind,
+                        account_id=int(held[0]),
+                        destination_id=destination_id,
+                        amount_minor=amount_minor,
+                        created_at=created_at,
+                    )
+                    row = (created.pk, created.account_id)
+    except IntegrityError as error:
+        raise TransferConflictError(f"reference {reference!r} was already used", reference=reference) from error
     if row is None:
         account = ensure_player_account(user_id=user_id, currency=currency)
         available = account.balance_minor - account.held_minor
@@ -445,17 +496,15 @@ def hold_funds(
             balance_minor=available,
             shortfall_minor=amount_minor - available,
         )
-    try:
-        with transaction.atomic(savepoint=False):
-            return FundsHold.objects.create(
-                reference=reference,
-                kind=kind,
-                account_id=int(row[0]),
-                destination_id=destination_id,
-                amount_minor=amount_minor,
-            )
-    except IntegrityError as error:
-        raise TransferConflictError(f"reference {reference!r} was already used", reference=reference) from error
+    return FundsHold(
+        pk=int(row[0]),
+        reference=reference,
+        kind=kind,
+        account_id=int(row[1]),
+        destination_id=destination_id,
+        amount_minor=amount_minor,
+        created_at=created_at,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -654,7 +703,7 @@ def top_up_fun_chips(*, user_id: int) -> Transfer:
     """
     cashier = ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
     wallet = ensure_player_account(user_id=user_id, currency=Currency.FUN)
-    locked = Account.objects.select_for_update().get(pk=wallet.pk)
+    locked = Account.objects.select_for_update(no_key=True).get(pk=wallet.pk)
     if locked.balance_minor >= settings.FUN_TOP_UP_BELOW_MINOR:
         raise TopUpRefusedError(
             "fun chips are topped up only when the balance is low",

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from tables.bulk import insert_missing_rows
 from tables.engine import fairness
 from tables.errors import InvalidTableConfigError
 from tables.models import PlayerClientSeed, SeedChain, Table
@@ -74,14 +75,19 @@ def next_chain_seed(table: Table, *, now: datetime) -> ChainDraw:
 
 def client_seeds(user_ids: list[int], *, now: datetime) -> dict[int, str]:
     """Each player's client seed, giving a random one to players who have none yet."""
-    found = dict(PlayerClientSeed.objects.filter(user_id__in=user_ids).values_list("user_id", "seed"))
+    found = dict(PlayerClientSeed.objects.filter(user_id__any_of=user_ids).values_list("user_id", "seed"))
     missing = [user_id for user_id in user_ids if user_id not in found]
     if missing:
-        PlayerClientSeed.objects.bulk_create(
-            [PlayerClientSeed(user_id=user_id, seed=secrets.token_hex(16), updated_at=now) for user_id in missing],
-            ignore_conflicts=True,
+        # A first hand for many players (COPY on PostgreSQL); a seed a player set meanwhile wins.
+        insert_missing_rows(
+            PlayerClientSeed._meta.db_table,
+            {
+                "user_id": missing,
+                "seed": [secrets.token_hex(16) for _ in missing],
+                "updated_at": [now] * len(missing),
+            },
         )
-        found.update(PlayerClientSeed.objects.filter(user_id__in=missing).values_list("user_id", "seed"))
+        found.update(PlayerClientSeed.objects.filter(user_id__any_of=missing).values_list("user_id", "seed"))
     return found
 
 
@@ -98,4 +104,4 @@ def set_client_seed(*, user_id: int, seed: str, now: datetime) -> str:
 
 def usernames(user_ids: list[int]) -> dict[int, str]:
     """The names that enter the hand seed and the entry order."""
-    return dict(get_user_model().objects.filter(pk__in=user_ids).values_list("pk", "username"))
+    return dict(get_user_model().objects.filter(pk__any_of=user_ids).values_list("pk", "username"))

@@ -15,12 +15,15 @@ Lock order: hand (key share), entry, wallet, session; settlement: table, hand, a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
+from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
 
@@ -33,13 +36,14 @@ from tables.errors import (
     RedealClosedError,
     TableNotFoundError,
 )
-from tables.models import Entry, Hand, HandStatus, Redeal, RedealCounter, Seat, Table, TablePhase
+from tables.models import Entry, GamingSession, Hand, HandStatus, Redeal, RedealCounter, Seat, Table, TablePhase
 from tables.realtime.push import push_private_on_commit
+from tables.records import escrow_key
 from tables.services import powerups
 from tables.services.settlement import capture_purchases, hand_escrow
 from wallet import protection
 from wallet import services as wallet_services
-from wallet.models import TransferKind
+from wallet.models import Account, Exclusion, LimitKind, PlayerLimit, Suspension, TransferKind
 
 
 def hold_to_mask(hold: Sequence[bool]) -> int:
@@ -52,52 +56,132 @@ def hold_to_mask(hold: Sequence[bool]) -> int:
     return hold_mask(hold)
 
 
-def _lock_entry(*, table_id: int, user_id: int, now: datetime) -> tuple[Hand, Entry]:
-    r"""Return the running hand, key-share locked, with the player's entry locked, or raise.
+@dataclass(frozen=True, slots=True)
+class _Locked:
+    """What ``_lock_entry`` read and locked: the running hand (its row key-share locked), the
+    player's entry (locked), the hand's escrow account id, and whether the player has any row
+    player protection could refuse him on (a suspension, a break, a loss or session limit);
+    without one, ``protection.check_can_play`` cannot refuse and is skipped."""
+
+    hand: Hand
+    entry: Entry
+    escrow_id: int | None
+    guarded: bool
+
+
+_HAND_FIELDS = (
+    "id",
+    "table_id",
+    "number",
+    "status",
+    "server_seed",
+    "config",
+    "change_deadline",
+    "redeal_deadline",
+    "entry_count",
+)
+
+
+def _lock_entry(*, table_id: int, user_id: int, now: datetime) -> _Locked:
+    r"""Return the running hand, key-share locked, with the player's entry locked, or raise;
+    the player's seat is marked seen.
 
     ``FOR KEY SHARE`` (PostgreSQL): thousands of players' actions proceed side by side, and
     the clock's capture and the redeal counter (plain ``UPDATE``\ s of the hand) do not wait
     for them; settlement's ``FOR UPDATE`` waits for every action in flight, and an action
-    that comes after it sees the hand settled.
+    that comes after it sees the hand settled. On PostgreSQL one statement does it all (the
+    common case); when it finds nothing, the step-by-step reads below say why.
     """
-    hand: Hand | None = None
     if connection.vendor == "postgresql":
-        # The table's running hand, key-share locked, in one statement (the common case).
-        hands = Hand._meta.db_table
-        running = Hand.objects.raw(
-            f"SELECT h.* FROM {hands} h JOIN {Table._meta.db_table} t ON t.current_hand_id = h.id "
-            "WHERE t.id = %s AND t.phase = %s FOR KEY SHARE OF h",
-            [table_id, TablePhase.CHANGE.value],
-        )
-        hand = next(iter(running), None)
-    if hand is None:
-        table = Table.objects.filter(pk=table_id).only("id", "phase", "current_hand_id").first()
-        if table is None:
-            raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
-        if table.phase != TablePhase.CHANGE or table.current_hand_id is None:
-            raise PhaseClosedError("choices are accepted during the change phase only", table_id=table_id)
-        if connection.vendor == "postgresql":  # the hand changed between the two reads
-            raise PhaseClosedError("the change phase of this hand is over", table_id=table_id)
-        hand = Hand.objects.get(pk=table.current_hand_id)  # SQLite runs one write at a time
+        locked = _lock_entry_at_once(table_id=table_id, user_id=user_id, now=now)
+        if locked is not None:
+            return locked
+    table = Table.objects.filter(pk=table_id).only("id", "phase", "current_hand_id").first()
+    if table is None:
+        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    if table.phase != TablePhase.CHANGE or table.current_hand_id is None:
+        raise PhaseClosedError("choices are accepted during the change phase only", table_id=table_id)
+    if connection.vendor == "postgresql":
+        # The one statement found no entry in the running hand: say why (nothing was locked).
+        if not Entry.objects.filter(hand_id=table.current_hand_id, user_id=user_id).exists():
+            raise NotInHandError("you are not playing this hand", hand_id=table.current_hand_id)
+        raise PhaseClosedError("the change phase of this hand is over", table_id=table_id)  # it changed meanwhile
+    hand = Hand.objects.get(pk=table.current_hand_id)  # SQLite runs one write at a time
     if hand.status != HandStatus.CHANGE or now >= hand.change_deadline:
         raise PhaseClosedError("the change phase of this hand is over", hand_id=hand.pk)
     entry = Entry.objects.select_for_update().filter(hand=hand, user_id=user_id).first()
     if entry is None:
         raise NotInHandError("you are not playing this hand", hand_id=hand.pk)
     Seat.objects.filter(table_id=table_id, user_id=user_id).update(last_seen_at=now)
-    return hand, entry
+    escrow = Account.objects.filter(key=escrow_key(hand.pk)).values_list("pk", flat=True).first()
+    return _Locked(hand, entry, escrow, guarded=True)
 
 
-def _check_protection(hand: Hand, *, user_id: int, stake_minor: int, now: datetime) -> None:
-    """The player's protection (wallet/protection.py) before a purchase. A paid one first
-    locks his wallet and the hand's escrow (primary-key order, after the hand), so his
-    losses are read with no purchase of his at another table in flight."""
+def _lock_entry_at_once(*, table_id: int, user_id: int, now: datetime) -> _Locked | None:
+    """``_lock_entry`` in one PostgreSQL statement: the hand (``FOR KEY SHARE``), the entry
+    (``FOR UPDATE``), the escrow's id, whether player protection must be asked, and the
+    seat's ``last_seen_at`` (a data-modifying ``WITH``, run after the row locks: the lock
+    order stays hand, entry, seat). None when the table has no running hand in its change
+    phase or the player no entry in it."""
+    hands, entries, seats = Hand._meta.db_table, Entry._meta.db_table, Seat._meta.db_table
+    hand_columns = ", ".join(
+        f"h.{name}::text AS hand_{name}" if name == "config" else f"h.{_column(Hand, name)} AS hand_{name}"
+        for name in _HAND_FIELDS
+    )
+    rows = Entry.objects.raw(
+        f"WITH seen AS (UPDATE {seats} SET last_seen_at = %(now)s WHERE table_id = %(table)s AND user_id = %(user)s) "
+        f"SELECT e.*, {hand_columns}, "
+        f"(SELECT a.id FROM {Account._meta.db_table} a WHERE a.key = 'escrow:hand:' || h.id) AS escrow_id, "
+        f"(EXISTS (SELECT FROM {Suspension._meta.db_table} WHERE user_id = %(user)s AND lifted_at IS NULL) "
+        f"OR EXISTS (SELECT FROM {Exclusion._meta.db_table} WHERE user_id = %(user)s "
+        "AND starts_at <= %(now)s AND ends_at > %(now)s) "
+        f"OR EXISTS (SELECT FROM {PlayerLimit._meta.db_table} WHERE user_id = %(user)s "
+        "AND kind IN (%(loss)s, %(session)s))) AS guarded "
+        f"FROM {Table._meta.db_table} t JOIN {hands} h ON h.id = t.current_hand_id "
+        f"JOIN {entries} e ON e.hand_id = h.id AND e.user_id = %(user)s "
+        "WHERE t.id = %(table)s AND t.phase = %(phase)s FOR KEY SHARE OF h FOR UPDATE OF e",
+        {
+            "now": now,
+            "table": table_id,
+            "user": user_id,
+            "phase": TablePhase.CHANGE.value,
+            "loss": LimitKind.LOSS.value,
+            "session": LimitKind.SESSION.value,
+        },
+    )
+    entry = next(iter(rows), None)
+    if entry is None:
+        return None
+    values = [getattr(entry, f"hand_{name}") for name in _HAND_FIELDS]
+    values[_HAND_FIELDS.index("config")] = json.loads(values[_HAND_FIELDS.index("config")])
+    hand = Hand.from_db(connection.alias, list(_HAND_FIELDS), values)  # other fields load on access
+    if hand.status != HandStatus.CHANGE or now >= hand.change_deadline:
+        raise PhaseClosedError("the change phase of this hand is over", hand_id=hand.pk)
+    annotations: dict[str, Any] = entry.__dict__  # the query's extra columns
+    return _Locked(hand, entry, annotations["escrow_id"], bool(annotations["guarded"]))
+
+
+def _field(model: type[models.Model], name: str) -> models.Field[Any, Any]:
+    field = model._meta.get_field(name)
+    assert isinstance(field, models.Field)
+    return field
+
+
+def _column(model: type[models.Model], name: str) -> str:
+    return str(_field(model, name).column)
+
+
+def _check_protection(locked: _Locked, *, user_id: int, stake_minor: int, now: datetime) -> None:
+    """The player's protection (wallet/protection.py) before a purchase, when he has any row
+    it could refuse him on (``_Locked.guarded``; a refusal needs one). A paid purchase first
+    locks his wallet, so his losses are read with no purchase of his at another table in
+    flight. The hand's escrow is not locked: purchases of one hand never wait for each other."""
+    if not locked.guarded:
+        return
+    hand = locked.hand
     if stake_minor > 0:
         wallet_services.lock_accounts(
-            [
-                wallet_services.ensure_player_account(user_id=user_id, currency=hand.currency).pk,
-                hand_escrow(hand_id=hand.pk, currency=hand.currency).pk,
-            ]
+            [wallet_services.ensure_player_account(user_id=user_id, currency=hand.currency).pk]
         )
     protection.check_can_play(user_id=user_id, currency=hand.currency, stake_minor=stake_minor, now=now)
 
@@ -107,7 +191,7 @@ def set_hold(*, table_id: int, user_id: int, hold: Sequence[bool], now: datetime
     """Record which cards the player holds (rules B.2: select the cards to keep; a further
     click deselects). The last hold received before the deadline is the one played."""
     mask = hold_to_mask(hold)
-    _, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now)
+    entry = _lock_entry(table_id=table_id, user_id=user_id, now=now).entry
     entry.hold_mask = mask
     entry.hold_at = now
     entry.save(update_fields=["hold_mask", "hold_at"])
@@ -124,22 +208,26 @@ def buy_draw(*, table_id: int, user_id: int, now: datetime, free: bool = False) 
     ``free``: use a free draw of the player's power-ups (seed 001, E): the house promotions
     account pays the price into the pool instead of the player.
 
+    On PostgreSQL a bought draw is three statements in one transaction (docs/platform.md,
+    "Purchases at scale"): lock and read (``_lock_entry``), hold (``hold_funds``), write the
+    entry and the session's count (``_save_entry``).
+
     Raises PhaseClosedError, NotInHandError, LimitReachedError, InsufficientFundsError,
     NoFreeItemError, PromotionUnavailableError, and the player protection's refusals
     (wallet/protection.py; a free draw counts no loss) (in every error case nothing is
     charged and nothing changes).
     """
-    hand, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now)
+    locked = _lock_entry(table_id=table_id, user_id=user_id, now=now)
+    hand, entry = locked.hand, locked.entry
     config = hand.config
     if entry.draws_bought >= config["max_draws"]:
         raise LimitReachedError(f"at most {config['max_draws']} draws in this hand", max_draws=config["max_draws"])
     price = int(config["draw_price_minor"])
-    _check_protection(hand, user_id=user_id, stake_minor=0 if free else price, now=now)
+    _check_protection(locked, user_id=user_id, stake_minor=0 if free else price, now=now)
     number = entry.draws_bought + 1
     reference = f"draw:{hand.pk}:{user_id}:{number}"
     _pay(
-        hand=hand,
-        entry=entry,
+        locked,
         kind=TransferKind.DRAW,
         price=price,
         reference=reference,
@@ -147,7 +235,12 @@ def buy_draw(*, table_id: int, user_id: int, now: datetime, free: bool = False) 
         memo=f"Draw {number} in hand {hand.table_id}#{hand.number}",
     )
     entry.draws_bought = number
-    entry.save(update_fields=["draws_bought", "paid_minor", "promo_minor"])
+    _save_entry(
+        entry,
+        ["draws_bought", "paid_minor", "promo_minor"],
+        table_id=table_id,
+        counted=None if free else "draws_bought",
+    )
     push_private_on_commit(table_id, user_id)
     return entry
 
@@ -166,7 +259,8 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
     InsufficientFundsError, NoFreeItemError, PromotionUnavailableError, the player
     protection's refusals; nothing changes on error.
     """
-    hand, entry = _lock_entry(table_id=table_id, user_id=user_id, now=now)
+    locked = _lock_entry(table_id=table_id, user_id=user_id, now=now)
+    hand, entry = locked.hand, locked.entry
     config = hand.config
     if now >= hand.redeal_deadline:
         raise RedealClosedError("the redeal time of this hand is over", hand_id=hand.pk)
@@ -176,13 +270,12 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
             max_redeals=config["max_redeals"],
         )
     price = int(config["redeal_price_minor"])
-    _check_protection(hand, user_id=user_id, stake_minor=0 if free else price, now=now)
+    _check_protection(locked, user_id=user_id, stake_minor=0 if free else price, now=now)
     # Paid first, numbered last: the redeal counter's lock, which orders the hand's redeals,
     # is held only for the few statements that need the number (the reference names the
     # player and his own redeal count, unique without the hand's number).
     _pay(
-        hand=hand,
-        entry=entry,
+        locked,
         kind=TransferKind.REDEAL,
         price=price,
         reference=f"redeal:{hand.pk}:{user_id}:{len(entry.redeals) + 1}",
@@ -190,6 +283,13 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
         memo=f"{'Free redeal' if free else 'Redeal'} in hand {hand.table_id}#{hand.number}",
     )
     number = _next_redeal_number(hand)
+    if not free and connection.vendor == "postgresql":
+        # The counter's lock is held from here to the commit: one statement in between.
+        entry.combination = _redeal_at_once(hand, entry, number=number, now=now)
+        entry.redeals = [*entry.redeals, [number, entry.combination]]
+        entry.hold_mask = None
+        push_private_on_commit(table_id, user_id)
+        return entry
     if free:  # paid by promotions into the escrow already: the hand's totals show it now
         Hand.objects.filter(pk=hand.pk).update(redeal_count=Greatest(F("redeal_count"), number + 1))
     new = _free_combination(hand, number)
@@ -197,19 +297,52 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
     entry.combination = new
     entry.redeals = [*entry.redeals, [number, new]]
     entry.hold_mask = None
-    entry.save(update_fields=["combination", "redeals", "hold_mask", "paid_minor", "promo_minor"])
+    _save_entry(
+        entry,
+        ["combination", "redeals", "hold_mask", "paid_minor", "promo_minor"],
+        table_id=table_id,
+        counted=None if free else "redeals_bought",
+    )
     push_private_on_commit(table_id, user_id)
     return entry
 
 
-def _pay(*, hand: Hand, entry: Entry, kind: str, price: int, reference: str, free: bool, memo: str) -> None:
-    """Pay a draw or redeal into the hand's pool and add it to ``entry`` (saved by the caller).
+def _save_entry(entry: Entry, fields: list[str], *, table_id: int, counted: str | None) -> None:
+    """Write ``fields`` of the (locked) entry and, for a purchase with the player's own money,
+    add one to ``counted`` (``draws_bought`` or ``redeals_bought``) of his open gaming session
+    (it raises his power-up level: ``powerups.count_purchase``). One statement on PostgreSQL."""
+    if counted is None or connection.vendor != "postgresql":
+        entry.save(update_fields=fields)
+        if counted is not None:
+            powerups.count_purchase(
+                table_id=table_id,
+                user_id=entry.user_id,
+                kind="draw" if counted == "draws_bought" else "redeal",
+            )
+        return
+    columns = [_field(Entry, name) for name in fields]
+    sets = ", ".join(f"{field.column} = %s" for field in columns)
+    values = [field.get_db_prep_save(getattr(entry, field.attname), connection) for field in columns]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH entry AS (UPDATE {Entry._meta.db_table} SET {sets} WHERE id = %s) "
+            f"UPDATE {GamingSession._meta.db_table} SET {counted} = {counted} + 1 "
+            "WHERE table_id = %s AND user_id = %s AND ended_at IS NULL",
+            [*values, entry.pk, table_id, entry.user_id],
+        )
+
+
+def _pay(locked: _Locked, *, kind: str, price: int, reference: str, free: bool, memo: str) -> None:
+    """Pay a draw or redeal into the hand's pool and add it to the locked entry (saved by the
+    caller).
 
     Bought: a hold on the buyer's wallet, captured into the escrow by the clock (or at once
-    with ``PURCHASE_CAPTURE=inline``). Free (seed 001, E): the promotions account pays the
-    escrow at once, and the hand's totals follow (free items are rare; their pool must show).
+    with ``PURCHASE_CAPTURE=inline``); the caller counts it in the player's session. Free
+    (seed 001, E): the promotions account pays the escrow at once, and the hand's totals
+    follow (free items are rare; their pool must show).
     """
-    escrow = hand_escrow(hand_id=hand.pk, currency=hand.currency)
+    hand, entry = locked.hand, locked.entry
+    escrow_id = locked.escrow_id or hand_escrow(hand_id=hand.pk, currency=hand.currency).pk
     what = "draw" if kind == TransferKind.DRAW else "redeal"
     if free:
         if price:
@@ -226,23 +359,21 @@ def _pay(*, hand: Hand, entry: Entry, kind: str, price: int, reference: str, fre
             kind=what,
             price_minor=price,
             currency=hand.currency,
-            escrow_id=escrow.pk,
+            escrow_id=escrow_id,
         )
         powerups.pay_free_item(legs=legs, reference=reference, currency=hand.currency, memo=memo)
         entry.promo_minor += price
-    else:
-        if price > 0:
-            wallet_services.hold_funds(
-                user_id=entry.user_id,
-                currency=hand.currency,
-                destination_id=escrow.pk,
-                amount_minor=price,
-                kind=kind,
-                reference=reference,
-            )
-            if settings.PURCHASE_CAPTURE == "inline":
-                capture_purchases(hand=hand, escrow_id=escrow.pk)
-        powerups.count_purchase(table_id=hand.table_id, user_id=entry.user_id, kind=what)
+    elif price > 0:
+        wallet_services.hold_funds(
+            user_id=entry.user_id,
+            currency=hand.currency,
+            destination_id=escrow_id,
+            amount_minor=price,
+            kind=kind,
+            reference=reference,
+        )
+        if settings.PURCHASE_CAPTURE == "inline":
+            capture_purchases(hand=hand, escrow_id=escrow_id)
     entry.paid_minor += price
 
 
@@ -261,6 +392,54 @@ def _next_redeal_number(hand: Hand) -> int:
     assert row is not None
     hand.redeal_count = int(row[0])
     return hand.redeal_count - 1
+
+
+def _redeal_at_once(hand: Hand, entry: Entry, *, number: int, now: datetime) -> int:
+    """Redeal ``number`` in one PostgreSQL statement per batch of candidates (the redeal
+    counter's lock is held until the commit, so the fewer statements behind it, the more
+    redeals a hand takes per second): the first candidate of the seed's ``redeal:<n>``
+    stream not assigned in the hand (as ``_free_combination``), its ``Redeal`` row, the
+    entry (new combination appended to ``redeals``, hold reset, ``paid_minor`` as the
+    caller set it) and the session's count of redeals bought. Returns the combination.
+    Raises LimitReachedError when every combination of the hand is taken."""
+    if hand.entry_count + number >= COMBINATION_COUNT:
+        raise LimitReachedError("every combination of this hand is taken", hand_id=hand.pk)
+    entries, redeals = Entry._meta.db_table, Redeal._meta.db_table
+    candidates = redeal_candidates(bytes.fromhex(hand.server_seed), number)
+    while True:
+        batch = list(islice(candidates, 8))
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "WITH pick AS (SELECT c.combination FROM unnest(%(batch)s::integer[]) "
+                "WITH ORDINALITY AS c(combination, position) "
+                f"WHERE NOT EXISTS (SELECT FROM {entries} e WHERE e.hand_id = %(hand)s "
+                "AND e.initial_combination = c.combination) "
+                f"AND NOT EXISTS (SELECT FROM {redeals} r WHERE r.hand_id = %(hand)s "
+                "AND r.combination = c.combination) "
+                "ORDER BY c.position LIMIT 1), "
+                f"logged AS (INSERT INTO {redeals} (hand_id, number, user_id, combination, created_at) "
+                "SELECT %(hand)s, %(number)s, %(user)s, combination, %(now)s FROM pick RETURNING combination), "
+                f"entry AS (UPDATE {entries} SET combination = logged.combination, "
+                "redeals = redeals || jsonb_build_array(jsonb_build_array(%(number)s, logged.combination)), "
+                "hold_mask = NULL, paid_minor = %(paid)s FROM logged WHERE id = %(entry)s), "
+                f"counted AS (UPDATE {GamingSession._meta.db_table} SET redeals_bought = redeals_bought + 1 "
+                "WHERE table_id = %(table)s AND user_id = %(user)s AND ended_at IS NULL "
+                "AND EXISTS (SELECT FROM logged)) "
+                "SELECT combination FROM logged",
+                {
+                    "batch": "{" + ",".join(map(str, batch)) + "}",
+                    "hand": hand.pk,
+                    "number": number,
+                    "user": entry.user_id,
+                    "now": now,
+                    "paid": entry.paid_minor,
+                    "entry": entry.pk,
+                    "table": hand.table_id,
+                },
+            )
+            row = cursor.fetchone()
+        if row is not None:
+            return int(row[0])
 
 
 def _free_combination(hand: Hand, number: int) -> int:
