@@ -1,8 +1,12 @@
 """Load harness: one WiderPoker hand of N players on the production path, end to end.
 
-    apt-get install haproxy   # only with --haproxy
+    apt-get install nginx     # only with --nginx
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_massive \\
-        .venv/bin/python bench/massive.py 10000 --sockets 4000 --purchases 3000 --buyers 64
+        .venv/bin/python bench/massive.py 10000 --sockets 10000 --nginx 2 --purchases 3000 --buyers 64
+    # 100,000 players, 10,000 of them with a real socket, the rest simulated:
+    ... bench/massive.py 100000 --sockets 10000 --nginx 2 --purchases 20000
+    # the cheap smoke run (tests/bench/test_massive_smoke.py runs it when asked):
+    ... bench/massive.py 50 --sockets 50 --purchases 100 --buyers 8 --change-seconds 30
 
 What it does, on loopback (PostgreSQL, Redis, ``--processes`` daphne processes; the first
 runs the table clock in-process, the others only serve):
@@ -10,9 +14,12 @@ runs the table clock in-process, the others only serve):
 1. recreates the database named by ``DATABASE_URL``, migrates it, and makes N players with
    funded wallets, seats at one fun table, API tokens, and sessions for the socket clients
    (bulk writes: this is set-up, not what is measured);
-2. opens ``--sockets`` real game sockets from four client processes (the rest of the N
-   players are "simulated": seated and dealt in, with no socket, as the box's 20,000
-   file-descriptor limit allows no more), then wakes the table;
+2. opens ``--sockets`` real game sockets from four client processes, directly or through one
+   nginx (``--nginx W``: W worker processes, least-connections over the daphnes, config
+   written to a temporary directory); the rest of the N players are "simulated": seated and
+   dealt in, buying through REST, with no socket, as the box's limit of 20,000 file
+   descriptors a process allows about 10,000 sockets through a balancer. Then it wakes the
+   table;
 3. measures the **deal** (the clock's ante transfer and N entries: from the hand's start to
    the change-phase frame being built) and the **push** of that frame to every socket;
 4. during the change phase fires ``--purchases`` REST actions (holds, draws, redeals, each
@@ -44,16 +51,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.fanout import client_process, free_port, pct, rss_kib, wait_listening  # noqa: E402
+from bench.fanout import (  # noqa: E402
+    client_process,
+    free_port,
+    pct,
+    raise_fd_limit,
+    rss_kib,
+    socket_fds,
+    start_nginx,
+    wait_listening,
+)
 
 CLIENT_PROCESSES = 4
 ANTE, DRAW_PRICE, REDEAL_PRICE = 100, 50, 80
 
 
 def recreate_database(url: str) -> None:
+    """Drop and create the scratch database ``url`` names (``bench_*`` or ``massive_*`` only:
+    this must never be pointed at a database that matters)."""
     import psycopg
 
     name = url.rsplit("/", 1)[1]
+    if not name.startswith(("bench_", "massive_")):
+        raise SystemExit(f"refusing to recreate {name!r}: DATABASE_URL must name a bench_* or massive_* database")
     with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         connection.execute(f'CREATE DATABASE "{name}"')
@@ -165,8 +185,10 @@ def main() -> None:
     parser.add_argument("--purchases", type=int, default=3000, help="REST actions during the change phase")
     parser.add_argument("--buyers", type=int, default=64, help="concurrent HTTP clients")
     parser.add_argument("--processes", type=int, default=2, help="daphne processes")
+    parser.add_argument("--nginx", type=int, default=0, help="nginx worker processes in front (0: direct)")
     parser.add_argument("--change-seconds", type=int, default=90)
     args = parser.parse_args()
+    raise_fd_limit()
     database_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/bench_massive")
     sockets = min(args.sockets, args.players)
 
@@ -201,6 +223,7 @@ def main() -> None:
     from wallet.selectors import check_books
 
     servers: list[subprocess.Popen[bytes]] = []
+    balancers: list[subprocess.Popen[bytes]] = []
     ports: list[int] = []
     failures: list[str] = []
     try:
@@ -219,14 +242,32 @@ def main() -> None:
         for port, server in zip(ports, servers, strict=True):
             wait_listening(port, server)
         print(f"logs: {workdir}")
-        targets = [(f"127.0.0.1:{port}", f"http://127.0.0.1:{port}") for port in ports]
+        if args.nginx:
+            balancer, port = start_nginx(workdir, args.nginx, ports, sockets + args.buyers)
+            balancers.append(balancer)
+            wait_listening(port, balancer)
+            targets = [(f"127.0.0.1:{port}", f"http://127.0.0.1:{port}")]
+        else:
+            targets = [(f"127.0.0.1:{port}", f"http://127.0.0.1:{port}") for port in ports]
+        rss_before = [rss_kib(server.pid) for server in servers]
+        fds_before = [socket_fds(server.pid) for server in servers]
 
         context = multiprocessing.get_context("spawn")
-        connected, results = context.Semaphore(0), context.Queue()
+        connected, results, release = context.Semaphore(0), context.Queue(), context.Event()
         shares = [session_keys[i::CLIENT_PROCESSES] for i in range(CLIENT_PROCESSES)]
         clients = [
-            context.Process(target=client_process, args=(targets, table_id, share, connected, results))
-            for share in shares
+            context.Process(
+                target=client_process,
+                args=(
+                    targets[i % len(targets) :] + targets[: i % len(targets)],
+                    table_id,
+                    share,
+                    connected,
+                    results,
+                    release,
+                ),
+            )
+            for i, share in enumerate(shares)
             if share
         ]
         opened = time.perf_counter()
@@ -236,7 +277,10 @@ def main() -> None:
             if not connected.acquire(timeout=900):
                 raise RuntimeError("the clients did not connect within 15 minutes")
         print(f"connected {sockets} sockets in {time.perf_counter() - opened:.1f} s")
+        time.sleep(2)
         rss = [rss_kib(server.pid) for server in servers]
+        held = sum(socket_fds(server.pid) for server in servers) - sum(fds_before)
+        per_socket = (sum(rss) - sum(rss_before)) / max(held, 1)
 
         Table.objects.filter(pk=table_id).update(phase_deadline=timezone.now())
         arrivals: list[tuple[float, str]] = []
@@ -255,7 +299,7 @@ def main() -> None:
         plan = [(token, action) for token in tokens for action in ("hold", "draw", "redeal")]
         rng.shuffle(plan)
         plan = plan[: args.purchases]
-        base_urls = [f"http://127.0.0.1:{port}" for port in ports]
+        base_urls = [origin for _, origin in targets]
         fired = time.perf_counter()
         outcomes = asyncio.run(fire_purchases(base_urls, table_id, plan, args.buyers))
         purchase_seconds = time.perf_counter() - fired
@@ -294,13 +338,18 @@ def main() -> None:
         def ms(values: list[float], q: float) -> str:
             return f"{pct(values, q) * 1000:.0f} ms" if values else "-"
 
-        print(f"\n## {args.players:,} players, {sockets:,} sockets, {args.processes} daphne, PostgreSQL + Redis\n")
+        front = f"1 nginx ({args.nginx} workers)" if args.nginx else "direct"
+        print(
+            f"\n## {args.players:,} players, {sockets:,} sockets, {args.processes} daphne ({front}), "
+            f"PostgreSQL + Redis; load average {os.getloadavg()[0]:.1f} / {os.getloadavg()[1]:.1f}\n"
+        )
         print("| step | measured |")
         print("|---|---|")
         print(f"| deal (ante + {hand.entry_count:,} entries, until the change frame is built) | {deal_seconds:.2f} s |")
         print(
             f"| push of the change frame to {len(push):,} sockets, from broadcast | "
-            f"p50 {statistics.median(push):.2f} s, p95 {pct(push, 0.95):.2f} s, max {push[-1]:.2f} s |"
+            f"p50 {statistics.median(push):.2f} s, p95 {pct(push, 0.95):.2f} s, p99 {pct(push, 0.99):.2f} s, "
+            f"max {push[-1]:.2f} s |"
         )
         print(
             f"| purchases: {len(outcomes):,} REST actions from {args.buyers} clients in {purchase_seconds:.1f} s | "
@@ -317,13 +366,18 @@ def main() -> None:
             f"| books check; purchases in the settlement | {'ok' if books.ok else 'FAILED'}; "
             f"{'ok' if not failures else 'FAILED'} |"
         )
-        print("| daphne RSS with sockets open | " + ", ".join(f"{value / 1024:.0f} MiB" for value in rss) + " |")
+        print(
+            "| daphne RSS with sockets open | "
+            + ", ".join(f"{value / 1024:.0f} MiB" for value in rss)
+            + f"; {per_socket:.1f} KiB per socket ({held:,} sockets) |"
+        )
+        release.set()
         for client in clients:
-            client.join(timeout=30)
+            client.join(timeout=60)
     finally:
-        for server in servers:
+        for server in [*balancers, *servers]:
             server.terminate()
-        for server in servers:
+        for server in [*balancers, *servers]:
             try:
                 server.wait(timeout=15)
             except subprocess.TimeoutExpired:
