@@ -53,30 +53,21 @@ sys.path.insert(0, str(ROOT))
 
 from bench.fanout import (  # noqa: E402
     client_process,
+    collect_arrivals,
+    daphne_command,
     free_port,
     pct,
     raise_fd_limit,
+    recreate_database,
     rss_kib,
     socket_fds,
     start_nginx,
+    wait_connected,
     wait_listening,
 )
 
 CLIENT_PROCESSES = 4
 ANTE, DRAW_PRICE, REDEAL_PRICE = 100, 50, 80
-
-
-def recreate_database(url: str) -> None:
-    """Drop and create the scratch database ``url`` names (``bench_*`` or ``massive_*`` only:
-    this must never be pointed at a database that matters)."""
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    if not name.startswith(("bench_", "massive_")):
-        raise SystemExit(f"refusing to recreate {name!r}: DATABASE_URL must name a bench_* or massive_* database")
-    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        connection.execute(f'CREATE DATABASE "{name}"')
 
 
 def prepare(n: int, sockets: int, change_seconds: int) -> tuple[int, list[int], list[str], list[str]]:
@@ -231,7 +222,7 @@ def main() -> None:
             port = free_port()
             servers.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+                    daphne_command(port),
                     cwd=ROOT,
                     env={**env, "TABLE_CLOCK": "in-process" if index == 0 else "off"},
                     stdout=subprocess.DEVNULL,
@@ -273,9 +264,7 @@ def main() -> None:
         opened = time.perf_counter()
         for client in clients:
             client.start()
-        for _ in clients:
-            if not connected.acquire(timeout=900):
-                raise RuntimeError("the clients did not connect within 15 minutes")
+        early = wait_connected(clients, connected, results)
         print(f"connected {sockets} sockets in {time.perf_counter() - opened:.1f} s")
         time.sleep(2)
         rss = [rss_kib(server.pid) for server in servers]
@@ -283,12 +272,7 @@ def main() -> None:
         per_socket = (sum(rss) - sum(rss_before)) / max(held, 1)
 
         Table.objects.filter(pk=table_id).update(phase_deadline=timezone.now())
-        arrivals: list[tuple[float, str]] = []
-        for _ in clients:
-            status, payload = results.get(timeout=600)
-            if status != "ok":
-                raise RuntimeError(f"a client process failed: {payload}")
-            arrivals.extend(payload)
+        arrivals, retried = collect_arrivals(clients, results, early)
         hand = Hand.objects.get(table_id=table_id)
         built = min(datetime.fromisoformat(s).timestamp() for _, s in arrivals)
         deal_seconds = built - hand.started_at.timestamp()
@@ -324,6 +308,8 @@ def main() -> None:
         stored_draws = sum(e.draws_bought - 1 for e in entries.only("draws_bought"))
         paid = sum(entries.values_list("paid_minor", flat=True))
         expected_paid = ANTE * hand.entry_count + DRAW_PRICE * draws_ok + REDEAL_PRICE * redeals_ok
+        if len(arrivals) < sockets:
+            failures.append(f"only {len(arrivals)} of {sockets} sockets received the change phase")
         books = check_books()
         if not books.ok:
             failures.append("books do not balance")
@@ -360,6 +346,7 @@ def main() -> None:
         for o in refused:
             codes[o[3] or str(o[1])] = codes.get(o[3] or str(o[1]), 0) + 1
         print(f"| refused purchases (by code) | {codes or 'none'} |")
+        print(f"| socket handshakes retried (refused under load) | {retried} |")
         print(f"| change phase still open when the purchases ended | {still_open} |")
         print(f"| settle (deadline -> results phase committed, one clock tick included) | {settle_seconds:.2f} s |")
         print(
