@@ -21,7 +21,8 @@ invariants: the hash chain, balances and escrows are placeholders (``check_books
 hold on this database), foreign-key triggers are skipped during the load
 (``session_replication_role = replica``).
 
-Players: user 1 ("grinder") played every second hand (50,000 entries at 10^7), users 2..
+2% of the entries are of players not connected at the end of their hand. Players: user 1
+("grinder") played every second hand (50,000 entries at 10^7), users 2..
 100,001 share the rest (~100 hands each). The measured day is the 200th of the year.
 """
 
@@ -173,7 +174,7 @@ def generate(entries: int) -> None:
                        hold_used, draw_strengths, best_draw, strength, category, place, prize_minor, promo_minor,
                        jackpot_minor)
                    SELECT h, {user_expr}, j + 1, j * 997, j * 997, '[]'::jsonb, j % 32, '', NULL, 1,
-                          {ANTE}, true, j % 32, NULL, 0, 1000000 - j, j % 10, j + 1,
+                          {ANTE}, (j * 7 + h) % 50 <> 0, j % 32, NULL, 0, 1000000 - j, j % 10, j + 1,
                           CASE WHEN j < 10 THEN {PER_HAND * ANTE * 19 // 200} ELSE 0 END, 0, 0
                    FROM generate_series({low}, {high}) h, generate_series(0, {PER_HAND - 1}) j""",
             )

@@ -389,6 +389,9 @@ class Entry(models.Model):
             models.Index(fields=["hand", "initial_combination"], name="entry_hand_initial"),
             # A player's history, newest hand first (handhistory.selectors.list_player_hands).
             models.Index(fields=["user", "-hand"], name="entry_user_recent"),
+            # The hands a player missed the end of (tables.selectors.find_missed_result, on
+            # every table page): a few rows, whatever the length of his history.
+            models.Index(fields=["user", "-hand"], condition=Q(connected_at_end=False), name="entry_user_missed"),
         ]
 
     def __str__(self) -> str:

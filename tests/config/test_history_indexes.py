@@ -24,6 +24,7 @@ def test_a_players_history_and_an_audit_range_have_their_indexes() -> None:
     entry = indexes("tables_entry")
     assert entry["entry_user_recent"] == ["user_id", "hand_id"]
     assert indexes("tables_hand")["hand_settled_at"] == ["settled_at"]
+    assert entry["entry_user_missed"] == ["user_id", "hand_id"]  # partial: connected_at_end is false
 
 
 def test_no_index_is_written_twice_per_entry_or_leg() -> None:
