@@ -33,6 +33,7 @@ GROUPINGS: tuple[GroupBy, ...] = ("day", "table", "player")
 ExportKind = Literal["hands", "entries", "transfers"]
 EXPORT_KINDS: tuple[ExportKind, ...] = ("hands", "entries", "transfers")
 EXPORT_CHUNK = 2000
+STREAM_PIECE = 64 * 1024  # characters of CSV or JSON per piece of a streamed export
 _TERMINAL = [HandStatus.SETTLED, HandStatus.CANCELLED]
 _SETTLED = Q(status=HandStatus.SETTLED)
 
@@ -399,29 +400,32 @@ def _cell(value: Any) -> Any:
 
 
 def stream_csv(header: Sequence[str], rows: Iterator[tuple[Any, ...]]) -> Iterator[str]:
-    """CSV text in pieces: the header line, then one line per row (ISO times)."""
+    """CSV text in pieces of about ``STREAM_PIECE`` characters: the header line, then one
+    line per row (ISO times). One piece per row would make every row its own ASGI message
+    and HTTP chunk (a day of a busy ledger is 30,000 rows)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-
-    def flush() -> str:
-        text = buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-        return text
-
     writer.writerow(header)
-    yield flush()
     for row in rows:
         writer.writerow([_cell(value) for value in row])
-        yield flush()
+        if buffer.tell() >= STREAM_PIECE:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
 
 
 def stream_json(header: Sequence[str], rows: Iterator[tuple[Any, ...]]) -> Iterator[str]:
-    """A JSON array of objects keyed by ``header``, in pieces (one object per piece)."""
-    yield "["
-    first = True
+    """A JSON array of objects keyed by ``header``, in pieces of about ``STREAM_PIECE``
+    characters (many objects per piece)."""
+    piece = ["["]
+    size = 0
     for row in rows:
         item = json.dumps({name: _cell(value) for name, value in zip(header, row, strict=True)}, separators=(",", ":"))
-        yield item if first else "," + item
-        first = False
-    yield "]\n"
+        piece.append(item if len(piece) == 1 and size == 0 else "," + item)
+        size += len(item) + 1
+        if size >= STREAM_PIECE:
+            yield "".join(piece)
+            piece, size = [""], 1  # later pieces always continue the array
+    piece.append("]\n")
+    yield "".join(piece)

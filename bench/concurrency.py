@@ -37,8 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.fanout import free_port, pct, wait_listening  # noqa: E402
-from bench.massive import recreate_database  # noqa: E402
+from bench.fanout import free_port, pct, recreate_database, wait_listening  # noqa: E402
 
 CHANGE_SECONDS, RESULTS_SECONDS = 5, 2
 errors: Counter[str] = Counter()  # client-side failures by exception, for the report

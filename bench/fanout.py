@@ -25,9 +25,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import contextlib
 import json
 import multiprocessing
 import os
+import queue
+import resource
 import secrets
 import shutil
 import socket
@@ -43,6 +47,37 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CLIENT_PROCESSES = 4
+RETRIES = 3  # handshakes refused under load (daphne's 5 s connect timeout) are tried again
+
+
+def recreate_database(url: str) -> None:
+    """Drop and create the scratch database ``url`` names (``bench_*`` or ``massive_*`` only:
+    this must never be pointed at a database that matters)."""
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    if not name.startswith(("bench_", "massive_")):
+        raise SystemExit(f"refusing to recreate {name!r}: the database must be named bench_* or massive_*")
+    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def daphne_command(port: int) -> list[str]:
+    """daphne as in the Procfile (listen backlog 1024), except that a WebSocket handshake may
+    take 30 s instead of 5: 10,000 players connecting at once to a 2-core box shared with
+    the clients and the database queue longer than that, and the benchmark measures the
+    broadcast, not the connect storm."""
+    return [
+        sys.executable,
+        "-m",
+        "daphne",
+        "--websocket_connect_timeout",
+        "30",
+        "-e",
+        f"tcp:port={port}:interface=127.0.0.1:backlog=1024",
+        "config.asgi:application",
+    ]
 
 
 def free_port() -> int:
@@ -106,55 +141,184 @@ def prepare(n: int) -> tuple[int, list[str]]:
     return table.pk, [session.session_key for session in sessions]
 
 
-async def _client(url: str, cookie: str, origin: str, arrivals: list[tuple[float, str]], ready: asyncio.Event) -> None:
-    import websockets
+class RawClient(asyncio.Protocol):
+    """A minimal WebSocket client for the benchmark: one HTTP upgrade, then it only reads.
 
-    async with websockets.connect(
-        url,
-        additional_headers={"Cookie": f"sessionid={cookie}", "Origin": origin},
-        compression=None,
-        ping_interval=None,
-        max_queue=None,
-        open_timeout=300,
-    ) as ws:
-        ready.set()
-        async for message in ws:
-            if '"table_state"' not in message:
-                continue
-            frame = json.loads(message)
-            if frame.get("type") == "table_state" and frame.get("phase") == "change":
-                arrivals.append((time.time(), frame["server_time"]))
+    The ``websockets`` library costs tens of microseconds of client CPU per frame, and the
+    clients share the box's two cores with the servers: with 10,000 sockets the harness, not
+    the server, would set the latency. This one splits the server's (unmasked) frames, answers
+    pings, and parses only the frame it waits for: the ``table_state`` of the change phase.
+    """
+
+    def __init__(self, request: bytes, arrivals: list[tuple[float, str]], ready: asyncio.Future[None]) -> None:
+        self.request = request
+        self.arrivals = arrivals
+        self.ready = ready
+        self.buffer = b""
+        self.upgraded = False
+        self.done = False
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        transport.write(self.request)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.ready.done():
+            self.ready.set_exception(ConnectionError(f"closed before the upgrade: {exc}"))
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if not self.upgraded:
+            head, sep, rest = self.buffer.partition(b"\r\n\r\n")
+            if not sep:
                 return
+            if b" 101 " not in head.split(b"\r\n", 1)[0]:
+                if not self.ready.done():
+                    self.ready.set_exception(ConnectionError(head.split(b"\r\n", 1)[0].decode()))
+                return
+            self.upgraded = True
+            self.buffer = rest
+            if not self.ready.done():
+                self.ready.set_result(None)
+        buffer = self.buffer
+        while len(buffer) >= 2:
+            opcode, length, offset = buffer[0] & 0x0F, buffer[1] & 0x7F, 2
+            if length == 126:
+                if len(buffer) < 4:
+                    break
+                length, offset = int.from_bytes(buffer[2:4], "big"), 4
+            elif length == 127:
+                if len(buffer) < 10:
+                    break
+                length, offset = int.from_bytes(buffer[2:10], "big"), 10
+            if len(buffer) < offset + length:
+                break
+            payload = buffer[offset : offset + length]
+            buffer = buffer[offset + length :]
+            if opcode == 0x9 and self.transport is not None:  # ping: a masked pong, zero mask key
+                self.transport.write(bytes([0x8A, 0x80 | len(payload)]) + b"\0\0\0\0" + payload)
+            elif opcode == 0x1 and not self.done and b'"table_state"' in payload:
+                received = time.time()
+                frame = json.loads(payload)
+                if frame.get("type") == "table_state" and frame.get("phase") == "change":
+                    self.arrivals.append((received, frame["server_time"]))
+                    self.done = True
+        self.buffer = buffer
 
 
 async def _client_group(
-    targets: list[tuple[str, str]], table_id: int, cookies: list[str], connected: Any
-) -> list[tuple[float, str]]:
+    targets: list[tuple[str, str]], table_id: int, cookies: list[str], connected: Any, results: Any, release: Any
+) -> None:
     arrivals: list[tuple[float, str]] = []
-    tasks = []
+    loop = asyncio.get_running_loop()
+    transports = []
+    retried = 0
     for i, cookie in enumerate(cookies):
         host, origin = targets[i % len(targets)]
-        ready = asyncio.Event()
-        tasks.append(
-            asyncio.create_task(_client(f"ws://{host}/ws/tables/{table_id}/", cookie, origin, arrivals, ready))
-        )
+        address, port = host.split(":")
+        request = (
+            f"GET /ws/tables/{table_id}/ HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {base64.b64encode(secrets.token_bytes(16)).decode()}\r\n"
+            f"Sec-WebSocket-Version: 13\r\nOrigin: {origin}\r\nCookie: sessionid={cookie}\r\n\r\n"
+        ).encode()
+        for attempt in range(RETRIES + 1):
+            ready: asyncio.Future[None] = loop.create_future()
+            transport, _ = await loop.create_connection(
+                lambda request=request, ready=ready: RawClient(request, arrivals, ready),  # type: ignore[misc]
+                address,
+                int(port),
+            )
+            try:
+                await asyncio.wait_for(ready, 300)
+                break
+            except (ConnectionError, TimeoutError):  # refused under load: a player would reconnect
+                transport.close()
+                if attempt == RETRIES:
+                    raise
+                retried += 1
+                await asyncio.sleep(2 ** (attempt + 1))
+        transports.append(transport)
         if i % 50 == 49:
             await asyncio.sleep(0.05)  # a connect ramp, like players arriving
-        await ready.wait()
     connected.release()
-    await asyncio.wait_for(asyncio.gather(*tasks), timeout=300)
-    return arrivals
+    deadline = loop.time() + 300
+    while len(arrivals) < len(cookies) and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    results.put(("ok", (list(arrivals), retried)))
+    # Players stay connected: closing at once would load the servers with disconnects
+    # while other sockets still wait for the frame.
+    while not release.is_set():
+        await asyncio.sleep(0.1)
+    for transport in transports:
+        transport.close()
+    await asyncio.sleep(0.5)
 
 
 def client_process(
-    targets: list[tuple[str, str]], table_id: int, cookies: list[str], connected: Any, results: Any
+    targets: list[tuple[str, str]], table_id: int, cookies: list[str], connected: Any, results: Any, release: Any
 ) -> None:
-    """One client process: open its share of the sockets, report the change frame arrivals."""
+    """One client process: open its share of the sockets, report the change frame arrivals
+    (``results``) once every socket has its frame or 300 s passed, close the sockets when
+    ``release`` (a multiprocessing event) is set."""
     try:
-        arrivals = asyncio.run(_client_group(targets, table_id, cookies, connected))
-        results.put(("ok", arrivals))
+        raise_fd_limit()
+        asyncio.run(_client_group(targets, table_id, cookies, connected, results, release))
     except BaseException as error:  # report, never hang the parent
         results.put(("error", repr(error)))
+
+
+def raise_fd_limit() -> int:
+    """Raise this process's soft limit of open files to its hard limit; return it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
+
+
+def socket_fds(pid: int) -> int:
+    """How many sockets a process holds open (its file descriptors that are sockets)."""
+    count = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):  # closed meanwhile
+            count += os.readlink(fd).startswith("socket:")
+    return count
+
+
+def wait_connected(clients: list[Any], connected: Any, results: Any, timeout: float = 900) -> list[Any]:
+    """Wait until every client process has opened its sockets; fail at once if one reports
+    an error. Returns the reports that arrived meanwhile (for ``collect_arrivals``)."""
+    early: list[Any] = []
+    deadline = time.monotonic() + timeout
+    waiting = len(clients)
+    while waiting:
+        if connected.acquire(timeout=1):
+            waiting -= 1
+            continue
+        with contextlib.suppress(queue.Empty):
+            report = results.get_nowait()
+            if report[0] != "ok":
+                raise RuntimeError(f"a client process failed: {report[1]}")
+            early.append(report)
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the clients did not connect within {timeout:.0f} s")
+    return early
+
+
+def collect_arrivals(clients: list[Any], results: Any, early: list[Any]) -> tuple[list[tuple[float, str]], int]:
+    """Every client process's change-frame arrivals and how many handshakes were retried."""
+    arrivals: list[tuple[float, str]] = []
+    retried = 0
+    reports = list(early)
+    while len(reports) < len(clients):
+        reports.append(results.get(timeout=600))
+    for status, payload in reports:
+        if status != "ok":
+            raise RuntimeError(f"a client process failed: {payload}")
+        arrivals.extend(payload[0])
+        retried += payload[1]
+    return arrivals, retried
 
 
 def rss_kib(pid: int) -> int:
@@ -198,6 +362,79 @@ backend daphnes
     return process, port
 
 
+def start_nginx(
+    workdir: Path, workers: int, backends: list[int], connections: int
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Debian's nginx as the load balancer: ``workers`` worker processes (each its own
+    file-descriptor table: a proxied socket holds two descriptors, and one process of this
+    box may hold 20,000), ``least_conn`` over the daphnes, WebSocket upgrades passed through,
+    the listening socket shared by the workers with ``reuseport``; returns the master
+    process and the port. The configuration is written to ``workdir``."""
+    port = free_port()
+    temp = workdir / "nginx-temp"
+    temp.mkdir(exist_ok=True)
+    # max_fails=0: a daphne refusing a handshake under load is not taken out of the pool.
+    servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=0;" for p in backends)
+    per_worker = min(19_000, 2 * connections // workers + 1000)
+    config = workdir / "nginx.conf"
+    config.write_text(
+        f"""worker_processes {workers};
+worker_rlimit_nofile {per_worker + 500};
+pid {workdir}/nginx.pid;
+error_log {workdir}/nginx-error.log warn;
+daemon off;
+events {{
+    worker_connections {per_worker};
+}}
+http {{
+    access_log off;
+    client_body_temp_path {temp}/body;
+    proxy_temp_path {temp}/proxy;
+    fastcgi_temp_path {temp}/fastcgi;
+    uwsgi_temp_path {temp}/uwsgi;
+    scgi_temp_path {temp}/scgi;
+    map $http_upgrade $connection_upgrade {{
+        default upgrade;
+        '' close;
+    }}
+    upstream daphnes {{
+        zone daphnes 64k;
+        least_conn;
+{servers}
+    }}
+    server {{
+        listen 127.0.0.1:{port} reuseport backlog=4096;
+        location / {{
+            proxy_pass http://daphnes;
+            proxy_http_version 1.1;
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection $connection_upgrade;
+            proxy_set_header Host $http_host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_read_timeout 600s;
+            proxy_send_timeout 600s;
+            proxy_buffering off;
+        }}
+    }}
+}}
+"""
+    )
+    process = subprocess.Popen(
+        ["nginx", "-c", str(config), "-p", str(workdir)],
+        stdout=subprocess.DEVNULL,
+        stderr=(workdir / "nginx.log").open("w"),
+    )
+    return process, port
+
+
+def children_rss_kib(pid: int) -> int:
+    """Resident memory of a process and its direct children (nginx's master and workers)."""
+    total = rss_kib(pid)
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        total += rss_kib(int(child))
+    return total
+
+
 def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
     for _ in range(300):
         if process.poll() is not None:
@@ -220,16 +457,33 @@ def main() -> None:
     parser.add_argument("--redis", action="store_true", help="use the Redis channel layer (REDIS_URL or local)")
     parser.add_argument("--processes", type=int, default=1, help="daphne processes (more than 1 needs --redis)")
     parser.add_argument("--haproxy", type=int, default=0, help="haproxy balancers in front (0: connect directly)")
+    parser.add_argument("--nginx", type=int, default=0, help="one nginx in front with this many worker processes")
+    parser.add_argument(
+        "--database-url",
+        default="",
+        help="a scratch PostgreSQL database (massive_* or bench_*, dropped and recreated) instead of SQLite",
+    )
     args = parser.parse_args()
+    limit = raise_fd_limit()
+    if args.clients > limit - 1000 and not args.haproxy and not args.nginx and args.processes < 2:
+        parser.error(f"one daphne process may hold {limit} descriptors: use --processes 2 or more")
     if args.processes > 1 and not args.redis:
         parser.error("--processes > 1 needs --redis: frames reach other processes through Redis")
     if args.haproxy and not shutil.which("haproxy"):
         parser.error("haproxy is not installed (apt-get install haproxy)")
+    if args.nginx and not shutil.which("nginx"):
+        parser.error("nginx is not installed (apt-get install nginx)")
+    if args.haproxy and args.nginx:
+        parser.error("--haproxy or --nginx, not both")
 
     workdir = Path(tempfile.mkdtemp(prefix="fanout-"))
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "TABLE_CLOCK": "in-process"}
-    env.pop("DATABASE_URL", None)
-    env["SQLITE_PATH"] = str(workdir / "db.sqlite3")
+    if args.database_url:  # PostgreSQL, as in production: a scratch database, recreated
+        recreate_database(args.database_url)
+        env["DATABASE_URL"] = args.database_url
+    else:
+        env.pop("DATABASE_URL", None)
+        env["SQLITE_PATH"] = str(workdir / "db.sqlite3")
     if args.redis:
         env["REDIS_URL"] = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/3")
         env["POKER_REDIS_PREFIX"] = f"fanout{os.getpid()}"
@@ -252,7 +506,7 @@ def main() -> None:
             server_env = {**env, "TABLE_CLOCK": "in-process" if index == 0 else "off"}
             servers.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+                    daphne_command(port),
                     cwd=ROOT,
                     env=server_env,
                     stdout=subprocess.DEVNULL,
@@ -270,23 +524,36 @@ def main() -> None:
                 balancers.append(balancer)
                 wait_listening(port, balancer)
                 targets.append((f"127.0.0.1:{port}", f"http://127.0.0.1:{port}"))
+        elif args.nginx:
+            balancer, port = start_nginx(workdir, args.nginx, ports, args.clients)
+            balancers.append(balancer)
+            wait_listening(port, balancer)
+            targets = [(f"127.0.0.1:{port}", f"http://127.0.0.1:{port}")]
         else:
             targets = [(f"127.0.0.1:{port}", f"http://127.0.0.1:{port}") for port in ports]
         print(f"logs: {workdir}")
         before = [rss_kib(server.pid) for server in servers]
+        sockets_before = [socket_fds(server.pid) for server in servers]
 
         from django.utils import timezone
 
         from tables.models import Hand, Seat, Table
 
         context = multiprocessing.get_context("spawn")
-        connected, results = context.Semaphore(0), context.Queue()
+        connected, results, release = context.Semaphore(0), context.Queue(), context.Event()
         shares = [cookies[i::CLIENT_PROCESSES] for i in range(CLIENT_PROCESSES)]
         # Each client process alternates its sockets over the targets from its own offset.
         clients = [
             context.Process(
                 target=client_process,
-                args=(targets[i % len(targets) :] + targets[: i % len(targets)], table_id, share, connected, results),
+                args=(
+                    targets[i % len(targets) :] + targets[: i % len(targets)],
+                    table_id,
+                    share,
+                    connected,
+                    results,
+                    release,
+                ),
             )
             for i, share in enumerate(shares)
             if share
@@ -294,51 +561,56 @@ def main() -> None:
         opened = time.perf_counter()
         for client in clients:
             client.start()
-        for _ in clients:
-            if not connected.acquire(timeout=900):
-                raise RuntimeError("the clients did not connect within 15 minutes")
+        early = wait_connected(clients, connected, results)
         print(f"connected {args.clients} sockets in {time.perf_counter() - opened:.1f} s")
         time.sleep(3)
         after = [rss_kib(server.pid) for server in servers]
+        held = [socket_fds(server.pid) - n for server, n in zip(servers, sockets_before, strict=True)]
         Seat.objects.filter(table_id=table_id).update(last_seen_at=timezone.now())
         Table.objects.filter(pk=table_id).update(phase_deadline=timezone.now())
-        arrivals: list[tuple[float, str]] = []
-        for _ in clients:
-            status, payload = results.get(timeout=600)
-            if status != "ok":
-                raise RuntimeError(f"a client process failed: {payload}")
-            arrivals.extend(payload)
+        arrivals, retried = collect_arrivals(clients, results, early)
+        balancer_rss = [children_rss_kib(b.pid) for b in balancers]
+        release.set()
         for client in clients:
-            client.join(timeout=30)
+            client.join(timeout=60)
 
         hand = Hand.objects.get(table_id=table_id)
         dealt = hand.started_at.timestamp()
         from_broadcast = sorted(t - datetime.fromisoformat(s).timestamp() for t, s in arrivals)
         from_deal = sorted(t - dealt for t, _ in arrivals)
         layer = "Redis, per-process hub" if args.redis else "in-memory"
-        front = f"{args.haproxy} haproxy" if args.haproxy else "direct"
-        print(
-            f"\n{args.clients} clients, {args.processes} daphne ({layer}), {front}; "
-            f"{len(arrivals)} received the change phase; hand of {hand.entry_count} entries\n"
+        front = (
+            f"{args.haproxy} haproxy" if args.haproxy else f"1 nginx ({args.nginx} workers)" if args.nginx else "direct"
         )
-        print("| measured from | p50 | p95 | max |")
-        print("|---|---:|---:|---:|")
+        print(
+            f"\n{args.clients} clients, {args.processes} daphne ({layer}), {front}; load {os.getloadavg()}; "
+            f"{len(arrivals)} received the change phase; hand of {hand.entry_count} entries; "
+            f"{retried} handshakes retried\n"
+        )
+        print("| measured from | p50 | p95 | p99 | max |")
+        print("|---|---:|---:|---:|---:|")
         for label, values in (
             ("broadcast (frame built)", from_broadcast),
             ("deal started (ante + entries included)", from_deal),
         ):
-            print(f"| {label} | {statistics.median(values):.3f} s | {pct(values, 0.95):.3f} s | {values[-1]:.3f} s |")
+            print(
+                f"| {label} | {statistics.median(values):.3f} s | {pct(values, 0.95):.3f} s | "
+                f"{pct(values, 0.99):.3f} s | {values[-1]:.3f} s |"
+            )
         print("\n| daphne | sockets | RSS before | RSS after | per socket |")
         print("|---|---:|---:|---:|---:|")
-        for index, (rss0, rss1) in enumerate(zip(before, after, strict=True)):
-            share = args.clients / args.processes
+        for index, (rss0, rss1, share) in enumerate(zip(before, after, held, strict=True)):
             print(
-                f"| {index} | ~{share:.0f} | {rss0 / 1024:.0f} MiB | {rss1 / 1024:.0f} MiB | "
-                f"{(rss1 - rss0) / share:.1f} KiB |"
+                f"| {index} | {share} | {rss0 / 1024:.0f} MiB | {rss1 / 1024:.0f} MiB | "
+                f"{(rss1 - rss0) / max(share, 1):.1f} KiB |"
             )
+        total = sum(after) - sum(before)
+        print(f"| all | {sum(held)} | | | {total / max(sum(held), 1):.1f} KiB |")
         if balancers:
             print(
-                "\n" + ", ".join(f"haproxy {i}: {rss_kib(b.pid) / 1024:.0f} MiB RSS" for i, b in enumerate(balancers))
+                "\n"
+                + ", ".join(f"balancer {i}: {rss / 1024:.0f} MiB RSS" for i, rss in enumerate(balancer_rss))
+                + " (with its workers)"
             )
     finally:
         for process in [*balancers, *servers]:

@@ -1,8 +1,12 @@
 """Load harness: one WiderPoker hand of N players on the production path, end to end.
 
-    apt-get install haproxy   # only with --haproxy
+    apt-get install nginx     # only with --nginx
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_massive \\
-        .venv/bin/python bench/massive.py 10000 --sockets 4000 --purchases 3000 --buyers 64
+        .venv/bin/python bench/massive.py 10000 --sockets 10000 --nginx 2 --purchases 3000 --buyers 64
+    # 100,000 players, 10,000 of them with a real socket, the rest simulated:
+    ... bench/massive.py 100000 --sockets 10000 --nginx 2 --purchases 20000
+    # the cheap smoke run (tests/bench/test_massive_smoke.py runs it when asked):
+    ... bench/massive.py 50 --sockets 50 --purchases 100 --buyers 8 --change-seconds 30
 
 What it does, on loopback (PostgreSQL, Redis, ``--processes`` daphne processes; the first
 runs the table clock in-process, the others only serve):
@@ -10,9 +14,12 @@ runs the table clock in-process, the others only serve):
 1. recreates the database named by ``DATABASE_URL``, migrates it, and makes N players with
    funded wallets, seats at one fun table, API tokens, and sessions for the socket clients
    (bulk writes: this is set-up, not what is measured);
-2. opens ``--sockets`` real game sockets from four client processes (the rest of the N
-   players are "simulated": seated and dealt in, with no socket, as the box's 20,000
-   file-descriptor limit allows no more), then wakes the table;
+2. opens ``--sockets`` real game sockets from four client processes, directly or through one
+   nginx (``--nginx W``: W worker processes, least-connections over the daphnes, config
+   written to a temporary directory); the rest of the N players are "simulated": seated and
+   dealt in, buying through REST, with no socket, as the box's limit of 20,000 file
+   descriptors a process allows about 10,000 sockets through a balancer. Then it wakes the
+   table;
 3. measures the **deal** (the clock's ante transfer and N entries: from the hand's start to
    the change-phase frame being built) and the **push** of that frame to every socket;
 4. during the change phase fires ``--purchases`` REST actions (holds, draws, redeals, each
@@ -44,19 +51,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.fanout import client_process, free_port, pct, rss_kib, wait_listening  # noqa: E402
+from bench.fanout import (  # noqa: E402
+    client_process,
+    collect_arrivals,
+    daphne_command,
+    free_port,
+    pct,
+    raise_fd_limit,
+    recreate_database,
+    rss_kib,
+    socket_fds,
+    start_nginx,
+    wait_connected,
+    wait_listening,
+)
 
 CLIENT_PROCESSES = 4
 ANTE, DRAW_PRICE, REDEAL_PRICE = 100, 50, 80
-
-
-def recreate_database(url: str) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        connection.execute(f'CREATE DATABASE "{name}"')
 
 
 def prepare(n: int, sockets: int, change_seconds: int) -> tuple[int, list[int], list[str], list[str]]:
@@ -165,8 +176,10 @@ def main() -> None:
     parser.add_argument("--purchases", type=int, default=3000, help="REST actions during the change phase")
     parser.add_argument("--buyers", type=int, default=64, help="concurrent HTTP clients")
     parser.add_argument("--processes", type=int, default=2, help="daphne processes")
+    parser.add_argument("--nginx", type=int, default=0, help="nginx worker processes in front (0: direct)")
     parser.add_argument("--change-seconds", type=int, default=90)
     args = parser.parse_args()
+    raise_fd_limit()
     database_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/bench_massive")
     sockets = min(args.sockets, args.players)
 
@@ -201,6 +214,7 @@ def main() -> None:
     from wallet.selectors import check_books
 
     servers: list[subprocess.Popen[bytes]] = []
+    balancers: list[subprocess.Popen[bytes]] = []
     ports: list[int] = []
     failures: list[str] = []
     try:
@@ -208,7 +222,7 @@ def main() -> None:
             port = free_port()
             servers.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+                    daphne_command(port),
                     cwd=ROOT,
                     env={**env, "TABLE_CLOCK": "in-process" if index == 0 else "off"},
                     stdout=subprocess.DEVNULL,
@@ -219,32 +233,46 @@ def main() -> None:
         for port, server in zip(ports, servers, strict=True):
             wait_listening(port, server)
         print(f"logs: {workdir}")
-        targets = [(f"127.0.0.1:{port}", f"http://127.0.0.1:{port}") for port in ports]
+        if args.nginx:
+            balancer, port = start_nginx(workdir, args.nginx, ports, sockets + args.buyers)
+            balancers.append(balancer)
+            wait_listening(port, balancer)
+            targets = [(f"127.0.0.1:{port}", f"http://127.0.0.1:{port}")]
+        else:
+            targets = [(f"127.0.0.1:{port}", f"http://127.0.0.1:{port}") for port in ports]
+        rss_before = [rss_kib(server.pid) for server in servers]
+        fds_before = [socket_fds(server.pid) for server in servers]
 
         context = multiprocessing.get_context("spawn")
-        connected, results = context.Semaphore(0), context.Queue()
+        connected, results, release = context.Semaphore(0), context.Queue(), context.Event()
         shares = [session_keys[i::CLIENT_PROCESSES] for i in range(CLIENT_PROCESSES)]
         clients = [
-            context.Process(target=client_process, args=(targets, table_id, share, connected, results))
-            for share in shares
+            context.Process(
+                target=client_process,
+                args=(
+                    targets[i % len(targets) :] + targets[: i % len(targets)],
+                    table_id,
+                    share,
+                    connected,
+                    results,
+                    release,
+                ),
+            )
+            for i, share in enumerate(shares)
             if share
         ]
         opened = time.perf_counter()
         for client in clients:
             client.start()
-        for _ in clients:
-            if not connected.acquire(timeout=900):
-                raise RuntimeError("the clients did not connect within 15 minutes")
+        early = wait_connected(clients, connected, results)
         print(f"connected {sockets} sockets in {time.perf_counter() - opened:.1f} s")
+        time.sleep(2)
         rss = [rss_kib(server.pid) for server in servers]
+        held = sum(socket_fds(server.pid) for server in servers) - sum(fds_before)
+        per_socket = (sum(rss) - sum(rss_before)) / max(held, 1)
 
         Table.objects.filter(pk=table_id).update(phase_deadline=timezone.now())
-        arrivals: list[tuple[float, str]] = []
-        for _ in clients:
-            status, payload = results.get(timeout=600)
-            if status != "ok":
-                raise RuntimeError(f"a client process failed: {payload}")
-            arrivals.extend(payload)
+        arrivals, retried = collect_arrivals(clients, results, early)
         hand = Hand.objects.get(table_id=table_id)
         built = min(datetime.fromisoformat(s).timestamp() for _, s in arrivals)
         deal_seconds = built - hand.started_at.timestamp()
@@ -255,7 +283,7 @@ def main() -> None:
         plan = [(token, action) for token in tokens for action in ("hold", "draw", "redeal")]
         rng.shuffle(plan)
         plan = plan[: args.purchases]
-        base_urls = [f"http://127.0.0.1:{port}" for port in ports]
+        base_urls = [origin for _, origin in targets]
         fired = time.perf_counter()
         outcomes = asyncio.run(fire_purchases(base_urls, table_id, plan, args.buyers))
         purchase_seconds = time.perf_counter() - fired
@@ -280,6 +308,8 @@ def main() -> None:
         stored_draws = sum(e.draws_bought - 1 for e in entries.only("draws_bought"))
         paid = sum(entries.values_list("paid_minor", flat=True))
         expected_paid = ANTE * hand.entry_count + DRAW_PRICE * draws_ok + REDEAL_PRICE * redeals_ok
+        if len(arrivals) < sockets:
+            failures.append(f"only {len(arrivals)} of {sockets} sockets received the change phase")
         books = check_books()
         if not books.ok:
             failures.append("books do not balance")
@@ -294,13 +324,18 @@ def main() -> None:
         def ms(values: list[float], q: float) -> str:
             return f"{pct(values, q) * 1000:.0f} ms" if values else "-"
 
-        print(f"\n## {args.players:,} players, {sockets:,} sockets, {args.processes} daphne, PostgreSQL + Redis\n")
+        front = f"1 nginx ({args.nginx} workers)" if args.nginx else "direct"
+        print(
+            f"\n## {args.players:,} players, {sockets:,} sockets, {args.processes} daphne ({front}), "
+            f"PostgreSQL + Redis; load average {os.getloadavg()[0]:.1f} / {os.getloadavg()[1]:.1f}\n"
+        )
         print("| step | measured |")
         print("|---|---|")
         print(f"| deal (ante + {hand.entry_count:,} entries, until the change frame is built) | {deal_seconds:.2f} s |")
         print(
             f"| push of the change frame to {len(push):,} sockets, from broadcast | "
-            f"p50 {statistics.median(push):.2f} s, p95 {pct(push, 0.95):.2f} s, max {push[-1]:.2f} s |"
+            f"p50 {statistics.median(push):.2f} s, p95 {pct(push, 0.95):.2f} s, p99 {pct(push, 0.99):.2f} s, "
+            f"max {push[-1]:.2f} s |"
         )
         print(
             f"| purchases: {len(outcomes):,} REST actions from {args.buyers} clients in {purchase_seconds:.1f} s | "
@@ -311,19 +346,25 @@ def main() -> None:
         for o in refused:
             codes[o[3] or str(o[1])] = codes.get(o[3] or str(o[1]), 0) + 1
         print(f"| refused purchases (by code) | {codes or 'none'} |")
+        print(f"| socket handshakes retried (refused under load) | {retried} |")
         print(f"| change phase still open when the purchases ended | {still_open} |")
         print(f"| settle (deadline -> results phase committed, one clock tick included) | {settle_seconds:.2f} s |")
         print(
             f"| books check; purchases in the settlement | {'ok' if books.ok else 'FAILED'}; "
             f"{'ok' if not failures else 'FAILED'} |"
         )
-        print("| daphne RSS with sockets open | " + ", ".join(f"{value / 1024:.0f} MiB" for value in rss) + " |")
+        print(
+            "| daphne RSS with sockets open | "
+            + ", ".join(f"{value / 1024:.0f} MiB" for value in rss)
+            + f"; {per_socket:.1f} KiB per socket ({held:,} sockets) |"
+        )
+        release.set()
         for client in clients:
-            client.join(timeout=30)
+            client.join(timeout=60)
     finally:
-        for server in servers:
+        for server in [*balancers, *servers]:
             server.terminate()
-        for server in servers:
+        for server in [*balancers, *servers]:
             try:
                 server.wait(timeout=15)
             except subprocess.TimeoutExpired:

@@ -317,7 +317,11 @@ class Hand(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["table", "number"], name="hand_number_unique_per_table")]
-        indexes = [models.Index(fields=["table", "-number"], name="hand_table_recent")]
+        indexes = [
+            models.Index(fields=["table", "-number"], name="hand_table_recent"),
+            # Auditors' and back-office date ranges (backoffice/auditing.py, selectors.py).
+            models.Index(fields=["settled_at"], name="hand_settled_at"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.table_id}#{self.number}"
@@ -344,8 +348,10 @@ class Entry(models.Model):
     order bought. ``hold_mask`` has bit c set when column c is held; NULL = no choice received.
     """
 
-    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="entries")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="entries")
+    # No single-column indexes: every index of the entry leads with ``hand`` and
+    # ``entry_user_recent`` leads with ``user``; two more would only slow the deal's writes.
+    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="entries", db_index=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="entries", db_index=False)
     join_order = models.PositiveIntegerField()
     initial_combination = models.PositiveIntegerField()
     combination = models.PositiveIntegerField()
@@ -381,6 +387,11 @@ class Entry(models.Model):
         indexes = [
             models.Index(fields=["hand", "place"], name="entry_hand_place"),
             models.Index(fields=["hand", "initial_combination"], name="entry_hand_initial"),
+            # A player's history, newest hand first (handhistory.selectors.list_player_hands).
+            models.Index(fields=["user", "-hand"], name="entry_user_recent"),
+            # The hands a player missed the end of (tables.selectors.find_missed_result, on
+            # every table page): a few rows, whatever the length of his history.
+            models.Index(fields=["user", "-hand"], condition=Q(connected_at_end=False), name="entry_user_missed"),
         ]
 
     def __str__(self) -> str:

@@ -456,7 +456,7 @@ def find_missed_result(*, table_id: int, user_id: int, since: datetime) -> dict[
             hand__table_id=table_id, user_id=user_id, connected_at_end=False, hand__settled_at__gte=since
         )
         .select_related("hand")
-        .order_by("-hand__number")
+        .order_by("-hand_id")  # = -number at one table; read from the partial index entry_user_missed
         .first()
     )
     if entry is None:

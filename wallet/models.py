@@ -122,7 +122,8 @@ class LedgerEntry(models.Model):
     UPDATE and DELETE); the entries of a transfer sum to zero."""
 
     transfer = models.ForeignKey(Transfer, on_delete=models.PROTECT, related_name="entries")
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries")
+    # Indexed by ``ledger_account_recent`` (account, -id), which serves every lookup by account.
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries", db_index=False)
     delta_minor = models.BigIntegerField()
     balance_after_minor = models.BigIntegerField()
 

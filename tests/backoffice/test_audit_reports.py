@@ -168,3 +168,26 @@ def test_verify_hands_until_excludes_later_days(settled_hand: Hand, tmp_path: Pa
     yesterday = (settled_hand.started_at.date() - timedelta(days=1)).isoformat()
     call_command("verify_hands", "--until", yesterday, "--report", str(out))
     assert json.loads(out.read_text())["summary"]["checked"] == 0
+
+
+def test_the_report_by_player_shows_one_page_and_keeps_its_filters(
+    settled_hand: Hand, auditor: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from backoffice import views
+
+    monkeypatch.setattr(views, "AUDIT_ROWS_PER_PAGE", 1)
+    day = _day(settled_hand)
+    players = Entry.objects.filter(hand=settled_hand).count()
+    assert players >= 2
+    client = logged_in(auditor)
+    seen = []
+    for number in range(1, players + 1):
+        response = client.get("/backoffice/audit/", {"start": day, "end": day, "group": "player", "page": str(number)})
+        assert len(response.context["rows"]) == 1
+        seen.append(response.context["rows"][0].label)
+        html = response.content.decode()
+        assert f"Rows {number}\u2013{number} of {players}" in html  # en dash
+        if number < players:
+            assert f"group=player&amp;page={number + 1}" in html  # the next page keeps the grouping
+        assert "page=" not in response.context["export_query"]  # downloads are never one page
+    assert sorted(seen) == sorted(Entry.objects.filter(hand=settled_hand).values_list("user__username", flat=True))

@@ -1,0 +1,50 @@
+"""The indexes that keep years of entries and ledger legs fast (tables 0013, wallet 0007),
+as the migrations leave them on whichever database runs the suite."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import NotSupportedError, connection, models, transaction
+
+from config.migration_operations import AddIndexOnline
+
+pytestmark = pytest.mark.django_db
+
+
+def indexes(table: str) -> dict[str, list[str]]:
+    """Index name -> columns (unique constraints and the primary key included)."""
+    with connection.cursor() as cursor:
+        constraints: dict[str, Any] = connection.introspection.get_constraints(cursor, table)
+    return {name: list(info["columns"]) for name, info in constraints.items() if info["index"] or info["unique"]}
+
+
+def test_a_players_history_and_an_audit_range_have_their_indexes() -> None:
+    entry = indexes("tables_entry")
+    assert entry["entry_user_recent"] == ["user_id", "hand_id"]
+    assert indexes("tables_hand")["hand_settled_at"] == ["settled_at"]
+    assert entry["entry_user_missed"] == ["user_id", "hand_id"]  # partial: connected_at_end is false
+
+
+def test_no_index_is_written_twice_per_entry_or_leg() -> None:
+    """Every entry index leads with hand except one by user; no single-column duplicate of
+    either (each costs a write per entry at the deal). The same for the ledger's account."""
+    entry = indexes("tables_entry")
+    assert ["user_id"] not in entry.values()
+    assert ["hand_id"] not in entry.values()
+    leg = indexes("wallet_ledgerentry")
+    assert ["account_id"] not in leg.values()
+    assert leg["ledger_account_recent"] == ["account_id", "id"]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="CONCURRENTLY is PostgreSQL's")
+def test_a_concurrent_index_refuses_to_run_inside_a_transaction() -> None:
+    operation = AddIndexOnline(model_name="hand", index=models.Index(fields=["number"], name="never_built"))
+
+    class Editor:
+        def __init__(self) -> None:
+            self.connection = connection
+
+    with transaction.atomic(), pytest.raises(NotSupportedError, match="atomic = False"):
+        operation.database_forwards("tables", Editor(), None, None)
