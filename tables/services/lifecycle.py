@@ -41,6 +41,7 @@ from tables.models import (
     SeatStatus,
     Table,
     TableConfigChange,
+    TableGame,
     TablePhase,
 )
 from tables.records import board_to_json
@@ -112,7 +113,12 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
     if table is None:
         return False
     expected_version = table.version
-    if table.phase == TablePhase.CHANGE:
+    holdem = table.game == TableGame.HOLDEM
+    if holdem:
+        from tables.services.holdem.hands import advance_holdem_table
+
+        advance_holdem_table(table, now=now)
+    elif table.phase == TablePhase.CHANGE:
         _settle_table(table, now=now)
     else:
         if table.phase == TablePhase.RESULTS:
@@ -122,7 +128,11 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
         # One step, one broadcast, one version: clients read a gap as a missed frame.
         table.version = expected_version + 1
     saved = _save_table(table, expected_version=expected_version)
-    if saved:
+    if saved and holdem:
+        from tables.services.holdem.push import push_holdem_on_commit
+
+        push_holdem_on_commit(table.pk)
+    elif saved:
         # Every phase change is public, and every seated player's screen must follow it.
         broadcast_table_on_commit(table.pk, refresh_private=True)
     return saved
@@ -413,6 +423,16 @@ def recover_table(*, table_id: int, now: datetime, reason: str) -> None:
     wait a few seconds before dealing again."""
     table = Table.objects.select_for_update().filter(pk=table_id).first()
     if table is None:
+        return
+    if table.game == TableGame.HOLDEM:
+        from tables.services.holdem.hands import cancel_holdem_hand
+        from tables.services.holdem.push import push_holdem_on_commit
+
+        cancel_holdem_hand(table=table, reason=reason, now=now)
+        Table.objects.filter(pk=table_id).update(
+            phase=TablePhase.WAITING, phase_deadline=now + MALFUNCTION_PAUSE, version=F("version") + 1
+        )
+        push_holdem_on_commit(table_id)
         return
     if table.current_hand_id is not None:
         cancel_hand(hand_id=table.current_hand_id, reason=reason, now=now)
