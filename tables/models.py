@@ -704,3 +704,28 @@ class HoldemHand(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.status != HoldemHandStatus.PLAYING
+
+
+class HoldemHandPlayer(models.Model):
+    """One player dealt into a Hold'em hand (the hand history's index: "my hands"), with
+    his stack before and after, in minor units; ``finishing_minor`` is NULL until the hand
+    is settled (a cancelled hand keeps the starting stack)."""
+
+    hand = models.ForeignKey(HoldemHand, on_delete=models.PROTECT, related_name="seat_rows")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="holdem_hands")
+    seat = models.PositiveSmallIntegerField()
+    is_bot = models.BooleanField(default=False)
+    starting_minor = models.BigIntegerField()
+    finishing_minor = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["hand", "user"], name="holdem_hand_player_once")]
+        indexes = [models.Index(fields=["user", "-hand"], name="holdem_hand_player_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} at seat {self.seat} of {self.hand_id}"
+
+    @property
+    def net_minor(self) -> int | None:
+        """Chips won (> 0) or lost in the hand; None until it is settled."""
+        return None if self.finishing_minor is None else self.finishing_minor - self.starting_minor

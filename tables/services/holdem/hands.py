@@ -47,6 +47,7 @@ from tables.errors import HoldemActionError, InvalidActionError
 from tables.models import (
     HoldemConditions,
     HoldemHand,
+    HoldemHandPlayer,
     HoldemHandStatus,
     Seat,
     SeatStatus,
@@ -276,6 +277,8 @@ def _settle(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) 
     for position, chips in finishing.items():
         Seat.objects.filter(pk=seats[position].pk).update(stack_minor=chips, blind_choice="")
         seats[position].stack_minor = chips
+    for row in HoldemHandPlayer.objects.filter(hand=hand):
+        HoldemHandPlayer.objects.filter(pk=row.pk).update(finishing_minor=finishing[row.seat])
     money.take_rake(table=table, hand_id=hand.pk, amount_minor=state.rake)
     showdown = len(state.hand_strengths) > 0
     shown = {
@@ -525,6 +528,18 @@ def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now:
     )
     state = replay(hand)
     hand.save()
+    HoldemHandPlayer.objects.bulk_create(
+        [
+            HoldemHandPlayer(
+                hand=hand,
+                user_id=s.user_id,
+                seat=int(s.position or 0),
+                is_bot=s.is_bot,
+                starting_minor=int(s.stack_minor),
+            )
+            for s in dealt
+        ]
+    )
     Seat.objects.filter(table=table, position__in=[s.position for s in dealt]).update(blind_choice="")
     protection.record_play(user_ids=[s.user_id for s in dealt if not s.is_bot], now=now)
     table.hands_dealt = number
