@@ -328,6 +328,7 @@ def _lobby_row(table: Table, players: int, jackpots: list[dict[str, Any]]) -> di
     return {
         "id": table.pk,
         "name": table.name,
+        "game": table.game,
         "mode": table.mode,
         "currency": table.currency,
         "ante_minor": table.ante_minor,

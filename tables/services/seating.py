@@ -10,9 +10,9 @@ from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet, Value
 from django.db.models.functions import Greatest
 
-from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError
+from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError, WrongGameError
 from tables.events import broadcast_table_on_commit, push_private_on_commit
-from tables.models import Seat, SeatSockets, SeatStatus, Table, TablePhase
+from tables.models import Seat, SeatSockets, SeatStatus, Table, TableGame, TablePhase
 from tables.services import powerups
 from wallet import protection
 from wallet import services as wallet_services
@@ -90,11 +90,13 @@ def join_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
     """Seat the player at the table (or bring a seat that left back). The player plays from
     the next hand that starts (rules A.3: a hand needs at least two players).
 
-    Raises TableNotFoundError, TableClosedError, and the player protection's refusals
+    Raises TableNotFoundError, WrongGameError (a Hold'em table), TableClosedError, and the player protection's refusals
     (wallet/protection.py: SuspendedError, SelfExcludedError, TimeOutError, SessionLimitError,
     LossLimitError when the ante would pass his loss limit); nothing changes then.
     """
     table = _get_table(table_id)
+    if table.game != TableGame.WIDERPOKER:
+        raise WrongGameError(f"{table.name} is not a WiderPoker table: take a seat there", table_id=table_id)
     if not table.is_open or table.phase == TablePhase.CLOSED:
         raise TableClosedError(f"{table.name} is closed", table_id=table_id)
     protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=table.ante_minor, now=now)

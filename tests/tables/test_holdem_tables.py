@@ -353,3 +353,24 @@ def test_sitting_out_keeps_the_chips_and_stops_the_deal(table: Table, alice: Use
     returned = leave_holdem_table(table_id=table.pk, user_id=bob.pk, now=now)
     assert returned == 1_000
     assert_books(table)
+
+
+def test_a_widerpoker_join_at_a_holdem_table_is_refused(table: Table, alice: User) -> None:
+    with pytest.raises(WrongGameError):
+        services.join_table(table_id=table.pk, user_id=alice.pk, now=timezone.now())
+
+
+def test_the_snapshot_shows_the_callers_cards_only(table: Table, alice: User, bob: User, carol: User) -> None:
+    from tests.helpers import logged_in
+
+    now = timezone.now()
+    seat_two(table, alice, bob, now)
+    tick(table, now)
+    state = replay(HoldemHand.objects.get(table=table))
+    body = logged_in(alice).get(f"/tables/{table.pk}/holdem/snapshot.json").json()
+    assert body["table"]["type"] == "holdem_state" and body["private"]["seat"] == 0
+    assert body["private"]["hole"] == [card_code(c) for c in state.holes[state.seats.index(0)]]
+    watcher = logged_in(carol).get(f"/tables/{table.pk}/holdem/snapshot.json").json()
+    assert watcher["private"]["hole"] is None and watcher["private"]["seat"] is None
+    wider = create_fun_table()
+    assert logged_in(alice).get(f"/tables/{wider.pk}/holdem/snapshot.json").json()["code"] == "wrong_game"
