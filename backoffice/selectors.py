@@ -9,7 +9,15 @@ from datetime import UTC, date, datetime, time, timedelta
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce, TruncDate
 
-from tables.models import Hand, HandStatus, Table, TableConfigChange
+from tables.models import (
+    Hand,
+    HandStatus,
+    HoldemHand,
+    HoldemHandPlayer,
+    HoldemHandStatus,
+    Table,
+    TableConfigChange,
+)
 
 _SETTLED = Q(status=HandStatus.SETTLED)
 
@@ -81,7 +89,7 @@ def list_table_day_totals(*, start: date, end: date, by_day: bool = True) -> lis
         )
         .order_by(*(["-day"] if by_day else []), "table__name")
     )
-    return [
+    widerpoker = [
         TableDayTotals(
             day=row["day"] if by_day else None,
             table_id=row["table_id"],
@@ -94,6 +102,57 @@ def list_table_day_totals(*, start: date, end: date, by_day: bool = True) -> lis
             rake_minor=row["rake"],
             prizes_minor=row["prizes"],
             breakage_minor=row["breakage"],
+        )
+        for row in rows
+    ]
+    combined = widerpoker + _holdem_table_day_totals(since=since, until=until, by_day=by_day)
+    combined.sort(key=lambda row: row.table_name)
+    if by_day:
+        combined.sort(key=lambda row: row.day or date.min, reverse=True)
+    return combined
+
+
+def _holdem_table_day_totals(*, since: datetime, until: datetime, by_day: bool) -> list[TableDayTotals]:
+    """Hold'em tables' rows of ``list_table_day_totals``: the pots as gross, their rake,
+    prizes = pot - rake (what the winners took), entries = players dealt in; no breakage."""
+    hands = HoldemHand.objects.filter(
+        status__in=[HoldemHandStatus.SETTLED, HoldemHandStatus.CANCELLED], settled_at__gte=since, settled_at__lt=until
+    )
+    group = ["table_id", "table__name", "table__currency"]
+    if by_day:
+        hands = hands.annotate(day=TruncDate("settled_at", tzinfo=UTC))
+        group.insert(0, "day")
+    settled = Q(status=HoldemHandStatus.SETTLED)
+    rows = hands.values(*group).annotate(
+        hands=Count("id", filter=settled),
+        cancelled=Count("id", filter=Q(status=HoldemHandStatus.CANCELLED)),
+        gross=Coalesce(Sum("pot_minor", filter=settled), 0),
+        rake=Coalesce(Sum("rake_minor", filter=settled), 0),
+    )
+    players = HoldemHandPlayer.objects.filter(
+        hand__status=HoldemHandStatus.SETTLED, hand__settled_at__gte=since, hand__settled_at__lt=until
+    )
+    player_group = ["hand__table_id"]
+    if by_day:
+        players = players.annotate(day=TruncDate("hand__settled_at", tzinfo=UTC))
+        player_group.insert(0, "day")
+    counts = {
+        (row.get("day"), row["hand__table_id"]): row["n"]
+        for row in players.values(*player_group).annotate(n=Count("id"))
+    }
+    return [
+        TableDayTotals(
+            day=row["day"] if by_day else None,
+            table_id=row["table_id"],
+            table_name=row["table__name"],
+            currency=row["table__currency"],
+            hands=row["hands"],
+            cancelled=row["cancelled"],
+            entries=counts.get((row.get("day"), row["table_id"]), 0),
+            gross_minor=row["gross"],
+            rake_minor=row["rake"],
+            prizes_minor=row["gross"] - row["rake"],
+            breakage_minor=0,
         )
         for row in rows
     ]

@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from handhistory import selectors
+from handhistory import holdem, selectors
 from handhistory.documents import render_document
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
 from handhistory.verification import verify_hand
@@ -30,7 +30,37 @@ def my_hands(request: HttpRequest) -> HttpResponse:
     hands = selectors.list_player_hands(user_id=int(request.user.pk or 0))  # login_required
     page = Paginator(hands, HANDS_PER_PAGE).get_page(request.GET.get("page"))
     rows = [selectors.summarize_player_hand(entry) for entry in page.object_list]
-    return render(request, "handhistory/my_hands.html", {"page": page, "rows": rows})
+    holdem_rows = list(holdem.list_player_holdem_hands(user_id=int(request.user.pk or 0))[:HANDS_PER_PAGE])
+    return render(request, "handhistory/my_hands.html", {"page": page, "rows": rows, "holdem_rows": holdem_rows})
+
+
+@require_GET
+@login_required
+def holdem_hand_detail(request: HttpRequest, hand_id: int) -> HttpResponse:
+    """A Hold'em hand: players, cards shown (and the viewer's own), actions, board, pots won,
+    rake, the revealed seed and the hand's verification. 404 unless the viewer played the
+    hand or may view every hand, and while it is played."""
+    try:
+        history = holdem.get_holdem_history(hand_id=hand_id, viewer=request.user)
+    except HandNotFoundError as error:
+        raise Http404(str(error)) from error
+    return render(request, "handhistory/holdem_hand.html", {"history": history, "hand": history.hand})
+
+
+@require_GET
+@login_required
+def holdem_hand_phh(request: HttpRequest, hand_id: int) -> HttpResponse:
+    """The hand in PHH, the field's standard format (docs/holdem.md, Hand histories), as a
+    download; 404 as the detail page, and for a hand PHH cannot express."""
+    try:
+        hand = holdem.get_holdem_hand(hand_id=hand_id, viewer=request.user)
+    except HandNotFoundError as error:
+        raise Http404(str(error)) from error
+    if not hand.phh:
+        raise Http404(hand.phh_error or "this hand has no PHH text")
+    response = HttpResponse(hand.phh, content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="holdem-{hand.table_id}-{hand.number}.phh"'
+    return response
 
 
 @require_GET

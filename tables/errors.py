@@ -58,3 +58,75 @@ class InvalidHoldError(DomainError):
 
 class InvalidTableConfigError(DomainError):
     code = "invalid_table_config"
+
+
+# --- Texas Hold'em (tables/services/holdem/) -----------------------------------------------
+
+
+class WrongGameError(DomainError):
+    """The action belongs to another game than the table's (a Hold'em bet at a WiderPoker
+    table, a draw at a Hold'em table)."""
+
+    code = "wrong_game"
+    http_status = 409
+
+
+class InvalidSeatError(DomainError):
+    """The seat number is not one of the table's seats (0 .. seats - 1)."""
+
+    code = "invalid_seat"
+
+
+class SeatTakenError(DomainError):
+    """Another player sits in that seat."""
+
+    code = "seat_taken"
+    http_status = 409
+
+
+class AlreadySeatedError(DomainError):
+    """The player already has a seat at this table."""
+
+    code = "already_seated"
+    http_status = 409
+
+
+class BuyInOutOfRangeError(DomainError):
+    """The buy-in (or the stack after adding chips) is outside the table's minimum and
+    maximum buy-in."""
+
+    code = "buy_in_out_of_range"
+
+
+class HandInProgressError(DomainError):
+    """Table stakes (seed 003): no chips may be bought while the player is in a hand."""
+
+    code = "hand_in_progress"
+    http_status = 409
+
+
+class NoHandError(DomainError):
+    """No Hold'em hand is being played at the table."""
+
+    code = "no_hand"
+    http_status = 409
+
+
+class HoldemActionError(DomainError):
+    """The Hold'em engine refused the action (tables.engine.holdem.HoldemError); ``code``
+    is the engine's: ``not_your_turn``, ``illegal_action``, ``amount_too_small``,
+    ``amount_too_large``, ``hand_over``. Nothing changed."""
+
+    code = "illegal_action"
+    http_status = 409
+
+    def __init__(self, message: str, *, engine_code: str, **extra: object) -> None:
+        super().__init__(message, **extra)
+        self.code = engine_code  # type: ignore[misc]  # the engine's stable code, per instance
+
+
+class InvalidActionError(DomainError):
+    """A Hold'em action that is not one of fold, check, call, bet, raise, all_in, or an
+    amount that is not a positive whole number of chips."""
+
+    code = "invalid_action"

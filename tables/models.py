@@ -8,7 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from wallet.models import Currency
@@ -46,11 +46,22 @@ class TableMode(models.TextChoices):
     FUN = "fun", "Fun"
 
 
+class TableGame(models.TextChoices):
+    """The game a table deals (DESIGN.md, "Two games, one house")."""
+
+    WIDERPOKER = "widerpoker", "WiderPoker"
+    HOLDEM = "holdem", "Texas Hold'em"
+
+
 class TablePhase(models.TextChoices):
-    """Where the table's hand lifecycle stands (rules B: ante, change phase, settlement)."""
+    """Where the table's hand lifecycle stands (rules B: ante, change phase, settlement).
+
+    Hold'em tables use WAITING, PLAYING (a hand is being played, ``phase_deadline`` is the
+    deadline of the player to act), RESULTS (the pause after a hand) and CLOSED."""
 
     WAITING = "waiting", "Waiting for players"
     CHANGE = "change", "Change phase"
+    PLAYING = "playing", "Hand in play"
     RESULTS = "results", "Results"
     CLOSED = "closed", "Closed"
 
@@ -64,6 +75,7 @@ class Table(models.Model):
     """
 
     name = models.CharField(max_length=60, unique=True)
+    game = models.CharField(max_length=12, choices=TableGame.choices, default=TableGame.WIDERPOKER)
     mode = models.CharField(max_length=8, choices=TableMode.choices, default=TableMode.FUN)
     currency = models.CharField(max_length=3, choices=Currency.choices, default=Currency.FUN)
     ante_minor = models.BigIntegerField()
@@ -161,9 +173,25 @@ class Seat(models.Model):
     ws_connections = models.IntegerField(default=0)
     last_seen_at = models.DateTimeField()
     socket_closed_at = models.DateTimeField(null=True, blank=True)
+    # Hold'em tables only (tables/services/holdem/seating.py): the seat number 0..seats-1
+    # (None when the player has no place at the table), the chips he has at the table (held
+    # in the table's escrow account), how a new player enters (wait for the big blind or
+    # post one now), and the house bot marks.
+    position = models.PositiveSmallIntegerField(null=True, blank=True)
+    stack_minor = models.BigIntegerField(default=0)
+    blind_choice = models.CharField(max_length=8, blank=True, help_text="Hold'em: '', 'wait' or 'post'.")
+    leaving = models.BooleanField(default=False, help_text="Hold'em: leaves (cash-out) when the hand ends.")
+    is_bot = models.BooleanField(default=False)
+    bot_personality = models.CharField(max_length=8, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["table", "user"], name="one_seat_per_player_and_table")]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "user"], name="one_seat_per_player_and_table"),
+            models.UniqueConstraint(
+                fields=["table", "position"], condition=Q(position__isnull=False), name="one_player_per_holdem_seat"
+            ),
+            models.CheckConstraint(condition=Q(stack_minor__gte=0), name="seat_stack_non_negative"),
+        ]
         indexes = [models.Index(fields=["table", "status"], name="seat_table_status")]
 
     def __str__(self) -> str:
@@ -557,3 +585,158 @@ class GamingSession(models.Model):
 
     def __str__(self) -> str:
         return f"session of {self.user_id} at {self.table_id} from {self.started_at:%Y-%m-%d %H:%M}"
+
+
+# --- Texas Hold'em ------------------------------------------------------------------------------
+
+HOLDEM_CONFIG_FIELDS = (
+    "betting",
+    "small_blind_minor",
+    "big_blind_minor",
+    "big_bet_minor",
+    "seats",
+    "min_buy_in_minor",
+    "max_buy_in_minor",
+    "rake_bps",
+    "rake_cap_minor",
+    "time_bank_seconds",
+    "bot_seats",
+    "show_probabilities",
+)
+"""The Hold'em conditions staff change through tables.services.change_table_config
+(audit-logged in TableConfigChange, applied between hands)."""
+
+
+class HoldemBetting(models.TextChoices):
+    """Betting structures (seed 003; values are tables.engine.holdem.Betting's)."""
+
+    FIXED_LIMIT = "fixed-limit", "Limit"
+    POT_LIMIT = "pot-limit", "Pot limit"
+    NO_LIMIT = "no-limit", "No limit"
+
+
+class HoldemConditions(models.Model):
+    """The conditions of a Hold'em table (DESIGN.md, "Texas Hold'em tables"). Chips are
+    minor units of the table's currency (1 chip = 1 minor unit).
+
+    ``big_blind_minor`` is the lower stake (the limit small bet), ``big_bet_minor`` the upper
+    stake (limit only; no limit and pot limit ignore it). ``time_bank_seconds`` is the
+    countdown after the 10 s to act (seed 003: 20 s). ``bot_seats``: house bots a fun table
+    fills up to (cash tables never have bots: seed 001 Notes 4).
+    """
+
+    table = models.OneToOneField(Table, on_delete=models.CASCADE, primary_key=True, related_name="holdem")
+    betting = models.CharField(max_length=12, choices=HoldemBetting.choices, default=HoldemBetting.NO_LIMIT)
+    small_blind_minor = models.BigIntegerField()
+    big_blind_minor = models.BigIntegerField()
+    big_bet_minor = models.BigIntegerField(help_text="Upper stake (limit: the big bet).")
+    seats = models.PositiveSmallIntegerField(default=6)
+    min_buy_in_minor = models.BigIntegerField()
+    max_buy_in_minor = models.BigIntegerField()
+    rake_bps = models.PositiveIntegerField(default=500, help_text="Rake in basis points, at most 10%.")
+    rake_cap_minor = models.BigIntegerField(null=True, blank=True, help_text="Rake cap per hand (empty: none).")
+    time_bank_seconds = models.PositiveIntegerField(default=20)
+    bot_seats = models.PositiveSmallIntegerField(default=0, help_text="House bots (fun tables only).")
+    show_probabilities = models.BooleanField(default=False)
+
+    class Meta:
+        verbose_name_plural = "Hold'em conditions"
+        constraints = [
+            models.CheckConstraint(condition=Q(seats__gte=2, seats__lte=10), name="holdem_seats_2_to_10"),
+            models.CheckConstraint(condition=Q(rake_bps__lte=1000), name="holdem_rake_at_most_10_percent"),
+            models.CheckConstraint(
+                condition=Q(small_blind_minor__gte=0, big_blind_minor__gt=0, big_bet_minor__gt=0),
+                name="holdem_stakes_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(min_buy_in_minor__gt=0, max_buy_in_minor__gte=F("min_buy_in_minor")),
+                name="holdem_buy_in_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Hold'em conditions of {self.table_id}"
+
+    def snapshot(self) -> dict[str, Any]:
+        """The conditions as plain values, stored with every hand."""
+        return {field: getattr(self, field) for field in HOLDEM_CONFIG_FIELDS}
+
+
+class HoldemHandStatus(models.TextChoices):
+    PLAYING = "playing", "Playing"
+    SETTLED = "settled", "Settled"
+    CANCELLED = "cancelled", "Cancelled and refunded"
+
+
+class HoldemHand(models.Model):
+    """One Hold'em hand, kept for good: enough to replay it action by action.
+
+    ``setup``: ``{"stacks": [chips or null per seat], "button": seat, "waiting": [seats],
+    "posting": [seats]}``; with ``config`` (the conditions) and the deck of ``server_seed``
+    it is the engine's HandSetup. ``players``: ``[{"seat", "user_id", "name", "bot"}]``.
+    ``actions``: ``[{"kind", "seat", "amount", "at"}]`` in order, the clock's timeouts
+    included (``timeout_all_in``). ``server_seed`` is secret until the hand is terminal;
+    ``commitment`` (SHA-256 of the chain seed) is public from the deal.
+    """
+
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="holdem_hands")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=HoldemHandStatus.choices, default=HoldemHandStatus.PLAYING)
+    server_seed = models.CharField(max_length=64)
+    commitment = models.CharField(max_length=64)
+    algorithm = models.PositiveSmallIntegerField(default=2)
+    chain = models.ForeignKey(SeedChain, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    chain_index = models.PositiveIntegerField(null=True, blank=True)
+    chain_seed = models.CharField(max_length=64, blank=True)
+    client_seeds = models.JSONField(default=list, blank=True, help_text="[[name, client seed]] in seat order.")
+    config = models.JSONField()
+    setup = models.JSONField()
+    players = models.JSONField()
+    actions = models.JSONField(default=list, blank=True)
+    turn_started_at = models.DateTimeField(null=True, blank=True)
+    turn_extended = models.BooleanField(default=False, help_text="The reconnection time was added to this turn.")
+    started_at = models.DateTimeField()
+    settled_at = models.DateTimeField(null=True, blank=True)
+    board = models.JSONField(default=list, blank=True, help_text="Board card codes, at the end of the hand.")
+    results = models.JSONField(default=dict, blank=True)
+    pot_minor = models.BigIntegerField(default=0)
+    rake_minor = models.BigIntegerField(default=0)
+    phh = models.TextField(blank=True)
+    phh_error = models.CharField(max_length=200, blank=True)
+    cancel_reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["table", "number"], name="holdem_hand_number_unique")]
+        indexes = [models.Index(fields=["table", "-number"], name="holdem_hand_table_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.table_id}#{self.number} (Hold'em)"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status != HoldemHandStatus.PLAYING
+
+
+class HoldemHandPlayer(models.Model):
+    """One player dealt into a Hold'em hand (the hand history's index: "my hands"), with
+    his stack before and after, in minor units; ``finishing_minor`` is NULL until the hand
+    is settled (a cancelled hand keeps the starting stack)."""
+
+    hand = models.ForeignKey(HoldemHand, on_delete=models.PROTECT, related_name="seat_rows")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="holdem_hands")
+    seat = models.PositiveSmallIntegerField()
+    is_bot = models.BooleanField(default=False)
+    starting_minor = models.BigIntegerField()
+    finishing_minor = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["hand", "user"], name="holdem_hand_player_once")]
+        indexes = [models.Index(fields=["user", "-hand"], name="holdem_hand_player_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} at seat {self.seat} of {self.hand_id}"
+
+    @property
+    def net_minor(self) -> int | None:
+        """Chips won (> 0) or lost in the hand; None until it is settled."""
+        return None if self.finishing_minor is None else self.finishing_minor - self.starting_minor

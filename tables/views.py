@@ -23,9 +23,9 @@ from tables import commands, services
 from tables.errors import TableNotFoundError
 from tables.selectors import (
     find_missed_result,
-    get_entry_state,
+    get_private_state,
+    get_public_state,
     get_table_details,
-    get_table_state,
     list_recent_hands,
 )
 from wallet.errors import DomainError
@@ -49,8 +49,8 @@ def _snapshot(table_id: int, user_id: int) -> dict[str, Any]:
     """The public and private state of a table as the game screen consumes them."""
     try:
         return {
-            "table": get_table_state(table_id=table_id),
-            "private": get_entry_state(table_id=table_id, user_id=user_id),
+            "table": get_public_state(table_id=table_id),
+            "private": get_private_state(table_id=table_id, user_id=user_id),
         }
     except TableNotFoundError as missing:
         raise Http404(str(missing)) from missing

@@ -87,6 +87,9 @@ class TransferKind(models.TextChoices):
     HOUSE_FUNDING = "house_funding", "House money into the jackpot reserve or promotions"
     PROMOTION = "promotion", "Free draw or redeal paid by promotions"
     CAPTURE = "capture", "Draws and redeals bought, captured into the hand's escrow in a batch"
+    BUY_IN = "buy_in", "Hold'em chips bought: wallet to the table's escrow"
+    CASH_OUT = "cash_out", "Hold'em chips returned: the table's escrow to the wallet"
+    HOLDEM_RAKE = "holdem_rake", "Hold'em rake: the table's escrow to the rake account"
 
 
 class Transfer(models.Model):

@@ -50,7 +50,16 @@ from wallet.money import format_minor
 
 WINDOW = timedelta(hours=24)
 # Transfers that are play: what the player staked and what came back to him.
-GAME_KINDS = (TransferKind.ANTE, TransferKind.DRAW, TransferKind.REDEAL, TransferKind.SETTLEMENT, TransferKind.REFUND)
+GAME_KINDS = (
+    TransferKind.ANTE,
+    TransferKind.DRAW,
+    TransferKind.REDEAL,
+    TransferKind.SETTLEMENT,
+    TransferKind.REFUND,
+    # Hold'em: chips bought count as staked until they come back (a cash-out).
+    TransferKind.BUY_IN,
+    TransferKind.CASH_OUT,
+)
 MONEY_LIMITS = (LimitKind.DEPOSIT, LimitKind.LOSS)
 TIME_OUT_DAYS = (1, 7, 30)
 SELF_EXCLUSION_DAYS = (182, 365, 1825)

@@ -7,7 +7,7 @@ from typing import Any
 
 from django import forms
 
-from tables.models import TableMode
+from tables.models import HOLDEM_CONFIG_FIELDS, HoldemBetting, TableMode
 from wallet.errors import DomainError
 from wallet.models import Currency
 
@@ -130,3 +130,54 @@ class ReasonForm(forms.Form):
     """The reason a staff action asks for (kept in the audit trail)."""
 
     reason = forms.CharField(max_length=180, widget=forms.TextInput(attrs={"size": 60}))
+
+
+# --- Hold'em conditions ------------------------------------------------------------------
+
+
+class HoldemConditionsForm(forms.Form):
+    """A Hold'em table's conditions (tables.models.HOLDEM_CONFIG_FIELDS), amounts in minor
+    units (cents, FUN chips); the rules are checked by the Hold'em services."""
+
+    betting = forms.ChoiceField(choices=HoldemBetting.choices)
+    small_blind_minor = forms.IntegerField(label="Small blind (minor units)", min_value=0)
+    big_blind_minor = forms.IntegerField(label="Big blind = lower stake (minor units)", min_value=1)
+    big_bet_minor = forms.IntegerField(label="Upper stake (limit's big bet, minor units)", min_value=1)
+    seats = forms.IntegerField(min_value=2, max_value=10)
+    min_buy_in_minor = forms.IntegerField(label="Minimum buy-in (minor units)", min_value=1)
+    max_buy_in_minor = forms.IntegerField(label="Maximum buy-in (minor units)", min_value=1)
+    rake_bps = forms.IntegerField(label="Rake (basis points, 500 = 5%)", min_value=0, max_value=1000)
+    rake_cap_minor = forms.IntegerField(label="Rake cap per hand (minor units; empty: none)", required=False)
+    time_bank_seconds = forms.IntegerField(label="Time bank (s)", min_value=0, max_value=120)
+    bot_seats = forms.IntegerField(label="House bots (fun tables only)", min_value=0, max_value=9)
+    show_probabilities = forms.BooleanField(required=False)
+
+    def config(self) -> dict[str, Any]:
+        """The cleaned conditions, keyed by HOLDEM_CONFIG_FIELDS."""
+        return {field: self.cleaned_data[field] for field in HOLDEM_CONFIG_FIELDS}
+
+    def add_domain_error(self, error: DomainError) -> None:
+        """Show a service's refusal on the field it names (or on the whole form)."""
+        name = str(error.extra.get("field", ""))
+        self.add_error(name if name in self.fields else None, f"{error} [{error.code}]")
+
+
+class HoldemCreateForm(HoldemConditionsForm):
+    """A new Hold'em table: name, mode and currency, then its conditions."""
+
+    name = forms.CharField(max_length=60)
+    mode = forms.ChoiceField(choices=TableMode.choices)
+    currency = forms.ChoiceField(choices=Currency.choices)
+    field_order = ["name", "mode", "currency"]
+
+
+class ChangeHoldemConditionsForm(HoldemConditionsForm):
+    """New Hold'em conditions and the mandatory reason for the audit log."""
+
+    reason = forms.CharField(max_length=255, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}))
+
+    def clean_reason(self) -> str:
+        reason = str(self.cleaned_data["reason"]).strip()
+        if not reason:
+            raise forms.ValidationError("A reason is required.")
+        return reason

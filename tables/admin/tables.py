@@ -22,12 +22,15 @@ from tables import services
 from tables.admin.forms import (
     _CONDITION_FIELDS,
     ChangeConditionsForm,
+    ChangeHoldemConditionsForm,
+    HoldemCreateForm,
     ReasonForm,
     TableConditionsForm,
     TableCreateForm,
     _from_hundredths,
 )
-from tables.models import HandStatus, SeatStatus, Table, TableConfigChange
+from tables.models import HandStatus, HoldemConditions, SeatStatus, Table, TableConfigChange, TableGame
+from tables.services.holdem import create_holdem_table
 from wallet.errors import DomainError
 from wallet.money import format_minor
 
@@ -47,6 +50,7 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
 
     list_display = (
         "name",
+        "game",
         "mode",
         "currency",
         "ante",
@@ -57,12 +61,14 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
         "is_open",
         "pending",
     )
-    list_filter = ("mode", "currency", "phase", "is_open")
+    list_filter = ("game", "mode", "currency", "phase", "is_open")
     search_fields = ("name",)
     actions = ["open_tables", "close_tables", "cancel_running_hands"]
     change_form_template = "admin/tables/table/change_form.html"
     readonly_fields = (
         "name",
+        "game",
+        "holdem_conditions",
         "mode",
         "currency",
         "ante",
@@ -93,6 +99,13 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # hands keep their table for good
+
+    @admin.display(description="Hold'em conditions")
+    def holdem_conditions(self, table: Table) -> str:
+        conditions = HoldemConditions.objects.filter(table=table).first()
+        if conditions is None:
+            return "—"
+        return ", ".join(f"{field}={value}" for field, value in conditions.snapshot().items())
 
     @admin.display(description="Ante", ordering="ante_minor")
     def ante(self, table: Table) -> str:
@@ -145,6 +158,7 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
                 self.admin_site.admin_view(self.conditions_view),
                 name="tables_table_conditions",
             ),
+            path("add-holdem/", self.admin_site.admin_view(self.add_holdem_view), name="tables_table_add_holdem"),
             *super().get_urls(),
         ]
 
@@ -174,6 +188,39 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
                 messages.success(request, f"Table {table.name} created and open in the lobby.")
                 return HttpResponseRedirect(reverse("admin:tables_table_change", args=[table.pk]))
         return self._form_page(request, title="Add table", form=form, submit="Create table")
+
+    def add_holdem_view(self, request: HttpRequest) -> HttpResponse:
+        """Create a Hold'em table through ``create_holdem_table`` (which checks the rules)."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        initial = {
+            "betting": "no-limit",
+            "small_blind_minor": 5,
+            "big_blind_minor": 10,
+            "big_bet_minor": 20,
+            "seats": 6,
+            "min_buy_in_minor": 200,
+            "max_buy_in_minor": 1_000,
+            "rake_bps": 500,
+            "time_bank_seconds": 20,
+            "bot_seats": 0,
+        }
+        form = HoldemCreateForm(request.POST or None, initial=initial)
+        if request.method == "POST" and form.is_valid():
+            try:
+                table = create_holdem_table(
+                    name=form.cleaned_data["name"],
+                    mode=form.cleaned_data["mode"],
+                    currency=form.cleaned_data["currency"],
+                    **form.config(),
+                )
+            except DomainError as error:
+                form.add_domain_error(error)
+            else:
+                self.log_addition(request, table, [{"added": {}}])
+                messages.success(request, f"Hold'em table {table.name} created and open in the lobby.")
+                return HttpResponseRedirect(reverse("admin:tables_table_change", args=[table.pk]))
+        return self._form_page(request, title="Add a Hold'em table", form=form, submit="Create table")
 
     def change_view(
         self,
@@ -209,6 +256,8 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
         table = get_object_or_404(Table, pk=object_id)
         if not self.has_change_permission(request, table):
             raise PermissionDenied
+        if table.game == TableGame.HOLDEM:
+            return self._holdem_conditions_view(request, table)
         effective = {field: getattr(table, field) for field, _ in _CONDITION_FIELDS.values()} | table.pending_changes
         form = ChangeConditionsForm(request.POST or None, initial=TableConditionsForm.initial_from(effective))
         if request.method == "POST" and form.is_valid():
@@ -238,6 +287,34 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
             form=form,
             submit="Record the change",
             table=table,
+        )
+
+    def _holdem_conditions_view(self, request: HttpRequest, table: Table) -> HttpResponse:
+        """Hold'em conditions with a reason, through ``change_table_config`` (audit-logged;
+        applied by the clock before the next hand)."""
+        current = HoldemConditions.objects.get(table=table).snapshot() | table.pending_changes
+        form = ChangeHoldemConditionsForm(request.POST or None, initial=current)
+        if request.method == "POST" and form.is_valid():
+            changes = {field: value for field, value in form.config().items() if current[field] != value}
+            if not changes:
+                form.add_error(None, "Nothing changed.")
+            else:
+                try:
+                    services.change_table_config(
+                        table_id=table.pk,
+                        changes=changes,
+                        staff_user_id=_staff_id(request),
+                        reason=form.cleaned_data["reason"],
+                        now=timezone.now(),
+                    )
+                except DomainError as error:
+                    form.add_domain_error(error)
+                else:
+                    self.log_change(request, table, f"Conditions changed ({', '.join(changes)})")
+                    messages.success(request, "Recorded: the change applies before the next hand.")
+                    return HttpResponseRedirect(reverse("admin:tables_table_change", args=[table.pk]))
+        return self._form_page(
+            request, title=f"Change the conditions of {table.name}", form=form, submit="Record the change", table=table
         )
 
     def _form_page(
@@ -360,6 +437,16 @@ def _set_open(request: HttpRequest, table: Table, reason: str, now: datetime, *,
 
 
 def _cancel_running_hand(request: HttpRequest, table: Table, reason: str, now: datetime) -> str | None:
+    if table.game == TableGame.HOLDEM:
+        from tables.models import HoldemHand, HoldemHandStatus
+
+        running = HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).first()
+        if running is None:
+            return None
+        services.recover_table(
+            table_id=table.pk, now=now, reason=f"Cancelled by {request.user.get_username()}: {reason}"
+        )
+        return f"Hold'em hand #{running.number} cancelled: every stack is back as it was"
     hand = table.current_hand
     if hand is None or hand.status != HandStatus.CHANGE:
         return None

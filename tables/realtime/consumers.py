@@ -138,12 +138,14 @@ class TableConsumer(AsyncWebsocketConsumer):
                 )
 
     async def send_snapshot(self) -> None:
-        state = await database_sync_to_async(selectors.get_table_state)(table_id=self.table_id)
+        state = await database_sync_to_async(selectors.get_public_state)(table_id=self.table_id)
         await self.send(dumps(state))
         await self.send_private()
 
     async def send_private(self) -> None:
-        private = await database_sync_to_async(selectors.get_entry_state)(table_id=self.table_id, user_id=self.user_id)
+        private = await database_sync_to_async(selectors.get_private_state)(
+            table_id=self.table_id, user_id=self.user_id
+        )
         await self.send(dumps(private))
 
 

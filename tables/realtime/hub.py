@@ -56,6 +56,7 @@ def layer_prefix() -> str:
     """The Redis key prefix of this installation's channel layer (``CHANNEL_LAYER_PREFIX``)."""
     return str(settings.CHANNEL_LAYERS["default"].get("CONFIG", {}).get("prefix", "asgi"))
 
+
 def prepared_protocol(socket: HubSocket) -> Any | None:
     """The autobahn protocol behind a daphne connection's ASGI send, if it is one and is
     open (it can then take a prepared message); ``None`` otherwise."""

@@ -48,7 +48,7 @@ def broadcast_table_on_commit(table_id: int, *, refresh_private: bool = False, l
 
     def push() -> None:
         hub.publish_table_frame(
-            table_id, dumps(selectors.get_table_state(table_id=table_id)), refresh_private=refresh_private
+            table_id, dumps(selectors.get_public_state(table_id=table_id)), refresh_private=refresh_private
         )
         if lobby:
             publish_lobby_line(table_id)

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from tables.services.configuration import change_table_config, create_table, set_table_open
     from tables.services.lifecycle import advance_due_tables, advance_table, publish_live_pools, recover_table
     from tables.services.play import buy_draw, buy_redeal, hold_to_mask, set_hold
+    from tables.services.presence import is_connected
     from tables.services.seating import (
-        is_connected,
         join_table,
         leave_table,
         record_socket,
@@ -40,7 +40,7 @@ _HOMES = {
     "buy_redeal": "play",
     "hold_to_mask": "play",
     "set_hold": "play",
-    "is_connected": "seating",
+    "is_connected": "presence",
     "join_table": "seating",
     "leave_table": "seating",
     "record_socket": "seating",

@@ -9,7 +9,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from tables.errors import InvalidTableConfigError, TableNotFoundError
-from tables.models import CONFIG_FIELDS, Table, TableConfigChange, TableMode, TablePhase
+from tables.models import (
+    CONFIG_FIELDS,
+    HOLDEM_CONFIG_FIELDS,
+    HoldemConditions,
+    Table,
+    TableConfigChange,
+    TableGame,
+    TableMode,
+    TablePhase,
+)
 from tables.realtime.push import broadcast_table_on_commit
 from tables.services.conditions import validate_table_config
 from tables.services.fairness import new_chain
@@ -53,14 +62,22 @@ def change_table_config(
     table = Table.objects.select_for_update().filter(pk=table_id).first()
     if table is None:
         raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
-    unknown = set(changes) - set(CONFIG_FIELDS)
+    holdem = table.game == TableGame.HOLDEM
+    fields = HOLDEM_CONFIG_FIELDS if holdem else CONFIG_FIELDS
+    unknown = set(changes) - set(fields)
     if unknown:
         raise InvalidTableConfigError(f"unknown fields {sorted(unknown)}", field=sorted(unknown)[0])
-    effective = {field: getattr(table, field) for field in CONFIG_FIELDS} | table.pending_changes
+    source: Any = HoldemConditions.objects.get(table=table) if holdem else table
+    effective = {field: getattr(source, field) for field in fields} | table.pending_changes
     changed = {field: value for field, value in changes.items() if effective[field] != value}
     if not changed:
         return table
-    validate_table_config(effective | changed)
+    if holdem:
+        from tables.services.holdem.conditions import validate_holdem_config
+
+        validate_holdem_config(effective | changed, mode=table.mode)
+    else:
+        validate_table_config(effective | changed)
     TableConfigChange.objects.bulk_create(
         [
             TableConfigChange(
@@ -76,7 +93,13 @@ def change_table_config(
         ]
     )
     table.pending_changes = {**table.pending_changes, **changed}
-    if table.phase in (TablePhase.WAITING, TablePhase.CLOSED):
+    if holdem:
+        # Hold'em: applied by the clock before the next hand is dealt (the seated players
+        # keep their seats and chips); a waiting table applies it at its next tick.
+        if table.phase in (TablePhase.WAITING, TablePhase.CLOSED):
+            table.phase_deadline = now
+        table.save(update_fields=["pending_changes", "phase_deadline"])
+    elif table.phase in (TablePhase.WAITING, TablePhase.CLOSED):
         from tables.services.lifecycle import apply_pending_changes
 
         apply_pending_changes(table, now=now)

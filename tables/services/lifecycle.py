@@ -39,6 +39,7 @@ from tables.models import (
     SeatStatus,
     Table,
     TableConfigChange,
+    TableGame,
     TablePhase,
 )
 from tables.realtime.frames import TableRestartedFrame, dumps
@@ -113,7 +114,12 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
     if table is None:
         return False
     expected_version = table.version
-    if table.phase == TablePhase.CHANGE:
+    holdem = table.game == TableGame.HOLDEM
+    if holdem:
+        from tables.services.holdem.hands import advance_holdem_table
+
+        advance_holdem_table(table, now=now)
+    elif table.phase == TablePhase.CHANGE:
         _settle_table(table, now=now)
     else:
         if table.phase == TablePhase.RESULTS:
@@ -414,6 +420,15 @@ def recover_table(*, table_id: int, now: datetime, reason: str) -> None:
     wait a few seconds before dealing again."""
     table = Table.objects.select_for_update().filter(pk=table_id).first()
     if table is None:
+        return
+    if table.game == TableGame.HOLDEM:
+        from tables.services.holdem.hands import cancel_holdem_hand
+
+        cancel_holdem_hand(table=table, reason=reason, now=now)
+        Table.objects.filter(pk=table_id).update(
+            phase=TablePhase.WAITING, phase_deadline=now + MALFUNCTION_PAUSE, version=F("version") + 1
+        )
+        broadcast_table_on_commit(table_id, refresh_private=True)
         return
     if table.current_hand_id is not None:
         cancel_hand(hand_id=table.current_hand_id, reason=reason, now=now)

@@ -150,3 +150,23 @@ async def test_a_removed_players_game_sockets_get_the_reason_and_close() -> None
             break
     assert frame["type"] == "pong"
     await his.disconnect()
+
+
+def test_a_suspended_holdem_player_gets_his_chips_back_in_his_wallet(db: None) -> None:
+    """Removing a player from play at a Hold'em table cashes his stack out (his chips are
+    money on the table, seed 003 table stakes), where a WiderPoker seat only stops playing."""
+    from tables.services.holdem import take_seat
+    from tests.tables.holdem_helpers import assert_books, holdem_table
+
+    alice = make_player("alice")
+    table = holdem_table()
+    wallet_before = get_balance_minor(user_id=alice.pk, currency=Currency.FUN)
+    take_seat(table_id=table.pk, user_id=alice.pk, position=1, buy_in_minor=700, now=timezone.now())
+    assert get_balance_minor(user_id=alice.pk, currency=Currency.FUN) == wallet_before - 700
+
+    left = table_services.remove_from_tables(user_id=alice.pk, reason="suspended", now=timezone.now())
+
+    assert left == [table.pk]
+    assert get_balance_minor(user_id=alice.pk, currency=Currency.FUN) == wallet_before
+    assert Seat.objects.get(table=table, user=alice).stack_minor == 0
+    assert_books(table)

@@ -25,8 +25,10 @@ def test_seed_demo_is_idempotent() -> None:
     first = sorted(Table.objects.values_list("name", "mode", "currency"))
     call_command("seed_demo")
     assert sorted(Table.objects.values_list("name", "mode", "currency")) == first
-    assert len(first) == 4
+    assert len(first) == 6
     assert {mode for _, mode, _ in first} == {"fun", "cash"}
+    holdem = {table.name: table for table in Table.objects.filter(game="holdem").select_related("holdem")}
+    assert {(t.mode, t.holdem.bot_seats > 0) for t in holdem.values()} == {("fun", True), ("cash", False)}
     croupier = User.objects.get(username="croupier")
     assert croupier.is_staff and croupier.is_superuser
     assert croupier.check_password("croupier-demo")
@@ -45,7 +47,7 @@ def test_seed_demo_keeps_an_existing_table_of_the_same_name() -> None:
     )
     call_command("seed_demo")
     assert Table.objects.get(name="Speedway").ante_minor == 700
-    assert Table.objects.count() == 4
+    assert Table.objects.count() == 6
 
 
 def test_seed_demo_refuses_a_production_database_and_creates_nobody(settings: Any) -> None:
@@ -58,5 +60,5 @@ def test_seed_demo_refuses_a_production_database_and_creates_nobody(settings: An
 
 def test_seed_demo_without_staff_creates_the_tables_only() -> None:
     call_command("seed_demo", "--no-staff")
-    assert Table.objects.count() == 4
+    assert Table.objects.count() == 6
     assert not User.objects.filter(username="croupier").exists()

@@ -9,7 +9,7 @@ from typing import Any
 
 from autobahn.twisted.websocket import WebSocketServerFactory  # what daphne uses
 
-from tables.hub import TableHub, prepared_protocol
+from tables.realtime.hub import TableHub, prepared_protocol
 
 TEXT = '{"type": "table_state", "phase": "change", "note": "café"}'
 

@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 from backoffice.management.commands.create_staff_groups import ensure_staff_groups
 from tables.models import Table
 from tables.services import create_table
+from tables.services.holdem import create_holdem_table
 
 DEMO_TABLES: tuple[dict[str, Any], ...] = (
     {
@@ -58,6 +59,35 @@ DEMO_TABLES: tuple[dict[str, Any], ...] = (
         "change_seconds": 30,
     },
 )
+DEMO_HOLDEM_TABLES: tuple[dict[str, Any], ...] = (
+    {
+        "name": "Hold'em Fun (bots)",
+        "mode": "fun",
+        "currency": "FUN",
+        "betting": "no-limit",
+        "small_blind_minor": 50,
+        "big_blind_minor": 100,
+        "min_buy_in_minor": 2_000,
+        "max_buy_in_minor": 10_000,
+        "seats": 6,
+        "bot_seats": 3,
+        "show_probabilities": True,
+    },
+    {
+        "name": "Hold'em Euro 0.05/0.10",
+        "mode": "cash",
+        "currency": "EUR",
+        "betting": "no-limit",
+        "small_blind_minor": 5,
+        "big_blind_minor": 10,
+        "min_buy_in_minor": 200,
+        "max_buy_in_minor": 1_000,
+        "seats": 9,
+        "rake_cap_minor": 50,
+    },
+)
+"""One Hold'em fun table with house bots and one cash Hold'em table (no bots: seed 001 Notes 4)."""
+
 DEMO_STAFF = ("croupier", "croupier-demo")
 
 
@@ -84,6 +114,12 @@ class Command(BaseCommand):
                 continue
             table = create_table(**config)
             self.stdout.write(f"table {table.name!r} created (id {table.pk})")
+        for config in DEMO_HOLDEM_TABLES:
+            if config["name"] in existing:
+                self.stdout.write(f"table {config['name']!r} exists, skipped")
+                continue
+            table = create_holdem_table(**config)
+            self.stdout.write(f"Hold'em table {table.name!r} created (id {table.pk})")
         for name, count in ensure_staff_groups().items():
             self.stdout.write(f"group {name!r}: {count} permissions")
         if options["no_staff"]:

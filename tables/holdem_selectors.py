@@ -1,0 +1,237 @@
+"""Reads of Hold'em tables: the public table frame, a player's private frame, hands.
+
+The frames' shapes are in ``tables/realtime/frames.py`` (documented in docs/protocol.md). The
+secret rule: hole cards appear in the public frame only when shown at the showdown, the
+server seed only once the hand is over; a player's own cards only in his private frame.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, cast
+
+import numpy as np
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from tables.engine.cards import card_code
+from tables.engine.holdem import ActionKind, HandState, Phase, equity
+from tables.errors import TableNotFoundError, WrongGameError
+from tables.holdem_records import replay, turn_deadline
+from tables.models import HoldemConditions, HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table, TableGame
+from tables.realtime.frames import (
+    HoldemConfig,
+    HoldemHandView,
+    HoldemLegalView,
+    HoldemPotView,
+    HoldemPrivateFrame,
+    HoldemResultView,
+    HoldemSeatView,
+    HoldemTableFrame,
+    dumps,
+)
+from tables.services.presence import is_connected
+from wallet import selectors as wallet_selectors
+
+STREETS = ("preflop", "flop", "turn", "river")
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def get_holdem_table(table_id: int) -> tuple[Table, HoldemConditions]:
+    """The Hold'em table and its conditions. Raises TableNotFoundError, WrongGameError."""
+    table = Table.objects.filter(pk=table_id).first()
+    if table is None:
+        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    if table.game != TableGame.HOLDEM:
+        raise WrongGameError(f"{table.name} is not a Hold'em table", table_id=table_id)
+    return table, HoldemConditions.objects.get(table=table)
+
+
+def _config(table: Table, conditions: HoldemConditions) -> HoldemConfig:
+    return cast(HoldemConfig, conditions.snapshot() | {"currency": table.currency, "mode": table.mode})
+
+
+def find_current_hand(table: Table) -> HoldemHand | None:
+    """The running hand, else the last one (its results stay on screen until the next)."""
+    return HoldemHand.objects.filter(table=table).order_by("-number").first()
+
+
+def _street(state: HandState) -> str:
+    if state.phase is Phase.COMPLETE:
+        return "complete"
+    if state.phase is Phase.SHOWDOWN:
+        return "showdown"
+    return STREETS[int(state.street)]
+
+
+def _hand_view(hand: HoldemHand, state: HandState) -> HoldemHandView:
+    n = state.player_count
+    small, big = (1, 0) if n == 2 else (0, 1)
+    over = hand.is_terminal
+    deadline = turn_deadline(hand, hand.config) if hand.turn_started_at and not over else None
+    result: HoldemResultView | None = None
+    if over:
+        result = HoldemResultView(
+            won={str(k): int(v) for k, v in hand.results.get("won", {}).items()},
+            rake_minor=hand.rake_minor,
+            showdown=bool(hand.results.get("showdown")),
+            server_seed=hand.server_seed,
+            chain_seed=hand.chain_seed,
+        )
+    if hand.status == HoldemHandStatus.CANCELLED:
+        pots: list[HoldemPotView] = []
+        board: list[str] = []
+    else:
+        pots = [HoldemPotView(amount_minor=p.amount, seats=[state.seats[k] for k in p.eligible]) for p in state.pots()]
+        board = [card_code(c) for c in state.board]
+    bank = int(hand.config["time_bank_seconds"])
+    return HoldemHandView(
+        id=hand.pk,
+        number=hand.number,
+        commitment=hand.commitment,
+        button=int(hand.setup["button"]),
+        small_blind_seat=state.seats[small] if hand.config["small_blind_minor"] else None,
+        big_blind_seat=state.seats[big],
+        street=_street(state),
+        board=board,
+        pots=pots,
+        total_pot_minor=state.total_pot if not state.is_over else sum(state.committed),
+        to_act=None if over else state.to_act,
+        turn_started_at=None if over else _iso(hand.turn_started_at),
+        act_deadline=_iso(deadline),
+        time_bank_from=_iso(deadline - timedelta(seconds=bank)) if deadline else None,
+        result=result,
+    )
+
+
+def get_holdem_table_frame(*, table_id: int, now: datetime) -> HoldemTableFrame:
+    """The public state of a Hold'em table (frame ``holdem_state``): seats, stacks, bets,
+    pots with side pots, board, button, blinds, whose turn and until when. Raises
+    TableNotFoundError, WrongGameError."""
+    table, conditions = get_holdem_table(table_id)
+    hand = find_current_hand(table)
+    state = replay(hand) if hand is not None else None
+    in_hand: dict[int, int] = {} if state is None else {seat: k for k, seat in enumerate(state.seats)}
+    shown: dict[str, list[str]] = hand.results.get("shown", {}) if hand is not None and hand.is_terminal else {}
+    waiting = set(hand.setup.get("waiting", ())) if hand is not None and not hand.is_terminal else set()
+    cancelled = hand is not None and hand.status == HoldemHandStatus.CANCELLED
+    seats: list[HoldemSeatView] = []
+    for seat in (
+        Seat.objects.filter(table=table, position__isnull=False)
+        .exclude(status=SeatStatus.LEFT)
+        .select_related("user")
+        .order_by("position")
+    ):
+        position = int(seat.position or 0)
+        k = in_hand.get(position)
+        live = state is not None and k is not None and not cancelled
+        running = live and hand is not None and not hand.is_terminal
+        stack = int(state.stacks[k]) if running and state is not None and k is not None else int(seat.stack_minor)
+        seats.append(
+            HoldemSeatView(
+                seat=position,
+                name=seat.user.username,
+                bot=seat.is_bot,
+                stack_minor=stack,
+                bet_minor=int(state.bets[k]) if running and state is not None and k is not None else 0,
+                status=seat.status,
+                in_hand=bool(live and state is not None and k is not None and not state.folded[k]),
+                folded=bool(live and state is not None and k is not None and state.folded[k]),
+                all_in=bool(running and stack == 0),
+                waiting=position in waiting or seat.blind_choice == "wait",
+                leaving=seat.leaving,
+                connected=seat.is_bot or is_connected(seat, now=now),
+                shown=shown.get(str(position)),
+            )
+        )
+    return HoldemTableFrame(
+        type="holdem_state",
+        table_id=table.pk,
+        name=table.name,
+        version=table.version,
+        phase=table.phase,
+        deadline=_iso(table.phase_deadline),
+        server_time=now.isoformat(),
+        config=_config(table, conditions),
+        seats=seats,
+        hand=None if hand is None or state is None else _hand_view(hand, state),
+    )
+
+
+def get_holdem_private_frame(*, table_id: int, user_id: int, now: datetime) -> HoldemPrivateFrame:
+    """One player's own view (frame ``holdem_private``): his seat, stack, hole cards (only
+    his), legal actions on his turn, wallet balance and, when the table shows them, his
+    probability of winning. Raises TableNotFoundError, WrongGameError."""
+    table, conditions = get_holdem_table(table_id)
+    seat = (
+        Seat.objects.filter(table=table, user_id=user_id, position__isnull=False)
+        .exclude(status=SeatStatus.LEFT)
+        .first()
+    )
+    hole: list[str] | None = None
+    legal_view: HoldemLegalView | None = None
+    chance: float | None = None
+    stack = 0 if seat is None else int(seat.stack_minor)
+    if seat is not None:
+        hand = find_current_hand(table)
+        if hand is not None and hand.status != HoldemHandStatus.CANCELLED:
+            state = replay(hand)
+            if seat.position in state.seats:
+                k = state.seats.index(int(seat.position or 0))
+                hole = [card_code(c) for c in state.holes[k]]
+                if not hand.is_terminal:
+                    stack = int(state.stacks[k])
+                    if state.to_act == seat.position and state.phase is Phase.BETTING:
+                        legal = state.legal_actions()
+                        legal_view = HoldemLegalView(
+                            kinds=[
+                                kind.value for kind in legal.kinds if kind not in (ActionKind.SHOW, ActionKind.MUCK)
+                            ],
+                            call_minor=legal.call_amount,
+                            min_to_minor=legal.min_to,
+                            max_to_minor=legal.max_to,
+                            all_in_to_minor=legal.all_in_to,
+                        )
+                    if conditions.show_probabilities and not state.folded[k]:
+                        chance = _equity(state, k, hand.pk)
+    return HoldemPrivateFrame(
+        type="holdem_private",
+        table_id=table.pk,
+        version=table.version,
+        seat=None if seat is None else seat.position,
+        stack_minor=stack,
+        status=None if seat is None else seat.status,
+        blind_choice="" if seat is None else seat.blind_choice,
+        hole=hole,
+        legal=legal_view,
+        equity=chance,
+        wallet_minor=wallet_selectors.get_balance_minor(user_id=user_id, currency=table.currency),
+    )
+
+
+def _equity(state: HandState, k: int, hand_id: int) -> float:
+    """The player's probability of winning against random hands of the other players still
+    in (ties split), Monte Carlo seeded by the hand and the board (docs/holdem.md, Equity)."""
+    live = [j for j in range(state.player_count) if not state.folded[j]]
+    holes: list[Any] = [state.holes[k] if j == k else None for j in live]
+    if len(holes) < 2:
+        return 1.0
+    result = equity(holes, state.board, samples=4_000, seed=np.random.default_rng([hand_id, len(state.board), k]))
+    return round(float(result.players[live.index(k)].equity), 4)
+
+
+def list_holdem_hands(*, table_id: int) -> QuerySet[HoldemHand]:
+    """The table's terminal hands, newest first (hand history)."""
+    return HoldemHand.objects.filter(table_id=table_id).exclude(status=HoldemHandStatus.PLAYING).order_by("-number")
+
+
+def render_holdem_private_frames(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
+    """Each player's ``holdem_private`` frame, serialised (the hub's per-socket private
+    state at a Hold'em table)."""
+    now = timezone.now()
+    return {
+        user_id: dumps(get_holdem_private_frame(table_id=table_id, user_id=user_id, now=now)) for user_id in user_ids
+    }

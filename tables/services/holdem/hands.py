@@ -1,0 +1,507 @@
+"""The Hold'em hand on the clock: deal, actions, timeouts, bots, showdown, settlement.
+
+The rules are the engine's (``tables.engine.holdem``; seed 003; docs/holdem.md): this
+module only stores a hand (``HoldemHand``: its setup, deck seed and actions), rebuilds the
+engine's immutable ``HandState`` from them (``replay``), and moves money through
+``tables.services.holdem.money``. The clock (``tables.services.advance_due_tables``)
+calls ``advance_holdem_table`` with the table's row locked (SKIP LOCKED + version check in
+``tables.services.lifecycle.advance_table``), so a duplicated tick does nothing.
+
+Table phases: WAITING (fewer than two players with chips) -> PLAYING (``phase_deadline``
+is the deadline of the player to act) -> RESULTS (``RESULTS_PAUSE``) -> next hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+from django.contrib.auth.models import User
+
+from tables.engine import fairness
+from tables.engine.cards import card_code
+from tables.engine.holdem import (
+    PERSONALITIES,
+    ActionKind,
+    HandState,
+    HoldemError,
+    PhhError,
+    decide,
+    hand_to_phh,
+    play_showdown,
+    timeout_action,
+)
+from tables.errors import HoldemActionError, InvalidActionError
+from tables.holdem_records import apply_action, replay, turn_deadline
+from tables.models import (
+    HoldemConditions,
+    HoldemHand,
+    HoldemHandPlayer,
+    HoldemHandStatus,
+    Seat,
+    SeatStatus,
+    Table,
+    TableMode,
+    TablePhase,
+)
+from tables.services import fairness as fairness_services
+from tables.services.holdem import money
+from tables.services.holdem.conditions import apply_pending_holdem_changes
+from tables.services.presence import is_connected
+from wallet import protection
+from wallet import services as wallet_services
+from wallet.models import AccountKind, Currency, TransferKind
+
+logger = logging.getLogger(__name__)
+
+RESULTS_PAUSE = timedelta(seconds=4)
+"""The pause between a hand's end and the next deal (results on screen)."""
+
+BOT_THINK = timedelta(seconds=1)
+"""How long a house bot's turn lasts before the clock plays its decision."""
+
+PLAYER_KINDS = frozenset(
+    {ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL, ActionKind.BET, ActionKind.RAISE, ActionKind.ALL_IN}
+)
+"""The betting actions a player may send (show and muck are played by the house policy:
+losers muck when the rules allow, seed 003 Showdown)."""
+
+BOT_PREFIX = "housebot-"
+
+
+# --- the stored hand and the engine ---------------------------------------------------------
+
+
+def parse_action(kind: object, amount: object) -> tuple[ActionKind, int | None]:
+    """A player's action from the wire: ``kind`` one of fold, check, call, bet, raise,
+    all_in; ``amount`` the bet or raise-to total in chips (minor units) or None for the
+    minimum. Raises InvalidActionError."""
+    try:
+        action_kind = ActionKind(str(kind))
+    except ValueError:
+        raise InvalidActionError(f"unknown action {kind!r}", kind=str(kind)[:20]) from None
+    if action_kind not in PLAYER_KINDS:
+        raise InvalidActionError(f"{action_kind.value} is not a player's action", kind=action_kind.value)
+    if amount is None:
+        return action_kind, None
+    if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
+        raise InvalidActionError("the amount is a positive whole number of chips", amount=repr(amount)[:20])
+    return action_kind, amount
+
+
+def running_hand(table: Table) -> HoldemHand | None:
+    """The table's hand being played, or None."""
+    return HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).order_by("-number").first()
+
+
+# --- the clock ----------------------------------------------------------------------------
+
+
+def advance_holdem_table(table: Table, *, now: datetime) -> None:
+    """One clock step of a Hold'em table whose deadline has passed (row locked by the
+    caller, which bumps ``version`` when this changes it): play the due turn (a bot's
+    decision, a leaving player's fold, or the timeout rule), or deal the next hand."""
+    conditions = HoldemConditions.objects.get(table=table)
+    if table.phase == TablePhase.PLAYING:
+        hand = running_hand(table)
+        if hand is not None:
+            _play_due_turn(table, conditions, hand, now=now)
+            return
+    _start_hand_or_wait(table, conditions, now=now)
+
+
+def _play_due_turn(table: Table, conditions: HoldemConditions, hand: HoldemHand, *, now: datetime) -> None:
+    state = replay(hand)
+    if state.is_over:  # settled state not written (should not happen): settle now
+        _settle(table, hand, state, now=now)
+        return
+    seat_no = state.to_act
+    assert seat_no is not None
+    seat = Seat.objects.get(table=table, position=seat_no)
+    if seat.is_bot:
+        personality = next((p for p in PERSONALITIES if p.name == seat.bot_personality), PERSONALITIES[2])
+        rng = np.random.default_rng(secrets.randbits(64))
+        action = decide(state, personality, rng)
+        record_action(table, hand, state, action.kind, action.seat, action.amount, now=now)
+        return
+    if seat.leaving:
+        legal = state.legal_actions()
+        kind = ActionKind.FOLD if ActionKind.FOLD in legal.kinds else ActionKind.CHECK
+        record_action(table, hand, state, kind, seat_no, None, now=now)
+        return
+    connected = is_connected(seat, now=now)
+    assert hand.turn_started_at is not None
+    reconnected = (
+        connected
+        and seat.socket_closed_at is not None
+        and seat.socket_closed_at >= hand.turn_started_at
+        and seat.last_seen_at > seat.socket_closed_at
+    )
+    if reconnected and not hand.turn_extended:
+        # Seed 003: a player who drops and comes back while his turn has time gets 20 s more.
+        hand.turn_extended = True
+        hand.save(update_fields=["turn_extended"])
+        table.phase_deadline = turn_deadline(hand, hand.config)
+        if table.phase_deadline > now:
+            table.version += 1
+            return
+    action = timeout_action(state, connected=connected)
+    record_action(table, hand, state, action.kind, action.seat, action.amount, now=now, timeout=True)
+
+
+def record_action(
+    table: Table,
+    hand: HoldemHand,
+    state: HandState,
+    kind: ActionKind,
+    seat: int,
+    amount: int | None,
+    *,
+    now: datetime,
+    timeout: bool = False,
+) -> HandState:
+    """Apply one action to ``state`` (the engine validates it: HoldemActionError with the
+    engine's code, nothing changed), store it, and move the table on: the next turn's
+    deadline, or the settlement when the hand is over. Returns the new state."""
+    try:
+        new_state = apply_action(state, kind.value, seat, amount)
+    except HoldemError as error:
+        raise HoldemActionError(str(error), engine_code=error.code) from error
+    stored_amount = _stored_amount(new_state, kind, seat, amount)
+    entry: dict[str, Any] = {"kind": kind.value, "seat": seat, "at": now.isoformat()}
+    if stored_amount is not None:
+        entry["amount"] = stored_amount
+    if timeout:
+        entry["timeout"] = True
+    hand.actions = [*hand.actions, entry]
+    new_state = play_showdown(new_state)
+    table.version += 1
+    if new_state.is_over:
+        hand.save(update_fields=["actions"])
+        _settle(table, hand, new_state, now=now)
+        return new_state
+    _start_turn(table, hand, new_state, now=now)
+    hand.save(update_fields=["actions", "turn_started_at", "turn_extended"])
+    return new_state
+
+
+def _stored_amount(state: HandState, kind: ActionKind, seat: int, amount: int | None) -> int | None:
+    """The amount to store so the replay takes the same action: a bet or raise's total
+    (the minimum filled in when none was given)."""
+    if kind not in (ActionKind.BET, ActionKind.RAISE):
+        return None
+    if amount is not None:
+        return amount
+    k = state.seats.index(seat)
+    return int(state.bets[k])
+
+
+def _start_turn(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) -> None:
+    """The next player's turn starts now: his deadline (a bot's or a leaving player's
+    turn is played at once by the clock)."""
+    hand.turn_started_at = now
+    hand.turn_extended = False
+    seat_no = state.to_act
+    seat = Seat.objects.only("is_bot", "leaving").get(table=table, position=seat_no)
+    if seat.is_bot:
+        table.phase_deadline = now + BOT_THINK
+    elif seat.leaving:
+        table.phase_deadline = now
+    else:
+        table.phase_deadline = turn_deadline(hand, hand.config)
+
+
+# --- settlement ---------------------------------------------------------------------------
+
+
+def _settle(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) -> None:
+    """Pay the pots: the seats' stacks become the finishing stacks, the rake moves from the
+    escrow to the rake account (no flop, no drop: the engine's ``rake``), the hand is
+    stored with its board, results and PHH text, and the server seed becomes public.
+    Leaving players are cashed out; players left without chips sit out."""
+    finishing = state.finishing_stacks()
+    starting = dict(zip(state.seats, state.starting_stacks, strict=True))
+    if sum(starting.values()) != sum(finishing.values()) + state.rake:
+        raise AssertionError(f"hand {hand.pk}: chips not conserved")
+    seats = {seat.position: seat for seat in Seat.objects.filter(table=table, position__in=list(finishing))}
+    for position, chips in finishing.items():
+        Seat.objects.filter(pk=seats[position].pk).update(stack_minor=chips, blind_choice="")
+        seats[position].stack_minor = chips
+    for row in HoldemHandPlayer.objects.filter(hand=hand):
+        HoldemHandPlayer.objects.filter(pk=row.pk).update(finishing_minor=finishing[row.seat])
+    money.take_rake(table=table, hand_id=hand.pk, amount_minor=state.rake)
+    showdown = len(state.hand_strengths) > 0
+    shown = {
+        str(seat): [card_code(c) for c in state.holes[k]]
+        for k, seat in enumerate(state.seats)
+        if showdown and not state.folded[k] and not state.mucked[k]
+    }
+    hand.results = {
+        "starting_stacks": {str(s): v for s, v in starting.items()},
+        "finishing_stacks": {str(s): v for s, v in finishing.items()},
+        "won": {str(s): int(w) for s, w in zip(state.seats, state.winnings or (), strict=True) if w},
+        "shown": shown,
+        "showdown": showdown,
+    }
+    hand.board = [card_code(c) for c in state.board]
+    hand.pot_minor = sum(state.committed)
+    hand.rake_minor = state.rake
+    try:
+        hand.phh = hand_to_phh(state, hand=hand.number, table=table.name)
+    except PhhError as error:
+        hand.phh_error = str(error)[:200]
+    hand.status = HoldemHandStatus.SETTLED
+    hand.settled_at = now
+    hand.save()
+    _end_hand(table, now=now)
+
+
+def _end_hand(table: Table, *, now: datetime) -> None:
+    """After a hand (settled or cancelled): cash out the leaving, sit out the broke, and
+    pause before the next deal."""
+    for seat in Seat.objects.filter(table=table, position__isnull=False).exclude(status=SeatStatus.LEFT):
+        if seat.leaving or (seat.is_bot and seat.stack_minor == 0):
+            release_seat(table, seat, now=now, reason="left")
+        elif seat.stack_minor == 0 and seat.status == SeatStatus.ACTIVE:
+            Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.SITTING_OUT, status_reason="no chips")
+    table.phase = TablePhase.RESULTS
+    table.phase_deadline = now + RESULTS_PAUSE
+    table.version += 1
+
+
+def release_seat(table: Table, seat: Seat, *, now: datetime, reason: str) -> int:
+    """Cash the seat's chips out to the player's wallet and free the seat; returns the
+    amount returned. The caller holds the table's lock and no hand holds the seat."""
+    amount = money.cash_out(table=table, seat=seat)
+    Seat.objects.filter(pk=seat.pk).update(
+        status=SeatStatus.LEFT, status_reason=reason, left_at=now, position=None, leaving=False, blind_choice=""
+    )
+    return amount
+
+
+def cancel_holdem_hand(*, table: Table, reason: str, now: datetime) -> bool:
+    """Cancel the table's running hand (a malfunction, rules Notes 3): the seats keep their
+    starting stacks, which the escrow still holds, so every chip wagered is back at once.
+    Returns whether a hand was cancelled."""
+    hand = running_hand(table)
+    if hand is None:
+        return False
+    hand.status = HoldemHandStatus.CANCELLED
+    hand.cancel_reason = reason[:200]
+    hand.settled_at = now
+    hand.save(update_fields=["status", "cancel_reason", "settled_at"])
+    _end_hand(table, now=now)
+    return True
+
+
+# --- the deal ------------------------------------------------------------------------------
+
+
+def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: datetime) -> None:
+    """Apply pending staff changes, seat or release house bots, then deal when two or more
+    players can play; otherwise wait (joining wakes the table)."""
+    if table.pending_changes and apply_pending_holdem_changes(table, conditions, now=now):
+        for seat in Seat.objects.filter(table=table, position__gte=conditions.seats).exclude(status=SeatStatus.LEFT):
+            release_seat(table, seat, now=now, reason="seat removed")
+        table.version += 1
+    if not table.is_open:
+        for seat in Seat.objects.filter(table=table, position__isnull=False).exclude(status=SeatStatus.LEFT):
+            release_seat(table, seat, now=now, reason="table closed")
+        table.phase = TablePhase.CLOSED
+        table.phase_deadline = None
+        table.version += 1
+        return
+    _manage_bots(table, conditions, now=now)
+    seats = list(
+        Seat.objects.filter(table=table, position__isnull=False, status=SeatStatus.ACTIVE, stack_minor__gt=0)
+        .select_related("user")
+        .order_by("position")
+    )
+    humans = [seat for seat in seats if not seat.is_bot]
+    gone = [seat for seat in humans if not is_connected(seat, now=now)]
+    barred = protection.barred_players(
+        user_ids=[seat.user_id for seat in humans],
+        currency=table.currency,
+        stake_minor=conditions.big_blind_minor,
+        now=now,
+    )
+    out = {seat.pk for seat in gone} | {seat.pk for seat in humans if seat.user_id in barred}
+    for seat in seats:
+        if seat.pk in out:
+            why = "disconnected" if seat in gone else barred[seat.user_id].code.replace("_", " ")
+            Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.SITTING_OUT, status_reason=why)
+            table.version += 1
+    seats = [seat for seat in seats if seat.pk not in out]
+    if len(seats) < 2:
+        if table.phase != TablePhase.WAITING:
+            table.version += 1
+        table.phase = TablePhase.WAITING
+        table.phase_deadline = None
+        return
+    _deal(table, conditions, seats, now=now)
+
+
+def _manage_bots(table: Table, conditions: HoldemConditions, *, now: datetime) -> None:
+    """House bots fill a fun table up to ``bot_seats``, always leaving a seat free for a
+    person; extra bots leave between hands. Never at cash tables (seed 001 Notes 4)."""
+    seated = list(Seat.objects.filter(table=table, position__isnull=False).exclude(status=SeatStatus.LEFT))
+    bots = [seat for seat in seated if seat.is_bot]
+    target = 0
+    if table.mode == TableMode.FUN and any(not seat.is_bot for seat in seated):
+        target = min(conditions.bot_seats, conditions.seats - (len(seated) - len(bots)) - 1)
+    for seat in bots[max(target, 0) :]:
+        release_seat(table, seat, now=now, reason="bot left")
+        table.version += 1
+    taken = {seat.position for seat in seated if seat not in bots[max(target, 0) :]}
+    free = [p for p in range(conditions.seats) if p not in taken]
+    for _ in range(max(target, 0) - len(bots)):
+        if not free:
+            break
+        _seat_bot(table, conditions, free.pop(0), now=now)
+        table.version += 1
+
+
+def _seat_bot(table: Table, conditions: HoldemConditions, position: int, *, now: datetime) -> None:
+    """Seat a house bot (an inactive user ``housebot-<k>``: it cannot log in) with a maximum
+    buy-in of FUN chips from its own wallet, topped up by the cashier when low."""
+    busy = set(Seat.objects.filter(is_bot=True).exclude(status=SeatStatus.LEFT).values_list("user_id", flat=True))
+    user = None
+    for k in range(1, 1000):
+        candidate = User.objects.filter(username=f"{BOT_PREFIX}{k}").first()
+        if candidate is None:
+            user = User.objects.create_user(username=f"{BOT_PREFIX}{k}", password=None, is_active=False)
+            break
+        if not candidate.is_active and not candidate.has_usable_password() and candidate.pk not in busy:
+            user = candidate
+            break
+    if user is None:
+        return
+    buy_in = int(conditions.max_buy_in_minor)
+    wallet = wallet_services.ensure_player_account(user_id=user.pk, currency=Currency.FUN)
+    if wallet.balance_minor - wallet.held_minor < buy_in:
+        wallet_services.transfer_between(
+            source=wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN),
+            destination=wallet,
+            amount_minor=buy_in - (wallet.balance_minor - wallet.held_minor),
+            kind=TransferKind.FUN_TOP_UP,
+            reference=f"fun_top_up:{user.pk}:{secrets.token_hex(8)}",
+            memo="House bot's fun chips",
+        )
+    personality = PERSONALITIES[(user.pk + position) % len(PERSONALITIES)].name
+    seat, _ = Seat.objects.update_or_create(
+        table=table,
+        user=user,
+        defaults={
+            "status": SeatStatus.ACTIVE,
+            "status_reason": "",
+            "joined_at": now,
+            "left_at": None,
+            "last_seen_at": now,
+            "position": position,
+            "stack_minor": 0,
+            "is_bot": True,
+            "bot_personality": personality,
+            "blind_choice": "",
+            "leaving": False,
+        },
+    )
+    money.buy_chips(table=table, seat=seat, amount_minor=buy_in)
+
+
+def next_button(previous: int | None, dealt: list[int], seat_count: int) -> int:
+    """The button of the next hand: the first dealt-in seat clockwise after the previous
+    button (seed 003: "the button moving clockwise to the next player"); the lowest seat
+    for the table's first hand."""
+    if previous is None:
+        return min(dealt)
+    return min(dealt, key=lambda s: (s - previous - 1) % seat_count)
+
+
+def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now: datetime) -> HoldemHand:
+    """Deal a hand to ``seats`` (active, connected, with chips): the button moves, new
+    players wait for the big blind or post one now, the deck comes from the table's seed
+    chain mixed with the players' client seeds (docs/provably-fair.md, Algorithm 2 and 12)."""
+    count = conditions.seats
+    previous = (
+        HoldemHand.objects.filter(table=table).exclude(status=HoldemHandStatus.CANCELLED).order_by("-number").first()
+    )
+    previous_button = None if previous is None else int(previous.setup["button"])
+    positions = [int(s.position) for s in seats if s.position is not None]
+    waiting_choice = {int(s.position) for s in seats if s.position is not None and s.blind_choice == "wait"}
+    posting_choice = {int(s.position) for s in seats if s.position is not None and s.blind_choice == "post"}
+    regular = [p for p in positions if p not in waiting_choice | posting_choice]
+    waiting: set[int] = set()
+    posting: set[int] = set()
+    if len(regular) >= 2 and previous is not None:
+        button = next_button(previous_button, regular, count)
+        around = sorted(
+            (p for p in positions if p != button and p not in posting_choice), key=lambda s: (s - button - 1) % count
+        )
+        candidates = [p for p in around if p in regular or p in waiting_choice]
+        big_blind = candidates[1] if len(candidates) >= 2 else candidates[0]
+        waiting = waiting_choice - {big_blind}
+        posting = set(posting_choice)
+    else:
+        # A table that starts deals everyone in: no one waits, no one posts out of turn.
+        button = next_button(previous_button, positions, count)
+    stacks: list[int | None] = [None] * count
+    for seat in seats:
+        assert seat.position is not None
+        stacks[seat.position] = int(seat.stack_minor)
+    dealt = [s for s in seats if s.position not in waiting]
+    draw = fairness_services.next_chain_seed(table, now=now)
+    ids = [s.user_id for s in dealt]
+    names = {s.user_id: s.user.username for s in seats}
+    client_seeds = fairness_services.client_seeds(ids, now=now)
+    number = table.hands_dealt + 1
+    pairs = [(names[u], client_seeds[u]) for u in ids]
+    seed = fairness.hand_seed(draw.seed, table.pk, number, pairs)
+    config = conditions.snapshot() | {"mode": table.mode, "currency": table.currency}
+    hand = HoldemHand(
+        table=table,
+        number=number,
+        server_seed=seed.hex(),
+        commitment=hashlib.sha256(draw.seed).hexdigest(),
+        algorithm=fairness.ALGORITHM_CHAIN,
+        chain=draw.chain,
+        chain_index=draw.index,
+        chain_seed=draw.seed.hex(),
+        client_seeds=[list(pair) for pair in pairs],
+        config=config,
+        setup={"stacks": stacks, "button": button, "waiting": sorted(waiting), "posting": sorted(posting)},
+        players=[
+            {"seat": s.position, "user_id": s.user_id, "name": names[s.user_id], "bot": s.is_bot}
+            for s in seats
+            if s.position not in waiting
+        ],
+        started_at=now,
+    )
+    state = replay(hand)
+    hand.save()
+    HoldemHandPlayer.objects.bulk_create(
+        [
+            HoldemHandPlayer(
+                hand=hand,
+                user_id=s.user_id,
+                seat=int(s.position or 0),
+                is_bot=s.is_bot,
+                starting_minor=int(s.stack_minor),
+            )
+            for s in dealt
+        ]
+    )
+    Seat.objects.filter(table=table, position__in=[s.position for s in dealt]).update(blind_choice="")
+    protection.record_play(user_ids=[s.user_id for s in dealt if not s.is_bot], now=now)
+    table.hands_dealt = number
+    table.phase = TablePhase.PLAYING
+    table.version += 1
+    if state.is_over:  # everyone all-in on the blinds: nothing to decide
+        _settle(table, hand, state, now=now)
+        return hand
+    _start_turn(table, hand, state, now=now)
+    hand.save(update_fields=["turn_started_at", "turn_extended"])
+    return hand

@@ -1,0 +1,78 @@
+"""Every Hold'em chip movement is a ledger transfer through ``wallet.services``.
+
+Chips at a Hold'em table are held in the table's escrow account (``escrow:holdem:<table>``):
+a buy-in moves money from the player's wallet into it, a cash-out back to the wallet, and
+the rake of a hand from it to the rake account (DESIGN.md, "Texas Hold'em tables", 3).
+Between hands the escrow's balance equals the sum of the seats' ``stack_minor``; during a
+hand the seats keep their starting stacks and the pots stay in the escrow, so that holds
+at every moment (a cancelled hand needs no refund).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from tables.models import Seat, Table
+from wallet import services as wallet_services
+from wallet.models import Account, AccountKind, TransferKind
+
+
+def escrow_key(table_id: int) -> str:
+    """The ledger key of a Hold'em table's escrow account."""
+    return f"escrow:holdem:{table_id}"
+
+
+def table_escrow(table: Table) -> Account:
+    """The table's escrow account (created empty on first use)."""
+    return wallet_services.ensure_account(key=escrow_key(table.pk), kind=AccountKind.ESCROW, currency=table.currency)
+
+
+def buy_chips(*, table: Table, seat: Seat, amount_minor: int) -> None:
+    """Move ``amount_minor`` from the player's wallet into the table's escrow and onto his
+    stack. Raises InsufficientFundsError (nothing changes) and InvalidAmountError."""
+    wallet = wallet_services.ensure_player_account(user_id=seat.user_id, currency=table.currency)
+    wallet_services.transfer_between(
+        source=wallet,
+        destination=table_escrow(table),
+        amount_minor=amount_minor,
+        kind=TransferKind.BUY_IN,
+        reference=f"buy_in:{table.pk}:{seat.pk}:{uuid.uuid4().hex}",
+        memo=f"Chips bought at {table.name}",
+    )
+    Seat.objects.filter(pk=seat.pk).update(stack_minor=seat.stack_minor + amount_minor)
+    seat.stack_minor += amount_minor
+
+
+def cash_out(*, table: Table, seat: Seat) -> int:
+    """Return the seat's whole stack from the escrow to the player's wallet; returns the
+    amount (0: nothing moved)."""
+    amount = int(seat.stack_minor)
+    if amount > 0:
+        wallet = wallet_services.ensure_player_account(user_id=seat.user_id, currency=table.currency)
+        wallet_services.transfer_between(
+            source=table_escrow(table),
+            destination=wallet,
+            amount_minor=amount,
+            kind=TransferKind.CASH_OUT,
+            reference=f"cash_out:{table.pk}:{seat.pk}:{uuid.uuid4().hex}",
+            memo=f"Chips returned from {table.name}",
+        )
+    Seat.objects.filter(pk=seat.pk).update(stack_minor=0)
+    seat.stack_minor = 0
+    return amount
+
+
+def take_rake(*, table: Table, hand_id: int, amount_minor: int) -> None:
+    """Move a hand's rake from the table's escrow to the rake account (once per hand:
+    reference ``holdem_rake:<hand>``)."""
+    if amount_minor <= 0:
+        return
+    rake = wallet_services.ensure_house_account(kind=AccountKind.RAKE, currency=table.currency)
+    wallet_services.transfer_between(
+        source=table_escrow(table),
+        destination=rake,
+        amount_minor=amount_minor,
+        kind=TransferKind.HOLDEM_RAKE,
+        reference=f"holdem_rake:{hand_id}",
+        memo=f"Rake of Hold'em hand {hand_id} at {table.name}",
+    )

@@ -1,0 +1,258 @@
+"""What a Hold'em player does: take a seat with a buy-in, add chips, sit out, sit in,
+leave, and act in the hand (fold, check, call, bet, raise, all-in).
+
+Entry points (socket, REST and views call these) run in ``transaction.atomic(durable=True)``
+and lock the table row first (the global lock order: table, then wallet accounts). Every
+chip movement goes through ``tables.services.holdem.money``; the player protection
+(wallet/protection.py) refuses buy-ins as it refuses WiderPoker stakes. Errors carry stable
+codes (tables/errors.py; the engine's codes for refused actions).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+
+from tables.errors import (
+    AlreadySeatedError,
+    BuyInOutOfRangeError,
+    HandInProgressError,
+    InvalidSeatError,
+    NoHandError,
+    NotSeatedError,
+    SeatTakenError,
+    TableClosedError,
+    TableNotFoundError,
+    WrongGameError,
+)
+from tables.holdem_records import replay, seats_in_hand
+from tables.models import HoldemConditions, Seat, SeatStatus, Table, TableGame, TablePhase
+from tables.realtime.push import broadcast_table_on_commit, push_private_on_commit
+from tables.services.holdem import hands, money
+from wallet import protection
+
+BLIND_CHOICES = ("wait", "post")
+
+
+def lock_holdem_table(table_id: int) -> tuple[Table, HoldemConditions]:
+    """The Hold'em table, row-locked until the transaction ends, with its conditions.
+    Raises TableNotFoundError, WrongGameError."""
+    table = Table.objects.select_for_update().filter(pk=table_id).first()
+    if table is None:
+        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    if table.game != TableGame.HOLDEM:
+        raise WrongGameError(f"{table.name} is not a Hold'em table", table_id=table_id)
+    return table, HoldemConditions.objects.get(table=table)
+
+
+def save_holdem_table(table: Table) -> None:
+    """Write back what the Hold'em services change on a locked table row."""
+    Table.objects.filter(pk=table.pk).update(
+        phase=table.phase,
+        phase_deadline=table.phase_deadline,
+        version=table.version,
+        hands_dealt=table.hands_dealt,
+        pending_changes=table.pending_changes,
+        ante_minor=table.ante_minor,
+        rake_bps=table.rake_bps,
+    )
+
+
+def _seat_of(table: Table, user_id: int) -> Seat:
+    seat = Seat.objects.filter(table=table, user_id=user_id, position__isnull=False).exclude(status=SeatStatus.LEFT)
+    found = seat.first()
+    if found is None:
+        raise NotSeatedError("take a seat first", table_id=table.pk)
+    return found
+
+
+def _in_running_hand(table: Table, seat: Seat) -> bool:
+    hand = hands.running_hand(table)
+    return hand is not None and seat.position in seats_in_hand(hand)
+
+
+def _wake(table: Table, now: datetime) -> None:
+    if table.phase == TablePhase.WAITING:
+        table.phase_deadline = now
+
+
+@transaction.atomic(durable=True)
+def take_seat(
+    *, table_id: int, user_id: int, position: int, buy_in_minor: int, blind: str = "wait", now: datetime
+) -> Seat:
+    """Sit at seat ``position`` (0 .. seats - 1) with ``buy_in_minor`` chips bought from the
+    wallet into the table's escrow. ``blind``: ``"wait"`` for the big blind to reach the
+    seat, or ``"post"`` a big blind at once (seed 003, The First round); a table that is
+    starting deals everyone in either way.
+
+    Raises TableNotFoundError, WrongGameError, TableClosedError, InvalidSeatError,
+    AlreadySeatedError, SeatTakenError, BuyInOutOfRangeError, InvalidActionError (blind),
+    InsufficientFundsError, and the player protection's refusals (SuspendedError,
+    SelfExcludedError, TimeOutError, SessionLimitError, LossLimitError); nothing changes.
+    """
+    from tables.errors import InvalidActionError
+
+    table, conditions = lock_holdem_table(table_id)
+    if not table.is_open or table.phase == TablePhase.CLOSED:
+        raise TableClosedError(f"{table.name} is closed", table_id=table_id)
+    if blind not in BLIND_CHOICES:
+        raise InvalidActionError("blind is 'wait' or 'post'", blind=str(blind)[:10])
+    if not isinstance(position, int) or isinstance(position, bool) or not 0 <= position < conditions.seats:
+        raise InvalidSeatError(f"seats are 0 to {conditions.seats - 1}", seat=repr(position)[:10])
+    if Seat.objects.filter(table=table, user_id=user_id, position__isnull=False).exclude(status=SeatStatus.LEFT):
+        raise AlreadySeatedError("you already have a seat at this table", table_id=table_id)
+    if Seat.objects.filter(table=table, position=position).exists():
+        raise SeatTakenError(f"seat {position} is taken", seat=position)
+    _check_buy_in(conditions, buy_in_minor, stack_minor=0)
+    protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=buy_in_minor, now=now)
+    seat, _ = Seat.objects.update_or_create(
+        table=table,
+        user_id=user_id,
+        defaults={
+            "status": SeatStatus.ACTIVE,
+            "status_reason": "",
+            "joined_at": now,
+            "left_at": None,
+            "last_seen_at": now,
+            "position": position,
+            "stack_minor": 0,
+            "blind_choice": blind,
+            "leaving": False,
+            "is_bot": False,
+        },
+    )
+    money.buy_chips(table=table, seat=seat, amount_minor=buy_in_minor)
+    _wake(table, now)
+    table.version += 1
+    save_holdem_table(table)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
+    return seat
+
+
+def join_holdem(
+    *, table_id: int, user_id: int, seat: int, buy_in_minor: int, blind: str = "wait", now: datetime
+) -> Seat:
+    """``take_seat`` under the wire's field names (``seat``: the seat number); the Hold'em
+    ``join`` action of tables/commands.py."""
+    return take_seat(table_id=table_id, user_id=user_id, position=seat, buy_in_minor=buy_in_minor, blind=blind, now=now)
+
+
+def _check_buy_in(conditions: HoldemConditions, amount_minor: object, *, stack_minor: int) -> None:
+    if not isinstance(amount_minor, int) or isinstance(amount_minor, bool) or amount_minor <= 0:
+        raise BuyInOutOfRangeError("the amount is a positive whole number of minor units", amount=repr(amount_minor))
+    total = stack_minor + amount_minor
+    if stack_minor == 0 and amount_minor < conditions.min_buy_in_minor:
+        raise BuyInOutOfRangeError(
+            f"the minimum buy-in is {conditions.min_buy_in_minor}", min_minor=conditions.min_buy_in_minor
+        )
+    if total > conditions.max_buy_in_minor:
+        raise BuyInOutOfRangeError(
+            f"the maximum at the table is {conditions.max_buy_in_minor}", max_minor=conditions.max_buy_in_minor
+        )
+
+
+@transaction.atomic(durable=True)
+def add_chips(*, table_id: int, user_id: int, amount_minor: int, now: datetime) -> Seat:
+    """Buy more chips between hands (table stakes, seed 003: never while the player is in
+    a hand), up to the maximum buy-in; a player who had run out plays again.
+
+    Raises NotSeatedError, HandInProgressError, BuyInOutOfRangeError,
+    InsufficientFundsError and the protection's refusals."""
+    table, conditions = lock_holdem_table(table_id)
+    seat = _seat_of(table, user_id)
+    if _in_running_hand(table, seat):
+        raise HandInProgressError("chips can be added between hands only", table_id=table_id)
+    _check_buy_in(conditions, amount_minor, stack_minor=int(seat.stack_minor))
+    protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=amount_minor, now=now)
+    money.buy_chips(table=table, seat=seat, amount_minor=amount_minor)
+    if seat.status_reason == "no chips":
+        Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.ACTIVE, status_reason="", last_seen_at=now)
+        seat.status = SeatStatus.ACTIVE
+    _wake(table, now)
+    table.version += 1
+    save_holdem_table(table)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
+    return seat
+
+
+@transaction.atomic(durable=True)
+def sit_out_holdem(*, table_id: int, user_id: int, now: datetime) -> Seat:
+    """Keep the seat and chips but be dealt no more hands from the next one (a hand in
+    play goes on: the clock's timeout rule acts for him). Raises NotSeatedError."""
+    table, _ = lock_holdem_table(table_id)
+    seat = _seat_of(table, user_id)
+    Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.SITTING_OUT, status_reason="sit out", last_seen_at=now)
+    table.version += 1
+    save_holdem_table(table)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
+    return seat
+
+
+@transaction.atomic(durable=True)
+def sit_in_holdem(*, table_id: int, user_id: int, now: datetime) -> Seat:
+    """Be dealt in again from the next hand. Raises NotSeatedError, BuyInOutOfRangeError
+    (no chips left: add chips first) and the protection's refusals."""
+    table, conditions = lock_holdem_table(table_id)
+    seat = _seat_of(table, user_id)
+    if seat.stack_minor <= 0:
+        raise BuyInOutOfRangeError("add chips first", min_minor=conditions.min_buy_in_minor)
+    protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=conditions.big_blind_minor, now=now)
+    Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.ACTIVE, status_reason="", last_seen_at=now)
+    _wake(table, now)
+    table.version += 1
+    save_holdem_table(table)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
+    return seat
+
+
+@transaction.atomic(durable=True)
+def leave_holdem_table(*, table_id: int, user_id: int, now: datetime) -> int:
+    """Leave the table. Outside a hand the chips go back to the wallet at once (returns the
+    amount); in a hand the player folds when his turn comes (checks when checking is free)
+    and his chips come back when the hand ends (returns 0). Raises NotSeatedError."""
+    table, _ = lock_holdem_table(table_id)
+    seat = _seat_of(table, user_id)
+    returned = 0
+    if _in_running_hand(table, seat):
+        Seat.objects.filter(pk=seat.pk).update(leaving=True, status=SeatStatus.SITTING_OUT, status_reason="leaving")
+        hand = hands.running_hand(table)
+        assert hand is not None
+        if replay(hand).to_act == seat.position:
+            table.phase_deadline = now  # the clock folds for him at its next tick
+    else:
+        returned = hands.release_seat(table, seat, now=now, reason="left")
+    table.version += 1
+    save_holdem_table(table)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
+    push_private_on_commit(table.pk, user_id)  # no longer seated: the hub's refresh misses him
+    return returned
+
+
+@transaction.atomic(durable=True)
+def act_in_hand(*, table_id: int, user_id: int, kind: object, amount: object = None, now: datetime) -> int:
+    """The player's betting action in the running hand: ``kind`` one of fold, check, call,
+    bet, raise, all_in; ``amount`` the bet or raise-to total in chips (minor units; None =
+    the minimum). Validated by the engine (seed 003). Returns the table's new version.
+
+    Raises TableNotFoundError, WrongGameError, InvalidActionError, NotSeatedError,
+    NoHandError, and HoldemActionError with the engine's code (``not_your_turn``,
+    ``illegal_action``, ``amount_too_small``, ``amount_too_large``, ``hand_over``);
+    nothing changes then."""
+    action_kind, action_amount = hands.parse_action(kind, amount)
+    table, _ = lock_holdem_table(table_id)
+    seat = _seat_of(table, user_id)
+    hand = hands.running_hand(table)
+    if hand is None:
+        raise NoHandError("no hand is being played", table_id=table_id)
+    if seat.position not in seats_in_hand(hand):
+        from tables.errors import NotInHandError
+
+        raise NotInHandError("you are not dealt in this hand", table_id=table_id)
+    assert seat.position is not None
+    state = replay(hand)
+    hands.record_action(table, hand, state, action_kind, seat.position, action_amount, now=now)
+    Seat.objects.filter(pk=seat.pk).update(last_seen_at=now)
+    save_holdem_table(table)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
+    return table.version

@@ -1,0 +1,74 @@
+"""Hold'em hands in the hand history: listed among my hands, readable by their players and
+staff only once over, downloadable as PHH that replays, verified from the revealed seed."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+
+from handhistory.holdem import verify_holdem_hand
+from tables.engine.holdem import replay_phh
+from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus
+from tables.services.holdem import act_in_hand, replay, take_seat
+from tests.helpers import logged_in
+from tests.tables.holdem_helpers import holdem_table, tick
+
+pytestmark = pytest.mark.django_db
+
+
+def played_hand(alice: User, bob: User) -> HoldemHand:
+    table = holdem_table()
+    now = timezone.now()
+    take_seat(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=1_000, now=now)
+    take_seat(table_id=table.pk, user_id=bob.pk, position=1, buy_in_minor=1_000, now=now)
+    tick(table, now + timedelta(milliseconds=1))
+    hand = HoldemHand.objects.get(table=table)
+    users = {0: alice, 1: bob}
+    while hand.status == HoldemHandStatus.PLAYING:
+        legal = replay(hand).legal_actions()
+        kind = "check" if "check" in legal.kinds else "call"
+        act_in_hand(table_id=table.pk, user_id=users[legal.seat].pk, kind=kind, now=now)
+        hand.refresh_from_db()
+    return hand
+
+
+def test_a_settled_hand_verifies_from_its_seed_and_its_phh_replays(alice: User, bob: User) -> None:
+    hand = played_hand(alice, bob)
+    checks = verify_holdem_hand(hand)
+    assert len(checks) == 6 and all(check.ok for check in checks), checks
+    rows = HoldemHandPlayer.objects.filter(hand=hand)
+    assert sum(row.net_minor or 0 for row in rows) == -hand.rake_minor
+    assert replay_phh(hand.phh)
+
+
+def test_a_tampered_board_fails_verification(alice: User, bob: User) -> None:
+    hand = played_hand(alice, bob)
+    hand.board = list(reversed(hand.board))
+    assert not all(check.ok for check in verify_holdem_hand(hand))
+
+
+def test_players_see_the_hand_and_download_its_phh_strangers_do_not(alice: User, bob: User, carol: User) -> None:
+    hand = played_hand(alice, bob)
+    client = logged_in(alice)
+    page = client.get(f"/history/holdem/{hand.pk}/")
+    assert page.status_code == 200 and hand.server_seed in page.content.decode()
+    assert f"/history/holdem/{hand.pk}/" in client.get("/history/").content.decode()
+    phh = client.get(f"/history/holdem/{hand.pk}/hand.phh")
+    assert phh.status_code == 200 and replay_phh(phh.content.decode())
+    stranger: Any = logged_in(carol)
+    assert stranger.get(f"/history/holdem/{hand.pk}/").status_code == 404
+    assert stranger.get(f"/history/holdem/{hand.pk}/hand.phh").status_code == 404
+
+
+def test_a_hand_in_play_is_not_in_the_history(alice: User, bob: User) -> None:
+    table = holdem_table()
+    now = timezone.now()
+    take_seat(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=1_000, now=now)
+    take_seat(table_id=table.pk, user_id=bob.pk, position=1, buy_in_minor=1_000, now=now)
+    tick(table, now)
+    hand = HoldemHand.objects.get(table=table)
+    assert logged_in(alice).get(f"/history/holdem/{hand.pk}/").status_code == 404

@@ -1,0 +1,84 @@
+"""Helpers of the Hold'em table tests: tables, the books identity of a Hold'em table, and
+the clock driven with an injected ``now``."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Sum
+
+from tables import services
+from tables.engine.holdem import replay_phh
+from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
+from tables.services.holdem import create_holdem_table
+from tables.services.holdem.money import escrow_key
+from wallet.models import Account
+from wallet.selectors import check_books
+
+
+def holdem_table(name: str = "Hold'em Rail", *, mode: str = "fun", currency: str = "FUN", **config: Any) -> Table:
+    """A no-limit 5/10 Hold'em table, buy-in 200..2,000, 5% rake capped at 30, 6 seats."""
+    values: dict[str, Any] = {
+        "small_blind_minor": 5,
+        "big_blind_minor": 10,
+        "min_buy_in_minor": 200,
+        "max_buy_in_minor": 2_000,
+        "rake_cap_minor": 30,
+        **config,
+    }
+    return create_holdem_table(name=name, mode=mode, currency=currency, **values)
+
+
+def escrow_balance(table: Table) -> int:
+    account = Account.objects.filter(key=escrow_key(table.pk)).first()
+    return 0 if account is None else int(account.balance_minor)
+
+
+def assert_books(table: Table) -> None:
+    """The ledger is intact and the table's escrow holds exactly the seats' stacks (the
+    stacks are the starting stacks while a hand runs: the pots are still in the escrow)."""
+    books = check_books()
+    assert books.ok, books
+    stacks = Seat.objects.filter(table=table).aggregate(total=Sum("stack_minor"))["total"] or 0
+    assert escrow_balance(table) == stacks
+    assert not Seat.objects.filter(table=table, status=SeatStatus.LEFT, stack_minor__gt=0).exists()
+
+
+def tick(table: Table, now: datetime) -> bool:
+    """Keep the people at the table connected, then advance its clock at ``now``."""
+    for seat in Seat.objects.filter(table=table, is_bot=False).exclude(status=SeatStatus.LEFT):
+        services.touch_presence(table_id=table.pk, user_id=seat.user_id, now=now)
+    advanced = services.advance_table(table_id=table.pk, now=now)
+    table.refresh_from_db()
+    return advanced
+
+
+def run_until(table: Table, now: datetime, *, hands: int, limit: int = 2_000) -> datetime:
+    """Tick at each deadline until ``hands`` hands are terminal; returns the clock."""
+    for _ in range(limit):
+        if HoldemHand.objects.filter(table=table).exclude(status=HoldemHandStatus.PLAYING).count() >= hands:
+            return now
+        table.refresh_from_db()
+        if table.phase_deadline is not None:
+            now = max(now, table.phase_deadline) + timedelta(milliseconds=1)
+        else:
+            now += timedelta(seconds=1)
+        tick(table, now)
+    raise AssertionError("the hands did not finish")
+
+
+def assert_phh_replays(table: Table) -> int:
+    """Every settled hand whose PHH could be written replays, through the engine's
+    ``replay_phh``, to the stored finishing stacks (in dealing order). Returns how many."""
+    checked = 0
+    for hand in HoldemHand.objects.filter(table=table, status=HoldemHandStatus.SETTLED):
+        if not hand.phh:
+            assert hand.phh_error, f"hand {hand.pk} has neither PHH nor a reason"
+            continue
+        finishing = hand.results["finishing_stacks"]
+        button = int(hand.setup["button"])
+        seats = sorted((int(s) for s in finishing), key=lambda s: (s - button - 1) % len(hand.setup["stacks"]))
+        assert replay_phh(hand.phh) == tuple(finishing[str(s)] for s in seats)
+        checked += 1
+    return checked
