@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext_lazy as _
 
 from wallet.errors import DomainError
 from wallet.models import Currency
@@ -14,6 +15,7 @@ class UsernameTakenError(DomainError):
     """Another player took the name first (two sign-ups with one name at once)."""
 
     code = "username_taken"
+    summary = _("A user with that username already exists.")
     http_status = 409
 
 

@@ -18,6 +18,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
 from tables import services
@@ -31,11 +33,11 @@ from tables.selectors import (
 )
 from wallet.errors import DomainError
 
-SEAT_ACTIONS: dict[str, tuple[Callable[..., Any], str]] = {
-    "join": (services.join_table, "You are seated: you play from the next hand."),
-    "leave": (services.leave_table, "You left the table."),
-    "sit-out": (services.sit_out, "You sit out from the next hand and pay no ante."),
-    "sit-in": (services.sit_in, "You play again from the next hand."),
+SEAT_ACTIONS: dict[str, tuple[Callable[..., Any], Promise]] = {
+    "join": (services.join_table, _("You are seated: you play from the next hand.")),
+    "leave": (services.leave_table, _("You left the table.")),
+    "sit-out": (services.sit_out, _("You sit out from the next hand and pay no ante.")),
+    "sit-in": (services.sit_in, _("You play again from the next hand.")),
 }
 
 
@@ -141,9 +143,9 @@ def seat_action(request: AuthenticatedHttpRequest, table_id: int, action: str) -
     except TableNotFoundError as missing:
         raise Http404(str(missing)) from missing
     except DomainError as refusal:
-        messages.error(request, str(refusal))
+        messages.error(request, refusal.for_people())
     else:
-        messages.success(request, done)
+        messages.success(request, str(done))
         if action == "leave":
             return redirect("lobby")
     return redirect("table", table_id=table_id)
