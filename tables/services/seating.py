@@ -11,8 +11,8 @@ from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet, Va
 from django.db.models.functions import Greatest
 
 from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError
-from tables.events import broadcast_table_on_commit, push_private_on_commit
 from tables.models import Seat, SeatSockets, SeatStatus, Table, TablePhase
+from tables.realtime.push import broadcast_table_on_commit, push_private_on_commit
 from tables.services import powerups
 from wallet import protection
 from wallet import services as wallet_services
@@ -111,6 +111,7 @@ def join_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
         seat.save(update_fields=["status", "status_reason", "joined_at", "left_at", "last_seen_at"])
     _wake_waiting_table(table_id, now=now)
     broadcast_table_on_commit(table_id)
+    push_private_on_commit(table_id, user_id)
     return seat
 
 
