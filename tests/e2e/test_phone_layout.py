@@ -124,8 +124,9 @@ def test_no_page_scrolls_sideways_and_the_phone_plays_on_one_screen(server: str,
     )
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     phone.screenshot(path=str(SCREENSHOTS / "e2e-layout-change-phone.png"))
-    phone.screenshot(path=str(SCREENSHOTS / "e2e-layout-change-phone-full.png"), full_page=True)
     _assert_in_viewport(phone, PLAY_ELEMENTS, "change phase at 390x844")
+    # After the measure: a full-page screenshot resizes the window and moves the scroll position.
+    phone.screenshot(path=str(SCREENSHOTS / "e2e-layout-change-phone-full.png"), full_page=True)
     desktop.screenshot(path=str(SCREENSHOTS / "e2e-layout-change-desktop.png"))
     for page, name in ((phone, "game-phone"), (desktop, "game-desktop")):
         _assert_no_sideways_scroll(page, name)
