@@ -15,6 +15,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from backoffice import auditing, selectors
@@ -41,9 +42,9 @@ class DateRangeForm(forms.Form):
         end = data.get("end") or today
         start = data.get("start") or end - timedelta(days=DEFAULT_REPORT_DAYS - 1)
         if start > end:
-            raise forms.ValidationError("The start date must not be after the end date.")
+            raise forms.ValidationError(_("The start date must not be after the end date."))
         if (end - start).days >= MAX_REPORT_DAYS:
-            raise forms.ValidationError(f"At most {MAX_REPORT_DAYS} days at a time.")
+            raise forms.ValidationError(_("At most %(days)s days at a time.") % {"days": MAX_REPORT_DAYS})
         data.update(start=start, end=end)
         return data
 
@@ -71,7 +72,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     return _page(
         request,
         "backoffice/dashboard.html",
-        "Back-office dashboard",
+        _("Back-office dashboard"),
         tables=list_lobby_tables(),
         today=today,
         rows=rows,
@@ -90,7 +91,7 @@ def rake_report(request: HttpRequest) -> HttpResponse:
     return _page(
         request,
         "backoffice/rake_report.html",
-        "Rake by table and day",
+        _("Rake by table and day"),
         form=form,
         start=start,
         end=end,
@@ -159,7 +160,7 @@ def config_changes(request: HttpRequest) -> HttpResponse:
     return _page(
         request,
         "backoffice/config_changes.html",
-        "Configuration audit log",
+        _("Configuration audit log"),
         page=page,
         tables=selectors.list_table_choices(),
         selected=selected,
@@ -229,7 +230,7 @@ def audit_report(request: HttpRequest) -> HttpResponse:
     return _page(
         request,
         "backoffice/audit_report.html",
-        "Auditor report",
+        _("Auditor report"),
         form=form,
         rows=page.object_list,
         page=page,

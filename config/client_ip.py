@@ -11,6 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.translation import gettext
 
 
 def client_ip(request: HttpRequest) -> str:
@@ -39,7 +40,7 @@ def lockout_response(request: HttpRequest, original_response: HttpResponse | Non
     "message", "extra": {"retry_after_seconds"}}``; people get the login page's lockout text.
     """
     seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
-    message = f"Too many failed logins. Try again in {seconds // 60} minutes."
+    message = gettext("Too many failed logins. Try again in %(minutes)s minutes.") % {"minutes": seconds // 60}
     if request.path.startswith("/api/") or "json" in str(request.META.get("HTTP_ACCEPT", "")):
         response: HttpResponse = JsonResponse(
             {"code": "login_locked_out", "message": message, "extra": {"retry_after_seconds": seconds}},

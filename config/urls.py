@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.i18n import JavaScriptCatalog
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config.api import api_not_found
@@ -16,6 +17,9 @@ urlpatterns = [
     path("api/auth/token/", TokenApi.as_view(), name="api-token"),
     path("api/", include("tables.api_urls")),
     re_path(r"^api/(?P<unmatched>.*)$", api_not_found, name="api-not-found"),
+    # The header's language switch (POST, CSRF) and the translations of static/js.
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
     path("history/", include("handhistory.urls")),
     path("backoffice/", include("backoffice.urls")),
     path("", include("tables.urls")),

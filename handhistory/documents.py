@@ -67,3 +67,23 @@ def _render_file(path: Path, mtime: float) -> tuple[str, str]:
 def render_document(path: Path) -> tuple[str, str]:
     """``(title, html)`` of a Markdown file of the repository, cached until it changes."""
     return _render_file(path, path.stat().st_mtime)
+
+
+def localized_document(path: Path, language: str | None) -> tuple[Path, bool]:
+    """The version of the document ``path`` (``docs/rules.md``) written in ``language``
+    (``docs/rules.it.md`` for "it"), when there is one.
+
+    Returns ``(path to render, True)`` when the document exists in ``language`` (English is
+    the original), else ``(path, False)``: the page shows the English text with a note.
+    """
+    code = (language or "en").split("-")[0]
+    if code == "en":
+        return path, True
+    translated = path.with_name(f"{path.stem}.{code}{path.suffix}")
+    return (translated, True) if translated.is_file() else (path, False)
+
+
+def path_lang(path: Path) -> str:
+    """The language a document file is written in: ``rules.it.md`` -> "it", ``rules.md`` -> "en"."""
+    parts = path.name.split(".")
+    return parts[-2] if len(parts) > 2 else "en"

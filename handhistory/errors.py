@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
+
 from wallet.errors import DomainError
 
 
@@ -10,6 +12,7 @@ class HandNotFoundError(DomainError):
     (auditors see every hand). Both answer the same, so hand ids reveal nothing."""
 
     code = "hand_not_found"
+    summary = _("No such hand.")
     http_status = 404
 
 
@@ -18,4 +21,5 @@ class HandNotTerminalError(DomainError):
     neither exported nor verified until it is settled or cancelled."""
 
     code = "hand_not_terminal"
+    summary = _("The hand is still being played.")
     http_status = 409

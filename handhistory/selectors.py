@@ -24,13 +24,13 @@ from django.db.models import QuerySet
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
 from handhistory.verification import ENTRY_RECORD_FIELDS
 from tables.engine.widerpoker import (
-    HandCategory,
     category_of_strength,
     combination_from_index,
     draw_positions,
     hold_code,
     hold_from_mask,
 )
+from tables.labels import category_name
 from tables.models import Entry, Hand, HandStatus
 from tables.records import spin_feed
 from tables.services import beacon
@@ -53,7 +53,7 @@ def can_view_all_hands(viewer: Viewer) -> bool:
 
 def category_label(category: int | None) -> str:
     """The category's human label ("Two pair"), or an empty string when there is none."""
-    return "" if category is None else HandCategory(category).label
+    return category_name(category)
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +228,7 @@ def describe_entry(hand: Hand, entry: Entry) -> EntryView:
                     cards=cards,
                     strength=int(strength),
                     category=int(category),
-                    category_label=category.label,
+                    category_label=category_name(category),
                     bought=index < entry.draws_bought,
                     best=is_best,
                 )
@@ -280,7 +280,7 @@ def get_hand_history(*, hand_id: int, viewer: Viewer) -> HandHistory:
         table_name=hand.table.name,
         number=hand.number,
         status=hand.status,
-        status_label=HandStatus(hand.status).label,
+        status_label=str(HandStatus(hand.status).label),
         is_terminal=terminal,
         started_at=hand.started_at,
         change_deadline=hand.change_deadline,

@@ -9,10 +9,11 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
+from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
 from handhistory import holdem, selectors
-from handhistory.documents import render_document
+from handhistory.documents import localized_document, path_lang, render_document
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
 from handhistory.verification import verify_hand
 from tables.services import fairness as fairness_services
@@ -110,8 +111,13 @@ def provably_fair(request: HttpRequest) -> HttpResponse:
     path = settings.BASE_DIR / "docs" / "provably-fair.md"
     if not path.is_file():
         raise Http404("the provably-fair document is missing")
+    path, translated = localized_document(path, get_language())
     title, html = render_document(path)
-    return render(request, "handhistory/provably_fair.html", {"title": title, "html": html})
+    return render(
+        request,
+        "handhistory/provably_fair.html",
+        {"title": title, "html": html, "translated": translated, "lang": path_lang(path)},
+    )
 
 
 def commitments(request: HttpRequest) -> HttpResponse:

@@ -13,6 +13,7 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from tables.services import remove_from_tables
@@ -30,7 +31,9 @@ class PlayerLoginForm(AuthenticationForm):
     def confirm_login_allowed(self, user: Any) -> None:
         super().confirm_login_allowed(user)
         if not protection.can_log_in(user_id=user.pk):
-            raise forms.ValidationError("This account is suspended. Contact support to find out why.", code="suspended")
+            raise forms.ValidationError(
+                _("This account is suspended. Contact support to find out why."), code="suspended"
+            )
 
 
 class LimitForm(forms.Form):
@@ -49,10 +52,10 @@ class LimitForm(forms.Form):
             try:
                 data["parsed"] = parse_minor(raw)
             except ValueError as error:
-                raise forms.ValidationError(f"Amount: {error}.") from error
+                raise forms.ValidationError(_("Amount: %(reason)s.") % {"reason": error}) from error
         else:
             if not raw.isdigit() or int(raw) <= 0:
-                raise forms.ValidationError("Minutes: a whole number above zero.")
+                raise forms.ValidationError(_("Minutes: a whole number above zero."))
             data["parsed"] = int(raw)
         return data
 
@@ -76,8 +79,8 @@ def _limit_rows(user_id: int) -> list[dict[str, Any]]:
 
             def show(value: int | None, money: bool = money, currency: str = currency) -> str:
                 if value is None:
-                    return "none"
-                return format_minor(value, currency) if money else f"{value} minutes"
+                    return _("none")
+                return format_minor(value, currency) if money else _("%(minutes)s minutes") % {"minutes": value}
 
             rows.append(
                 {
@@ -88,7 +91,7 @@ def _limit_rows(user_id: int) -> list[dict[str, Any]]:
                     "current": show(view.value if view else None),
                     "input": ""
                     if view is None or view.value is None
-                    else (format_minor(view.value).replace(",", "") if money else str(view.value)),
+                    else (format_minor(view.value, language="en").replace(",", "") if money else str(view.value)),
                     "pending": None
                     if view is None or view.pending_at is None
                     else {"value": show(view.pending_value), "at": view.pending_at},
@@ -122,15 +125,17 @@ def responsible_gaming(request: HttpRequest) -> HttpResponse:
                 if view.pending_at is not None:
                     messages.warning(
                         request,
-                        f"{LimitKind(view.kind).label}: a higher limit takes effect after the cooling period, "
-                        f"on {view.pending_at:%Y-%m-%d %H:%M} UTC.",
+                        _("%(limit)s: a higher limit takes effect after the cooling period, on %(when)s UTC.")
+                        % {"limit": LimitKind(view.kind).label, "when": f"{view.pending_at:%Y-%m-%d %H:%M}"},
                     )
                 else:
-                    messages.success(request, f"{LimitKind(view.kind).label} saved: in force now.")
+                    messages.success(
+                        request, _("%(limit)s saved: in force now.") % {"limit": LimitKind(view.kind).label}
+                    )
             elif action == "break":
                 form_break = BreakForm(request.POST)
                 if not form_break.is_valid():
-                    messages.error(request, "Choose a length and tick the box to confirm.")
+                    messages.error(request, _("Choose a length and tick the box to confirm."))
                     return redirect("responsible-gaming")
                 exclusion = protection.take_break(
                     user_id=user_id, kind=form_break.cleaned_data["kind"], days=form_break.cleaned_data["days"], now=now
@@ -143,13 +148,13 @@ def responsible_gaming(request: HttpRequest) -> HttpResponse:
                 )
                 messages.success(
                     request,
-                    f"{exclusion.get_kind_display()} until {exclusion.ends_at:%Y-%m-%d %H:%M} UTC. "
-                    "Nobody can end it sooner, support included.",
+                    _("%(kind)s until %(when)s UTC. Nobody can end it sooner, support included.")
+                    % {"kind": exclusion.get_kind_display(), "when": f"{exclusion.ends_at:%Y-%m-%d %H:%M}"},
                 )
             else:
-                messages.error(request, "Unknown request.")
+                messages.error(request, _("Unknown request."))
         except DomainError as refusal:
-            messages.error(request, f"{refusal}.")
+            messages.error(request, f"{refusal.for_people()}".rstrip(".") + ".")
         return redirect("responsible-gaming")
     summary = protection.get_session_summary(user_id=user_id, now=now)
     return render(

@@ -10,6 +10,7 @@ from django.contrib.auth import SESSION_KEY
 from django.contrib.auth.models import User
 from django.contrib.sessions.models import Session
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext_lazy as _
 from rest_framework.authtoken.models import Token
 
 from tables.services import remove_from_tables
@@ -22,6 +23,7 @@ class UsernameTakenError(DomainError):
     """Another player took the name first (two sign-ups with one name at once)."""
 
     code = "username_taken"
+    summary = _("A user with that username already exists.")
     http_status = 409
 
 

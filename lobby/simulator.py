@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from tables.engine.widerpoker import HandConditions, JackpotFeed, simulate_prizes
 from tables.models import Table, draw_price
@@ -26,32 +27,39 @@ class SimulatorForm(forms.Form):
     """Conditions in the units players read (money 1.00, percent), players and purchases."""
 
     table = forms.ModelChoiceField(
-        queryset=Table.objects.order_by("ante_minor", "name"), required=False, empty_label="Custom conditions"
+        queryset=Table.objects.order_by("ante_minor", "name"),
+        required=False,
+        empty_label=_("Custom conditions"),
+        label=_("Table"),
     )
-    ante = forms.DecimalField(min_value=Decimal("0.01"), max_digits=12, decimal_places=2, initial=Decimal("1.00"))
+    ante = forms.DecimalField(
+        label=_("Ante"), min_value=Decimal("0.01"), max_digits=12, decimal_places=2, initial=Decimal("1.00")
+    )
     draw_price_percent = forms.DecimalField(
-        label="Draw price (% of the ante)", min_value=0, max_value=1000, decimal_places=2, initial=50
+        label=_("Draw price (% of the ante)"), min_value=0, max_value=1000, decimal_places=2, initial=50
     )
-    redeal_price = forms.DecimalField(min_value=0, max_digits=12, decimal_places=2, initial=Decimal("0.80"))
-    rake_percent = forms.DecimalField(label="Rake (%)", min_value=0, max_value=10, decimal_places=2, initial=5)
+    redeal_price = forms.DecimalField(
+        label=_("Redeal price"), min_value=0, max_digits=12, decimal_places=2, initial=Decimal("0.80")
+    )
+    rake_percent = forms.DecimalField(label=_("Rake (%)"), min_value=0, max_value=10, decimal_places=2, initial=5)
     paid_percent = forms.DecimalField(
-        label="Paid entries (%)", min_value=Decimal("0.01"), max_value=100, decimal_places=2, initial=15
+        label=_("Paid entries (%)"), min_value=Decimal("0.01"), max_value=100, decimal_places=2, initial=15
     )
-    min_prize = forms.DecimalField(min_value=0, max_digits=12, decimal_places=2, initial=0)
+    min_prize = forms.DecimalField(label=_("Minimum prize"), min_value=0, max_digits=12, decimal_places=2, initial=0)
     jackpot_percent = forms.DecimalField(
-        label="Set aside for jackpots (%)", min_value=0, max_value=10, decimal_places=2, initial=0
+        label=_("Set aside for jackpots (%)"), min_value=0, max_value=10, decimal_places=2, initial=0
     )
-    players = forms.IntegerField(min_value=1, max_value=100_000, initial=100)
+    players = forms.IntegerField(label=_("Players"), min_value=1, max_value=100_000, initial=100)
     extra_draws = forms.IntegerField(
-        label="Draws bought (after the first, all players)", min_value=0, max_value=400_000, initial=50
+        label=_("Draws bought (after the first, all players)"), min_value=0, max_value=400_000, initial=50
     )
-    redeals = forms.IntegerField(label="Redeals bought (all players)", min_value=0, max_value=1_000_000, initial=10)
+    redeals = forms.IntegerField(label=_("Redeals bought (all players)"), min_value=0, max_value=1_000_000, initial=10)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         players, draws = data.get("players"), data.get("extra_draws")
         if players is not None and draws is not None and draws > 4 * players:
-            self.add_error("extra_draws", "each player buys at most 4 draws after the first")
+            self.add_error("extra_draws", _("each player buys at most 4 draws after the first"))
         return data
 
     @staticmethod

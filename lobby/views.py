@@ -11,9 +11,11 @@ from django.contrib.auth.models import User
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from handhistory.documents import render_document
+from handhistory.documents import localized_document, path_lang, render_document
 from lobby.services import UsernameTakenError, register_player
 from lobby.simulator import SimulatorForm, run_simulation
 from tables.models import Table
@@ -69,9 +71,15 @@ def simulator(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def rules(request: HttpRequest) -> HttpResponse:
-    """How to play, rendered from docs/rules.md (tables and code, raw HTML shown as text)."""
-    title, html = render_document(settings.BASE_DIR / "docs" / "rules.md")
-    return render(request, "lobby/document.html", {"title": title, "html": html})
+    """How to play, rendered from docs/rules.md, or its translation (docs/rules.it.md, written
+    from seed 002) in the player's language; tables and code, raw HTML shown as text."""
+    path, translated = localized_document(settings.BASE_DIR / "docs" / "rules.md", get_language())
+    title, html = render_document(path)
+    return render(
+        request,
+        "lobby/document.html",
+        {"title": title, "html": html, "translated": translated, "lang": path_lang(path)},
+    )
 
 
 @require_GET
@@ -89,13 +97,13 @@ def sign_up(request: HttpRequest) -> HttpResponse:
         try:
             user = register_player(username=form.cleaned_data["username"], password=form.cleaned_data["password1"])
         except UsernameTakenError:
-            form.add_error("username", "A user with that username already exists.")
+            form.add_error("username", _("A user with that username already exists."))
             return render(request, "lobby/signup.html", {"form": form})
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(
             request,
-            f"Welcome, {user.username}! You received "
-            f"{format_minor(settings.FUN_SIGNUP_GRANT_MINOR, Currency.FUN)} to play with.",
+            _("Welcome, %(name)s! You received %(amount)s to play with.")
+            % {"name": user.username, "amount": format_minor(settings.FUN_SIGNUP_GRANT_MINOR, Currency.FUN)},
         )
         return redirect("lobby")
     return render(request, "lobby/signup.html", {"form": form})
@@ -131,8 +139,11 @@ def top_up(request: AuthenticatedHttpRequest) -> HttpResponse:
     try:
         top_up_fun_chips(user_id=request.user.pk)
     except DomainError as refusal:
-        messages.error(request, f"Top-up refused: {refusal}.")
+        messages.error(request, _("Top-up refused: %(reason)s.") % {"reason": refusal.for_people().rstrip(".")})
     else:
         balance = get_balance_minor(user_id=request.user.pk, currency=Currency.FUN)
-        messages.success(request, f"Fun chips topped up: your balance is {format_minor(balance, Currency.FUN)}.")
+        messages.success(
+            request,
+            _("Fun chips topped up: your balance is %(amount)s.") % {"amount": format_minor(balance, Currency.FUN)},
+        )
     return redirect("wallet")

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from wallet.models import Currency
 
@@ -42,8 +43,8 @@ def draw_price(ante_minor: int, draw_price_bps: int) -> int:
 class TableMode(models.TextChoices):
     """Cash tables play for real money, fun tables for FUN chips (DESIGN 18)."""
 
-    CASH = "cash", "Cash"
-    FUN = "fun", "Fun"
+    CASH = "cash", _("Cash")
+    FUN = "fun", _("Fun")
 
 
 class TableGame(models.TextChoices):
@@ -59,11 +60,11 @@ class TablePhase(models.TextChoices):
     Hold'em tables use WAITING, PLAYING (a hand is being played, ``phase_deadline`` is the
     deadline of the player to act), RESULTS (the pause after a hand) and CLOSED."""
 
-    WAITING = "waiting", "Waiting for players"
-    CHANGE = "change", "Change phase"
-    PLAYING = "playing", "Hand in play"
-    RESULTS = "results", "Results"
-    CLOSED = "closed", "Closed"
+    WAITING = "waiting", _("Waiting for players")
+    CHANGE = "change", _("Change phase")
+    PLAYING = "playing", _("Hand in play")
+    RESULTS = "results", _("Results")
+    CLOSED = "closed", _("Closed")
 
 
 class Table(models.Model):
@@ -150,9 +151,9 @@ class Table(models.Model):
 
 
 class SeatStatus(models.TextChoices):
-    ACTIVE = "active", "Playing"
-    SITTING_OUT = "sitting_out", "Sitting out"
-    LEFT = "left", "Left"
+    ACTIVE = "active", _("Playing")
+    SITTING_OUT = "sitting_out", _("Sitting out")
+    LEFT = "left", _("Left")
 
 
 class Seat(models.Model):
@@ -282,9 +283,9 @@ class BeaconRound(models.Model):
 
 
 class HandStatus(models.TextChoices):
-    CHANGE = "change", "Change phase"
-    SETTLED = "settled", "Settled"
-    CANCELLED = "cancelled", "Cancelled and refunded"
+    CHANGE = "change", _("Change phase")
+    SETTLED = "settled", _("Settled")
+    CANCELLED = "cancelled", _("Cancelled and refunded")
 
 
 class Hand(models.Model):

@@ -17,6 +17,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
 from tables import commands, services
@@ -30,11 +32,11 @@ from tables.selectors import (
 )
 from wallet.errors import DomainError
 
-SEAT_ACTIONS: dict[str, tuple[str, str]] = {
-    "join": ("join", "You are seated: you play from the next hand."),
-    "leave": ("leave", "You left the table."),
-    "sit-out": ("sit_out", "You sit out from the next hand and pay no ante."),
-    "sit-in": ("sit_in", "You play again from the next hand."),
+SEAT_ACTIONS: dict[str, tuple[str, Promise]] = {
+    "join": ("join", _("You are seated: you play from the next hand.")),
+    "leave": ("leave", _("You left the table.")),
+    "sit-out": ("sit_out", _("You sit out from the next hand and pay no ante.")),
+    "sit-in": ("sit_in", _("You play again from the next hand.")),
 }
 """The seat actions of the no-JavaScript forms: URL slug -> (action, confirmation)."""
 
@@ -143,9 +145,9 @@ def seat_action(request: AuthenticatedHttpRequest, table_id: int, action: str) -
     except TableNotFoundError as missing:
         raise Http404(str(missing)) from missing
     except DomainError as refusal:
-        messages.error(request, str(refusal))
+        messages.error(request, refusal.for_people())
     else:
-        messages.success(request, done)
+        messages.success(request, str(done))
         if action == "leave":
             return redirect("lobby")
     return redirect("table", table_id=table_id)

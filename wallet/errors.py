@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from django.utils.functional import Promise
+from django.utils.translation import get_language
+from django.utils.translation import gettext_lazy as _
+
 
 class DomainError(Exception):
     """Base of every error a player, a croupier or a client can cause.
@@ -14,16 +18,28 @@ class DomainError(Exception):
 
     code: ClassVar[str] = "domain_error"
     http_status: ClassVar[int] = 400
+    # One translatable sentence per code (locale/*/LC_MESSAGES/django.po): what a person
+    # reads in a language other than the English the detailed ``message`` is written in.
+    summary: ClassVar[str | Promise] = _("This request was refused.")
 
     def __init__(self, message: str, **extra: Any) -> None:
         super().__init__(message)
         self.extra: dict[str, Any] = extra
+
+    def for_people(self) -> str:
+        """The refusal in the active language: the detailed English ``message`` in English,
+        the code's translated ``summary`` in any other language (the details are written
+        at the raise site in English). Never the stable ``code``, which is for clients."""
+        if (get_language() or "en").split("-")[0] == "en":
+            return str(self)
+        return str(self.summary)
 
 
 class InsufficientFundsError(DomainError):
     """The paying account does not hold the amount; nothing was changed."""
 
     code = "insufficient_funds"
+    summary = _("Your balance is too low for this.")
     http_status = 409
 
 
@@ -31,24 +47,28 @@ class CurrencyMismatchError(DomainError):
     """A transfer tried to mix currencies (e.g. FUN chips into a EUR account)."""
 
     code = "currency_mismatch"
+    summary = _("These currencies cannot be mixed.")
 
 
 class UnbalancedTransferError(DomainError):
     """The legs of a transfer do not sum to zero."""
 
     code = "unbalanced_transfer"
+    summary = _("The movement of money does not balance.")
 
 
 class InvalidAmountError(DomainError):
     """An amount is not a positive whole number of minor units."""
 
     code = "invalid_amount"
+    summary = _("That is not a valid amount.")
 
 
 class TransferConflictError(DomainError):
     """A transfer reference was reused for a different movement of money."""
 
     code = "transfer_conflict"
+    summary = _("This movement of money was already recorded differently.")
     http_status = 409
 
 
@@ -56,6 +76,7 @@ class TopUpRefusedError(DomainError):
     """Fun chips are topped up only when the balance is low."""
 
     code = "top_up_refused"
+    summary = _("Fun chips are topped up only when your balance is low.")
     http_status = 409
 
 
@@ -63,6 +84,7 @@ class DepositLimitError(DomainError):
     """The deposit would pass the player's own deposit limit; nothing was deposited."""
 
     code = "deposit_limit"
+    summary = _("This deposit would pass your deposit limit.")
     http_status = 409
 
 
@@ -70,6 +92,7 @@ class LossLimitError(DomainError):
     """The stake would take the player's net loss past his own loss limit; nothing was charged."""
 
     code = "loss_limit"
+    summary = _("This would take your losses past your loss limit.")
     http_status = 409
 
 
@@ -77,6 +100,7 @@ class SessionLimitError(DomainError):
     """The player's session time limit is reached: he plays again after a break."""
 
     code = "session_limit"
+    summary = _("You reached your session time limit: take a break before playing again.")
     http_status = 409
 
 
@@ -84,6 +108,7 @@ class SelfExcludedError(DomainError):
     """The player excluded himself from playing until ``extra["until"]``."""
 
     code = "self_excluded"
+    summary = _("You excluded yourself from playing.")
     http_status = 403
 
 
@@ -91,6 +116,7 @@ class TimeOutError(DomainError):
     """The player took a time-out from playing until ``extra["until"]``."""
 
     code = "time_out"
+    summary = _("You are on a time-out from playing.")
     http_status = 403
 
 
@@ -98,6 +124,7 @@ class SuspendedError(DomainError):
     """Staff suspended the account; it can neither play nor log in."""
 
     code = "suspended"
+    summary = _("This account is suspended.")
     http_status = 403
 
 
@@ -105,3 +132,4 @@ class InvalidLimitError(DomainError):
     """A limit, break or suspension request out of range (e.g. a negative amount, no reason)."""
 
     code = "invalid_limit"
+    summary = _("That limit is out of range.")

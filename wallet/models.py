@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from wallet.money import format_minor
 
@@ -74,22 +75,22 @@ class Account(models.Model):
 
 
 class TransferKind(models.TextChoices):
-    DEPOSIT = "deposit", "Cash deposit (staff)"
-    WITHDRAWAL = "withdrawal", "Cash withdrawal (staff)"
-    FUN_GRANT = "fun_grant", "Fun chips at sign-up"
-    FUN_TOP_UP = "fun_top_up", "Fun chips top-up"
-    ANTE = "ante", "Ante"
-    DRAW = "draw", "Draw bought"
-    REDEAL = "redeal", "Redeal bought"
-    SETTLEMENT = "settlement", "Hand settlement (rake and prizes)"
-    REFUND = "refund", "Refund of a cancelled hand"
-    JACKPOT = "jackpot", "Spin jackpot drawn, or a jackpot's reset"
-    HOUSE_FUNDING = "house_funding", "House money into the jackpot reserve or promotions"
-    PROMOTION = "promotion", "Free draw or redeal paid by promotions"
-    CAPTURE = "capture", "Draws and redeals bought, captured into the hand's escrow in a batch"
-    BUY_IN = "buy_in", "Hold'em chips bought: wallet to the table's escrow"
-    CASH_OUT = "cash_out", "Hold'em chips returned: the table's escrow to the wallet"
-    HOLDEM_RAKE = "holdem_rake", "Hold'em rake: the table's escrow to the rake account"
+    DEPOSIT = "deposit", _("Cash deposit (staff)")
+    WITHDRAWAL = "withdrawal", _("Cash withdrawal (staff)")
+    FUN_GRANT = "fun_grant", _("Fun chips at sign-up")
+    FUN_TOP_UP = "fun_top_up", _("Fun chips top-up")
+    ANTE = "ante", _("Ante")
+    DRAW = "draw", _("Draw bought")
+    REDEAL = "redeal", _("Redeal bought")
+    SETTLEMENT = "settlement", _("Hand settlement (rake and prizes)")
+    REFUND = "refund", _("Refund of a cancelled hand")
+    JACKPOT = "jackpot", _("Spin jackpot drawn, or a jackpot's reset")
+    HOUSE_FUNDING = "house_funding", _("House money into the jackpot reserve or promotions")
+    PROMOTION = "promotion", _("Free draw or redeal paid by promotions")
+    CAPTURE = "capture", _("Draws and redeals bought, captured into the hand's escrow in a batch")
+    BUY_IN = "buy_in", _("Hold'em chips bought: wallet to the table's escrow")
+    CASH_OUT = "cash_out", _("Hold'em chips returned: the table's escrow to the wallet")
+    HOLDEM_RAKE = "holdem_rake", _("Hold'em rake: the table's escrow to the rake account")
 
 
 class Transfer(models.Model):
@@ -157,10 +158,10 @@ class LimitKind(models.TextChoices):
     """Limits a player sets on himself. Money limits are per currency over a rolling 24 hours;
     time limits in minutes."""
 
-    DEPOSIT = "deposit", "Deposit limit (24 hours)"
-    LOSS = "loss", "Loss limit (24 hours)"
-    SESSION = "session", "Session time limit (minutes)"
-    REALITY_CHECK = "reality_check", "Reality check (every N minutes)"
+    DEPOSIT = "deposit", _("Deposit limit (24 hours)")
+    LOSS = "loss", _("Loss limit (24 hours)")
+    SESSION = "session", _("Session time limit (minutes)")
+    REALITY_CHECK = "reality_check", _("Reality check (every N minutes)")
 
 
 class PlayerLimit(models.Model):
@@ -187,8 +188,8 @@ class PlayerLimit(models.Model):
 
 
 class ExclusionKind(models.TextChoices):
-    TIME_OUT = "time_out", "Time-out"
-    SELF_EXCLUSION = "self_exclusion", "Self-exclusion"
+    TIME_OUT = "time_out", _("Time-out")
+    SELF_EXCLUSION = "self_exclusion", _("Self-exclusion")
 
 
 class Exclusion(models.Model):

@@ -27,13 +27,47 @@ def parse_minor(text: str) -> int:
     return int(minor)
 
 
-def format_minor(amount_minor: int, currency: str = "") -> str:
-    """Format minor units for people: ``format_minor(123456, "EUR")`` -> ``"1,234.56 EUR"``.
+# How each language writes an amount: (thousands separator, decimal separator, symbol of
+# a currency written before or after the number). Italian writes "1.234,56 €" (the
+# Accademia della Crusca and Banca d'Italia usage); English keeps the ISO code after the
+# number, "1,234.56 EUR". FUN chips are never a currency symbol.
+_LANGUAGE_STYLE: dict[str, tuple[str, str, dict[str, str]]] = {
+    "en": (",", ".", {}),
+    "it": (".", ",", {"EUR": "€"}),
+}
 
-    >>> format_minor(-5, "FUN")
+
+def _active_language() -> str:
+    """The language of the current request (Django's active translation), or English
+    when translations are not set up (doctests, scripts)."""
+    try:
+        from django.utils import translation
+
+        return (translation.get_language() or "en").split("-")[0]
+    except Exception:  # settings not configured
+        return "en"
+
+
+def format_minor(amount_minor: int, currency: str = "", *, language: str | None = None) -> str:
+    """Format minor units for people, in the way ``language`` writes amounts.
+
+    ``language`` is a language code ("en", "it"); ``None`` means the active language of
+    the request (``django.utils.translation``). Unknown languages write English. Text that
+    is stored (ledger memos) passes ``language="en"``.
+
+    >>> format_minor(123456, "EUR", language="en")
+    '1,234.56 EUR'
+    >>> format_minor(123456, "EUR", language="it")
+    '1.234,56 €'
+    >>> format_minor(-5, "FUN", language="it")
+    '-0,05 FUN'
+    >>> format_minor(-5, "FUN", language="en")
     '-0.05 FUN'
     """
+    thousands, decimal, symbols = _LANGUAGE_STYLE.get(
+        (language or _active_language()).split("-")[0], _LANGUAGE_STYLE["en"]
+    )
     sign = "-" if amount_minor < 0 else ""
     whole, cents = divmod(abs(amount_minor), 10**MINOR_DIGITS)
-    text = f"{sign}{whole:,}.{cents:02d}"
-    return f"{text} {currency}".strip()
+    text = f"{sign}{whole:,}".replace(",", thousands) + f"{decimal}{cents:02d}"
+    return f"{text} {symbols.get(currency, currency)}".strip()

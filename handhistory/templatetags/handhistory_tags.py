@@ -8,22 +8,24 @@ from django import template
 from django.templatetags.static import static
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
+from django.utils.translation import get_language
 
+from tables import labels
 from wallet.money import format_minor
 
 register = template.Library()
 
-_SUIT_NAMES = {"c": "clubs", "d": "diamonds", "h": "hearts", "s": "spades"}
-_RANK_NAMES = {"A": "Ace", "K": "King", "Q": "Queen", "J": "Jack", "T": "10"}
+_SUITS = "cdhs"
 
 
 def card_name(code: str) -> str:
-    """``"Th"`` -> ``"10 of hearts"`` (the card's text for screen readers and copying).
+    """``"Th"`` -> ``"10 of hearts"`` in English, ``"10 di cuori"`` in Italian: the card's
+    text for screen readers and copying (``tables.labels.card_name``).
 
     >>> card_name("Qs")
     'Queen of spades'
     """
-    return f"{_RANK_NAMES.get(code[0], code[0])} of {_SUIT_NAMES[code[1]]}"
+    return labels.card_name(code)
 
 
 @register.filter
@@ -39,14 +41,15 @@ def percent_bps(bps: int | None) -> str:
     """Basis points as a percentage with two decimals: ``500`` -> ``5.00%``."""
     if bps is None:
         return "—"
-    return f"{int(bps) / 100:.2f}%"
+    text = f"{int(bps) / 100:.2f}%"
+    return text.replace(".", ",") if (get_language() or "en").startswith("it") else text
 
 
 @register.filter
 def card(code: str) -> SafeString:
     """A card code (``"Th"``) as its face (``static/cards/mini/Th.svg``, drawn by
     ``bin/make-card-faces``), named for screen readers ("10 of hearts"), its code as the tooltip."""
-    if len(code) != 2 or code[1] not in _SUIT_NAMES:
+    if len(code) != 2 or code[1] not in _SUITS:
         return format_html('<span class="hh-card">{}</span>', code)
     return format_html(
         '<img class="hh-card" src="{}" alt="{}" title="{}" width="25" height="35">',

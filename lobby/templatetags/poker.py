@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import template
+from django.utils.translation import get_language
 
 from wallet.money import format_minor
 
@@ -22,4 +23,9 @@ def money(amount_minor: int | None, currency: str = "") -> str:
 def bps_percent(bps: int) -> str:
     """Basis points as a percentage: ``500`` -> ``5%``, ``250`` -> ``2.5%``."""
     whole, rest = divmod(int(bps), 100)
-    return f"{whole}%" if rest == 0 else f"{whole}.{rest:02d}".rstrip("0") + "%"
+    return f"{whole}%" if rest == 0 else f"{whole}{_decimal_separator()}{rest:02d}".rstrip("0") + "%"
+
+
+def _decimal_separator() -> str:
+    """The decimal separator of the active language (Italian writes "2,5%")."""
+    return "," if (get_language() or "en").startswith("it") else "."

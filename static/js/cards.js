@@ -1,17 +1,29 @@
 // Text-based playing cards and the hand categories (codes as in tables/engine/cards.py: "As", "Td").
-import { el } from "./common.js";
+import { el, fmt, pgettext } from "./common.js";
 
 /** HandCategory labels, by value (tables/engine/evaluator.py): 0 = high card ... 9 = royal flush. */
+/** In the page's language (tables/labels.py has the same names for the server's pages). */
 export const CATEGORIES = [
-  "High card", "One pair", "Two pair", "Three of a kind", "Straight",
-  "Flush", "Full house", "Four of a kind", "Straight flush", "Royal flush",
+  pgettext("poker hand", "High card"), pgettext("poker hand", "One pair"),
+  pgettext("poker hand", "Two pair"), pgettext("poker hand", "Three of a kind"),
+  pgettext("poker hand", "Straight"), pgettext("poker hand", "Flush"),
+  pgettext("poker hand", "Full house"), pgettext("poker hand", "Four of a kind"),
+  pgettext("poker hand", "Straight flush"), pgettext("poker hand", "Royal flush"),
 ];
-const SUITS = { c: ["♣", "clubs"], d: ["♦", "diamonds"], h: ["♥", "hearts"], s: ["♠", "spades"] };
-const RANKS = { T: "10", J: "Jack", Q: "Queen", K: "King", A: "Ace" };
+const SUITS = {
+  c: ["♣", pgettext("card suit", "clubs")],
+  d: ["♦", pgettext("card suit", "diamonds")],
+  h: ["♥", pgettext("card suit", "hearts")],
+  s: ["♠", pgettext("card suit", "spades")],
+};
+const RANKS = {
+  T: "10", J: pgettext("card rank", "Jack"), Q: pgettext("card rank", "Queen"),
+  K: pgettext("card rank", "King"), A: pgettext("card rank", "Ace"),
+};
 
-/** "Ks" -> "King of spades" (for screen readers). */
+/** "Ks" -> "King of spades" ("Re di picche" in Italian), for screen readers. */
 export function cardName(code) {
-  return `${RANKS[code[0]] ?? code[0]} of ${SUITS[code[1]][1]}`;
+  return fmt(pgettext("card name", "%(rank)s of %(suit)s"), { rank: RANKS[code[0]] ?? code[0], suit: SUITS[code[1]][1] });
 }
 
 export function isRed(code) {
@@ -41,5 +53,5 @@ export function card(code, { tag = "span", mini = false, attributes = {} } = {})
 
 /** A face-down card. */
 export function cardBack({ mini = false, attributes = {} } = {}) {
-  return el("span", { class: `card back${mini ? " mini" : ""}`, role: "img", "aria-label": "face down", ...attributes });
+  return el("span", { class: `card back${mini ? " mini" : ""}`, role: "img", "aria-label": pgettext("card", "face down"), ...attributes });
 }

@@ -5,20 +5,75 @@ const RECONNECT_BASE_MS = 500;
 const RECONNECT_MAX_MS = 15000;
 const TOAST_MS = 5000;
 
-/** Minor units for people, like wallet.money.format_minor: 123456, "EUR" -> "1,234.56 EUR". */
+// Translations: Django's JavaScript catalog (/jsi18n/, loaded by base.html before any module)
+// defines gettext, ngettext, pgettext and interpolate on window; without it, English.
+const catalog = window;
+export const gettext = (text) => (catalog.gettext ? catalog.gettext(text) : text);
+export const ngettext = (one, many, n) => (catalog.ngettext ? catalog.ngettext(one, many, n) : n === 1 ? one : many);
+export const pgettext = (context, text) => (catalog.pgettext ? catalog.pgettext(context, text) : text);
+/** fmt("Hand #%(n)s", {n: 3}): a translated text with named values filled in. */
+export function fmt(text, values) {
+  return text.replace(/%\(([a-z_]+)\)s/g, (_, name) => String(values[name]));
+}
+/** The page's language ("en", "it"), from <html lang>. */
+export const LANGUAGE = (document.documentElement.lang || "en").split("-")[0];
+
+// How each language writes an amount, as wallet.money.format_minor does on the server.
+const MONEY_STYLE = {
+  en: { thousands: ",", decimal: ".", symbols: {} },
+  it: { thousands: ".", decimal: ",", symbols: { EUR: "€" } },
+};
+
+/** Minor units for people, like wallet.money.format_minor: 123456, "EUR" -> "1,234.56 EUR"
+ * in English, "1.234,56 €" in Italian. */
 export function formatMinor(amountMinor, currency = "") {
   if (amountMinor === null || amountMinor === undefined) return "—";
+  const style = MONEY_STYLE[LANGUAGE] ?? MONEY_STYLE.en;
   const sign = amountMinor < 0 ? "-" : "";
   const abs = Math.abs(amountMinor);
   const scale = 10 ** MINOR_DIGITS;
-  const whole = Math.floor(abs / scale).toLocaleString("en-US");
+  const whole = String(Math.floor(abs / scale)).replace(/\B(?=(\d{3})+(?!\d))/g, style.thousands);
   const cents = String(abs % scale).padStart(MINOR_DIGITS, "0");
-  return `${sign}${whole}.${cents} ${currency}`.trim();
+  return `${sign}${whole}${style.decimal}${cents} ${style.symbols[currency] ?? currency}`.trim();
+}
+
+/** A decimal number as the page's language writes it: "12.5" -> "12,5" in Italian. */
+export function localDecimal(text) {
+  return String(text).replace(".", (MONEY_STYLE[LANGUAGE] ?? MONEY_STYLE.en).decimal);
+}
+
+// What a refusal says in the page's language, by its stable code (the server's message is
+// English; wallet/errors.py has the same sentences for the pages).
+const REFUSALS = {
+  insufficient_funds: () => gettext("Your balance is too low for this."),
+  deposit_limit: () => gettext("This deposit would pass your deposit limit."),
+  loss_limit: () => gettext("This would take your losses past your loss limit."),
+  session_limit: () => gettext("You reached your session time limit: take a break before playing again."),
+  self_excluded: () => gettext("You excluded yourself from playing."),
+  time_out: () => gettext("You are on a time-out from playing."),
+  suspended: () => gettext("This account is suspended."),
+  table_not_found: () => gettext("No such table."),
+  table_closed: () => gettext("This table is closed."),
+  not_seated: () => gettext("You have no seat at this table."),
+  not_in_hand: () => gettext("You are not in this hand."),
+  phase_closed: () => gettext("The change phase is over."),
+  redeal_closed: () => gettext("Redeals are closed for this hand."),
+  limit_reached: () => gettext("No more can be bought in this hand."),
+  invalid_hold: () => gettext("Choose the cards to hold, one per column."),
+  no_free_item: () => gettext("You have no free draw or redeal to use."),
+  promotion_unavailable: () => gettext("Free items cannot be paid out now; yours stays in stock."),
+};
+
+/** An error frame ({code, message}) for people: the server's English message in English,
+ * the code's translated sentence in another language. */
+export function refusalText(frame) {
+  if (LANGUAGE === "en" || !REFUSALS[frame.code]) return frame.message;
+  return REFUSALS[frame.code]();
 }
 
 /** Basis points as a percentage: 500 -> "5%". */
 export function formatBps(bps) {
-  return `${Number((bps / 100).toFixed(2))}%`;
+  return `${localDecimal(Number((bps / 100).toFixed(2)))}%`;
 }
 
 /**

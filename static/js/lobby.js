@@ -1,5 +1,9 @@
 // The lobby: table lines pushed live over ws/lobby/, re-read over HTTP as a fallback.
-import { el, fetchJson, formatBps, formatMinor, openSocket } from "./common.js";
+import { el, fetchJson, fmt, formatBps, formatMinor, gettext, openSocket, pgettext } from "./common.js";
+
+const SPEEDS = { turbo: pgettext("table speed", "turbo"), fast: pgettext("table speed", "fast"), normal: pgettext("table speed", "normal"), slow: pgettext("table speed", "slow") };
+const PHASES = { waiting: pgettext("table phase", "waiting"), change: pgettext("table phase", "change"), results: pgettext("table phase", "results"), closed: pgettext("table phase", "closed") };
+const MODES = { cash: gettext("cash"), fun: gettext("fun") };
 
 const table = document.querySelector("[data-testid=lobby-table]");
 const body = table.tBodies[0];
@@ -7,17 +11,17 @@ const status = document.querySelector("[data-testid=lobby-status]");
 
 /** A table's jackpots: icon, name for screen readers, live amount (seed 001, Jackpots). */
 function renderJackpots(t) {
-  if (!t.jackpots || t.jackpots.length === 0) return [el("span", { class: "muted" }, "none")];
+  if (!t.jackpots || t.jackpots.length === 0) return [el("span", { class: "muted" }, gettext("none"))];
   return t.jackpots.map((j) =>
     el(
       "span",
       {
         class: `jackpot jackpot-${j.kind}`,
         "data-testid": "jackpot",
-        title: `${j.name}: ${j.one_in ? `drawn 1 in ${j.one_in} hands` : "won by a royal flush"}`,
+        title: `${j.name}: ${j.one_in ? fmt(gettext("drawn 1 in %(n)s hands"), { n: j.one_in }) : gettext("won by a royal flush")}`,
       },
       el("span", { class: "jackpot-icon", "aria-hidden": "true" }, j.kind === "royal" ? "♛" : "★"),
-      el("span", { class: "visually-hidden" }, `${j.name} jackpot`),
+      el("span", { class: "visually-hidden" }, fmt(gettext("%(name)s jackpot"), { name: j.name })),
       ` ${formatMinor(j.balance_minor, t.currency)}`,
     ),
   );
@@ -34,23 +38,23 @@ function renderRow(t) {
       { scope: "row", dataset: { field: "name" } },
       el("a", { href }, t.name),
       " ",
-      el("a", { class: "details-link", href: `/tables/${t.id}/details/`, "data-testid": "table-details" }, "conditions"),
+      el("a", { class: "details-link", href: `/tables/${t.id}/details/`, "data-testid": "table-details" }, gettext("conditions")),
       t.next_special ? el("br") : null,
-      t.next_special ? el("small", { class: "next-special", "data-testid": "next-special" }, `Special: ${t.next_special}`) : null,
+      t.next_special ? el("small", { class: "next-special", "data-testid": "next-special" }, fmt(gettext("Special: %(special)s"), { special: t.next_special })) : null,
     ),
-    el("td", { dataset: { field: "mode" } }, el("span", { class: `badge badge-${t.mode}` }, t.mode), t.mode === "cash" ? ` ${t.currency}` : null),
-    el("td", { class: "num", dataset: { field: "ante", label: "Ante" } }, formatMinor(t.ante_minor, t.currency)),
-    el("td", { dataset: { field: "speed", label: "Speed" } }, `${t.speed} · ${t.change_seconds} s`),
-    el("td", { class: "num", dataset: { field: "rake", label: "Rake" } }, formatBps(t.rake_bps)),
-    el("td", { class: "num", dataset: { field: "paid", label: "Paid" } }, `top ${formatBps(t.paid_fraction_bps)}`),
-    el("td", { dataset: { field: "jackpots", label: "Jackpots" } }, ...renderJackpots(t)),
-    el("td", { class: "num", dataset: { field: "players", label: "Players" } }, String(t.players)),
-    el("td", { class: "num", dataset: { field: "pool", label: "Pool" } }, formatMinor(t.pool_minor, t.currency)),
-    el("td", { dataset: { field: "phase" } }, el("span", { class: `phase phase-${t.phase}` }, t.phase)),
+    el("td", { dataset: { field: "mode" } }, el("span", { class: `badge badge-${t.mode}` }, MODES[t.mode] ?? t.mode), t.mode === "cash" ? ` ${t.currency}` : null),
+    el("td", { class: "num", dataset: { field: "ante", label: gettext("Ante") } }, formatMinor(t.ante_minor, t.currency)),
+    el("td", { dataset: { field: "speed", label: gettext("Speed") } }, `${SPEEDS[t.speed] ?? t.speed} · ${t.change_seconds} s`),
+    el("td", { class: "num", dataset: { field: "rake", label: gettext("Rake") } }, formatBps(t.rake_bps)),
+    el("td", { class: "num", dataset: { field: "paid", label: pgettext("share of players paid", "Paid") } }, fmt(gettext("top %(share)s"), { share: formatBps(t.paid_fraction_bps) })),
+    el("td", { dataset: { field: "jackpots", label: gettext("Jackpots") } }, ...renderJackpots(t)),
+    el("td", { class: "num", dataset: { field: "players", label: gettext("Players") } }, String(t.players)),
+    el("td", { class: "num", dataset: { field: "pool", label: gettext("Pool") } }, formatMinor(t.pool_minor, t.currency)),
+    el("td", { dataset: { field: "phase" } }, el("span", { class: `phase phase-${t.phase}` }, PHASES[t.phase] ?? t.phase)),
     el(
       "td",
       { dataset: { field: "play" } },
-      el("a", { class: "button button-small button-primary", href, "data-testid": "open-table" }, t.is_open ? "Play" : "Watch"),
+      el("a", { class: "button button-small button-primary", href, "data-testid": "open-table" }, t.is_open ? gettext("Play") : gettext("Watch")),
     ),
   );
 }
@@ -81,7 +85,7 @@ async function refetch() {
 function showStatus(state) {
   status.dataset.state = state;
   status.querySelector(".live-label").textContent =
-    state === "open" ? "Live" : state === "reconnecting" ? "Reconnecting…" : "Offline";
+    state === "open" ? gettext("Live") : state === "reconnecting" ? gettext("Reconnecting…") : gettext("Offline");
 }
 
 openSocket(table.dataset.socketUrl, {

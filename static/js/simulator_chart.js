@@ -7,15 +7,15 @@
     type: "bar",
     data: {
       labels: data.places,
-      datasets: [{ label: "Prize", data: data.prizes_minor.map((minor) => minor / 100), backgroundColor: "rgba(242, 193, 78, 0.75)" }],
+      datasets: [{ label: window.gettext ? window.gettext("Prize") : "Prize", data: data.prizes_minor.map((minor) => minor / 100), backgroundColor: "rgba(242, 193, 78, 0.75)" }],
     },
     options: {
       animation: false,
       maintainAspectRatio: false,
       plugins: { legend: { display: false } },
       scales: {
-        x: { title: { display: true, text: "Place" } },
-        y: { title: { display: true, text: "Prize" }, beginAtZero: true },
+        x: { title: { display: true, text: window.gettext ? window.gettext("Place") : "Place" } },
+        y: { title: { display: true, text: window.gettext ? window.gettext("Prize") : "Prize" }, beginAtZero: true },
       },
     },
   });

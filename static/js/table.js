@@ -1,7 +1,7 @@
 // The game screen: follows the table socket, renders board, cards, odds and results, and
 // sends the player's choices. Frames and shapes: docs/protocol.md, tables/realtime/frames.py.
 import { CATEGORIES, card, cardBack, cardName, isRed } from "./cards.js";
-import { el, fetchJson, formatMinor, openSocket, toast } from "./common.js";
+import { el, fetchJson, fmt, formatMinor, gettext, LANGUAGE, localDecimal, ngettext, openSocket, pgettext, refusalText, toast } from "./common.js";
 import { holdOdds } from "./odds.js";
 import { spinReel } from "./reels.js";
 import { celebrate } from "./win.js";
@@ -13,7 +13,7 @@ const TICK_MS = 250;
 const GAP_GRACE_MS = 1200; // wait this long for the private state before re-reading
 const STALE_DEADLINE_MS = 4000; // a deadline this far in the past means a frame was lost
 const RESTART_REDIRECT_MS = 4000;
-const PHASES = { waiting: "Waiting", change: "Change", results: "Results", closed: "Closed" };
+const PHASES = { waiting: pgettext("table phase", "waiting"), change: pgettext("table phase", "change"), results: pgettext("table phase", "results"), closed: pgettext("table phase", "closed") };
 const SEAT_FRAMES = { join: "join", leave: "leave", "sit-out": "sit_out", "sit-in": "sit_in" };
 
 const boot = JSON.parse(document.getElementById("table-boot").textContent);
@@ -121,7 +121,7 @@ async function resync() {
 function send(type, fields = {}) {
   const ref = state.nextRef++;
   if (!socket.send({ type, ref, ...fields })) {
-    toast("Not connected: reconnecting…", "error");
+    toast(gettext("Not connected: reconnecting…"), "error");
     return null;
   }
   state.refs.set(ref, type);
@@ -169,15 +169,15 @@ function renderPowerups() {
   const p = state.private?.powerups;
   box.hidden = !p;
   if (!p) return;
-  const next = p.next_level_points === null ? "top level" : `${p.points}/${p.next_level_points} points to level ${p.level + 1}`;
-  box.querySelector("[data-role=level]").textContent = `Level ${p.level}`;
+  const next = p.next_level_points === null ? gettext("top level") : fmt(gettext("%(points)s/%(needed)s points to level %(level)s"), { points: p.points, needed: p.next_level_points, level: p.level + 1 });
+  box.querySelector("[data-role=level]").textContent = fmt(gettext("Level %(level)s"), { level: p.level });
   box.querySelector("[data-role=progress]").textContent = next;
   const bar = box.querySelector("progress");
   bar.max = p.next_level_points ?? 1;
   bar.value = p.next_level_points === null ? 1 : p.points;
   box.querySelector("[data-role=free]").textContent =
-    `Free draws ${p.free_draws} (next in ${p.hands_to_free_draw} hand${p.hands_to_free_draw === 1 ? "" : "s"}) · ` +
-    `free redeals ${p.free_redeals} (next in ${p.hands_to_free_redeal})`;
+    fmt(ngettext("Free draws %(draws)s (next in %(n)s hand)", "Free draws %(draws)s (next in %(n)s hands)", p.hands_to_free_draw), { draws: p.free_draws, n: p.hands_to_free_draw }) + " · " +
+    fmt(gettext("free redeals %(redeals)s (next in %(n)s)"), { redeals: p.free_redeals, n: p.hands_to_free_redeal });
 }
 
 function onAnswer(frame) {
@@ -189,9 +189,9 @@ function onAnswer(frame) {
     if (action === "hold" && state.pendingHolds === 0) state.hold = currentEntry()?.hold ?? null;
     if (frame.code === "rate_limited") {
       // One notice however many clicks were refused (it counts them), never a pile.
-      toast("Too many clicks: slow down a little.", "error", { key: "rate_limited" });
+      toast(gettext("Too many clicks: slow down a little."), "error", { key: "rate_limited" });
     } else {
-      toast(frame.message, "error");
+      toast(refusalText(frame), "error");
     }
   } else if (action === "leave") {
     window.location.assign(boot.urls.lobby);
@@ -204,12 +204,13 @@ function onAnswer(frame) {
 function percent(p) {
   if (p <= 0) return "–";
   if (p >= 1) return "100%";
-  if (p < 0.001) return "<0.1%";
+  if (p < 0.001) return `<${localDecimal("0.1")}%`;
   const text = (p * 100).toFixed(1);
-  return text === "100.0" ? ">99.9%" : `${text}%`;
+  return text === "100.0" ? `>${localDecimal("99.9")}%` : `${localDecimal(text)}%`;
 }
 
 function ordinal(n) {
+  if (LANGUAGE === "it") return `${n}º`;
   const tail = n % 100 >= 11 && n % 100 <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" })[n % 10] ?? "th";
   return `${n}${tail}`;
 }
@@ -244,14 +245,14 @@ function renderStats() {
   renderJackpots(table, currency);
   renderBanner(table, currency);
   const entries = table.hand?.entries;
-  $("players").textContent = entries ? `${table.players} · ${entries} in hand` : String(table.players);
+  $("players").textContent = entries ? `${table.players} · ${fmt(gettext("%(n)s in hand"), { n: entries })}` : String(table.players);
   const balance = $("balance");
   balance.dataset.balanceMinor = state.private.balance_minor;
   balance.textContent = formatMinor(state.private.balance_minor, state.private.currency);
   tick();
 }
 
-const JACKPOT_NAMES = { royal: "Royal", gold: "Gold", silver: "Silver", bronze: "Bronze" };
+const JACKPOT_NAMES = { royal: pgettext("jackpot", "Royal"), gold: pgettext("jackpot", "Gold"), silver: pgettext("jackpot", "Silver"), bronze: pgettext("jackpot", "Bronze") };
 
 /** The table's jackpots and their live amounts (seed 001, Jackpots). */
 function renderJackpots(table, currency) {
@@ -262,7 +263,7 @@ function renderJackpots(table, currency) {
     ...jackpots.map((j) =>
       el(
         "span",
-        { class: `jackpot jackpot-${j.kind}`, title: j.one_in ? `Drawn once in ${j.one_in} hands` : "Won by a royal flush" },
+        { class: `jackpot jackpot-${j.kind}`, title: j.one_in ? fmt(gettext("Drawn once in %(n)s hands"), { n: j.one_in }) : gettext("Won by a royal flush") },
         el("span", { class: "jackpot-icon", "aria-hidden": "true" }, j.kind === "royal" ? "♛" : "★"),
         ` ${j.name} `,
         el("strong", {}, formatMinor(j.balance_minor, currency)),
@@ -272,13 +273,13 @@ function renderJackpots(table, currency) {
 }
 
 const OVERRIDE_LABELS = {
-  tips: (v) => (v ? "tips on" : "no tips"),
-  panel: (v) => (v ? "probability panel on" : "no probability panel"),
-  max_draws: (v) => `${v} draw${v === 1 ? "" : "s"}`,
-  max_redeals: (v) => (v ? `${v} redeal${v === 1 ? "" : "s"}` : "no redeals"),
-  change_seconds: (v) => `${v} s to play`,
-  redeal_seconds: (v) => `redeals for ${v} s`,
-  paid_fraction_bps: (v) => `top ${v / 100}% paid`,
+  tips: (v) => (v ? gettext("tips on") : gettext("no tips")),
+  panel: (v) => (v ? gettext("probability panel on") : gettext("no probability panel")),
+  max_draws: (v) => fmt(ngettext("%(n)s draw", "%(n)s draws", v), { n: v }),
+  max_redeals: (v) => (v ? fmt(ngettext("%(n)s redeal", "%(n)s redeals", v), { n: v }) : gettext("no redeals")),
+  change_seconds: (v) => fmt(gettext("%(n)s s to play"), { n: v }),
+  redeal_seconds: (v) => fmt(gettext("redeals for %(n)s s"), { n: v }),
+  paid_fraction_bps: (v) => fmt(gettext("top %(share)s paid"), { share: `${localDecimal(v / 100)}%` }),
 };
 
 /** What is special about the running hand: a spin jackpot drawn, rules changed (seed 001, D). */
@@ -287,7 +288,7 @@ function renderBanner(table, currency) {
   const hand = table.hand;
   const parts = [];
   if (hand?.spin) {
-    parts.push(`${JACKPOT_NAMES[hand.spin.kind] ?? ""} spin jackpot! ${formatMinor(hand.spin.award_minor, currency)} added to this hand's prize pool.`);
+    parts.push(fmt(gettext("%(name)s spin jackpot! %(amount)s added to this hand's prize pool."), { name: JACKPOT_NAMES[hand.spin.kind] ?? "", amount: formatMinor(hand.spin.award_minor, currency) }));
   }
   const overrides = Object.entries(hand?.overrides ?? {});
   if (overrides.length) {
@@ -298,12 +299,12 @@ function renderBanner(table, currency) {
     });
     const special = overrides.some(([, o]) => o.source === "special");
     const name = (hand.special ?? []).join(" + ");
-    parts.push(`${special ? `Special hand${name ? ` (${name})` : ""}` : "This hand"}: ${what.join(", ")}.`);
+    parts.push(`${special ? `${gettext("Special hand")}${name ? ` (${name})` : ""}` : gettext("This hand")}: ${what.join(", ")}.`);
   }
   banner.hidden = parts.length === 0 || table.phase !== "change";
   const next = $("next-special");
   next.hidden = !table.config.next_special;
-  next.textContent = table.config.next_special ? `Next special hand: ${table.config.next_special}` : "";
+  next.textContent = table.config.next_special ? `${gettext("Next special hand:")} ${table.config.next_special}` : "";
   banner.dataset.spin = hand?.spin?.kind ?? "";
   banner.textContent = parts.join(" ");
 }
@@ -329,8 +330,8 @@ function renderBoard() {
     reels.forEach((reel) => reel.replaceChildren(...Array.from({ length: 10 }, () => cardBack())));
     $("cards-out").replaceChildren(cardBack(), cardBack());
     message.textContent = state.table.phase === "closed"
-      ? "This table is closed."
-      : "Waiting for players: a hand starts when two players are seated.";
+      ? gettext("This table is closed.")
+      : gettext("Waiting for players: a hand starts when two players are seated.");
     state.previousCenters = [null, null, null, null, null];
     state.boardSignature = null;
     return;
@@ -364,7 +365,8 @@ function renderBoard() {
             type: "button",
             class: `card mine${hold[c] ? " held" : ""}${isRed(code) ? " red" : ""}`,
             "aria-pressed": String(hold[c]),
-            "aria-label": `Column ${c + 1}: ${cardName(code)}${hold[c] ? ", held" : ""}`,
+            "data-held-label": gettext("HELD"),
+            "aria-label": `${fmt(gettext("Column %(n)s"), { n: c + 1 })}: ${cardName(code)}${hold[c] ? `, ${gettext("held")}` : ""}`,
             "data-testid": `my-card-${c}`,
             "data-column": c,
             "aria-keyshortcuts": String(c + 1),
@@ -394,14 +396,14 @@ function renderBoard() {
   $("cards-out").replaceChildren(...hand.board.out.map((code) => card(code)));
   if (!entry) {
     message.textContent = state.private.seat?.status === "active"
-      ? "You are seated: you play from the next hand."
-      : "You are watching this hand.";
+      ? gettext("You are seated: you play from the next hand.")
+      : gettext("You are watching this hand.");
   } else if (entry.result?.cancelled) {
-    message.textContent = `Hand cancelled: ${entry.result.reason}. Everything you paid was refunded.`;
+    message.textContent = fmt(gettext("Hand cancelled: %(reason)s. Everything you paid was refunded."), { reason: entry.result.reason });
   } else if (entry.result) {
-    message.textContent = `Your final hand: ${CATEGORIES[entry.result.category]}.`;
+    message.textContent = fmt(gettext("Your final hand: %(hand)s."), { hand: CATEGORIES[entry.result.category] });
   } else {
-    message.textContent = "Click your cards to hold them; the others are changed from their columns.";
+    message.textContent = gettext("Click your cards to hold them; the others are changed from their columns.");
   }
 }
 
@@ -409,7 +411,7 @@ function renderDraws() {
   const { entry } = shown();
   const list = $("draws");
   if (!entry) {
-    list.replaceChildren(el("li", { class: "draw empty" }, "Your draws appear here when you play a hand."));
+    list.replaceChildren(el("li", { class: "draw empty" }, gettext("Your draws appear here when you play a hand.")));
     return;
   }
   const result = entry.result && !entry.result.cancelled ? entry.result : null;
@@ -417,11 +419,11 @@ function renderDraws() {
     const showing = state.shownDraw ?? result.best_draw;
     list.replaceChildren(...result.draws.map((draw, index) => {
       const best = index === result.best_draw;
-      const tag = best ? "best" : draw.bought ? "bought" : "not bought";
+      const tag = best ? gettext("best") : draw.bought ? gettext("bought") : gettext("not bought");
       const button = el(
         "button",
-        { type: "button", class: "draw-button", "aria-pressed": String(index === showing), title: "Show this draw on the board" },
-        el("span", { class: "draw-head" }, el("span", {}, `Draw ${draw.number}`), el("span", { class: "draw-tag" }, tag)),
+        { type: "button", class: "draw-button", "aria-pressed": String(index === showing), title: gettext("Show this draw on the board") },
+        el("span", { class: "draw-head" }, el("span", {}, fmt(gettext("Draw %(n)s"), { n: draw.number })), el("span", { class: "draw-tag" }, tag)),
         el("span", { class: "mini-cards" }, ...draw.cards.map((code) => card(code, { mini: true }))),
         el("span", { class: "draw-category" }, CATEGORIES[draw.category]),
       );
@@ -442,11 +444,11 @@ function renderDraws() {
   const rows = [];
   for (let number = 1; number <= entry.max_draws; number += 1) {
     const bought = number <= entry.draws_bought;
-    const status = number === 1 ? "with the ante" : bought ? "bought" : formatMinor(entry.draw_price_minor, currency);
+    const status = number === 1 ? gettext("with the ante") : bought ? gettext("bought") : formatMinor(entry.draw_price_minor, currency);
     rows.push(el(
       "li",
       { class: `draw${bought ? " bought" : " unbought"}`, "data-testid": `draw-${number}`, "data-bought": String(bought) },
-      el("span", { class: "draw-head" }, el("span", {}, `Draw ${number}`), el("span", { class: "draw-tag" }, status)),
+      el("span", { class: "draw-head" }, el("span", {}, fmt(gettext("Draw %(n)s"), { n: number })), el("span", { class: "draw-tag" }, status)),
       el("span", { class: "mini-cards" }, ...Array.from({ length: 5 }, () => cardBack({ mini: true }))),
     ));
   }
@@ -463,12 +465,12 @@ function renderOdds() {
   const holdState = $("hold-state");
   holdState.dataset.hold = hold.map((held) => (held ? "H" : "D")).join("");
   const heldCount = hold.filter(Boolean).length;
-  if (!panel) holdState.textContent = hand ? "Play a hand to see your odds." : "";
-  else if (state.hold === null) holdState.textContent = "No cards held yet: all five would be changed.";
-  else if (heldCount === 5) holdState.textContent = "Holding all five cards.";
-  else holdState.textContent = `Holding ${heldCount}, changing ${5 - heldCount}.`;
-  $("best-of-header").textContent = `Best of ${draws}`;
-  $("initial-category").textContent = panel ? `Dealt: ${CATEGORIES[panel.initial_category]}` : "";
+  if (!panel) holdState.textContent = hand ? gettext("Play a hand to see your odds.") : "";
+  else if (state.hold === null) holdState.textContent = gettext("No cards held yet: all five would be changed.");
+  else if (heldCount === 5) holdState.textContent = gettext("Holding all five cards.");
+  else holdState.textContent = fmt(gettext("Holding %(held)s, changing %(changed)s."), { held: heldCount, changed: 5 - heldCount });
+  $("best-of-header").textContent = fmt(gettext("Best of %(n)s"), { n: draws });
+  $("initial-category").textContent = panel ? fmt(gettext("Dealt: %(hand)s"), { hand: CATEGORIES[panel.initial_category] }) : "";
 
   const odds = panel ? holdOdds(panel, hold, draws) : null;
   const rows = CATEGORIES.map((label, category) => {
@@ -480,7 +482,7 @@ function renderOdds() {
     ].filter(Boolean).join(" ");
     return el(
       "tr",
-      { class: classes, "data-testid": `odds-${category}`, title: unachievable ? "Nobody can make this hand on this board" : null },
+      { class: classes, "data-testid": `odds-${category}`, title: unachievable ? gettext("Nobody can make this hand on this board") : null },
       el("th", { scope: "row" }, label),
       el("td", { class: "num" }, odds ? percent(odds.one[category]) : "–"),
       el("td", { class: "num" }, odds ? percent(odds.best[category]) : "–"),
@@ -499,23 +501,23 @@ function renderResult() {
   $("probability").hidden = result !== null;
   celebrate(hand?.id ?? null, result, state.table.config.currency);
   if (!result) return;
-  section.querySelector("h2").textContent = last ? "Last hand" : "Result";
+  section.querySelector("h2").textContent = last ? gettext("Last hand") : gettext("Result");
   const currency = state.table.config.currency;
   const place = $("place");
   const prize = $("prize");
   if (result.cancelled) {
-    place.textContent = "Cancelled";
+    place.textContent = gettext("Cancelled");
     place.dataset.place = "";
-    prize.textContent = `Refunded ${formatMinor(result.refunded_minor, currency)}`;
+    prize.textContent = fmt(gettext("Refunded %(amount)s"), { amount: formatMinor(result.refunded_minor, currency) });
     prize.dataset.prizeMinor = "0";
     $("final-category").textContent = result.reason;
   } else {
-    place.textContent = `${ordinal(result.place)} of ${result.entries}`;
+    place.textContent = fmt(gettext("%(place)s of %(entries)s"), { place: ordinal(result.place), entries: result.entries });
     place.dataset.place = result.place;
     prize.textContent = formatMinor(result.prize_minor, currency);
     prize.dataset.prizeMinor = result.prize_minor;
     prize.classList.toggle("won", result.prize_minor > 0);
-    $("final-category").textContent = `${CATEGORIES[result.category]} · best of ${result.draws.filter((d) => d.bought).length} draw(s)`;
+    $("final-category").textContent = `${CATEGORIES[result.category]} · ${fmt(gettext("best of %(n)s draw(s)"), { n: result.draws.filter((d) => d.bought).length })}`;
   }
   $("leaderboard").replaceChildren(...(hand.leaderboard ?? []).map((line) => el(
     "li",
@@ -548,18 +550,18 @@ function renderControls() {
   buyDraw.disabled = !playing || drawsLeft <= 0 || state.busy.has("buy_draw");
   const freeDraw = freeStock("buy_draw") > 0;
   buyDraw.dataset.free = freeDraw ? "true" : "false";
-  buyDraw.querySelector(".button-main").textContent = freeDraw ? "Free draw" : "Buy draw";
+  buyDraw.querySelector(".button-main").textContent = freeDraw ? gettext("Free draw") : gettext("Buy draw");
   buyDraw.querySelector("[data-role=sub]").textContent =
-    `${freeDraw ? "free" : formatMinor(entry.draw_price_minor, currency)} · ${drawsLeft} left`;
+    `${freeDraw ? gettext("free") : formatMinor(entry.draw_price_minor, currency)} · ${fmt(gettext("%(n)s left"), { n: drawsLeft })}`;
   const freeRedeal = freeStock("redeal") > 0;
   redeal.dataset.free = freeRedeal ? "true" : "false";
-  redeal.querySelector(".button-main").textContent = freeRedeal ? "Free redeal" : "Redeal";
+  redeal.querySelector(".button-main").textContent = freeRedeal ? gettext("Free redeal") : gettext("Redeal");
   const redealsLeft = entry.max_redeals - entry.redeals_used;
   const redealMs = Date.parse(entry.redeal_deadline) - serverNow();
   redeal.disabled = !playing || redealsLeft <= 0 || redealMs <= 0 || state.busy.has("redeal");
   redeal.querySelector("[data-role=sub]").textContent = redealMs > 0 && playing
-    ? `${freeRedeal ? "free" : formatMinor(entry.redeal_price_minor, currency)} · ${redealsLeft} left · ${clock(redealMs)}`
-    : `${formatMinor(entry.redeal_price_minor, currency)} · closed`;
+    ? `${freeRedeal ? gettext("free") : formatMinor(entry.redeal_price_minor, currency)} · ${fmt(gettext("%(n)s left"), { n: redealsLeft })} · ${clock(redealMs)}`
+    : `${formatMinor(entry.redeal_price_minor, currency)} · ${gettext("closed")}`;
 }
 
 function renderSeat() {
@@ -568,7 +570,7 @@ function renderSeat() {
 
 function renderFooter() {
   const { hand } = shown();
-  $("hand-number").textContent = hand ? `Hand #${hand.number}` : "";
+  $("hand-number").textContent = hand ? fmt(gettext("Hand #%(n)s"), { n: hand.number }) : "";
   $("commitment").textContent = hand?.commitment ?? "–";
   const seed = hand?.server_seed ?? null;
   $("seed-wrap").hidden = seed === null;
@@ -583,7 +585,7 @@ function renderFooter() {
 function tick() {
   const { deadline, phase } = state.table;
   const countdown = $("countdown");
-  countdown.closest(".stat").querySelector("dt").textContent = phase === "change" ? "Time left" : "Next hand";
+  countdown.closest(".stat").querySelector("dt").textContent = phase === "change" ? gettext("Time left") : gettext("Next hand");
   if (!deadline || phase === "waiting") {
     countdown.textContent = "–";
     countdown.classList.remove("urgent");
@@ -614,7 +616,7 @@ function onFrame(frame) {
     case "table_restarted":
       socket.stop();
       $("board-message").textContent = frame.reason;
-      toast(`${frame.reason} Back to the lobby…`, "error");
+      toast(`${frame.reason} ${gettext("Back to the lobby…")}`, "error");
       setTimeout(() => window.location.assign(boot.urls.lobby), RESTART_REDIRECT_MS);
       return undefined;
     default: return undefined;
@@ -639,7 +641,7 @@ const socket = openSocket(boot.urls.socket, {
   },
   onStatus(status) {
     $("connection").hidden = status === "open";
-    $("connection").textContent = status === "closed" ? "Disconnected" : "Reconnecting…";
+    $("connection").textContent = status === "closed" ? gettext("Disconnected") : gettext("Reconnecting…");
   },
   onClose(code) {
     if (code === 4401) {
@@ -651,7 +653,7 @@ const socket = openSocket(boot.urls.socket, {
       return false;
     }
     if (code === 4404) {
-      toast("This table does not exist any more.", "error");
+      toast(gettext("This table does not exist any more."), "error");
       window.location.assign(boot.urls.lobby);
       return false;
     }
@@ -693,20 +695,20 @@ $("recall").addEventListener("toggle", async (event) => {
     list.replaceChildren(
       ...(data.hands.length ? data.hands : [null]).map((h) =>
         h === null
-          ? el("li", { class: "fine-print" }, "No hand has finished here yet.")
+          ? el("li", { class: "fine-print" }, gettext("No hand has finished here yet."))
           : el(
               "li",
               {},
               el("a", { href: h.url }, `#${h.number}`),
               h.status === "cancelled"
-                ? " cancelled, refunded"
-                : ` · ${h.entries} players · pool ${formatMinor(h.pool_minor, h.currency)}${h.winner ? ` · best: ${h.winner}` : ""}`,
-              h.mine && h.mine.place ? el("strong", {}, ` · you: ${h.mine.place}${h.mine.prize_minor ? `, ${formatMinor(h.mine.prize_minor + h.mine.jackpot_minor, h.currency)}` : ""}`) : null,
+                ? ` ${gettext("cancelled, refunded")}`
+                : ` · ${fmt(gettext("%(n)s players"), { n: h.entries })} · ${fmt(gettext("pool %(amount)s"), { amount: formatMinor(h.pool_minor, h.currency) })}${h.winner ? ` · ${fmt(gettext("best: %(name)s"), { name: h.winner })}` : ""}`,
+              h.mine && h.mine.place ? el("strong", {}, ` · ${gettext("you:")} ${h.mine.place}${h.mine.prize_minor ? `, ${formatMinor(h.mine.prize_minor + h.mine.jackpot_minor, h.currency)}` : ""}`) : null,
             ),
       ),
     );
   } catch {
-    list.replaceChildren(el("li", { class: "fine-print" }, "Could not load the last hands; try again."));
+    list.replaceChildren(el("li", { class: "fine-print" }, gettext("Could not load the last hands; try again.")));
   }
 });
 
@@ -748,8 +750,8 @@ async function showRealityCheck() {
     if (!session.playing) return scheduleRealityCheck();
     const net = Object.values(session.net);
     box.querySelector("[data-role=text]").textContent =
-      `You have played for ${session.minutes_played} minutes this session. ` +
-      `Net result: ${net.length ? net.join(", ") : "even"}.`;
+      `${fmt(gettext("You have played for %(n)s minutes this session."), { n: session.minutes_played })} ` +
+      `${gettext("Net result:")} ${net.length ? net.join(", ") : gettext("even")}.`;
     box.hidden = false;
     box.querySelector("[data-role=continue]").focus();
   } catch {

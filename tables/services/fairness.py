@@ -13,6 +13,7 @@ from datetime import datetime
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils.translation import gettext_lazy as _
 
 from tables.bulk import insert_missing_rows
 from tables.engine import fairness
@@ -29,6 +30,7 @@ class InvalidClientSeedError(InvalidTableConfigError):
     """A client seed is 1 to 64 letters, digits, ``_`` or ``-``."""
 
     code = "invalid_client_seed"
+    summary = _("A client seed is 1 to 64 letters, digits, _ or -.")
 
 
 def new_chain(*, table_id: int, now: datetime, length: int | None = None) -> SeedChain:

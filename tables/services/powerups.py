@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
+from django.utils.translation import gettext_lazy as _
 
 from tables.bulk import insert_rows, update_rows
 from tables.errors import InvalidTableConfigError
@@ -31,6 +32,7 @@ class NoFreeItemError(DomainError):
     released); nothing changed."""
 
     code = "no_free_item"
+    summary = _("You have no free draw or redeal to use.")
     http_status = 409
 
 
@@ -38,6 +40,7 @@ class PromotionUnavailableError(DomainError):
     """The house promotions account cannot pay the free item now; it stays in stock."""
 
     code = "promotion_unavailable"
+    summary = _("Free items cannot be paid out now; yours stays in stock.")
     http_status = 409
 
 

@@ -168,8 +168,10 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
             account_ids=account_ids,
             deltas=deltas,
             memo=(
-                f"Settlement of hand {hand.table_id}#{hand.number}: rake {format_minor(rake, currency)}, "
-                f"pool {format_minor(pool, currency)}"
+                # Stored text: written in English whatever language the request speaks.
+                f"Settlement of hand {hand.table_id}#{hand.number}: "
+                f"rake {format_minor(rake, currency, language='en')}, "
+                f"pool {format_minor(pool, currency, language='en')}"
             ),
         )
     for result in royal_results:

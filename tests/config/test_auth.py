@@ -98,3 +98,15 @@ def test_a_successful_login_resets_the_failure_count(alice: User) -> None:
         _token(client, "alice", "wrong password")
     assert _token(client, "alice", PASSWORD).status_code == 200
     assert [_token(client, "alice", "wrong password").status_code for _ in range(2)] == [401, 401]
+
+
+def test_the_lockout_page_speaks_the_players_language_and_the_api_keeps_its_code(alice: User) -> None:
+    client = Client(headers={"Accept-Language": "it"})
+    for _ in range(3):
+        client.post("/login/", {"username": "alice", "password": "nope-nope"})
+    page = client.post("/login/", {"username": "alice", "password": PASSWORD})
+    assert page.status_code == 429
+    text = page.content.decode()
+    assert "Troppi accessi non riusciti. Riprova tra 15 minuti." in text
+    api = _token(APIClient(headers={"Accept-Language": "it"}), "alice", PASSWORD)
+    assert api.status_code == 429 and api.json()["code"] == "login_locked_out"

@@ -1,6 +1,7 @@
 """Phone first (issue #11, D): at 390x844 and 1366x800 no page scrolls sideways, and on the
 phone the change phase's cards, probability panel, countdown and buttons fit one screen, and
-the results show place and prize without scrolling. Screenshots go to /tmp/e2e-layout-*.png.
+the results show place and prize without scrolling. Screenshots go to
+tests/e2e/screenshots/e2e-layout-*.png (or $E2E_SCREENSHOTS; the Italian ones: test_italian.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from tests.e2e.server import CHANGE_SECONDS, TABLE
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PASSWORD = "phone-first-390"
-SCREENSHOTS = Path("/tmp")
+SCREENSHOTS = Path(os.environ.get("E2E_SCREENSHOTS") or Path(__file__).parent / "screenshots")
 # A slow socket rate limit, so that fast clicks are refused whatever the machine's speed.
 E2E_SERVER_ENV = {"POKER_WS_RATE_PER_SECOND": "0.5", "POKER_WS_RATE_BURST": "5"}
 PLAY_ELEMENTS = ["my-card-0", "my-card-4", "probability", "countdown", "buy-draw", "redeal"]
@@ -42,10 +43,11 @@ def _sideways(page: Page) -> tuple[int, int]:
 
 
 def _overflow(page: Page, name: str) -> str | None:
-    """Why the page scrolls sideways, or None (a screenshot of the culprit goes to /tmp)."""
+    """Why the page scrolls sideways, or None (a screenshot of the culprit goes to SCREENSHOTS)."""
     width, inner = _sideways(page)
     if width <= inner:
         return None
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"e2e-layout-overflow-{name}.png"), full_page=True)
     return f"{name} ({page.url}) is {width} px wide in a {inner} px window"
 
@@ -120,9 +122,11 @@ def test_no_page_scrolls_sideways_and_the_phone_plays_on_one_screen(server: str,
             window.scrollTo(0, board - bar - 4);
         }"""
     )
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     phone.screenshot(path=str(SCREENSHOTS / "e2e-layout-change-phone.png"))
-    phone.screenshot(path=str(SCREENSHOTS / "e2e-layout-change-phone-full.png"), full_page=True)
     _assert_in_viewport(phone, PLAY_ELEMENTS, "change phase at 390x844")
+    # After the measure: a full-page screenshot resizes the window and moves the scroll position.
+    phone.screenshot(path=str(SCREENSHOTS / "e2e-layout-change-phone-full.png"), full_page=True)
     desktop.screenshot(path=str(SCREENSHOTS / "e2e-layout-change-desktop.png"))
     for page, name in ((phone, "game-phone"), (desktop, "game-desktop")):
         _assert_no_sideways_scroll(page, name)
