@@ -1,9 +1,23 @@
 """Drop the single-column index of ``LedgerEntry.account``: ``ledger_account_recent``
 (account, id descending) serves every lookup by account, and each index less is one write
-less per ledger leg (a deal of 100,000 players writes 100,001 legs)."""
+less per ledger leg (a deal of 100,000 players writes 100,001 legs).
+
+On SQLite, altering the field rebuilds the table, which drops its triggers: the append-only
+trigger of 0002 is created again right after (PostgreSQL keeps its triggers)."""
 
 import django.db.models.deletion
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
+
+
+def restore_sqlite_trigger(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    if schema_editor.connection.vendor != "sqlite":
+        return
+    schema_editor.execute(
+        "CREATE TRIGGER IF NOT EXISTS wallet_ledgerentry_no_update BEFORE UPDATE ON wallet_ledgerentry "
+        "BEGIN SELECT RAISE(ABORT, 'ledger rows are append-only'); END;"
+    )
 
 
 class Migration(migrations.Migration):
@@ -22,4 +36,5 @@ class Migration(migrations.Migration):
                 to="wallet.account",
             ),
         ),
+        migrations.RunPython(restore_sqlite_trigger, migrations.RunPython.noop),
     ]
