@@ -10,8 +10,8 @@ Audiences and their one path each (tables/realtime/push.py):
 * everyone watching a table: ``table_state``, ``pool_updated``, ``table_restarted``, through
   the per-process hub (``table`` channel);
 * one player's sockets, at one table or all of them: ``entry_state`` (his own cards, odds,
-  result) and ``kicked``, through the per-process hub (``player`` channel); at a Hold'em table the
-  public frame is ``holdem_state`` and the private one ``holdem_private``;
+  result) and ``kicked``, through the per-process hub (``player`` channel); at a Hold'em
+  table the public frame is ``holdem_state`` and the private one ``holdem_private``;
 * the lobby: ``lobby_table``, through the Channels layer group ``lobby``;
 * the sender of a frame: ``ack``, ``error``, ``pong``, the consumer's own answer.
 
