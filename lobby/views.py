@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from handhistory.documents import render_document
 from lobby.services import UsernameTakenError, register_player
 from lobby.simulator import SimulatorForm, run_simulation
+from tables.events import push_player_on_commit
 from tables.models import Table
 from tables.selectors import list_lobby_tables
 from wallet.errors import DomainError
@@ -133,6 +134,7 @@ def top_up(request: AuthenticatedHttpRequest) -> HttpResponse:
     except DomainError as refusal:
         messages.error(request, f"Top-up refused: {refusal}.")
     else:
+        push_player_on_commit(request.user.pk)  # his open game screens show the new balance
         balance = get_balance_minor(user_id=request.user.pk, currency=Currency.FUN)
         messages.success(request, f"Fun chips topped up: your balance is {format_minor(balance, Currency.FUN)}.")
     return redirect("wallet")
