@@ -24,9 +24,9 @@ from rest_framework.authtoken.models import Token
 
 from lobby.services import end_player_sessions
 from tables import services as table_services
-from tables.events import CLOSE_KICKED
 from tables.models import Entry, Seat, SeatStatus, Table
-from tables.routing import websocket_urlpatterns
+from tables.realtime.frames import CLOSE_KICKED
+from tables.realtime.routing import websocket_urlpatterns
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle
 from wallet.errors import SelfExcludedError, SuspendedError
