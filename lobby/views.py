@@ -16,8 +16,8 @@ from django.views.decorators.http import require_GET, require_POST
 from handhistory.documents import render_document
 from lobby.services import UsernameTakenError, register_player
 from lobby.simulator import SimulatorForm, run_simulation
-from tables.events import push_player_on_commit
 from tables.models import Table
+from tables.realtime.push import push_player_on_commit
 from tables.selectors import list_lobby_tables
 from wallet.errors import DomainError
 from wallet.models import Currency

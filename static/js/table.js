@@ -621,7 +621,7 @@ function onFrame(frame) {
   }
 }
 
-/** The server took the player away from the tables (tables/events.py, KickedFrame) and
+/** The server took the player away from the tables (tables/realtime/frames.py, KickedFrame) and
  * closes the socket: say why once, then go to the lobby. */
 function showKicked(reason) {
   if (state.kicked) return;
