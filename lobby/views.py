@@ -19,6 +19,7 @@ from handhistory.documents import localized_document, path_lang, render_document
 from lobby.services import UsernameTakenError, register_player
 from lobby.simulator import SimulatorForm, run_simulation
 from tables.models import Table
+from tables.realtime.push import push_player_on_commit
 from tables.selectors import list_lobby_tables
 from wallet.errors import DomainError
 from wallet.models import Currency
@@ -141,6 +142,7 @@ def top_up(request: AuthenticatedHttpRequest) -> HttpResponse:
     except DomainError as refusal:
         messages.error(request, _("Top-up refused: %(reason)s.") % {"reason": refusal.for_people().rstrip(".")})
     else:
+        push_player_on_commit(request.user.pk)  # his open game screens show the new balance
         balance = get_balance_minor(user_id=request.user.pk, currency=Currency.FUN)
         messages.success(
             request,

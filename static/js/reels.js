@@ -80,7 +80,12 @@ export function spinReel(reel, { column, cards, hand, previous, center }) {
     delete reel.dataset.tail;
     reel.querySelectorAll(":scope > .reel-tail").forEach((node) => node.remove());
   };
-  reel.addEventListener("animationend", stop, { once: true });
+  const ended = (event) => {
+    if (event.target !== reel) return; // a card's own animation bubbling up
+    reel.removeEventListener("animationend", ended);
+    stop();
+  };
+  reel.addEventListener("animationend", ended);
   setTimeout(stop, stopsInMs + SAFETY_MS);
   return kind;
 }

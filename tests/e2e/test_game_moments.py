@@ -1,7 +1,8 @@
 """The game's moments in real Chromium (issue #11, "A game people enjoy"): the reels spin on
 the deal and stop on the server's cards (seed 000, "Initial combination", figures 2-3), no
 reel moves for a player who asked for reduced motion, sound is off until switched on and the
-switch is remembered, keys 1-5 hold cards and a draw is bought from the keyboard, and only a
+switch is remembered, a redeal spins the columns it changed, keys 1-5 hold cards and a draw
+is bought from the keyboard, and only a
 player with a paid place gets the win banner. Screenshots: /tmp/e2e-moments-*.png.
 """
 
@@ -131,6 +132,18 @@ def test_reels_sound_keyboard_and_the_win_moment(server: str, browser: Browser) 
     assert bo.get_attribute("[data-testid=sound-switch]", "data-last-sound") is None
     assert bo.evaluate("localStorage.getItem('widerpoker.sound')") is None
 
+    # A redeal from the keyboard: the columns whose card changed spin to the new combination.
+    before = _snapshot(ada)["private"]["entry"]["combination"]
+    ada.locator("[data-testid=redeal]").focus()
+    ada.keyboard.press("Enter")
+    ada.wait_for_selector(".reel.spinning")
+    ada.screenshot(path=str(SCREENSHOTS / "e2e-moments-spinning.png"))
+    _assert_on_the_servers_cards(ada)
+    after = _snapshot(ada)["private"]["entry"]["combination"]
+    redealt = {spin["column"] for spin in ada.evaluate("window.__spins") if spin["kind"] == "change"}
+    assert redealt == {c for c in range(5) if before[c] != after[c]} != set()
+    spins_before_results = len(ada.evaluate("window.__spins"))
+
     # Keyboard play: key 2 holds column 2, key 2 again lets it go, key 4 holds column 4;
     # the buy-draw button is reached with Tab and bought with Enter, its focus visible.
     ada.locator("body").click(position={"x": 5, "y": 5})
@@ -177,7 +190,9 @@ def test_reels_sound_keyboard_and_the_win_moment(server: str, browser: Browser) 
     entry, columns = snapshot["private"]["entry"], snapshot["table"]["hand"]["board"]["columns"]
     best = entry["result"]["draws"][entry["result"]["best_draw"]]["cards"]
     moved = {c for c in range(5) if best[c] != columns[c][entry["combination"][c]]}
-    changed = {spin["column"] for spin in ada.evaluate("window.__spins") if spin["kind"] == "change"}
+    changed = {
+        spin["column"] for spin in ada.evaluate("window.__spins")[spins_before_results:] if spin["kind"] == "change"
+    }
     assert changed == moved, f"spun {changed}, the best draw changed {moved}"
     assert not moved & {c for c in range(5) if entry["result"]["hold_used"][c]}, "a held card never changes"
     if ada in winners:

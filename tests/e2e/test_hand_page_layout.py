@@ -75,6 +75,10 @@ def _widths(page: Page) -> dict[str, float]:
                 boxClient: box.clientWidth,
                 netRight: Math.max(...net),
                 rows: net.length,
+                heads: [...document.querySelectorAll('[data-testid=entries] thead th')]
+                    .filter((cell) => cell.offsetParent !== null && getComputedStyle(cell).display !== 'none').length,
+                cells: [...document.querySelectorAll('[data-testid=entries] [data-testid=entry]:first-child td')]
+                    .filter((cell) => getComputedStyle(cell).display !== 'none').length,
             };
         }"""
     )
@@ -94,6 +98,8 @@ def test_a_crowded_hands_entries_fit_desktop_and_phone(server: str, browser: Bro
         page.screenshot(path=str(SCREENSHOTS / f"e2e-hand-crowd-{name}.png"), full_page=True)
         page.locator("[data-testid=entry]").nth(1).screenshot(path=str(SCREENSHOTS / f"e2e-hand-crowd-{name}-row.png"))
         assert widths["rows"] == PLAYERS, widths
+        if not phone:  # every column shown has its heading (a phone shows labels instead)
+            assert widths["heads"] == widths["cells"], widths
         assert widths["page"] <= size[0], f"{name}: the page scrolls sideways: {widths}"
         assert widths["boxScroll"] <= widths["boxClient"] + 1, f"{name}: the entries table scrolls sideways: {widths}"
         assert widths["netRight"] <= size[0], f"{name}: the Net column is off-screen: {widths}"

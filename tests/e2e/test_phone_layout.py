@@ -112,6 +112,22 @@ def test_no_page_scrolls_sideways_and_the_phone_plays_on_one_screen(server: str,
     notice = desktop.locator(".toast", has_text="slow down")
     expect(notice).to_have_count(1)
     expect(notice).to_contain_text(re.compile(r"\(\u00d7\d+\)"))
+    # The notice lets clicks through to every button under it and goes away by itself.
+    for page in (desktop, phone):
+        blocked = page.evaluate(
+            """() => [...document.querySelectorAll('.play-buttons button, .seat-buttons button, button.mine')]
+                .filter((button) => button.offsetParent !== null)
+                .filter((button) => {
+                    const r = button.getBoundingClientRect();
+                    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+                    if (x < 0 || y < 0 || x > innerWidth || y > innerHeight) return false;
+                    const hit = document.elementFromPoint(x, y);
+                    return hit !== null && hit.closest('.toasts') !== null;
+                })
+                .map((button) => button.dataset.testid)"""
+        )
+        assert blocked == [], f"the notice covers {blocked}"
+    expect(notice).to_have_count(0, timeout=12_000)
     phone.click("[data-testid=my-card-2]")
     expect(phone.locator("[data-testid=hold-state]")).to_have_attribute("data-hold", "DDHDD")
     # The player scrolls the board up under the sticky stats bar (countdown, pool, balance).

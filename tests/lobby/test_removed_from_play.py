@@ -1,7 +1,10 @@
-"""A player removed from play (issue #11): staff suspend him (seed 001, Notes 4) or he starts
-a time-out or self-exclusion. His browser sessions end (suspension), his API tokens are
-revoked (suspension), his seats are left with the money of the running hand safe, and his
-game sockets get the reason and are closed."""
+"""A player's open sessions follow what happens to his account elsewhere (issue #11).
+
+Removed from play: staff suspend him (seed 001, Notes 4) or he starts a time-out or
+self-exclusion. His browser sessions end (suspension), his API tokens are revoked
+(suspension), his seats are left with the money of the running hand safe, and his game
+sockets get the reason and are closed. A deposit recorded by staff shows at once on his open
+game screen."""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from tests.helpers import create_fun_table, deal, logged_in, seat_players, settl
 from wallet.errors import SelfExcludedError, SuspendedError
 from wallet.models import Currency
 from wallet.selectors import check_books, get_balance_minor
+from wallet.services import ensure_player_account
 
 
 def fun(user: User) -> int:
@@ -170,3 +174,29 @@ def test_a_suspended_holdem_player_gets_his_chips_back_in_his_wallet(db: None) -
     assert get_balance_minor(user_id=alice.pk, currency=Currency.FUN) == wallet_before
     assert Seat.objects.get(table=table, user=alice).stack_minor == 0
     assert_books(table)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_deposit_made_elsewhere_shows_at_once_on_the_open_game_screen() -> None:
+    alice = await sync_to_async(make_player)("alice")
+    croupier = await sync_to_async(User.objects.create_user)(
+        username="croupier", password="croupier pass 1", is_staff=True, is_superuser=True
+    )
+    table = await sync_to_async(table_services.create_table)(
+        name="Cash Rail", mode="cash", currency="EUR", ante_minor=100, draw_price_bps=5000, redeal_price_minor=80
+    )
+    account = await sync_to_async(ensure_player_account)(user_id=alice.pk, currency=Currency.EUR)
+    screen = await _open(alice, table.pk)
+
+    def deposit() -> int:
+        staff = logged_in(croupier)
+        url = reverse("admin:wallet_account_cash", args=[account.pk])
+        token = staff.get(url).context["form"]["token"].value()
+        reply = staff.post(url, {"direction": "deposit", "amount": "25.00", "reason": "bank", "token": token})
+        return reply.status_code
+
+    assert await sync_to_async(deposit)() == 302
+    frame = json.loads(await screen.receive_from(timeout=10))
+    assert (frame["type"], frame["balance_minor"], frame["currency"]) == ("entry_state", 2_500, "EUR")
+    await screen.disconnect()
