@@ -25,8 +25,8 @@ from tables.engine.widerpoker import (
     pool_split,
 )
 from tables.errors import TableNotFoundError
-from tables.events import PoolUpdatedFrame, TableStateFrame, dumps
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TablePhase
+from tables.realtime.frames import EntryStateFrame, PoolUpdatedFrame, TableStateFrame, dumps
 from tables.records import board_from_json, carry_key, combination_digits, hand_conditions, spin_feed
 from tables.services import powerups
 from tables.services.special import next_special
@@ -161,14 +161,14 @@ def get_table_state(*, table_id: int) -> TableStateFrame:
     )
 
 
-def get_entry_state(*, table_id: int, user_id: int) -> dict[str, Any]:
+def get_entry_state(*, table_id: int, user_id: int) -> EntryStateFrame:
     """A player's private view of the table: seat, balance and, when playing the current
     hand, the cards, choices, purchases, probability panel (during the change phase) and the
     result of every draw (once the hand is settled)."""
     return list_entry_states(table_id=table_id, user_ids={user_id})[user_id]
 
 
-def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, dict[str, Any]]:
+def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, EntryStateFrame]:
     """``get_entry_state`` for many players of one table in a handful of queries (the hub
     refreshes every socket of a process at once)."""
     table = Table.objects.select_related("current_hand").filter(pk=table_id).first()
@@ -193,17 +193,17 @@ def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, dict[st
     for user_id in user_ids:
         seat = seats.get(user_id)
         entry = entries.get(user_id)
-        states[user_id] = {
-            "type": "entry_state",
-            "table_id": table.pk,
-            "version": table.version,
-            "seat": None if seat is None else {"status": seat.status, "reason": seat.status_reason},
-            "balance_minor": balances.get(user_id, 0),
-            "currency": table.currency,
-            "hand_id": hand.pk if hand is not None else None,
-            "entry": _entry_private(hand, entry) if hand is not None and entry is not None else None,
-            "powerups": sessions.get(user_id),
-        }
+        states[user_id] = EntryStateFrame(
+            type="entry_state",
+            table_id=table.pk,
+            version=table.version,
+            seat=None if seat is None else {"status": seat.status, "reason": seat.status_reason},
+            balance_minor=balances.get(user_id, 0),
+            currency=table.currency,
+            hand_id=hand.pk if hand is not None else None,
+            entry=_entry_private(hand, entry) if hand is not None and entry is not None else None,
+            powerups=sessions.get(user_id),
+        )
     return states
 
 

@@ -162,7 +162,7 @@ class AccountAdmin(ReadOnlyAdmin):
             else:
                 # The player's game screens show his balance: refresh them now (an adapter may
                 # call the layer above; the wallet's services never do).
-                from tables.events import push_player_on_commit
+                from tables.realtime.push import push_player_on_commit
 
                 push_player_on_commit(account.user_id)
                 amount = format_minor(form.cleaned_data["amount"], account.currency)
@@ -255,7 +255,18 @@ class SuspensionAdmin(ReadOnlyAdmin):
                     protection.suspend_player(
                         user_id=user.pk, reason=form.cleaned_data["reason"], staff_user_id=staff_id, now=timezone.now()
                     )
-                    messages.success(request, f"{user} is suspended.")
+                    # Logged out everywhere, seats left, game sockets closed (an adapter may
+                    # call the layer above; the wallet's services never do).
+                    from lobby.services import end_player_sessions
+
+                    ended = end_player_sessions(
+                        user_id=user.pk, reason="This account is suspended: contact support.", now=timezone.now()
+                    )
+                    messages.success(
+                        request,
+                        f"{user} is suspended: {ended.sessions} session(s) ended, {ended.tokens} API token(s) revoked, "
+                        f"{len(ended.tables)} table(s) left.",
+                    )
                 elif protection.lift_suspension(
                     user_id=user.pk, reason=form.cleaned_data["reason"], staff_user_id=staff_id, now=timezone.now()
                 ):

@@ -31,8 +31,6 @@ from tables.engine.widerpoker import (
     spin_jackpot_draw,
 )
 from tables.errors import InvalidTableConfigError
-from tables.events import TableRestartedFrame, broadcast_table_on_commit, dumps
-from tables.hub import publish_table_frame
 from tables.models import (
     CONFIG_FIELDS,
     Entry,
@@ -43,6 +41,9 @@ from tables.models import (
     TableConfigChange,
     TablePhase,
 )
+from tables.realtime.frames import TableRestartedFrame, dumps
+from tables.realtime.hub import publish_table_frame
+from tables.realtime.push import broadcast_table_on_commit
 from tables.records import board_to_json
 from tables.services import beacon, powerups
 from tables.services import fairness as fairness_services

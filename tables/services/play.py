@@ -36,8 +36,8 @@ from tables.errors import (
     RedealClosedError,
     TableNotFoundError,
 )
-from tables.events import push_private_on_commit
 from tables.models import Entry, GamingSession, Hand, HandStatus, Redeal, RedealCounter, Seat, Table, TablePhase
+from tables.realtime.push import push_private_on_commit
 from tables.records import escrow_key
 from tables.services import powerups
 from tables.services.settlement import capture_purchases, hand_escrow
