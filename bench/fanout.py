@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CLIENT_PROCESSES = 4
 RETRIES = 3  # handshakes refused under load (daphne's 5 s connect timeout) are tried again
+HANDSHAKES_IN_FLIGHT = 8  # per client process: players arrive together, not one after another
 
 
 def recreate_database(url: str) -> None:
@@ -213,9 +214,12 @@ async def _client_group(
 ) -> None:
     arrivals: list[tuple[float, str]] = []
     loop = asyncio.get_running_loop()
-    transports = []
+    transports: list[asyncio.BaseTransport] = []
     retried = 0
-    for i, cookie in enumerate(cookies):
+    in_flight = asyncio.Semaphore(HANDSHAKES_IN_FLIGHT)
+
+    async def open_one(i: int, cookie: str) -> None:
+        nonlocal retried
         host, origin = targets[i % len(targets)]
         address, port = host.split(":")
         request = (
@@ -223,25 +227,26 @@ async def _client_group(
             f"Connection: Upgrade\r\nSec-WebSocket-Key: {base64.b64encode(secrets.token_bytes(16)).decode()}\r\n"
             f"Sec-WebSocket-Version: 13\r\nOrigin: {origin}\r\nCookie: sessionid={cookie}\r\n\r\n"
         ).encode()
-        for attempt in range(RETRIES + 1):
-            ready: asyncio.Future[None] = loop.create_future()
-            transport, _ = await loop.create_connection(
-                lambda request=request, ready=ready: RawClient(request, arrivals, ready),  # type: ignore[misc]
-                address,
-                int(port),
-            )
-            try:
-                await asyncio.wait_for(ready, 300)
-                break
-            except (ConnectionError, TimeoutError):  # refused under load: a player would reconnect
-                transport.close()
-                if attempt == RETRIES:
-                    raise
-                retried += 1
-                await asyncio.sleep(2 ** (attempt + 1))
-        transports.append(transport)
-        if i % 50 == 49:
-            await asyncio.sleep(0.05)  # a connect ramp, like players arriving
+        async with in_flight:
+            for attempt in range(RETRIES + 1):
+                ready: asyncio.Future[None] = loop.create_future()
+                transport, _ = await loop.create_connection(
+                    lambda request=request, ready=ready: RawClient(request, arrivals, ready),  # type: ignore[misc]
+                    address,
+                    int(port),
+                )
+                try:
+                    await asyncio.wait_for(ready, 300)
+                    break
+                except (ConnectionError, TimeoutError):  # refused under load: a player would reconnect
+                    transport.close()
+                    if attempt == RETRIES:
+                        raise
+                    retried += 1
+                    await asyncio.sleep(2 ** (attempt + 1))
+            transports.append(transport)
+
+    await asyncio.gather(*(open_one(i, cookie) for i, cookie in enumerate(cookies)))
     connected.release()
     deadline = loop.time() + 300
     while len(arrivals) < len(cookies) and loop.time() < deadline:
@@ -286,7 +291,7 @@ def socket_fds(pid: int) -> int:
     return count
 
 
-def wait_connected(clients: list[Any], connected: Any, results: Any, timeout: float = 900) -> list[Any]:
+def wait_connected(clients: list[Any], connected: Any, results: Any, timeout: float = 1800) -> list[Any]:
     """Wait until every client process has opened its sockets; fail at once if one reports
     an error. Returns the reports that arrived meanwhile (for ``collect_arrivals``)."""
     early: list[Any] = []
