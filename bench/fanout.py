@@ -12,13 +12,18 @@ per socket.
     .venv/bin/python bench/fanout.py 500
     .venv/bin/python bench/fanout.py 500 --redis                     # needs a local Redis
     .venv/bin/python bench/fanout.py 10000 --redis --processes 2 --haproxy 2
+    .venv/bin/python bench/fanout.py 10000 --redis --processes 2 --nginx 2 \
+        --database-url postgres://postgres@127.0.0.1:5432/massive_fanout   # one nginx, 2 workers
 
 With several processes only the first runs the clock (``TABLE_CLOCK=in-process``); the
 others only serve sockets and receive table frames through Redis, as in production. Each
 haproxy holds two file descriptors per socket and this workplace allows 20,000 a process, so
 10,000 sockets need two balancers (``--haproxy 2``: clients alternate between them, as DNS
-round-robin over two balancer nodes would). Client, servers, balancers and the database share
-the machine's two cores: figures are pessimistic.
+round-robin over two balancer nodes would); one nginx with ``--nginx 2`` worker processes does
+it alone (each worker has its own descriptors). The balancer's configuration is written to
+the run's temporary directory. The clients are raw asyncio WebSocket clients (``RawClient``)
+that keep their sockets open until the run ends. Client, servers, balancers and the database
+share the machine's two cores: figures are pessimistic.
 """
 
 from __future__ import annotations
