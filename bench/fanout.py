@@ -12,13 +12,18 @@ per socket.
     .venv/bin/python bench/fanout.py 500
     .venv/bin/python bench/fanout.py 500 --redis                     # needs a local Redis
     .venv/bin/python bench/fanout.py 10000 --redis --processes 2 --haproxy 2
+    .venv/bin/python bench/fanout.py 10000 --redis --processes 2 --nginx 2 \
+        --database-url postgres://postgres@127.0.0.1:5432/massive_fanout   # one nginx, 2 workers
 
 With several processes only the first runs the clock (``TABLE_CLOCK=in-process``); the
 others only serve sockets and receive table frames through Redis, as in production. Each
 haproxy holds two file descriptors per socket and this workplace allows 20,000 a process, so
 10,000 sockets need two balancers (``--haproxy 2``: clients alternate between them, as DNS
-round-robin over two balancer nodes would). Client, servers, balancers and the database share
-the machine's two cores: figures are pessimistic.
+round-robin over two balancer nodes would); one nginx with ``--nginx 2`` worker processes does
+it alone (each worker has its own descriptors). The balancer's configuration is written to
+the run's temporary directory. The clients are raw asyncio WebSocket clients (``RawClient``)
+that keep their sockets open until the run ends. Client, servers, balancers and the database
+share the machine's two cores: figures are pessimistic.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CLIENT_PROCESSES = 4
 RETRIES = 3  # handshakes refused under load (daphne's 5 s connect timeout) are tried again
+HANDSHAKES_IN_FLIGHT = 8  # per client process: players arrive together, not one after another
 
 
 def recreate_database(url: str) -> None:
@@ -213,9 +219,12 @@ async def _client_group(
 ) -> None:
     arrivals: list[tuple[float, str]] = []
     loop = asyncio.get_running_loop()
-    transports = []
+    transports: list[asyncio.BaseTransport] = []
     retried = 0
-    for i, cookie in enumerate(cookies):
+    in_flight = asyncio.Semaphore(HANDSHAKES_IN_FLIGHT)
+
+    async def open_one(i: int, cookie: str) -> None:
+        nonlocal retried
         host, origin = targets[i % len(targets)]
         address, port = host.split(":")
         request = (
@@ -223,25 +232,26 @@ async def _client_group(
             f"Connection: Upgrade\r\nSec-WebSocket-Key: {base64.b64encode(secrets.token_bytes(16)).decode()}\r\n"
             f"Sec-WebSocket-Version: 13\r\nOrigin: {origin}\r\nCookie: sessionid={cookie}\r\n\r\n"
         ).encode()
-        for attempt in range(RETRIES + 1):
-            ready: asyncio.Future[None] = loop.create_future()
-            transport, _ = await loop.create_connection(
-                lambda request=request, ready=ready: RawClient(request, arrivals, ready),  # type: ignore[misc]
-                address,
-                int(port),
-            )
-            try:
-                await asyncio.wait_for(ready, 300)
-                break
-            except (ConnectionError, TimeoutError):  # refused under load: a player would reconnect
-                transport.close()
-                if attempt == RETRIES:
-                    raise
-                retried += 1
-                await asyncio.sleep(2 ** (attempt + 1))
-        transports.append(transport)
-        if i % 50 == 49:
-            await asyncio.sleep(0.05)  # a connect ramp, like players arriving
+        async with in_flight:
+            for attempt in range(RETRIES + 1):
+                ready: asyncio.Future[None] = loop.create_future()
+                transport, _ = await loop.create_connection(
+                    lambda request=request, ready=ready: RawClient(request, arrivals, ready),  # type: ignore[misc]
+                    address,
+                    int(port),
+                )
+                try:
+                    await asyncio.wait_for(ready, 300)
+                    break
+                except (ConnectionError, TimeoutError):  # refused under load: a player would reconnect
+                    transport.close()
+                    if attempt == RETRIES:
+                        raise
+                    retried += 1
+                    await asyncio.sleep(2 ** (attempt + 1))
+            transports.append(transport)
+
+    await asyncio.gather(*(open_one(i, cookie) for i, cookie in enumerate(cookies)))
     connected.release()
     deadline = loop.time() + 300
     while len(arrivals) < len(cookies) and loop.time() < deadline:
@@ -286,7 +296,7 @@ def socket_fds(pid: int) -> int:
     return count
 
 
-def wait_connected(clients: list[Any], connected: Any, results: Any, timeout: float = 900) -> list[Any]:
+def wait_connected(clients: list[Any], connected: Any, results: Any, timeout: float = 1800) -> list[Any]:
     """Wait until every client process has opened its sockets; fail at once if one reports
     an error. Returns the reports that arrived meanwhile (for ``collect_arrivals``)."""
     early: list[Any] = []

@@ -52,3 +52,41 @@ class AddIndexOnline(AddIndex):
 
     def describe(self) -> str:
         return f"{super().describe()} (concurrently on PostgreSQL)"
+
+
+def drop_single_column_index(app_label: str, model_name: str, column: str) -> Any:
+    """A ``RunPython`` pair that drops (forwards) and recreates (backwards) the plain
+    single-column index Django made for a foreign key, found by introspection.
+
+    For the database side of an ``AlterField(db_index=False)`` (inside a
+    ``SeparateDatabaseAndState``): on SQLite ``AlterField`` rebuilds the whole table, which
+    drops the table's triggers (the ledger's append-only trigger, the final entries
+    trigger); dropping the index alone changes nothing else, on either database.
+    """
+    from django.db import migrations
+
+    def _index_names(schema_editor: Any, table: str) -> list[str]:
+        with schema_editor.connection.cursor() as cursor:
+            constraints = schema_editor.connection.introspection.get_constraints(cursor, table)
+        return [
+            name
+            for name, info in constraints.items()
+            if info["index"] and not info["unique"] and not info["primary_key"] and info["columns"] == [column]
+        ]
+
+    def forwards(apps: Any, schema_editor: Any) -> None:
+        table = apps.get_model(app_label, model_name)._meta.db_table
+        for name in _index_names(schema_editor, table):
+            schema_editor.execute(f"DROP INDEX IF EXISTS {schema_editor.quote_name(name)}")
+
+    def backwards(apps: Any, schema_editor: Any) -> None:
+        model = apps.get_model(app_label, model_name)
+        table = model._meta.db_table
+        if not _index_names(schema_editor, table):
+            name = schema_editor._create_index_name(table, [column])
+            schema_editor.execute(
+                f"CREATE INDEX {schema_editor.quote_name(name)} ON {schema_editor.quote_name(table)} "
+                f"({schema_editor.quote_name(column)})"
+            )
+
+    return migrations.RunPython(forwards, backwards)

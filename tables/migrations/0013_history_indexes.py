@@ -12,7 +12,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from config.migration_operations import AddIndexOnline
+from config.migration_operations import AddIndexOnline, drop_single_column_index
 
 
 class Migration(migrations.Migration):
@@ -33,24 +33,33 @@ class Migration(migrations.Migration):
             model_name="hand",
             index=models.Index(fields=["settled_at"], name="hand_settled_at"),
         ),
-        migrations.AlterField(
-            model_name="entry",
-            name="hand",
-            field=models.ForeignKey(
-                db_index=False,
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="entries",
-                to="tables.hand",
-            ),
-        ),
-        migrations.AlterField(
-            model_name="entry",
-            name="user",
-            field=models.ForeignKey(
-                db_index=False,
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="entries",
-                to=settings.AUTH_USER_MODEL,
-            ),
+        # The index only: AlterField would rebuild the table on SQLite and lose its trigger.
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+                migrations.AlterField(
+                    model_name="entry",
+                    name="hand",
+                    field=models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="entries",
+                        to="tables.hand",
+                    ),
+                ),
+                migrations.AlterField(
+                    model_name="entry",
+                    name="user",
+                    field=models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="entries",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+            database_operations=[
+                drop_single_column_index("tables", "entry", "hand_id"),
+                drop_single_column_index("tables", "entry", "user_id"),
+            ],
         ),
     ]

@@ -19,6 +19,8 @@ def restore_sqlite_trigger(apps: StateApps, schema_editor: BaseDatabaseSchemaEdi
         "BEGIN SELECT RAISE(ABORT, 'ledger rows are append-only'); END;"
     )
 
+from config.migration_operations import drop_single_column_index
+
 
 class Migration(migrations.Migration):
     dependencies = [
@@ -26,15 +28,21 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AlterField(
-            model_name="ledgerentry",
-            name="account",
-            field=models.ForeignKey(
-                db_index=False,
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="entries",
-                to="wallet.account",
-            ),
+        # The index only: AlterField would rebuild the table on SQLite and lose its trigger.
+        migrations.SeparateDatabaseAndState(
+            state_operations=[
+                migrations.AlterField(
+                    model_name="ledgerentry",
+                    name="account",
+                    field=models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="entries",
+                        to="wallet.account",
+                    ),
+                ),
+            ],
+            database_operations=[drop_single_column_index("wallet", "ledgerentry", "account_id")],
         ),
         migrations.RunPython(restore_sqlite_trigger, migrations.RunPython.noop),
     ]
