@@ -505,7 +505,7 @@ function confirmDialog() {
   const onError = (frame) => toast(frame.message || frame.code, "error");
   if (state.dialog.mode === "seat") {
     const blind = document.querySelector("input[name=blind]:checked")?.value ?? "wait";
-    send("take_seat", { seat: state.dialog.seat, buy_in_minor: amount, blind }, onError);
+    send("join", { seat: state.dialog.seat, buy_in_minor: amount, blind }, onError);
   } else {
     send("add_chips", { amount_minor: amount }, onError);
   }
