@@ -16,9 +16,9 @@ from django.views.decorators.http import require_GET, require_POST
 from handhistory.documents import render_document
 from lobby.services import UsernameTakenError, register_player
 from lobby.simulator import SimulatorForm, run_simulation
+from tables.holdem_lobby import list_holdem_lobby_rows
 from tables.models import Table
 from tables.selectors import list_lobby_tables
-from tables.services.holdem.lobby import list_holdem_lobby_rows
 from wallet.errors import DomainError
 from wallet.models import Currency
 from wallet.money import format_minor

@@ -16,8 +16,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from tables.errors import TableNotFoundError
-from tables.services.holdem.lobby import stakes_label
-from tables.services.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame
+from tables.holdem_lobby import stakes_label
+from tables.holdem_selectors import get_holdem_private_frame, get_holdem_table_frame
 
 
 def holdem_table_page(request: HttpRequest, table_id: int, *, user_id: int, username: str) -> HttpResponse:
@@ -30,7 +30,7 @@ def holdem_table_page(request: HttpRequest, table_id: int, *, user_id: int, user
     except TableNotFoundError as missing:
         raise Http404(str(missing)) from missing
     urls = {
-        "snapshot": f"/tables/{table_id}/holdem/snapshot.json",
+        "snapshot": reverse("table-snapshot", args=[table_id]),
         "socket": f"/ws/tables/{table_id}/",
         "lobby": reverse("lobby"),
         "login": reverse("login"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, URLResolver, path
 
-from tables import holdem_views, views
+from tables import views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("tables/<int:table_id>/", views.table_page, name="table"),
@@ -12,5 +12,4 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("tables/<int:table_id>/recall.json", views.table_recall, name="table-recall"),
     path("tables/<int:table_id>/snapshot.json", views.table_snapshot, name="table-snapshot"),
     path("tables/<int:table_id>/seat/<slug:action>/", views.seat_action, name="table-seat"),
-    path("tables/<int:table_id>/holdem/snapshot.json", holdem_views.holdem_snapshot, name="holdem-snapshot"),
 ]

@@ -13,9 +13,9 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from tables.engine.cards import card_code
+from tables.holdem_lobby import stakes_label
 from tables.models import HoldemHand, Table
 from tables.services.holdem import replay, take_seat
-from tables.services.holdem.lobby import stakes_label
 from tests.helpers import create_fun_table, logged_in
 from tests.tables.holdem_helpers import holdem_table, tick
 
@@ -41,7 +41,7 @@ def test_a_holdem_table_url_serves_the_holdem_screen_with_both_frames(table: Tab
     boot = _boot(html)
     assert boot["table"]["type"] == "holdem_state" and boot["table"]["table_id"] == table.pk
     assert boot["private"]["type"] == "holdem_private" and boot["private"]["seat"] is None
-    assert boot["urls"]["snapshot"] == f"/tables/{table.pk}/holdem/snapshot.json"
+    assert boot["urls"]["snapshot"] == f"/tables/{table.pk}/snapshot.json"
     assert 'data-testid="take-seat' not in html  # the seats are drawn by holdem.js from the frame
 
 

@@ -15,8 +15,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from tables.engine.holdem import MAX_PLAYERS, MAX_RAKE_BPS, MIN_PLAYERS, Betting, Structure
+from tables.engine.holdem import MAX_PLAYERS, MAX_RAKE_BPS, MIN_PLAYERS
 from tables.errors import InvalidTableConfigError
+from tables.holdem_records import structure_of
 from tables.models import (
     HOLDEM_CONFIG_FIELDS,
     HoldemBetting,
@@ -37,24 +38,6 @@ DEFAULTS: dict[str, Any] = {
     "bot_seats": 0,
     "show_probabilities": False,
 }
-
-
-def structure_of(config: Mapping[str, Any]) -> Structure:
-    """The engine's Structure of a conditions snapshot (``HoldemConditions.snapshot()``):
-    limit ``big_blind/big_bet`` (seed 003: the lower and upper stakes), pot limit or no
-    limit with the blinds; rake in basis points with its cap, no flop no drop."""
-    betting = Betting(config["betting"])
-    small, big = int(config["small_blind_minor"]), int(config["big_blind_minor"])
-    rake_bps = int(config["rake_bps"])
-    cap = config.get("rake_cap_minor")
-    rake_cap = None if cap is None else int(cap)
-    if betting is Betting.FIXED_LIMIT:
-        return Structure.fixed_limit(
-            big, int(config["big_bet_minor"]), small_blind=small, rake_bps=rake_bps, rake_cap=rake_cap
-        )
-    if betting is Betting.POT_LIMIT:
-        return Structure.pot_limit(small, big, rake_bps=rake_bps, rake_cap=rake_cap)
-    return Structure.no_limit(small, big, rake_bps=rake_bps, rake_cap=rake_cap)
 
 
 def validate_holdem_config(config: Mapping[str, Any], *, mode: str) -> None:
