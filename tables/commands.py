@@ -36,6 +36,9 @@ from wallet.errors import DomainError
 WIDERPOKER: Final = "widerpoker"
 """The game key of WiderPoker tables (``COMMANDS``)."""
 
+HOLDEM: Final = "holdem"
+"""The game key of Texas Hold'em tables (``COMMANDS``; docs/protocol.md, "Texas Hold'em")."""
+
 MAX_JSON_DEPTH: Final = 8
 """Deepest nesting of arrays and objects any body or frame needs (a hold is depth 2)."""
 
@@ -251,6 +254,58 @@ def _service(name: str) -> Callable[..., Any]:
     return run
 
 
+def parse_chips(value: object) -> int:
+    """An amount of chips in minor units: a positive JSON integer (not a boolean, not a
+    string; an HTML form's digits are accepted). Raises InvalidFieldError."""
+    if isinstance(value, str) and value.isdigit() and len(value) <= 15:
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value < 10**15:
+        raise InvalidFieldError("an amount is a positive whole number of minor units", amount=repr(value)[:30])
+    return value
+
+
+def parse_seat(value: object) -> int:
+    """A Hold'em seat number 0..9 (the table's own range is the service's check). Raises
+    InvalidFieldError."""
+    if isinstance(value, str) and value.isdigit() and len(value) <= 2:
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 9:
+        raise InvalidFieldError("a seat is a number 0 to 9", field="seat")
+    return value
+
+
+def parse_blind(value: object) -> str:
+    """How a new Hold'em player enters: ``"wait"`` for the big blind or ``"post"`` one now.
+    Raises InvalidFieldError."""
+    if value not in ("wait", "post"):
+        raise InvalidFieldError('blind is "wait" or "post"', field="blind")
+    return str(value)
+
+
+def _holdem(name: str) -> Callable[..., Any]:
+    """A Hold'em player service (tables/services/holdem/player.py), looked up when run."""
+
+    def run(**kwargs: Any) -> Any:
+        from tables.services.holdem import player
+
+        return getattr(player, name)(**kwargs)
+
+    run.__name__ = name
+    return run
+
+
+def _holdem_bet(kind: str) -> Callable[..., Any]:
+    """The Hold'em betting action ``kind``: ``act_in_hand(kind=kind, amount=...)``."""
+
+    def run(*, table_id: int, user_id: int, now: datetime, amount: int | None = None) -> Any:
+        from tables.services.holdem import player
+
+        return player.act_in_hand(table_id=table_id, user_id=user_id, kind=kind, amount=amount, now=now)
+
+    run.__name__ = f"holdem_{kind}"
+    return run
+
+
 COMMANDS: dict[str, dict[str, Command]] = {
     WIDERPOKER: {
         "hold": Command(frozenset({"hold"}), _service("set_hold"), {"hold": parse_hold}),
@@ -261,13 +316,31 @@ COMMANDS: dict[str, dict[str, Command]] = {
         "sit_out": Command(frozenset(), _service("sit_out")),
         "sit_in": Command(frozenset(), _service("sit_in"), seats=True),
     },
+    HOLDEM: {
+        "join": Command(
+            frozenset({"seat", "buy_in_minor", "blind"}),
+            _holdem("join_holdem"),
+            {"seat": parse_seat, "buy_in_minor": parse_chips, "blind": parse_blind},
+            seats=True,
+        ),
+        "add_chips": Command(frozenset({"amount_minor"}), _holdem("add_chips"), {"amount_minor": parse_chips}),
+        "leave": Command(frozenset(), _holdem("leave_holdem_table")),
+        "sit_out": Command(frozenset(), _holdem("sit_out_holdem")),
+        "sit_in": Command(frozenset(), _holdem("sit_in_holdem"), seats=True),
+        "fold": Command(frozenset(), _holdem_bet("fold")),
+        "check": Command(frozenset(), _holdem_bet("check")),
+        "call": Command(frozenset(), _holdem_bet("call")),
+        "all_in": Command(frozenset(), _holdem_bet("all_in")),
+        "bet": Command(frozenset({"amount"}), _holdem_bet("bet"), {"amount": parse_chips}),
+        "raise": Command(frozenset({"amount"}), _holdem_bet("raise"), {"amount": parse_chips}),
+    },
 }
 """Every game's actions. ``snapshot`` and ``ping`` are the socket's own (``SOCKET_ONLY``)."""
 
 SOCKET_ONLY: Final = {"snapshot": Command(frozenset(), None), "ping": Command(frozenset(), None)}
 """Socket frames that run no service: resend the state, answer a heartbeat."""
 
-REQUIRED_FIELDS: Final = frozenset({"hold"})
+REQUIRED_FIELDS: Final = frozenset({"hold", "seat", "buy_in_minor", "amount_minor"})
 """Fields an action cannot do without (the others have their service's default)."""
 
 

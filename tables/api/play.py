@@ -21,8 +21,29 @@ def _act(request: Request, table_id: int, name: str) -> Response:
     game = commands.game_of_table(table_id)
     action = commands.parse_body(name, request.data, game=game)
     commands.execute(action, table_id=table_id, user_id=_player_id(request), now=timezone.now(), game=game)
+    if game == commands.HOLDEM:
+        # The Hold'em private frame (tables/realtime/frames.py, HoldemPrivateFrame).
+        return Response(selectors.get_private_state(table_id=table_id, user_id=_player_id(request)))
     state = selectors.get_entry_state(table_id=table_id, user_id=_player_id(request))
     return Response(EntryStateSerializer(state).data)
+
+
+class HoldemActionApi(APIView):
+    """A Hold'em action (docs/protocol.md, "Texas Hold'em"): ``join`` (``seat``,
+    ``buy_in_minor``, ``blind``), ``add_chips`` (``amount_minor``), ``leave``, ``sit_out``,
+    ``sit_in``, ``fold``, ``check``, ``call``, ``all_in``, ``bet`` and ``raise``
+    (``amount``: the total to, in minor units; absent = the minimum). The same parse and
+    execute as the socket's; answers with the player's ``holdem_private`` frame. 400
+    ``unknown_type`` for another action or a WiderPoker table's; 409 with the engine's
+    codes (``not_your_turn``, ``amount_too_small``, ...)."""
+
+    throttle_classes = ACTION_THROTTLES
+
+    @extend_schema(operation_id="tables_holdem_action", request=None, responses={200: None, **ERRORS})
+    def post(self, request: Request, table_id: int, action: str) -> Response:
+        if commands.game_of_table(table_id) != commands.HOLDEM:
+            raise commands.UnknownActionError(f"table {table_id} is not a Hold'em table")
+        return _act(request, table_id, action)
 
 
 class TableJoinApi(APIView):

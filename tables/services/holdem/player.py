@@ -130,6 +130,14 @@ def take_seat(
     return seat
 
 
+def join_holdem(
+    *, table_id: int, user_id: int, seat: int, buy_in_minor: int, blind: str = "wait", now: datetime
+) -> Seat:
+    """``take_seat`` under the wire's field names (``seat``: the seat number); the Hold'em
+    ``join`` action of tables/commands.py."""
+    return take_seat(table_id=table_id, user_id=user_id, position=seat, buy_in_minor=buy_in_minor, blind=blind, now=now)
+
+
 def _check_buy_in(conditions: HoldemConditions, amount_minor: object, *, stack_minor: int) -> None:
     if not isinstance(amount_minor, int) or isinstance(amount_minor, bool) or amount_minor <= 0:
         raise BuyInOutOfRangeError("the amount is a positive whole number of minor units", amount=repr(amount_minor))
