@@ -143,7 +143,7 @@ function renderSeats() {
           type: "button",
           class: "seat-empty",
           dataset: { testid: `take-seat-${number}`, seat: String(number) },
-          disabled: seated || !state.table.config ? true : null,
+          disabled: seated || state.table.phase === "closed" ? true : null,
           "aria-label": seated ? `Seat ${number + 1}: empty` : `Seat ${number + 1}: empty, take this seat`,
         },
         seated ? "Empty" : "Take seat",
@@ -215,14 +215,15 @@ function renderBoard() {
   $("board").setAttribute("aria-label", board.length ? `Board: ${board.map(cardName).join(", ")}` : "Board: no cards yet");
   const pots = current?.pots ?? [];
   const names = (seats) => seats.map((number) => seatView(number)?.name ?? `seat ${number + 1}`).join(", ");
+  const sorted = (seats) => [...seats].sort((a, b) => a - b);
   $("pots").replaceChildren(
     ...pots.map((pot, k) =>
       el(
         "li",
-        { class: "pot", dataset: { testid: `pot-${k}`, amountMinor: String(pot.amount_minor), seats: pot.seats.join(",") } },
+        { class: "pot", dataset: { testid: `pot-${k}`, amountMinor: String(pot.amount_minor), seats: sorted(pot.seats).join(",") } },
         el("span", { class: "pot-name" }, k === 0 ? "Main pot" : `Side pot ${k}`),
         el("strong", { class: "pot-amount" }, money(pot.amount_minor)),
-        pot.seats.length ? el("span", { class: "pot-seats" }, names(pot.seats)) : null,
+        pot.seats.length ? el("span", { class: "pot-seats" }, names(sorted(pot.seats))) : null,
       ),
     ),
   );
@@ -263,7 +264,8 @@ function renderMe() {
   addChips.disabled = inHand || priv.stack_minor >= state.table.config.max_buy_in_minor;
   addChips.title = inHand ? "Chips can be added between hands" : "";
   let message = "";
-  if (!seated) message = "Click an empty seat to sit down.";
+  if (state.table.phase === "closed") message = "This table is closed: chips at the table went back to the wallets.";
+  else if (!seated) message = "Click an empty seat to sit down.";
   else if (priv.status === "sitting_out") message = "You are sitting out: sit in to be dealt the next hand.";
   else if (seatView(priv.seat)?.waiting && !inHand) message = "You wait for the big blind to reach your seat.";
   else if (!handRunning()) message = "The next hand starts when two players are ready.";

@@ -36,6 +36,7 @@ RAKE_BPS = 500
 
 SETUP = f"""
 from datetime import timedelta
+from django.contrib.auth.models import User
 from django.utils import timezone
 from tables.models import HoldemConditions, Table, TablePhase
 from tables.services.holdem import create_holdem_table
@@ -45,6 +46,7 @@ table = create_holdem_table(
     small_blind_minor={SB}, big_blind_minor={BB}, min_buy_in_minor=1_000, max_buy_in_minor=5_000,
     bot_seats=2, rake_bps={RAKE_BPS}, rake_cap_minor=None, time_bank_seconds=20,
 )
+User.objects.create_user("croupier", password=None, is_staff=True)
 now = timezone.now()
 conditions = HoldemConditions.objects.get(table=table)
 conditions.max_buy_in_minor = {BOT_STACK}  # in memory only: a house bot buys in for the maximum
@@ -59,6 +61,14 @@ from django.db.models import F
 from django.utils import timezone
 from tables.models import Table
 Table.objects.filter(pk={table_id}).update(phase_deadline=timezone.now(), version=F("version") + 1)
+"""
+# Staff close the table: the hand in play finishes, then every seat's chips go back.
+CLOSE_AFTER_THE_HAND = """
+from django.contrib.auth.models import User
+from django.utils import timezone
+from tables.services import set_table_open
+croupier = User.objects.get(username="croupier")
+set_table_open(table_id={table_id}, is_open=False, staff_user_id=croupier.pk, reason="e2e: one hand", now=timezone.now())
 """
 RAKE_BALANCE = """
 import json
@@ -168,13 +178,17 @@ def test_two_people_and_two_bots_play_to_a_showdown_with_a_side_pot(server: str,
         expect(page.locator("[data-testid=seat-2] [data-testid=big-blind]")).to_be_visible()
         expect(page.locator("[data-testid=my-card-1]")).to_be_visible()
         expect(page.locator("[data-testid=seat-3]")).to_have_attribute("data-to-act", "true")
+    manage(server, "shell", "-c", CLOSE_AFTER_THE_HAND.format(table_id=table_id))
     # Each sees his own cards, the others' face down.
     expect(ana.locator("[data-testid=seat-cards-3] img.back")).to_have_count(2)
     expect(ben.locator("[data-testid=seat-cards-0] img.back")).to_have_count(2)
     expect(ben.locator("[data-testid=action-bar]")).to_be_visible()
     expect(ben.locator("[data-testid=timer]")).to_be_visible()
     expect(ben.locator("[data-testid=announcer]")).to_have_text("Your turn.")
-    expect(ben.locator("[data-testid=check-call]")).to_contain_text("Call")
+    expect(ben.locator("[data-testid=check-call]")).to_have_text(re.compile(r"^Call 0\.40 FUN"))
+    expect(ben.locator("[data-testid=all-in]")).to_contain_text("All-in 30.00 FUN")
+    for control in ("sit-out", "leave", "history-link"):
+        expect(ben.locator(f"[data-testid={control}]")).to_be_visible()
     _assert_fits_the_phone(ben, ["fold", "check-call", "bet-raise", "all-in", "my-card-0", "my-card-1"])
     ben.screenshot(path=str(SCREENSHOTS / "e2e-holdem-turn-phone.png"))
     problems = _axe_problems(ben, "holdem-phone")
@@ -206,11 +220,10 @@ def test_two_people_and_two_bots_play_to_a_showdown_with_a_side_pot(server: str,
     hand_link = ana.get_attribute("[data-testid=hand-link]", "href")
     assert hand_link is not None and re.fullmatch(r"/history/holdem/\d+/", hand_link)
 
-    # Both leave: the chips go back to the wallets.
+    # The table closes after the hand: the chips go back to the wallets.
     for page in (ana, ben):
-        if page.locator("[data-testid=leave]").is_visible():
-            page.click("[data-testid=leave]")
         expect(page.locator("[data-testid=leave]")).to_be_hidden()
+        expect(page.locator("[data-testid=me-message]")).to_contain_text("This table is closed")
 
     # The wallets and the rake account match the hand's history.
     ana.goto(f"{server}{hand_link}")
