@@ -176,6 +176,7 @@ function renderSeats() {
       el("span", { class: "seat-stack", dataset: { testid: `seat-stack-${number}`, stackMinor: String(seat.stack_minor) } }, money(seat.stack_minor)),
       el("span", { class: "seat-badges" }, ...seatBadges(seat, current)),
       markers.length ? el("span", { class: "seat-markers" }, ...markers) : null,
+      seat.bet_minor ? el("span", { class: "seat-bet-inline", "aria-hidden": "true" }, `bet ${money(seat.bet_minor)}`) : null,
       wonHere ? el("span", { class: "seat-won", dataset: { testid: `seat-won-${number}`, wonMinor: String(wonHere) } }, `wins ${money(wonHere)}`) : null,
     );
     const classes = ["seat", "seat-taken"];
@@ -552,8 +553,8 @@ function onFrame(frame) {
 
 const socket = openSocket(boot.urls.socket, {
   onFrame,
-  onOpen() {
-    resync(); // the Hold'em snapshot, whatever the socket sends first
+  onOpen(reopened) {
+    if (reopened) resync(); // the server also sends its snapshot on connect
   },
   onStatus(status) {
     $("connection").hidden = status === "open";
