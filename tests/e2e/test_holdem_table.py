@@ -72,7 +72,7 @@ for _ in range(200):
         break
     time.sleep(0.05)
 croupier = User.objects.get(username="croupier")
-set_table_open(table_id={table_id}, is_open=False, staff_user_id=croupier.pk, reason="e2e: one hand", now=timezone.now())
+set_table_open(table_id={table_id}, is_open=False, staff_user_id=croupier.pk, reason="one hand", now=timezone.now())
 """
 RAKE_BALANCE = """
 import json
