@@ -447,8 +447,10 @@ function dialogRange() {
   const config = state.table.config;
   const wallet = state.private.wallet_minor;
   if (state.dialog.mode === "add") {
+    // Between hands up to the maximum buy-in; a player who ran out buys at least the minimum.
     const room = config.max_buy_in_minor - state.private.stack_minor;
-    return { min: Math.min(config.big_blind_minor, room), max: Math.min(room, wallet) };
+    const least = state.private.stack_minor === 0 ? config.min_buy_in_minor : 1;
+    return { min: Math.min(least, room), max: Math.min(room, wallet) };
   }
   return { min: config.min_buy_in_minor, max: Math.min(config.max_buy_in_minor, wallet) };
 }
