@@ -145,9 +145,9 @@ function renderSeats() {
           class: "seat-empty",
           dataset: { testid: `take-seat-${number}`, seat: String(number) },
           disabled: seated || state.table.phase === "closed" ? true : null,
-          "aria-label": seated ? `Seat ${number + 1}: empty` : `Seat ${number + 1}: empty, take this seat`,
+          "aria-label": seated || state.table.phase === "closed" ? `Seat ${number + 1}: empty` : `Seat ${number + 1}: empty, take this seat`,
         },
-        seated ? "Empty" : "Take seat",
+        seated || state.table.phase === "closed" ? "Empty" : "Take seat",
       );
       take.addEventListener("click", () => openSeatDialog(number));
       items.push(el("li", { class: "seat seat-open", style, dataset: { testid: `seat-${number}`, seat: String(number) } }, take));
