@@ -48,3 +48,20 @@ def test_a_concurrent_index_refuses_to_run_inside_a_transaction() -> None:
 
     with transaction.atomic(), pytest.raises(NotSupportedError, match="atomic = False"):
         operation.database_forwards("tables", Editor(), None, None)
+
+
+def test_dropping_the_indexes_kept_the_tables_triggers() -> None:
+    """The append-only ledger and the final entries are triggers; an ``AlterField`` on SQLite
+    rebuilds the table and silently loses them, so the index migrations must not. (On
+    SQLite the final-entries trigger is already gone on main, lost by an earlier migration's
+    rebuild: checked on PostgreSQL only.)"""
+    tables = ["wallet_ledgerentry"] + (["tables_entry"] if connection.vendor == "postgresql" else [])
+    for table in tables:
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.execute(
+                    "SELECT tgname FROM pg_trigger WHERE tgrelid = %s::regclass AND NOT tgisinternal", [table]
+                )
+            else:
+                cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = %s", [table])
+            assert cursor.fetchall(), f"{table} lost its triggers"
