@@ -1,23 +1,9 @@
 """Drop the single-column index of ``LedgerEntry.account``: ``ledger_account_recent``
 (account, id descending) serves every lookup by account, and each index less is one write
-less per ledger leg (a deal of 100,000 players writes 100,001 legs).
-
-On SQLite, altering the field rebuilds the table, which drops its triggers: the append-only
-trigger of 0002 is created again right after (PostgreSQL keeps its triggers)."""
+less per ledger leg (a deal of 100,000 players writes 100,001 legs)."""
 
 import django.db.models.deletion
 from django.db import migrations, models
-from django.db.backends.base.schema import BaseDatabaseSchemaEditor
-from django.db.migrations.state import StateApps
-
-
-def restore_sqlite_trigger(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    if schema_editor.connection.vendor != "sqlite":
-        return
-    schema_editor.execute(
-        "CREATE TRIGGER IF NOT EXISTS wallet_ledgerentry_no_update BEFORE UPDATE ON wallet_ledgerentry "
-        "BEGIN SELECT RAISE(ABORT, 'ledger rows are append-only'); END;"
-    )
 
 from config.migration_operations import drop_single_column_index
 
@@ -44,5 +30,4 @@ class Migration(migrations.Migration):
             ],
             database_operations=[drop_single_column_index("wallet", "ledgerentry", "account_id")],
         ),
-        migrations.RunPython(restore_sqlite_trigger, migrations.RunPython.noop),
     ]
