@@ -9,6 +9,7 @@ TableConfigChange, applied between hands (``apply_pending_holdem_changes``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +29,9 @@ from tables.models import (
 from tables.services.fairness import new_chain
 from wallet.models import Currency
 
+MAX_RAISES = 9
+"""The most raises per betting round a table may allow when it sets a cap."""
+
 DEFAULTS: dict[str, Any] = {
     "betting": HoldemBetting.NO_LIMIT.value,
     "seats": 6,
@@ -36,25 +40,38 @@ DEFAULTS: dict[str, Any] = {
     "time_bank_seconds": 20,
     "bot_seats": 0,
     "show_probabilities": False,
+    "ante_minor": 0,
+    "max_raises": None,
 }
 
 
 def structure_of(config: Mapping[str, Any]) -> Structure:
     """The engine's Structure of a conditions snapshot (``HoldemConditions.snapshot()``):
     limit ``big_blind/big_bet`` (seed 003: the lower and upper stakes), pot limit or no
-    limit with the blinds; rake in basis points with its cap, no flop no drop."""
+    limit with the blinds; rake in basis points with its cap, no flop no drop. An ante
+    (``ante_minor``, seed 004 *PRE-FLOP*) and a cap of raises per betting round
+    (``max_raises``, seed 004 *Rilancio*: N raises, i.e. N raises over the big blind
+    pre-flop and a bet and N raises after the flop) apply when set; snapshots older than
+    those fields have neither."""
     betting = Betting(config["betting"])
     small, big = int(config["small_blind_minor"]), int(config["big_blind_minor"])
     rake_bps = int(config["rake_bps"])
     cap = config.get("rake_cap_minor")
     rake_cap = None if cap is None else int(cap)
+    ante = int(config.get("ante_minor") or 0)
     if betting is Betting.FIXED_LIMIT:
-        return Structure.fixed_limit(
-            big, int(config["big_bet_minor"]), small_blind=small, rake_bps=rake_bps, rake_cap=rake_cap
+        structure = Structure.fixed_limit(
+            big, int(config["big_bet_minor"]), small_blind=small, ante=ante, rake_bps=rake_bps, rake_cap=rake_cap
         )
-    if betting is Betting.POT_LIMIT:
-        return Structure.pot_limit(small, big, rake_bps=rake_bps, rake_cap=rake_cap)
-    return Structure.no_limit(small, big, rake_bps=rake_bps, rake_cap=rake_cap)
+    elif betting is Betting.POT_LIMIT:
+        structure = Structure.pot_limit(small, big, ante=ante, rake_bps=rake_bps, rake_cap=rake_cap)
+    else:
+        structure = Structure.no_limit(small, big, ante=ante, rake_bps=rake_bps, rake_cap=rake_cap)
+    raises = config.get("max_raises")
+    if raises is not None:
+        n = int(raises)
+        structure = replace(structure, raise_caps=(n, n + 1, n + 1, n + 1))
+    return structure
 
 
 def validate_holdem_config(config: Mapping[str, Any], *, mode: str) -> None:
@@ -86,10 +103,20 @@ def validate_holdem_config(config: Mapping[str, Any], *, mode: str) -> None:
         ("time_bank_seconds", 0 <= config["time_bank_seconds"] <= 120, "the time bank is 0 to 120 seconds"),
         ("bot_seats", 0 <= config["bot_seats"] < config["seats"], "bots leave at least one seat free"),
         ("bot_seats", config["bot_seats"] == 0 or mode == TableMode.FUN, "bots play at fun tables only"),
+        (
+            "ante_minor",
+            0 <= config.get("ante_minor", 0) <= config["big_blind_minor"],
+            "the ante is 0 to the big blind",
+        ),
+        (
+            "max_raises",
+            config.get("max_raises") is None or 1 <= config["max_raises"] <= MAX_RAISES,
+            f"raises per round are 1 to {MAX_RAISES} (empty: the structure's own)",
+        ),
     ]
     for field, ok, message in checks:
         if not ok:
-            raise InvalidTableConfigError(message, field=field, value=config[field])
+            raise InvalidTableConfigError(message, field=field, value=config.get(field))
     try:
         structure_of(config)
     except ValueError as error:
@@ -103,6 +130,13 @@ def create_holdem_table(*, name: str, mode: str, currency: str, **config: Any) -
     ``max_buy_in_minor`` are required; ``big_bet_minor`` defaults to twice the big blind).
     The table's seed chain is published at once (docs/provably-fair.md, "Algorithm 2").
     Raises InvalidTableConfigError."""
+    return open_holdem_table(name=name, mode=mode, currency=currency, **config)
+
+
+@transaction.atomic
+def open_holdem_table(*, name: str, mode: str, currency: str, **config: Any) -> Table:
+    """``create_holdem_table`` as a building block inside the caller's transaction (a
+    practice game opens its table this way)."""
     if mode == TableMode.FUN and currency != Currency.FUN:
         raise InvalidTableConfigError("fun tables play FUN chips", field="currency", value=currency)
     if mode == TableMode.CASH and currency == Currency.FUN:
