@@ -20,7 +20,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from config.origin import SameOriginValidator  # noqa: E402
 from tables.clock import ClockStarter  # noqa: E402
-from tables.routing import websocket_urlpatterns  # noqa: E402
+from tables.realtime.routing import websocket_urlpatterns  # noqa: E402
 
 application = ClockStarter(
     ProtocolTypeRouter(

@@ -22,8 +22,8 @@ from handhistory.selectors import Viewer, can_view_all_hands
 from tables.engine import fairness
 from tables.engine.cards import card_code
 from tables.engine.holdem import HoldemError, replay_phh
+from tables.holdem_records import replay
 from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus
-from tables.services.holdem.hands import replay
 
 
 @dataclass(frozen=True, slots=True)

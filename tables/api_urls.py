@@ -19,6 +19,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("tables/<int:table_id>/hold/", api.EntryHoldApi.as_view(), name="table-hold"),
     path("tables/<int:table_id>/draws/", api.DrawBuyApi.as_view(), name="table-draws"),
     path("tables/<int:table_id>/redeals/", api.RedealBuyApi.as_view(), name="table-redeals"),
+    path("tables/<int:table_id>/holdem/<slug:action>/", api.HoldemActionApi.as_view(), name="table-holdem"),
     path("wallet/", api.WalletDetailApi.as_view(), name="wallet"),
     path(
         "wallet/transactions/",

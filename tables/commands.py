@@ -1,4 +1,9 @@
-"""One parse for every player action, whichever way it arrives (REST body, socket frame).
+"""The one way in for every player action, whichever way it arrives (socket frame, REST
+body, HTML form): one parse (``parse_action``) and one execute (``execute``).
+
+Each game registers its actions in ``COMMANDS`` (game -> action name -> ``Command``): the
+fields the action takes, how their values are parsed, and the service that runs it. A
+third game adds its own entry here; the transports do not change.
 
 Security audit F7: a deeply nested JSON body (``"[" * 5000``) gave a 500 on every REST POST
 and crashed the socket consumer, and REST accepted what the socket refused (``[1,0,1,0,1]``
@@ -20,28 +25,22 @@ one of these stable codes:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Final
 
-from tables.errors import InvalidHoldError
+from tables.errors import InvalidHoldError, TableNotFoundError
 from wallet.errors import DomainError
+
+WIDERPOKER: Final = "widerpoker"
+"""The game key of WiderPoker tables (``COMMANDS``)."""
+
+HOLDEM: Final = "holdem"
+"""The game key of Texas Hold'em tables (``COMMANDS``; docs/protocol.md, "Texas Hold'em")."""
 
 MAX_JSON_DEPTH: Final = 8
 """Deepest nesting of arrays and objects any body or frame needs (a hold is depth 2)."""
-
-ACTION_FIELDS: Final[Mapping[str, frozenset[str]]] = {
-    "hold": frozenset({"hold"}),
-    "buy_draw": frozenset({"free"}),
-    "redeal": frozenset({"free"}),
-    "join": frozenset(),
-    "leave": frozenset(),
-    "sit_out": frozenset(),
-    "sit_in": frozenset(),
-    "snapshot": frozenset(),
-    "ping": frozenset(),
-}
-"""The fields each action takes besides the socket envelope (``type``, ``ref``)."""
 
 FRAME_ENVELOPE: Final = frozenset({"type", "ref"})
 # A browser's form post carries its CSRF token as a field; it is not an action field.
@@ -93,12 +92,34 @@ class InvalidFieldError(DomainError):
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """A parsed player action: its name (a key of ``ACTION_FIELDS``) and, for ``hold``, the
-    five booleans (column 0 first, True = hold)."""
+    """A parsed player action: its name and its parsed parameters, the keyword arguments of
+    its service besides ``table_id``, ``user_id`` and ``now`` (e.g. ``hold``: five booleans,
+    column 0 first; ``free``: use a free item)."""
 
     name: str
-    hold: tuple[bool, ...] | None = None
-    free: bool = False
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def hold(self) -> tuple[bool, ...] | None:
+        """The hold of a ``hold`` action (None for other actions)."""
+        value = self.params.get("hold")
+        return None if value is None else tuple(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One action of one game.
+
+    ``fields``: the fields it takes besides the transport's envelope; ``parse``: the parsed
+    value of each field present (raises a DomainError with a stable code); ``run``: the
+    service, called as ``run(table_id=..., user_id=..., now=..., **params)``; ``seats``:
+    after it the player is seated, so the socket that sent it counts as his presence.
+    """
+
+    fields: frozenset[str]
+    run: Callable[..., Any] | None
+    parse: Mapping[str, Callable[[object], Any]] = field(default_factory=dict)
+    seats: bool = False
 
 
 def json_depth(value: Any) -> int:
@@ -153,24 +174,62 @@ def parse_hold(value: object) -> tuple[bool, ...]:
     return tuple(value)
 
 
-def parse_action(name: str, fields: Mapping[str, Any], *, envelope: Sequence[str] | frozenset[str] = ()) -> Action:
-    """Check the fields of action ``name`` and return it parsed.
+def find_command(name: str, *, game: str = WIDERPOKER, socket: bool = False) -> Command:
+    """The command ``name`` of ``game`` (with ``socket``, also the socket's own frames).
+    Raises UnknownActionError."""
+    command = COMMANDS.get(game, {}).get(name) or (SOCKET_ONLY.get(name) if socket else None)
+    if command is None:
+        raise UnknownActionError(f"unknown frame type {name[:30]!r}")
+    return command
+
+
+def parse_action(
+    name: str,
+    fields: Mapping[str, Any],
+    *,
+    envelope: Sequence[str] | frozenset[str] = (),
+    game: str = WIDERPOKER,
+    socket: bool = True,
+) -> Action:
+    """Check the fields of action ``name`` of ``game`` and return it parsed.
 
     ``fields``: the body or frame (a mapping); ``envelope``: fields the transport adds and
-    the action ignores (``type`` and ``ref`` on the socket, the CSRF token of a form).
-    Raises UnknownActionError, UnknownFieldError or InvalidHoldError.
+    the action ignores (``type`` and ``ref`` on the socket, the CSRF token of a form);
+    ``socket``: the socket's own frames (``snapshot``, ``ping``) are known too.
+    Raises UnknownActionError, UnknownFieldError, InvalidHoldError or InvalidFieldError.
     """
-    allowed = ACTION_FIELDS.get(name)
-    if allowed is None:
-        raise UnknownActionError(f"unknown frame type {name[:30]!r}")
-    unknown = sorted(str(key)[:30] for key in fields if key not in allowed and key not in envelope)
+    command = find_command(name, game=game, socket=socket)
+    unknown = sorted(str(key)[:30] for key in fields if key not in command.fields and key not in envelope)
     if unknown:
         raise UnknownFieldError(f"{name} takes no field {unknown[0]!r}", fields=unknown[:5])
-    if name == "hold":
-        return Action(name, hold=parse_hold(fields.get("hold")))
-    if "free" in fields:
-        return Action(name, free=parse_free(fields["free"]))
-    return Action(name)
+    params = {
+        key: parse(fields.get(key)) for key, parse in command.parse.items() if key in fields or key in REQUIRED_FIELDS
+    }
+    return Action(name, params)
+
+
+def game_of_table(table_id: int) -> str:
+    """The game of table ``table_id`` (a key of ``COMMANDS``). Raises TableNotFoundError."""
+    from tables.models import Table
+
+    table = Table.objects.filter(pk=table_id).first()
+    if table is None:
+        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    return str(getattr(table, "game", WIDERPOKER))
+
+
+def execute(action: Action, *, table_id: int, user_id: int, now: datetime, game: str = WIDERPOKER) -> Any:
+    """Run a parsed action for ``user_id`` at ``table_id`` (sync code; the socket calls it
+    through ``database_sync_to_async``) and return what its service returns.
+
+    The service changes the state and, after commit, pushes the public state to the table and
+    the player's private state to his sockets (tables/realtime/push.py): the caller answers
+    with an ``ack`` (socket) or the new state (REST) and sends nothing else. Raises the
+    service's DomainError (nothing changed) or UnknownActionError for a socket-only frame.
+    """
+    command = find_command(action.name, game=game)
+    assert command.run is not None
+    return command.run(table_id=table_id, user_id=user_id, now=now, **action.params)
 
 
 def parse_free(value: object) -> bool:
@@ -181,6 +240,108 @@ def parse_free(value: object) -> bool:
     if value in ("true", "false"):
         return value == "true"
     raise InvalidFieldError('"free" is true or false', field="free")
+
+
+def _service(name: str) -> Callable[..., Any]:
+    """A WiderPoker service, looked up when the action runs (tests may patch it)."""
+
+    def run(**kwargs: Any) -> Any:
+        from tables import services
+
+        return getattr(services, name)(**kwargs)
+
+    run.__name__ = name
+    return run
+
+
+def parse_chips(value: object) -> int:
+    """An amount of chips in minor units: a positive JSON integer (not a boolean, not a
+    string; an HTML form's digits are accepted). Raises InvalidFieldError."""
+    if isinstance(value, str) and value.isdigit() and len(value) <= 15:
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value < 10**15:
+        raise InvalidFieldError("an amount is a positive whole number of minor units", amount=repr(value)[:30])
+    return value
+
+
+def parse_seat(value: object) -> int:
+    """A Hold'em seat number 0..9 (the table's own range is the service's check). Raises
+    InvalidFieldError."""
+    if isinstance(value, str) and value.isdigit() and len(value) <= 2:
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 9:
+        raise InvalidFieldError("a seat is a number 0 to 9", field="seat")
+    return value
+
+
+def parse_blind(value: object) -> str:
+    """How a new Hold'em player enters: ``"wait"`` for the big blind or ``"post"`` one now.
+    Raises InvalidFieldError."""
+    if value not in ("wait", "post"):
+        raise InvalidFieldError('blind is "wait" or "post"', field="blind")
+    return str(value)
+
+
+def _holdem(name: str) -> Callable[..., Any]:
+    """A Hold'em player service (tables/services/holdem/player.py), looked up when run."""
+
+    def run(**kwargs: Any) -> Any:
+        from tables.services.holdem import player
+
+        return getattr(player, name)(**kwargs)
+
+    run.__name__ = name
+    return run
+
+
+def _holdem_bet(kind: str) -> Callable[..., Any]:
+    """The Hold'em betting action ``kind``: ``act_in_hand(kind=kind, amount=...)``."""
+
+    def run(*, table_id: int, user_id: int, now: datetime, amount: int | None = None) -> Any:
+        from tables.services.holdem import player
+
+        return player.act_in_hand(table_id=table_id, user_id=user_id, kind=kind, amount=amount, now=now)
+
+    run.__name__ = f"holdem_{kind}"
+    return run
+
+
+COMMANDS: dict[str, dict[str, Command]] = {
+    WIDERPOKER: {
+        "hold": Command(frozenset({"hold"}), _service("set_hold"), {"hold": parse_hold}),
+        "buy_draw": Command(frozenset({"free"}), _service("buy_draw"), {"free": parse_free}),
+        "redeal": Command(frozenset({"free"}), _service("buy_redeal"), {"free": parse_free}),
+        "join": Command(frozenset(), _service("join_table"), seats=True),
+        "leave": Command(frozenset(), _service("leave_table")),
+        "sit_out": Command(frozenset(), _service("sit_out")),
+        "sit_in": Command(frozenset(), _service("sit_in"), seats=True),
+    },
+    HOLDEM: {
+        "join": Command(
+            frozenset({"seat", "buy_in_minor", "blind"}),
+            _holdem("join_holdem"),
+            {"seat": parse_seat, "buy_in_minor": parse_chips, "blind": parse_blind},
+            seats=True,
+        ),
+        "add_chips": Command(frozenset({"amount_minor"}), _holdem("add_chips"), {"amount_minor": parse_chips}),
+        "leave": Command(frozenset(), _holdem("leave_holdem_table")),
+        "sit_out": Command(frozenset(), _holdem("sit_out_holdem")),
+        "sit_in": Command(frozenset(), _holdem("sit_in_holdem"), seats=True),
+        "fold": Command(frozenset(), _holdem_bet("fold")),
+        "check": Command(frozenset(), _holdem_bet("check")),
+        "call": Command(frozenset(), _holdem_bet("call")),
+        "all_in": Command(frozenset(), _holdem_bet("all_in")),
+        "bet": Command(frozenset({"amount"}), _holdem_bet("bet"), {"amount": parse_chips}),
+        "raise": Command(frozenset({"amount"}), _holdem_bet("raise"), {"amount": parse_chips}),
+    },
+}
+"""Every game's actions. ``snapshot`` and ``ping`` are the socket's own (``SOCKET_ONLY``)."""
+
+SOCKET_ONLY: Final = {"snapshot": Command(frozenset(), None), "ping": Command(frozenset(), None)}
+"""Socket frames that run no service: resend the state, answer a heartbeat."""
+
+REQUIRED_FIELDS: Final = frozenset({"hold", "seat", "buy_in_minor", "amount_minor"})
+"""Fields an action cannot do without (the others have their service's default)."""
 
 
 def read_frame(text: str | None, *, max_bytes: int) -> dict[str, Any]:
@@ -206,7 +367,7 @@ def frame_ref(content: Mapping[str, Any]) -> str | int | None:
     return ref
 
 
-def parse_body(name: str, data: Any) -> Action:
+def parse_body(name: str, data: Any, *, game: str = WIDERPOKER) -> Action:
     """A REST body (already decoded by the parser: a dict, a form QueryDict, or a list) ->
     the action. An empty body is an empty object. Raises BadMessageError when the body is
     not an object, and everything ``parse_action`` raises."""
@@ -214,7 +375,7 @@ def parse_body(name: str, data: Any) -> Action:
         data = {}
     if not isinstance(data, Mapping):
         raise BadMessageError("the body is a JSON object")
-    return parse_action(name, data, envelope=FORM_ENVELOPE)
+    return parse_action(name, data, envelope=FORM_ENVELOPE, game=game, socket=False)
 
 
 def parse_empty_body(data: Any) -> None:

@@ -164,3 +164,11 @@ class PracticeOverError(DomainError):
 
     code = "practice_over"
     http_status = 409
+
+
+class PracticeTableError(DomainError):
+    """A practice game's table takes no one else, and its chips are not bought or cashed
+    out: its player stops the game instead of leaving (tables/services/holdem/practice.py)."""
+
+    code = "practice_table"
+    http_status = 409

@@ -25,8 +25,16 @@ from tables.engine.widerpoker import (
     pool_split,
 )
 from tables.errors import TableNotFoundError
-from tables.events import PoolUpdatedFrame, TableStateFrame, dumps
-from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TablePhase
+from tables.holdem_selectors import get_holdem_private_frame, get_holdem_table_frame, render_holdem_private_frames
+from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TableGame, TablePhase
+from tables.realtime.frames import (
+    EntryStateFrame,
+    HoldemPrivateFrame,
+    HoldemTableFrame,
+    PoolUpdatedFrame,
+    TableStateFrame,
+    dumps,
+)
 from tables.records import board_from_json, carry_key, combination_digits, hand_conditions, spin_feed
 from tables.services import powerups
 from tables.services.special import next_special
@@ -141,8 +149,17 @@ def count_players(*, table_id: int) -> int:
     return Seat.objects.filter(table_id=table_id).exclude(status=SeatStatus.LEFT).count()
 
 
+def get_public_state(*, table_id: int) -> TableStateFrame | HoldemTableFrame:
+    """The public frame of a table of either game, what the pushes and the snapshot carry:
+    ``table_state`` (WiderPoker) or ``holdem_state`` (tables/holdem_selectors.py). Raises
+    TableNotFoundError."""
+    if Table.objects.filter(pk=table_id, game=TableGame.HOLDEM).exists():
+        return get_holdem_table_frame(table_id=table_id, now=timezone.now())
+    return get_table_state(table_id=table_id)
+
+
 def get_table_state(*, table_id: int) -> TableStateFrame:
-    """The public state of a table: what every watcher may see, with its version."""
+    """The public state of a WiderPoker table: what every watcher may see, with its version."""
     table = Table.objects.select_related("current_hand").filter(pk=table_id).first()
     if table is None:
         raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
@@ -161,14 +178,22 @@ def get_table_state(*, table_id: int) -> TableStateFrame:
     )
 
 
-def get_entry_state(*, table_id: int, user_id: int) -> dict[str, Any]:
+def get_private_state(*, table_id: int, user_id: int) -> EntryStateFrame | HoldemPrivateFrame:
+    """A player's private frame at a table of either game: ``entry_state`` (WiderPoker) or
+    ``holdem_private`` (tables/holdem_selectors.py). Raises TableNotFoundError."""
+    if Table.objects.filter(pk=table_id, game=TableGame.HOLDEM).exists():
+        return get_holdem_private_frame(table_id=table_id, user_id=user_id, now=timezone.now())
+    return get_entry_state(table_id=table_id, user_id=user_id)
+
+
+def get_entry_state(*, table_id: int, user_id: int) -> EntryStateFrame:
     """A player's private view of the table: seat, balance and, when playing the current
     hand, the cards, choices, purchases, probability panel (during the change phase) and the
     result of every draw (once the hand is settled)."""
     return list_entry_states(table_id=table_id, user_ids={user_id})[user_id]
 
 
-def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, dict[str, Any]]:
+def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, EntryStateFrame]:
     """``get_entry_state`` for many players of one table in a handful of queries (the hub
     refreshes every socket of a process at once)."""
     table = Table.objects.select_related("current_hand").filter(pk=table_id).first()
@@ -193,22 +218,25 @@ def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, dict[st
     for user_id in user_ids:
         seat = seats.get(user_id)
         entry = entries.get(user_id)
-        states[user_id] = {
-            "type": "entry_state",
-            "table_id": table.pk,
-            "version": table.version,
-            "seat": None if seat is None else {"status": seat.status, "reason": seat.status_reason},
-            "balance_minor": balances.get(user_id, 0),
-            "currency": table.currency,
-            "hand_id": hand.pk if hand is not None else None,
-            "entry": _entry_private(hand, entry) if hand is not None and entry is not None else None,
-            "powerups": sessions.get(user_id),
-        }
+        states[user_id] = EntryStateFrame(
+            type="entry_state",
+            table_id=table.pk,
+            version=table.version,
+            seat=None if seat is None else {"status": seat.status, "reason": seat.status_reason},
+            balance_minor=balances.get(user_id, 0),
+            currency=table.currency,
+            hand_id=hand.pk if hand is not None else None,
+            entry=_entry_private(hand, entry) if hand is not None and entry is not None else None,
+            powerups=sessions.get(user_id),
+        )
     return states
 
 
 def render_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
-    """``list_entry_states`` serialised, ready to send."""
+    """``list_entry_states`` serialised, ready to send (``holdem_private`` frames at a
+    Hold'em table)."""
+    if Table.objects.filter(pk=table_id, game=TableGame.HOLDEM).exists():
+        return render_holdem_private_frames(table_id=table_id, user_ids=user_ids)
     return {user_id: dumps(state) for user_id, state in list_entry_states(table_id=table_id, user_ids=user_ids).items()}
 
 
@@ -328,6 +356,7 @@ def _lobby_row(table: Table, players: int, jackpots: list[dict[str, Any]]) -> di
     return {
         "id": table.pk,
         "name": table.name,
+        "game": table.game,
         "mode": table.mode,
         "currency": table.currency,
         "ante_minor": table.ante_minor,

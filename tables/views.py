@@ -1,13 +1,12 @@
 """The game screen (HTML), its JSON snapshot, and the seat actions as plain POST forms.
 
-The screen plays over the table WebSocket (tables.consumers); these views give it its first
+The screen plays over the table WebSocket (tables/realtime/consumers.py); these views give it its first
 state, a snapshot to resynchronise from after a reconnect or a missed version, and a
 fallback for browsers without JavaScript.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -20,23 +19,24 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from tables import services
+from tables import commands, services
 from tables.errors import TableNotFoundError
 from tables.selectors import (
     find_missed_result,
-    get_entry_state,
+    get_private_state,
+    get_public_state,
     get_table_details,
-    get_table_state,
     list_recent_hands,
 )
 from wallet.errors import DomainError
 
-SEAT_ACTIONS: dict[str, tuple[Callable[..., Any], str]] = {
-    "join": (services.join_table, "You are seated: you play from the next hand."),
-    "leave": (services.leave_table, "You left the table."),
-    "sit-out": (services.sit_out, "You sit out from the next hand and pay no ante."),
-    "sit-in": (services.sit_in, "You play again from the next hand."),
+SEAT_ACTIONS: dict[str, tuple[str, str]] = {
+    "join": ("join", "You are seated: you play from the next hand."),
+    "leave": ("leave", "You left the table."),
+    "sit-out": ("sit_out", "You sit out from the next hand and pay no ante."),
+    "sit-in": ("sit_in", "You play again from the next hand."),
 }
+"""The seat actions of the no-JavaScript forms: URL slug -> (action, confirmation)."""
 
 
 class AuthenticatedHttpRequest(HttpRequest):
@@ -49,8 +49,8 @@ def _snapshot(table_id: int, user_id: int) -> dict[str, Any]:
     """The public and private state of a table as the game screen consumes them."""
     try:
         return {
-            "table": get_table_state(table_id=table_id),
-            "private": get_entry_state(table_id=table_id, user_id=user_id),
+            "table": get_public_state(table_id=table_id),
+            "private": get_private_state(table_id=table_id, user_id=user_id),
         }
     except TableNotFoundError as missing:
         raise Http404(str(missing)) from missing
@@ -135,9 +135,11 @@ def seat_action(request: AuthenticatedHttpRequest, table_id: int, action: str) -
     """Join, leave, sit out or sit in with a plain form (the screen uses the socket)."""
     if action not in SEAT_ACTIONS:
         raise Http404(f"no seat action {action!r}")
-    service, done = SEAT_ACTIONS[action]
+    name, done = SEAT_ACTIONS[action]
     try:
-        service(table_id=table_id, user_id=request.user.pk, now=timezone.now())
+        game = commands.game_of_table(table_id)
+        parsed = commands.parse_body(name, request.POST, game=game)
+        commands.execute(parsed, table_id=table_id, user_id=request.user.pk, now=timezone.now(), game=game)
     except TableNotFoundError as missing:
         raise Http404(str(missing)) from missing
     except DomainError as refusal:

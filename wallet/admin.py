@@ -162,7 +162,7 @@ class AccountAdmin(ReadOnlyAdmin):
             else:
                 # The player's game screens show his balance: refresh them now (an adapter may
                 # call the layer above; the wallet's services never do).
-                from tables.events import push_player_on_commit
+                from tables.realtime.push import push_player_on_commit
 
                 push_player_on_commit(account.user_id)
                 amount = format_minor(form.cleaned_data["amount"], account.currency)

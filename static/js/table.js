@@ -1,5 +1,5 @@
 // The game screen: follows the table socket, renders board, cards, odds and results, and
-// sends the player's choices. Frames and shapes: tables/consumers.py, tables/selectors.py.
+// sends the player's choices. Frames and shapes: docs/protocol.md, tables/realtime/frames.py.
 import { CATEGORIES, card, cardBack, cardName, isRed } from "./cards.js";
 import { el, fetchJson, formatMinor, openSocket, toast } from "./common.js";
 import { holdOdds } from "./odds.js";

@@ -437,6 +437,16 @@ def _set_open(request: HttpRequest, table: Table, reason: str, now: datetime, *,
 
 
 def _cancel_running_hand(request: HttpRequest, table: Table, reason: str, now: datetime) -> str | None:
+    if table.game == TableGame.HOLDEM:
+        from tables.models import HoldemHand, HoldemHandStatus
+
+        running = HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).first()
+        if running is None:
+            return None
+        services.recover_table(
+            table_id=table.pk, now=now, reason=f"Cancelled by {request.user.get_username()}: {reason}"
+        )
+        return f"Hold'em hand #{running.number} cancelled: every stack is back as it was"
     hand = table.current_hand
     if hand is None or hand.status != HandStatus.CHANGE:
         return None

@@ -14,6 +14,7 @@ from tables.api.hands import HandDetailApi, HandEntryListApi, HandListApi
 from tables.api.play import (
     DrawBuyApi,
     EntryHoldApi,
+    HoldemActionApi,
     RedealBuyApi,
     TableJoinApi,
     TableLeaveApi,
@@ -30,6 +31,7 @@ __all__ = [
     "HandDetailApi",
     "HandEntryListApi",
     "HandListApi",
+    "HoldemActionApi",
     "RedealBuyApi",
     "TableDetailApi",
     "TableEntryStateApi",

@@ -11,14 +11,39 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from tables import selectors, services
+from tables import commands, selectors
 from tables.api.common import ACTION_THROTTLES, ERRORS, EntryStateSerializer, _player_id
-from tables.commands import parse_body
 
 
-def _entry_state(table_id: int, user_id: int) -> Response:
-    state = selectors.get_entry_state(table_id=table_id, user_id=user_id)
+def _act(request: Request, table_id: int, name: str) -> Response:
+    """Parse the body as action ``name`` of the table's game, run it through the one way in
+    (tables/commands.py, the same as the socket's) and answer with the player's new state."""
+    game = commands.game_of_table(table_id)
+    action = commands.parse_body(name, request.data, game=game)
+    commands.execute(action, table_id=table_id, user_id=_player_id(request), now=timezone.now(), game=game)
+    if game == commands.HOLDEM:
+        # The Hold'em private frame (tables/realtime/frames.py, HoldemPrivateFrame).
+        return Response(selectors.get_private_state(table_id=table_id, user_id=_player_id(request)))
+    state = selectors.get_entry_state(table_id=table_id, user_id=_player_id(request))
     return Response(EntryStateSerializer(state).data)
+
+
+class HoldemActionApi(APIView):
+    """A Hold'em action (docs/protocol.md, "Texas Hold'em"): ``join`` (``seat``,
+    ``buy_in_minor``, ``blind``), ``add_chips`` (``amount_minor``), ``leave``, ``sit_out``,
+    ``sit_in``, ``fold``, ``check``, ``call``, ``all_in``, ``bet`` and ``raise``
+    (``amount``: the total to, in minor units; absent = the minimum). The same parse and
+    execute as the socket's; answers with the player's ``holdem_private`` frame. 400
+    ``unknown_type`` for another action or a WiderPoker table's; 409 with the engine's
+    codes (``not_your_turn``, ``amount_too_small``, ...)."""
+
+    throttle_classes = ACTION_THROTTLES
+
+    @extend_schema(operation_id="tables_holdem_action", request=None, responses={200: None, **ERRORS})
+    def post(self, request: Request, table_id: int, action: str) -> Response:
+        if commands.game_of_table(table_id) != commands.HOLDEM:
+            raise commands.UnknownActionError(f"table {table_id} is not a Hold'em table")
+        return _act(request, table_id, action)
 
 
 class TableJoinApi(APIView):
@@ -28,9 +53,7 @@ class TableJoinApi(APIView):
 
     @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
     def post(self, request: Request, table_id: int) -> Response:
-        parse_body("join", request.data)
-        services.join_table(table_id=table_id, user_id=_player_id(request), now=timezone.now())
-        return _entry_state(table_id, _player_id(request))
+        return _act(request, table_id, "join")
 
 
 class TableLeaveApi(APIView):
@@ -40,9 +63,7 @@ class TableLeaveApi(APIView):
 
     @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
     def post(self, request: Request, table_id: int) -> Response:
-        parse_body("leave", request.data)
-        services.leave_table(table_id=table_id, user_id=_player_id(request), now=timezone.now())
-        return _entry_state(table_id, _player_id(request))
+        return _act(request, table_id, "leave")
 
 
 class TableSitOutApi(APIView):
@@ -52,9 +73,7 @@ class TableSitOutApi(APIView):
 
     @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
     def post(self, request: Request, table_id: int) -> Response:
-        parse_body("sit_out", request.data)
-        services.sit_out(table_id=table_id, user_id=_player_id(request), now=timezone.now())
-        return _entry_state(table_id, _player_id(request))
+        return _act(request, table_id, "sit_out")
 
 
 class TableSitInApi(APIView):
@@ -64,9 +83,7 @@ class TableSitInApi(APIView):
 
     @extend_schema(request=None, responses={200: EntryStateSerializer, **ERRORS})
     def post(self, request: Request, table_id: int) -> Response:
-        parse_body("sit_in", request.data)
-        services.sit_in(table_id=table_id, user_id=_player_id(request), now=timezone.now())
-        return _entry_state(table_id, _player_id(request))
+        return _act(request, table_id, "sit_in")
 
 
 class EntryHoldApi(APIView):
@@ -94,10 +111,7 @@ class EntryHoldApi(APIView):
     def post(self, request: Request, table_id: int) -> Response:
         # The serializer documents the body; the shared parse validates it exactly as the
         # socket does (five JSON booleans, no other field).
-        action = parse_body("hold", request.data)
-        assert action.hold is not None
-        services.set_hold(table_id=table_id, user_id=_player_id(request), hold=action.hold, now=timezone.now())
-        return _entry_state(table_id, _player_id(request))
+        return _act(request, table_id, "hold")
 
 
 class PurchaseInput(serializers.Serializer[Any]):
@@ -119,9 +133,7 @@ class DrawBuyApi(APIView):
         responses={200: EntryStateSerializer, **ERRORS},
     )
     def post(self, request: Request, table_id: int) -> Response:
-        action = parse_body("buy_draw", request.data)
-        services.buy_draw(table_id=table_id, user_id=_player_id(request), now=timezone.now(), free=action.free)
-        return _entry_state(table_id, _player_id(request))
+        return _act(request, table_id, "buy_draw")
 
 
 class RedealBuyApi(APIView):
@@ -136,6 +148,4 @@ class RedealBuyApi(APIView):
         responses={200: EntryStateSerializer, **ERRORS},
     )
     def post(self, request: Request, table_id: int) -> Response:
-        action = parse_body("redeal", request.data)
-        services.buy_redeal(table_id=table_id, user_id=_player_id(request), now=timezone.now(), free=action.free)
-        return _entry_state(table_id, _player_id(request))
+        return _act(request, table_id, "redeal")

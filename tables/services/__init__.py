@@ -1,20 +1,54 @@
-"""State changes of tables, seats and hands. Views, consumers, tasks and admin call these."""
+"""State changes of tables, seats and hands. Views, consumers, tasks and admin call these.
+
+The names below are resolved on first use (PEP 562), not when the package is imported: a
+module that needs one service module (``tables.selectors`` reads power-up sessions and the
+special-hand schedule) imports just that one, and importing ``tables.services.powerups``
+does not drag in seating, play and the push helpers, which depend on the selectors. That
+keeps the import graph free of cycles (selectors -> services -> push -> selectors).
+"""
 
 from __future__ import annotations
 
-from tables.services.configuration import change_table_config, create_table, set_table_open
-from tables.services.lifecycle import advance_due_tables, advance_table, publish_live_pools, recover_table
-from tables.services.play import buy_draw, buy_redeal, hold_to_mask, set_hold
-from tables.services.seating import (
-    is_connected,
-    join_table,
-    leave_table,
-    record_socket,
-    sit_in,
-    sit_out,
-    touch_presence,
-)
-from tables.services.settlement import cancel_hand, settle_hand
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tables.services.configuration import change_table_config, create_table, set_table_open
+    from tables.services.lifecycle import advance_due_tables, advance_table, publish_live_pools, recover_table
+    from tables.services.play import buy_draw, buy_redeal, hold_to_mask, set_hold
+    from tables.services.presence import is_connected
+    from tables.services.seating import (
+        join_table,
+        leave_table,
+        record_socket,
+        sit_in,
+        sit_out,
+        touch_presence,
+    )
+    from tables.services.settlement import cancel_hand, settle_hand
+
+_HOMES = {
+    "change_table_config": "configuration",
+    "create_table": "configuration",
+    "set_table_open": "configuration",
+    "advance_due_tables": "lifecycle",
+    "advance_table": "lifecycle",
+    "publish_live_pools": "lifecycle",
+    "recover_table": "lifecycle",
+    "buy_draw": "play",
+    "buy_redeal": "play",
+    "hold_to_mask": "play",
+    "set_hold": "play",
+    "is_connected": "presence",
+    "join_table": "seating",
+    "leave_table": "seating",
+    "record_socket": "seating",
+    "sit_in": "seating",
+    "sit_out": "seating",
+    "touch_presence": "seating",
+    "cancel_hand": "settlement",
+    "settle_hand": "settlement",
+}
 
 __all__ = [
     "advance_due_tables",
@@ -38,3 +72,12 @@ __all__ = [
     "sit_out",
     "touch_presence",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:  # also how ``from tables.services import powerups`` finds a submodule
+        raise AttributeError(f"module 'tables.services' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"tables.services.{home}"), name)
+    globals()[name] = value
+    return value

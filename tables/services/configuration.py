@@ -9,11 +9,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from tables.errors import InvalidTableConfigError, TableNotFoundError
-from tables.events import broadcast_table_on_commit
 from tables.models import (
     CONFIG_FIELDS,
     HOLDEM_CONFIG_FIELDS,
-    MAX_DRAW_PRICE_BPS,
     HoldemConditions,
     Table,
     TableConfigChange,
@@ -21,45 +19,10 @@ from tables.models import (
     TableMode,
     TablePhase,
 )
+from tables.realtime.push import broadcast_table_on_commit
+from tables.services.conditions import validate_table_config
 from tables.services.fairness import new_chain
 from wallet.models import Currency
-
-
-def validate_table_config(config: dict[str, Any]) -> None:
-    """Check a table configuration against the rules; raise InvalidTableConfigError naming
-    the field. Rake at most 10% (rules, Notes 1); at most 5 draws (rules C.1)."""
-    checks: list[tuple[str, bool, str]] = [
-        ("ante_minor", config["ante_minor"] > 0, "the ante must be positive"),
-        ("rake_bps", 0 <= config["rake_bps"] <= 1000, "the rake is at most 10% (1000 bps)"),
-        ("max_draws", 1 <= config["max_draws"] <= 5, "draws per hand are 1 to 5"),
-        (
-            "paid_fraction_bps",
-            1 <= config["paid_fraction_bps"] <= 10000,
-            "the paid fraction is 0.01% to 100%",
-        ),
-        (
-            "change_seconds",
-            5 <= config["change_seconds"] <= 600,
-            "the change phase lasts 5 to 600 seconds",
-        ),
-        (
-            "results_seconds",
-            1 <= config["results_seconds"] <= 120,
-            "results show for 1 to 120 seconds",
-        ),
-        (
-            "draw_price_bps",
-            0 <= config["draw_price_bps"] <= MAX_DRAW_PRICE_BPS,
-            "a draw costs 0% to 1000% of the ante",
-        ),
-        ("redeal_price_minor", config["redeal_price_minor"] >= 0, "prices cannot be negative"),
-        ("min_prize_minor", config["min_prize_minor"] >= 0, "the minimum prize cannot be negative"),
-        ("max_redeals", 0 <= config["max_redeals"] <= 10, "0 to 10 redeals per hand"),
-        ("redeal_seconds", config["redeal_seconds"] >= 0, "the redeal time cannot be negative"),
-    ]
-    for field, ok, message in checks:
-        if not ok:
-            raise InvalidTableConfigError(message, field=field, value=config[field])
 
 
 @transaction.atomic(durable=True)

@@ -31,8 +31,6 @@ from tables.engine.widerpoker import (
     spin_jackpot_draw,
 )
 from tables.errors import InvalidTableConfigError
-from tables.events import TableRestartedFrame, broadcast_table_on_commit, dumps
-from tables.hub import publish_table_frame
 from tables.models import (
     CONFIG_FIELDS,
     Entry,
@@ -44,6 +42,9 @@ from tables.models import (
     TableGame,
     TablePhase,
 )
+from tables.realtime.frames import TableRestartedFrame, dumps
+from tables.realtime.hub import publish_table_frame
+from tables.realtime.push import broadcast_table_on_commit
 from tables.records import board_to_json
 from tables.services import beacon, powerups
 from tables.services import fairness as fairness_services
@@ -128,11 +129,7 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
         # One step, one broadcast, one version: clients read a gap as a missed frame.
         table.version = expected_version + 1
     saved = _save_table(table, expected_version=expected_version)
-    if saved and holdem:
-        from tables.services.holdem.push import push_holdem_on_commit
-
-        push_holdem_on_commit(table.pk)
-    elif saved:
+    if saved:
         # Every phase change is public, and every seated player's screen must follow it.
         broadcast_table_on_commit(table.pk, refresh_private=True)
     return saved
@@ -426,13 +423,12 @@ def recover_table(*, table_id: int, now: datetime, reason: str) -> None:
         return
     if table.game == TableGame.HOLDEM:
         from tables.services.holdem.hands import cancel_holdem_hand
-        from tables.services.holdem.push import push_holdem_on_commit
 
         cancel_holdem_hand(table=table, reason=reason, now=now)
         Table.objects.filter(pk=table_id).update(
             phase=TablePhase.WAITING, phase_deadline=now + MALFUNCTION_PAUSE, version=F("version") + 1
         )
-        push_holdem_on_commit(table_id)
+        broadcast_table_on_commit(table_id, refresh_private=True)
         return
     if table.current_hand_id is not None:
         cancel_hand(hand_id=table.current_hand_id, reason=reason, now=now)

@@ -33,8 +33,8 @@ from tables.errors import (
     RedealClosedError,
     TableNotFoundError,
 )
-from tables.events import push_private_on_commit
 from tables.models import Entry, Hand, HandStatus, Redeal, RedealCounter, Seat, Table, TablePhase
+from tables.realtime.push import push_private_on_commit
 from tables.services import powerups
 from tables.services.settlement import capture_purchases, hand_escrow
 from wallet import protection

@@ -21,6 +21,7 @@ import logging
 import os
 import socket
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -79,3 +80,36 @@ def reap_dead_processes(*, now: datetime) -> int:
                 len(counts),
             )
     return reaped
+
+
+# --- the presence rule (also read by the selectors: no push behind it) ---------------------
+
+
+def is_connected(seat: Seat, *, now: datetime) -> bool:
+    """Whether the player is at the table now (rules, Notes 2: disconnected players are
+    removed before a hand; one disconnected before choosing keeps all cards).
+
+    * Open game sockets ping every 10 s: a seat with sockets is connected while it was seen
+      within ``PRESENCE_TIMEOUT_SECONDS`` (a count left by an ASGI process that died expires).
+    * A seat whose last socket closed after its last sign of life stays connected for
+      ``PRESENCE_RECONNECT_GRACE_SECONDS``: a page reload or a brief drop is not a
+      disconnection, a closed page is.
+    * Otherwise (REST clients, no socket) requests are the heartbeat.
+    """
+    return presence_rule(now)(seat.last_seen_at, seat.ws_connections, seat.socket_closed_at)
+
+
+def presence_rule(now: datetime) -> Callable[[datetime, int, datetime | None], bool]:
+    """``is_connected`` as a function of a seat's (last_seen_at, ws_connections,
+    socket_closed_at), with the thresholds computed once: for 100,000 seats read as tuples."""
+    seen_after = now - timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
+    closed_after = now - timedelta(seconds=settings.PRESENCE_RECONNECT_GRACE_SECONDS)
+
+    def connected(last_seen_at: datetime, ws_connections: int, socket_closed_at: datetime | None) -> bool:
+        if ws_connections > 0:
+            return last_seen_at >= seen_after
+        if socket_closed_at is not None and socket_closed_at >= last_seen_at:
+            return socket_closed_at >= closed_after
+        return last_seen_at >= seen_after
+
+    return connected

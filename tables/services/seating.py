@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -10,42 +9,12 @@ from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet, Value
 from django.db.models.functions import Greatest
 
-from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError
-from tables.events import broadcast_table_on_commit, push_private_on_commit
-from tables.models import Seat, SeatSockets, SeatStatus, Table, TablePhase
+from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError, WrongGameError
+from tables.models import Seat, SeatSockets, SeatStatus, Table, TableGame, TablePhase
+from tables.realtime.push import broadcast_table_on_commit, push_private_on_commit
 from tables.services import powerups
 from wallet import protection
 from wallet import services as wallet_services
-
-
-def is_connected(seat: Seat, *, now: datetime) -> bool:
-    """Whether the player is at the table now (rules, Notes 2: disconnected players are
-    removed before a hand; one disconnected before choosing keeps all cards).
-
-    * Open game sockets ping every 10 s: a seat with sockets is connected while it was seen
-      within ``PRESENCE_TIMEOUT_SECONDS`` (a count left by an ASGI process that died expires).
-    * A seat whose last socket closed after its last sign of life stays connected for
-      ``PRESENCE_RECONNECT_GRACE_SECONDS``: a page reload or a brief drop is not a
-      disconnection, a closed page is.
-    * Otherwise (REST clients, no socket) requests are the heartbeat.
-    """
-    return presence_rule(now)(seat.last_seen_at, seat.ws_connections, seat.socket_closed_at)
-
-
-def presence_rule(now: datetime) -> Callable[[datetime, int, datetime | None], bool]:
-    """``is_connected`` as a function of a seat's (last_seen_at, ws_connections,
-    socket_closed_at), with the thresholds computed once: for 100,000 seats read as tuples."""
-    seen_after = now - timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
-    closed_after = now - timedelta(seconds=settings.PRESENCE_RECONNECT_GRACE_SECONDS)
-
-    def connected(last_seen_at: datetime, ws_connections: int, socket_closed_at: datetime | None) -> bool:
-        if ws_connections > 0:
-            return last_seen_at >= seen_after
-        if socket_closed_at is not None and socket_closed_at >= last_seen_at:
-            return socket_closed_at >= closed_after
-        return last_seen_at >= seen_after
-
-    return connected
 
 
 def seat_presence(seats: QuerySet[Seat], *, now: datetime) -> list[tuple[int, int, str, bool]]:
@@ -90,11 +59,13 @@ def join_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
     """Seat the player at the table (or bring a seat that left back). The player plays from
     the next hand that starts (rules A.3: a hand needs at least two players).
 
-    Raises TableNotFoundError, TableClosedError, and the player protection's refusals
+    Raises TableNotFoundError, WrongGameError (a Hold'em table), TableClosedError, and the player protection's refusals
     (wallet/protection.py: SuspendedError, SelfExcludedError, TimeOutError, SessionLimitError,
     LossLimitError when the ante would pass his loss limit); nothing changes then.
     """
     table = _get_table(table_id)
+    if table.game != TableGame.WIDERPOKER:
+        raise WrongGameError(f"{table.name} is not a WiderPoker table: take a seat there", table_id=table_id)
     if not table.is_open or table.phase == TablePhase.CLOSED:
         raise TableClosedError(f"{table.name} is closed", table_id=table_id)
     protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=table.ante_minor, now=now)
@@ -111,6 +82,7 @@ def join_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
         seat.save(update_fields=["status", "status_reason", "joined_at", "left_at", "last_seen_at"])
     _wake_waiting_table(table_id, now=now)
     broadcast_table_on_commit(table_id)
+    push_private_on_commit(table_id, user_id)
     return seat
 
 

@@ -18,7 +18,7 @@ from django.urls import URLPattern, get_resolver, reverse
 from rest_framework.test import APIClient
 
 from tables.models import Seat, Table
-from tables.routing import websocket_urlpatterns
+from tables.realtime.routing import websocket_urlpatterns
 from tests.helpers import create_fun_table, logged_in
 
 DEEP = "[" * 5000

@@ -15,7 +15,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
 from tables import services
-from tables.routing import websocket_urlpatterns
+from tables.realtime.routing import websocket_urlpatterns
 from tests.conftest import make_player
 from tests.helpers import create_fun_table
 
@@ -255,3 +255,86 @@ async def test_a_deposit_while_seated_refreshes_the_balance_on_the_game_screen()
     await sync_to_async(deposit)()
     assert (await receive(communicator, "entry_state"))["balance_minor"] == 1_250
     await communicator.disconnect()
+
+
+async def drain(communicator: WebsocketCommunicator, quiet: float = 0.5) -> list[dict[str, Any]]:
+    """Every frame that arrives until none has come for ``quiet`` seconds."""
+    frames: list[dict[str, Any]] = []
+    while not await communicator.receive_nothing(timeout=quiet):
+        frames.append(json.loads(await communicator.receive_from()))
+    return frames
+
+
+async def test_an_action_is_answered_once_and_its_private_state_sent_once() -> None:
+    """The issue found each action's private state sent twice (the consumer's own answer
+    and the service's push); now the ack answers and the push is the one private state,
+    reaching every socket of the player at that table and no other player's."""
+    alice = await sync_to_async(make_player)("alice")
+    bob = await sync_to_async(make_player)("bob")
+    table = await sync_to_async(create_fun_table)()
+    now = timezone.now()
+    for user in (alice, bob):
+        await sync_to_async(services.join_table)(table_id=table.pk, user_id=user.pk, now=now)
+    await sync_to_async(services.advance_table)(table_id=table.pk, now=now)
+    phone = await open_socket(alice, table.pk)
+    laptop = await open_socket(alice, table.pk)
+    other = await open_socket(bob, table.pk)
+    for socket in (phone, laptop, other):
+        await drain(socket)
+
+    await phone.send_to(text_data=json.dumps({"type": "hold", "hold": [True, True, False, False, True], "ref": 7}))
+    answered = await drain(phone)
+    mirrored = await drain(laptop)
+    assert [frame["type"] for frame in answered].count("ack") == 1
+    assert [frame["type"] for frame in answered].count("entry_state") == 1
+    assert [frame["type"] for frame in mirrored] == ["entry_state"]
+    assert mirrored[0]["entry"]["hold"] == [True, True, False, False, True]
+    assert await drain(other) == []
+    for socket in (phone, laptop, other):
+        await socket.disconnect()
+
+
+async def test_a_player_can_be_disconnected_from_every_table_socket() -> None:
+    """``disconnect_player_on_commit`` (a suspended account) closes that player's sockets,
+    with the code given, and nobody else's."""
+    from django.db import transaction
+
+    from tables.realtime.push import disconnect_player_on_commit
+
+    alice = await sync_to_async(make_player)("alice")
+    bob = await sync_to_async(make_player)("bob")
+    table = await sync_to_async(create_fun_table)()
+    mine = await open_socket(alice, table.pk)
+    theirs = await open_socket(bob, table.pk)
+    for socket in (mine, theirs):
+        await drain(socket)
+
+    def suspend() -> None:
+        with transaction.atomic():
+            disconnect_player_on_commit(alice.pk, code=4403)
+
+    await sync_to_async(suspend)()
+    assert await mine.receive_output(timeout=5) == {"type": "websocket.close", "code": 4403}
+    await theirs.send_to(text_data=json.dumps({"type": "ping"}))
+    assert (await receive(theirs, "pong"))["type"] == "pong"
+    await theirs.disconnect()
+
+
+@pytest.mark.parametrize("action", ["join", "sit_out", "sit_in", "leave"])
+async def test_every_seat_action_pushes_the_new_seat_to_the_player(action: str) -> None:
+    """Each accepted action is followed by exactly one private state showing its effect."""
+    alice = await sync_to_async(make_player)("alice")
+    table = await sync_to_async(create_fun_table)()
+    if action != "join":
+        await sync_to_async(services.join_table)(table_id=table.pk, user_id=alice.pk, now=timezone.now())
+    if action == "sit_in":
+        await sync_to_async(services.sit_out)(table_id=table.pk, user_id=alice.pk, now=timezone.now())
+    socket = await open_socket(alice, table.pk)
+    await drain(socket)
+    await socket.send_to(text_data=json.dumps({"type": action}))
+    frames = await drain(socket)
+    privates = [frame for frame in frames if frame["type"] == "entry_state"]
+    assert len(privates) == 1
+    expected = {"join": "active", "sit_out": "sitting_out", "sit_in": "active", "leave": "left"}[action]
+    assert privates[0]["seat"]["status"] == expected
+    await socket.disconnect()

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tables.commands import FRAME_ENVELOPE, parse_action, read_frame
-from tables.routing import websocket_urlpatterns
+from tables.realtime.routing import websocket_urlpatterns
 from tests.conftest import make_player
 from tests.helpers import create_fun_table
 from wallet.errors import DomainError

@@ -282,3 +282,17 @@ def _cashier_fun() -> int:
     account = Account.objects.filter(kind=AccountKind.CASHIER, currency=Currency.FUN).first()
     total = Account.objects.filter(kind=AccountKind.CASHIER, currency=Currency.FUN).aggregate(t=Sum("balance_minor"))
     return 0 if account is None else int(total["t"])
+
+
+def test_nobody_joins_buys_or_cashes_out_at_a_practice_table(alice: User, bob: User, now: datetime) -> None:
+    from tables.errors import PracticeTableError
+    from tables.services.holdem import add_chips, leave_holdem_table, take_seat
+
+    game = start_practice_game(user_id=alice.pk, nickname="Ada", setup=replace(PracticeSetup(), players=2), now=now)
+    with pytest.raises(PracticeTableError) as joined:
+        take_seat(table_id=game.table_id, user_id=bob.pk, position=0, buy_in_minor=100, now=now)
+    assert joined.value.code == "practice_table"
+    with pytest.raises(PracticeTableError):
+        add_chips(table_id=game.table_id, user_id=alice.pk, amount_minor=100, now=now)
+    with pytest.raises(PracticeTableError):
+        leave_holdem_table(table_id=game.table_id, user_id=alice.pk, now=now)

@@ -25,6 +25,7 @@ from tables.errors import (
     SeatTakenError,
     WrongGameError,
 )
+from tables.holdem_selectors import get_holdem_private_frame, get_holdem_table_frame
 from tables.models import HoldemConditions, HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table, TableConfigChange
 from tables.services.holdem import (
     act_in_hand,
@@ -34,7 +35,6 @@ from tables.services.holdem import (
     sit_out_holdem,
     take_seat,
 )
-from tables.services.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame
 from tests.helpers import create_fun_table
 from tests.tables.holdem_helpers import assert_books, assert_phh_replays, escrow_balance, holdem_table, run_until, tick
 from wallet import protection
@@ -353,3 +353,38 @@ def test_sitting_out_keeps_the_chips_and_stops_the_deal(table: Table, alice: Use
     returned = leave_holdem_table(table_id=table.pk, user_id=bob.pk, now=now)
     assert returned == 1_000
     assert_books(table)
+
+
+def test_a_widerpoker_join_at_a_holdem_table_is_refused(table: Table, alice: User) -> None:
+    with pytest.raises(WrongGameError):
+        services.join_table(table_id=table.pk, user_id=alice.pk, now=timezone.now())
+
+
+def test_the_snapshot_shows_the_callers_cards_only(table: Table, alice: User, bob: User, carol: User) -> None:
+    from tests.helpers import logged_in
+
+    now = timezone.now()
+    seat_two(table, alice, bob, now)
+    tick(table, now)
+    state = replay(HoldemHand.objects.get(table=table))
+    body = logged_in(alice).get(f"/tables/{table.pk}/snapshot.json").json()
+    assert body["table"]["type"] == "holdem_state" and body["private"]["seat"] == 0
+    assert body["private"]["hole"] == [card_code(c) for c in state.holes[state.seats.index(0)]]
+    watcher = logged_in(carol).get(f"/tables/{table.pk}/snapshot.json").json()
+    assert watcher["private"]["hole"] is None and watcher["private"]["seat"] is None
+
+
+def test_a_malfunction_cancels_the_hand_and_every_stack_is_back(table: Table, alice: User, bob: User) -> None:
+    now = timezone.now()
+    seat_two(table, alice, bob, now)
+    tick(table, now)
+    hand = HoldemHand.objects.get(table=table)
+    user = alice if replay(hand).to_act == 0 else bob
+    act_in_hand(table_id=table.pk, user_id=user.pk, kind="raise", amount=300, now=now)
+    services.recover_table(table_id=table.pk, now=now, reason="test malfunction")
+    hand.refresh_from_db()
+    assert hand.status == HoldemHandStatus.CANCELLED
+    assert sorted(Seat.objects.filter(table=table).values_list("stack_minor", flat=True)) == [1_000, 1_000]
+    assert_books(table)
+    frame = get_holdem_table_frame(table_id=table.pk, now=now)
+    assert frame["hand"] is not None and frame["hand"]["pots"] == [] and frame["hand"]["board"] == []

@@ -61,8 +61,8 @@ def test_a_free_draw_is_paid_by_promotions_and_the_wallet_is_unchanged(
     generous_rules()
     seat_players(table, [alice, bob], now)
     hand = deal(table, now)
-    state = get_entry_state(table_id=table.pk, user_id=alice.pk)
-    assert state["powerups"]["free_draws"] == 1 and state["powerups"]["level"] == 1
+    powerups = get_entry_state(table_id=table.pk, user_id=alice.pk)["powerups"]
+    assert powerups is not None and powerups["free_draws"] == 1 and powerups["level"] == 1
     wallet = get_balance_minor(user_id=alice.pk, currency=Currency.FUN)
     gross = hand.gross_minor
     services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now, free=True)
@@ -98,6 +98,7 @@ def test_levels_rise_with_hands_and_purchases_and_free_redeals_work(
     )
     hand = next_hand(table, [alice, bob])
     state = get_entry_state(table_id=table.pk, user_id=alice.pk)["powerups"]
+    assert state is not None
     assert state["points"] == 3 and state["level"] == 2  # 2 hands + 1 draw, 3 points a level
     assert state["free_draws"] == 2  # one a hand, none used
     assert hand.number == 2

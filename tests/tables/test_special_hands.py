@@ -77,6 +77,7 @@ def test_the_server_refuses_what_the_special_hand_switches_off(
     hand = play_hands(table, [alice, bob], 2, now)[-1]
     assert hand.number == 2 and hand.config["max_draws"] == 1
     entry = get_entry_state(table_id=table.pk, user_id=alice.pk)["entry"]
+    assert entry is not None
     assert entry["panel"]["tip1"] is None and entry["panel"]["tip2"] is None
     with pytest.raises(DomainError) as refused:
         services.buy_draw(table_id=table.pk, user_id=alice.pk, now=hand.started_at)
@@ -132,7 +133,8 @@ def test_chance_special_hands_come_from_the_hands_stream(
     seat_players(table, [alice, bob], now)
     hand = deal(table, now)
     assert hand.config["panel"] is False
-    assert get_entry_state(table_id=table.pk, user_id=alice.pk)["entry"]["panel"] is None
+    entry = get_entry_state(table_id=table.pk, user_id=alice.pk)["entry"]
+    assert entry is not None and entry["panel"] is None
 
 
 def test_times_of_day_make_the_first_hand_after_each_time_special(croupier: User, alice: User, bob: User) -> None:

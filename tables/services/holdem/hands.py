@@ -25,25 +25,18 @@ from django.contrib.auth.models import User
 from tables.engine import fairness
 from tables.engine.cards import card_code
 from tables.engine.holdem import (
-    ACT_MS,
     PERSONALITIES,
-    TIME_BANK_MS,
-    Action,
     ActionKind,
-    HandSetup,
     HandState,
     HoldemError,
     PhhError,
-    TurnClock,
-    deadline_ms,
     decide,
     hand_to_phh,
-    holdem_deck,
     play_showdown,
-    start_hand,
     timeout_action,
 )
 from tables.errors import HoldemActionError, InvalidActionError
+from tables.holdem_records import apply_action, replay, turn_deadline
 from tables.models import (
     HoldemConditions,
     HoldemHand,
@@ -57,8 +50,8 @@ from tables.models import (
 )
 from tables.services import fairness as fairness_services
 from tables.services.holdem import money
-from tables.services.holdem.conditions import apply_pending_holdem_changes, structure_of
-from tables.services.seating import is_connected
+from tables.services.holdem.conditions import apply_pending_holdem_changes
+from tables.services.presence import is_connected
 from wallet import protection
 from wallet import services as wallet_services
 from wallet.models import AccountKind, Currency, TransferKind
@@ -83,34 +76,6 @@ BOT_PREFIX = "housebot-"
 # --- the stored hand and the engine ---------------------------------------------------------
 
 
-def replay(hand: HoldemHand) -> HandState:
-    """The engine state of ``hand`` after its stored actions: its setup and the deck of its
-    server seed (docs/provably-fair.md, 12), each action re-applied (the clock's
-    ``timeout_all_in`` too), then the showdown played by the house policy when betting is
-    over (``play_showdown``: losers muck when allowed). Raises HoldemError if the stored
-    actions are not legal (never for a hand this module wrote)."""
-    setup = hand.setup
-    state = start_hand(
-        HandSetup(
-            structure_of(hand.config),
-            tuple(None if stack is None else int(stack) for stack in setup["stacks"]),
-            int(setup["button"]),
-            holdem_deck(bytes.fromhex(hand.server_seed)),
-            frozenset(setup.get("waiting", ())),
-            frozenset(setup.get("posting", ())),
-        )
-    )
-    for action in hand.actions:
-        state = _apply(state, str(action["kind"]), int(action["seat"]), action.get("amount"))
-    return play_showdown(state)
-
-
-def _apply(state: HandState, kind: str, seat: int, amount: int | None) -> HandState:
-    if kind == ActionKind.TIMEOUT_ALL_IN:
-        return state.timed_out_all_in()
-    return state.act(Action(ActionKind(kind), seat, amount))
-
-
 def parse_action(kind: object, amount: object) -> tuple[ActionKind, int | None]:
     """A player's action from the wire: ``kind`` one of fold, check, call, bet, raise,
     all_in; ``amount`` the bet or raise-to total in chips (minor units) or None for the
@@ -131,17 +96,6 @@ def parse_action(kind: object, amount: object) -> tuple[ActionKind, int | None]:
 def running_hand(table: Table) -> HoldemHand | None:
     """The table's hand being played, or None."""
     return HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).order_by("-number").first()
-
-
-def turn_deadline(hand: HoldemHand, config: dict[str, Any]) -> datetime:
-    """When the turn that started at ``hand.turn_started_at`` times out: 10 s to act, then
-    the table's time bank (seed 003: 20 s), plus the reconnection time once if granted
-    (``clocks.deadline_ms``, with the table's time bank in place of the seed's 20 s)."""
-    assert hand.turn_started_at is not None
-    bank_ms = int(config["time_bank_seconds"]) * 1000
-    clock = TurnClock(0, 0, 0) if hand.turn_extended else TurnClock(0)
-    extra = deadline_ms(clock) - ACT_MS - TIME_BANK_MS
-    return hand.turn_started_at + timedelta(milliseconds=ACT_MS + bank_ms + extra)
 
 
 # --- the clock ----------------------------------------------------------------------------
@@ -214,7 +168,7 @@ def record_action(
     engine's code, nothing changed), store it, and move the table on: the next turn's
     deadline, or the settlement when the hand is over. Returns the new state."""
     try:
-        new_state = _apply(state, kind.value, seat, amount)
+        new_state = apply_action(state, kind.value, seat, amount)
     except HoldemError as error:
         raise HoldemActionError(str(error), engine_code=error.code) from error
     stored_amount = _stored_amount(new_state, kind, seat, amount)
@@ -559,8 +513,3 @@ def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now:
     _start_turn(table, hand, state, now=now)
     hand.save(update_fields=["turn_started_at", "turn_extended"])
     return hand
-
-
-def seats_in_hand(hand: HoldemHand) -> set[int]:
-    """The seat numbers dealt into ``hand``."""
-    return {int(player["seat"]) for player in hand.players}

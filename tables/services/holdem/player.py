@@ -26,9 +26,10 @@ from tables.errors import (
     TableNotFoundError,
     WrongGameError,
 )
+from tables.holdem_records import replay, seats_in_hand
 from tables.models import HoldemConditions, Seat, SeatStatus, Table, TableGame, TablePhase
+from tables.realtime.push import broadcast_table_on_commit, push_private_on_commit
 from tables.services.holdem import hands, money
-from tables.services.holdem.push import push_holdem_on_commit
 from wallet import protection
 
 BLIND_CHOICES = ("wait", "post")
@@ -58,6 +59,15 @@ def save_holdem_table(table: Table) -> None:
     )
 
 
+def _refuse_practice(table: Table) -> None:
+    """A practice game's table (seed 004) is private and its chips come from the FUN
+    cashier: no seat, buy-in or cash-out there. Raises PracticeTableError."""
+    if hasattr(table, "practice"):
+        from tables.errors import PracticeTableError
+
+        raise PracticeTableError("this is a practice game: stop it from its banner", table_id=table.pk)
+
+
 def _seat_of(table: Table, user_id: int) -> Seat:
     seat = Seat.objects.filter(table=table, user_id=user_id, position__isnull=False).exclude(status=SeatStatus.LEFT)
     found = seat.first()
@@ -68,7 +78,7 @@ def _seat_of(table: Table, user_id: int) -> Seat:
 
 def _in_running_hand(table: Table, seat: Seat) -> bool:
     hand = hands.running_hand(table)
-    return hand is not None and seat.position in hands.seats_in_hand(hand)
+    return hand is not None and seat.position in seats_in_hand(hand)
 
 
 def _wake(table: Table, now: datetime) -> None:
@@ -93,6 +103,7 @@ def take_seat(
     from tables.errors import InvalidActionError
 
     table, conditions = lock_holdem_table(table_id)
+    _refuse_practice(table)
     if not table.is_open or table.phase == TablePhase.CLOSED:
         raise TableClosedError(f"{table.name} is closed", table_id=table_id)
     if blind not in BLIND_CHOICES:
@@ -125,8 +136,16 @@ def take_seat(
     _wake(table, now)
     table.version += 1
     save_holdem_table(table)
-    push_holdem_on_commit(table.pk)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
     return seat
+
+
+def join_holdem(
+    *, table_id: int, user_id: int, seat: int, buy_in_minor: int, blind: str = "wait", now: datetime
+) -> Seat:
+    """``take_seat`` under the wire's field names (``seat``: the seat number); the Hold'em
+    ``join`` action of tables/commands.py."""
+    return take_seat(table_id=table_id, user_id=user_id, position=seat, buy_in_minor=buy_in_minor, blind=blind, now=now)
 
 
 def _check_buy_in(conditions: HoldemConditions, amount_minor: object, *, stack_minor: int) -> None:
@@ -151,6 +170,7 @@ def add_chips(*, table_id: int, user_id: int, amount_minor: int, now: datetime) 
     Raises NotSeatedError, HandInProgressError, BuyInOutOfRangeError,
     InsufficientFundsError and the protection's refusals."""
     table, conditions = lock_holdem_table(table_id)
+    _refuse_practice(table)
     seat = _seat_of(table, user_id)
     if _in_running_hand(table, seat):
         raise HandInProgressError("chips can be added between hands only", table_id=table_id)
@@ -163,7 +183,7 @@ def add_chips(*, table_id: int, user_id: int, amount_minor: int, now: datetime) 
     _wake(table, now)
     table.version += 1
     save_holdem_table(table)
-    push_holdem_on_commit(table.pk)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
     return seat
 
 
@@ -176,7 +196,7 @@ def sit_out_holdem(*, table_id: int, user_id: int, now: datetime) -> Seat:
     Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.SITTING_OUT, status_reason="sit out", last_seen_at=now)
     table.version += 1
     save_holdem_table(table)
-    push_holdem_on_commit(table.pk)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
     return seat
 
 
@@ -193,7 +213,7 @@ def sit_in_holdem(*, table_id: int, user_id: int, now: datetime) -> Seat:
     _wake(table, now)
     table.version += 1
     save_holdem_table(table)
-    push_holdem_on_commit(table.pk)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
     return seat
 
 
@@ -203,19 +223,21 @@ def leave_holdem_table(*, table_id: int, user_id: int, now: datetime) -> int:
     amount); in a hand the player folds when his turn comes (checks when checking is free)
     and his chips come back when the hand ends (returns 0). Raises NotSeatedError."""
     table, _ = lock_holdem_table(table_id)
+    _refuse_practice(table)
     seat = _seat_of(table, user_id)
     returned = 0
     if _in_running_hand(table, seat):
         Seat.objects.filter(pk=seat.pk).update(leaving=True, status=SeatStatus.SITTING_OUT, status_reason="leaving")
         hand = hands.running_hand(table)
         assert hand is not None
-        if hands.replay(hand).to_act == seat.position:
+        if replay(hand).to_act == seat.position:
             table.phase_deadline = now  # the clock folds for him at its next tick
     else:
         returned = hands.release_seat(table, seat, now=now, reason="left")
     table.version += 1
     save_holdem_table(table)
-    push_holdem_on_commit(table.pk)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
+    push_private_on_commit(table.pk, user_id)  # no longer seated: the hub's refresh misses him
     return returned
 
 
@@ -235,14 +257,14 @@ def act_in_hand(*, table_id: int, user_id: int, kind: object, amount: object = N
     hand = hands.running_hand(table)
     if hand is None:
         raise NoHandError("no hand is being played", table_id=table_id)
-    if seat.position not in hands.seats_in_hand(hand):
+    if seat.position not in seats_in_hand(hand):
         from tables.errors import NotInHandError
 
         raise NotInHandError("you are not dealt in this hand", table_id=table_id)
     assert seat.position is not None
-    state = hands.replay(hand)
+    state = replay(hand)
     hands.record_action(table, hand, state, action_kind, seat.position, action_amount, now=now)
     Seat.objects.filter(pk=seat.pk).update(last_seen_at=now)
     save_holdem_table(table)
-    push_holdem_on_commit(table.pk)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
     return table.version

@@ -74,7 +74,7 @@ from tables.models import (
 )
 from tables.services.holdem import hands, money
 from tables.services.holdem.conditions import MAX_RAISES, open_holdem_table
-from tables.services.seating import is_connected
+from tables.services.presence import is_connected
 from wallet import services as wallet_services
 from wallet.models import AccountKind, Currency, TransferKind
 
@@ -476,8 +476,8 @@ def stop_practice_game(*, game_id: int, user_id: int, now: datetime) -> Practice
     hand), the results are stored with the end ``abandoned`` (not on the leaderboard) and
     the chips return to the FUN cashier. Raises PracticeNotFoundError,
     PracticeNotYoursError, PracticeOverError."""
+    from tables.realtime.push import broadcast_table_on_commit
     from tables.services.holdem.player import save_holdem_table
-    from tables.services.holdem.push import push_holdem_on_commit
 
     game, table = _lock_game(game_id, user_id)
     hands.cancel_holdem_hand(table=table, reason="practice game stopped", now=now)
@@ -485,7 +485,7 @@ def stop_practice_game(*, game_id: int, user_id: int, now: datetime) -> Practice
     _finish(game, table, PracticeEnd.ABANDONED, now=now)
     save_holdem_table(table)
     Table.objects.filter(pk=table.pk).update(is_open=False)
-    push_holdem_on_commit(table.pk)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
     return game
 
 
@@ -494,6 +494,7 @@ def resume_practice_game(*, game_id: int, user_id: int, now: datetime) -> None:
     """The player opens his running game: he is seen (presence), dealt in again from the
     next hand if he had been sat out as disconnected, and a table waiting for him deals.
     Raises PracticeNotFoundError, PracticeNotYoursError, PracticeOverError."""
+    from tables.realtime.push import broadcast_table_on_commit
     from tables.services.holdem.player import save_holdem_table
 
     _, table = _lock_game(game_id, user_id)
@@ -505,6 +506,7 @@ def resume_practice_game(*, game_id: int, user_id: int, now: datetime) -> None:
         table.phase_deadline = now
         table.version += 1
         save_holdem_table(table)
+        broadcast_table_on_commit(table.pk, refresh_private=True)
 
 
 # --- reads --------------------------------------------------------------------------------

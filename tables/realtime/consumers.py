@@ -1,20 +1,16 @@
-"""The game screen's WebSocket: parses, rate-limits, delegates to services, forwards pushes.
+"""The game screen's WebSocket: parses, rate-limits, hands actions to the one way in.
 
-Inbound frames (JSON objects, at most 2 KB; an optional ``ref`` is echoed in the answer):
-
-| type       | fields                  | does                                   |
-| ---------- | ----------------------- | -------------------------------------- |
-| `hold`     | `hold`: five booleans   | tables.services.set_hold               |
-| `buy_draw` |                         | tables.services.buy_draw               |
-| `redeal`   |                         | tables.services.buy_redeal             |
-| `join` / `leave` / `sit_out` / `sit_in` | | the seating services              |
-| `snapshot` |                         | resend the public and private state    |
-| `ping`     |                         | presence heartbeat, answered by `pong` |
+Inbound frames (JSON objects, at most 2 KB; an optional ``ref`` is echoed in the answer) are
+the actions of the table's game (``tables.commands.COMMANDS``: for WiderPoker ``hold``,
+``buy_draw``, ``redeal``, ``join``, ``leave``, ``sit_out``, ``sit_in``) plus the socket's own
+``snapshot`` (resend the public and private state) and ``ping`` (presence heartbeat, answered
+by ``pong``). An accepted action is answered by ``ack``; the private state it changed arrives
+once, pushed through the hub (tables/realtime/push.py). docs/protocol.md is the contract.
 
 A bad frame gets ``{"type": "error", "code": ...}`` with a stable code: ``bad_json``,
 ``bad_message``, ``unknown_type``, ``unknown_field``, ``too_large``, ``too_deep``,
-``invalid_hold`` (the shared parse of tables/commands.py, the same as REST's),
-``rate_limited``, or a domain error's code.
+``invalid_hold``, ``invalid_field`` (the shared parse of tables/commands.py, the same as
+REST's), ``rate_limited``, or a domain error's code.
 """
 
 from __future__ import annotations
@@ -28,10 +24,11 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.utils import timezone
 
-from tables import selectors, services
-from tables.commands import FRAME_ENVELOPE, Action, frame_ref, parse_action, read_frame
-from tables.events import ErrorFrame, dumps, player_group
-from tables.hub import get_hub
+from tables import commands, selectors, services
+from tables.commands import FRAME_ENVELOPE, WIDERPOKER, Action, frame_ref, parse_action, read_frame
+from tables.errors import TableNotFoundError
+from tables.realtime.frames import AckFrame, ErrorFrame, PongFrame, dumps
+from tables.realtime.hub import get_hub
 from wallet.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -66,6 +63,7 @@ class TableConsumer(AsyncWebsocketConsumer):
 
     table_id: int
     user_id: int
+    game: str = WIDERPOKER
     counted = False  # whether this socket is counted in its seat's ws_connections
 
     async def connect(self) -> None:
@@ -77,10 +75,11 @@ class TableConsumer(AsyncWebsocketConsumer):
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
         self.bucket = TokenBucket(rate=settings.WS_RATE_PER_SECOND, burst=settings.WS_RATE_BURST, now=time.monotonic())
         self.strikes = 0
-        if not await database_sync_to_async(_table_exists)(self.table_id):
+        try:
+            self.game = await database_sync_to_async(commands.game_of_table)(self.table_id)
+        except TableNotFoundError:
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        await self.channel_layer.group_add(player_group(self.user_id), self.channel_name)
         self.counted = await database_sync_to_async(services.record_socket)(
             table_id=self.table_id, user_id=self.user_id, opened=True, now=timezone.now()
         )
@@ -98,7 +97,6 @@ class TableConsumer(AsyncWebsocketConsumer):
             await database_sync_to_async(services.record_socket)(
                 table_id=self.table_id, user_id=self.user_id, opened=False, now=timezone.now()
             )
-        await self.channel_layer.group_discard(player_group(self.user_id), self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if not self.bucket.take(time.monotonic()):
@@ -112,7 +110,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         try:
             content = read_frame(text_data, max_bytes=MAX_FRAME_BYTES)
             ref = frame_ref(content)
-            action = parse_action(content["type"], content, envelope=FRAME_ENVELOPE)
+            action = parse_action(content["type"], content, envelope=FRAME_ENVELOPE, game=self.game)
             await self.execute(action)
         except DomainError as failure:
             frame = ErrorFrame(type="error", code=failure.code, message=str(failure))
@@ -120,64 +118,35 @@ class TableConsumer(AsyncWebsocketConsumer):
                 frame["ref"] = ref
             await self.send(dumps(frame))
         else:
-            if action.name not in ("ping", "snapshot"):
-                await self.send(dumps({"type": "ack", "action": action.name, "ref": ref}))
-                await self.send_private()
+            if action.name not in commands.SOCKET_ONLY:
+                await self.send(dumps(AckFrame(type="ack", action=action.name, ref=ref)))
 
     async def execute(self, action: Action) -> None:
         """Run a parsed action for this socket's player at this socket's table."""
         common = {"table_id": self.table_id, "user_id": self.user_id}
         if action.name == "ping":
             await database_sync_to_async(services.touch_presence)(**common, now=timezone.now())
-            await self.send(dumps({"type": "pong", "server_time": timezone.now().isoformat()}))
+            await self.send(dumps(PongFrame(type="pong", server_time=timezone.now().isoformat())))
         elif action.name == "snapshot":
             await self.send_snapshot()
-        elif action.name == "hold":
-            assert action.hold is not None
-            await database_sync_to_async(services.set_hold)(**common, hold=action.hold, now=timezone.now())
         else:
-            extra = {"free": action.free} if action.name in ("buy_draw", "redeal") else {}
-            await database_sync_to_async(ACTIONS[action.name])(**common, now=timezone.now(), **extra)
-            if action.name in ("join", "sit_in") and not self.counted:
+            await database_sync_to_async(commands.execute)(action, **common, now=timezone.now(), game=self.game)
+            if commands.find_command(action.name, game=self.game).seats and not self.counted:
                 # The player sat down from this open socket: from now on it is his presence.
                 self.counted = await database_sync_to_async(services.record_socket)(
                     **common, opened=True, now=timezone.now()
                 )
 
     async def send_snapshot(self) -> None:
-        state = await database_sync_to_async(selectors.get_table_state)(table_id=self.table_id)
+        state = await database_sync_to_async(selectors.get_public_state)(table_id=self.table_id)
         await self.send(dumps(state))
         await self.send_private()
 
     async def send_private(self) -> None:
-        private = await database_sync_to_async(selectors.get_entry_state)(table_id=self.table_id, user_id=self.user_id)
+        private = await database_sync_to_async(selectors.get_private_state)(
+            table_id=self.table_id, user_id=self.user_id
+        )
         await self.send(dumps(private))
-
-    async def push_frame(self, event: dict[str, Any]) -> None:
-        """A push to this player's group: forward it, then (if asked) the private state.
-        Table-wide frames arrive through the hub instead (tables/hub.py)."""
-        if event.get("table_id") not in (None, self.table_id):
-            return
-        if event.get("text"):
-            await self.send(event["text"])
-        if event.get("refresh_private"):
-            await self.send_private()
-
-
-def _table_exists(table_id: int) -> bool:
-    from tables.models import Table
-
-    return Table.objects.filter(pk=table_id).exists()
-
-
-ACTIONS = {
-    "buy_draw": services.buy_draw,
-    "redeal": services.buy_redeal,
-    "join": services.join_table,
-    "leave": services.leave_table,
-    "sit_out": services.sit_out,
-    "sit_in": services.sit_in,
-}
 
 
 class LobbyConsumer(AsyncWebsocketConsumer):

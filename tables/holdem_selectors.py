@@ -1,6 +1,6 @@
 """Reads of Hold'em tables: the public table frame, a player's private frame, hands.
 
-The frames' shapes are ``tables/holdem_frames.py`` (documented in docs/protocol.md). The
+The frames' shapes are in ``tables/realtime/frames.py`` (documented in docs/protocol.md). The
 secret rule: hole cards appear in the public frame only when shown at the showdown, the
 server seed only once the hand is over; a player's own cards only in his private frame.
 """
@@ -12,11 +12,14 @@ from typing import Any, cast
 
 import numpy as np
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from tables.engine.cards import card_code
 from tables.engine.holdem import ActionKind, HandState, Phase, equity
 from tables.errors import TableNotFoundError, WrongGameError
-from tables.holdem_frames import (
+from tables.holdem_records import replay, turn_deadline
+from tables.models import HoldemConditions, HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table, TableGame
+from tables.realtime.frames import (
     HoldemConfig,
     HoldemHandView,
     HoldemLegalView,
@@ -25,10 +28,9 @@ from tables.holdem_frames import (
     HoldemResultView,
     HoldemSeatView,
     HoldemTableFrame,
+    dumps,
 )
-from tables.models import HoldemConditions, HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table, TableGame
-from tables.services.holdem.hands import replay, turn_deadline
-from tables.services.seating import is_connected
+from tables.services.presence import is_connected
 from wallet import selectors as wallet_selectors
 
 STREETS = ("preflop", "flop", "turn", "river")
@@ -226,10 +228,10 @@ def list_holdem_hands(*, table_id: int) -> QuerySet[HoldemHand]:
     return HoldemHand.objects.filter(table_id=table_id).exclude(status=HoldemHandStatus.PLAYING).order_by("-number")
 
 
-def list_holdem_seated_users(*, table_id: int) -> list[int]:
-    """User ids of the people (not bots) seated at the table."""
-    return list(
-        Seat.objects.filter(table_id=table_id, position__isnull=False, is_bot=False)
-        .exclude(status=SeatStatus.LEFT)
-        .values_list("user_id", flat=True)
-    )
+def render_holdem_private_frames(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
+    """Each player's ``holdem_private`` frame, serialised (the hub's per-socket private
+    state at a Hold'em table)."""
+    now = timezone.now()
+    return {
+        user_id: dumps(get_holdem_private_frame(table_id=table_id, user_id=user_id, now=now)) for user_id in user_ids
+    }

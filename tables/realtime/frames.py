@@ -1,19 +1,126 @@
-"""The Hold'em wire contract: every Hold'em frame's shape (a leaf module: it imports
-nothing of the app). Documented in docs/protocol.md, "Texas Hold'em frames"; moves into
-``tables/frames.py`` beside the WiderPoker frames once that module exists.
+"""The wire contract: every frame the sockets send and every group and channel name.
 
-Chips are minor units of the table's currency. Seats are numbered 0 .. seats - 1
-clockwise. Cards are two-character codes (``"As"``, ``"Td"``). Times are ISO 8601 UTC.
+A leaf module: it imports nothing of the project, so selectors (which build frames),
+push helpers (which send them) and consumers (which answer with them) all depend on it and
+never on each other. ``docs/protocol.md`` documents the same frames for clients; a change
+here is a change of a public contract: add fields, never rename or remove one.
 
-Audiences (STYLE.md, Realtime): ``HoldemTableFrame`` goes to the table's group (everyone
-watching); ``HoldemPrivateFrame`` only to its owner's group (``player.<user id>``). Hole
-cards appear in public frames only when shown at the showdown (seed 003, Showdown); the
-server seed only once the hand is over.
+Audiences and their one path each (tables/realtime/push.py):
+
+* everyone watching a table: ``table_state``, ``pool_updated``, ``table_restarted``, through
+  the per-process hub (``table`` channel);
+* one player's sockets, at one table or all of them: ``entry_state`` (his own cards, odds,
+  result), through the per-process hub (``player`` channel); at a Hold'em table the
+  public frame is ``holdem_state`` and the private one ``holdem_private``;
+* the lobby: ``lobby_table``, through the Channels layer group ``lobby``;
+* the sender of a frame: ``ack``, ``error``, ``pong``, the consumer's own answer.
+
+Secrets (seeds, change keys, other players' cards) appear only in frames of a hand that is
+over (DESIGN.md, *Provably fair*).
 """
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+import json
+from typing import Any, Final, Literal, NotRequired, TypedDict
+
+LOBBY_GROUP: Final = "lobby"
+"""The Channels layer group of every lobby socket."""
+
+
+def hub_channel(prefix: str, kind: Literal["table", "player"], key: int) -> str:
+    """The Redis pub/sub channel of one hub delivery: ``<prefix>:table:<id>`` for a
+    table's frames, ``<prefix>:table:player.<user id>`` for one player's private refresh.
+    Every ASGI process subscribes once to the pattern ``<prefix>:table:*``."""
+    return f"{prefix}:table:{key}" if kind == "table" else f"{prefix}:table:player.{key}"
+
+
+class TableStateFrame(TypedDict):
+    """Public state of a table; sent on every phase change (``version`` grows by one)."""
+
+    type: Literal["table_state"]
+    table_id: int
+    version: int
+    phase: str
+    deadline: str | None
+    server_time: str
+    players: int
+    hand: dict[str, Any] | None
+    config: dict[str, Any]
+    jackpots: list[dict[str, Any]]
+
+
+class EntryStateFrame(TypedDict):
+    """One player's private view of a WiderPoker table (only ever sent to that player):
+    seat, balance (minor units, what he may spend), and his entry in the current hand
+    (cards, hold, purchases, probability panel, result)."""
+
+    type: Literal["entry_state"]
+    table_id: int
+    version: int
+    seat: dict[str, Any] | None
+    balance_minor: int
+    currency: str
+    hand_id: int | None
+    entry: dict[str, Any] | None
+    powerups: dict[str, Any] | None
+
+
+class PoolUpdatedFrame(TypedDict):
+    """The live prize pool of the running hand (not a state change: same ``version``)."""
+
+    type: Literal["pool_updated"]
+    table_id: int
+    version: int
+    hand_id: int
+    gross_minor: int
+    pool_minor: int
+    rake_minor: int
+    entries: int
+
+
+class TableRestartedFrame(TypedDict):
+    """A staff configuration change restarted the table; players go back to the lobby."""
+
+    type: Literal["table_restarted"]
+    table_id: int
+    version: int
+    reason: str
+
+
+class LobbyTableFrame(TypedDict):
+    """One table's line in the lobby."""
+
+    type: Literal["lobby_table"]
+    table: dict[str, Any]
+
+
+class AckFrame(TypedDict):
+    """The answer to an accepted action; ``ref`` echoes the frame's ``ref`` (or null). The
+    changed private state follows as an ``entry_state`` push."""
+
+    type: Literal["ack"]
+    action: str
+    ref: str | int | None
+
+
+class PongFrame(TypedDict):
+    """The answer to ``ping``: the server's clock, for the countdown."""
+
+    type: Literal["pong"]
+    server_time: str
+
+
+class ErrorFrame(TypedDict):
+    """The answer to a bad or refused inbound message; ``code`` is stable."""
+
+    type: Literal["error"]
+    code: str
+    message: str
+    ref: NotRequired[Any]
+
+
+# --- Texas Hold'em (docs/protocol.md, "Texas Hold'em") ------------------------------------
 
 
 class HoldemConfig(TypedDict):
@@ -153,3 +260,8 @@ HOLDEM_ACTIONS = ("fold", "check", "call", "bet", "raise", "all_in")
 
 HOLDEM_SEAT_ACTIONS = ("take_seat", "add_chips", "sit_out", "sit_in", "leave")
 """The seat actions a player sends (``seat``, ``buy_in_minor``, ``blind``: wait or post)."""
+
+
+def dumps(frame: Any) -> str:
+    """Serialise a frame compactly (once per broadcast, whatever the number of sockets)."""
+    return json.dumps(frame, separators=(",", ":"), sort_keys=False)

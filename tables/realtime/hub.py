@@ -10,7 +10,10 @@ the channel layer: every ASGI process keeps a hub of its own sockets per table a
 * in the embedded default, receives publishes directly from the threads of the same process.
 
 After a public frame, the hub builds the private states of all its sockets of that table in
-one batched read (``tables.selectors.render_entry_states``) and sends each its own.
+one batched read (``tables.selectors.render_entry_states``) and sends each its own. The same
+hub delivers a player's private refresh (``publish_player``): the sockets of one player, at
+one table or at all of them, each get their private state, or are closed. So a player's
+private state has one path, whatever changed it (tables/realtime/frames.py).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from typing import Any, Protocol
 from channels.db import database_sync_to_async
 from django.conf import settings
 
+from tables.realtime.frames import hub_channel
+
 logger = logging.getLogger(__name__)
 
 
@@ -37,8 +42,14 @@ class HubSocket(Protocol):
     async def base_send(self, message: dict[str, Any]) -> None: ...
 
 
+def layer_prefix() -> str:
+    """The Redis key prefix of this installation's channel layer (``CHANNEL_LAYER_PREFIX``)."""
+    return str(settings.CHANNEL_LAYERS["default"].get("CONFIG", {}).get("prefix", "asgi"))
+
+
 def channel_prefix() -> str:
-    return f"{settings.CHANNEL_LAYERS['default'].get('CONFIG', {}).get('prefix', 'asgi')}:table:"
+    """What every hub channel starts with; each process subscribes to ``<this>*``."""
+    return f"{layer_prefix()}:table:"
 
 
 class TableHub:
@@ -47,6 +58,7 @@ class TableHub:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.sockets: dict[int, set[HubSocket]] = defaultdict(set)
+        self.players: dict[int, set[HubSocket]] = defaultdict(set)
         self.listener: asyncio.Task[None] | None = None
         self.heartbeat: asyncio.Task[None] | None = None
         self.subscribed = asyncio.Event()
@@ -55,6 +67,7 @@ class TableHub:
 
     def add(self, socket: HubSocket) -> None:
         self.sockets[socket.table_id].add(socket)
+        self.players[socket.user_id].add(socket)
         if settings.REDIS_URL and self.listener is None:
             self.listener = self.loop.create_task(self._listen())
         if settings.PRESENCE_HEARTBEAT_SECONDS and self.heartbeat is None:
@@ -83,11 +96,31 @@ class TableHub:
             logger.warning("table hub not subscribed after %s s; clients will resync", timeout)
 
     def discard(self, socket: HubSocket) -> None:
-        members = self.sockets.get(socket.table_id)
-        if members is not None:
-            members.discard(socket)
-            if not members:
-                del self.sockets[socket.table_id]
+        for index, key in ((self.sockets, socket.table_id), (self.players, socket.user_id)):
+            members = index.get(key)
+            if members is not None:
+                members.discard(socket)
+                if not members:
+                    del index[key]
+
+    async def deliver_player(self, user_id: int, table_id: int | None, close_code: int | None) -> None:
+        """Send the player's local sockets (at ``table_id``, or at every table) their private
+        state, or close them with ``close_code``."""
+        members = [s for s in self.players.get(user_id, ()) if table_id is None or s.table_id == table_id]
+        if not members:
+            return
+        if close_code is not None:
+            for socket in members:
+                self.discard(socket)
+                await self._send(socket, {"type": "websocket.close", "code": close_code})
+            return
+        from tables.selectors import render_entry_states
+
+        for table in sorted({socket.table_id for socket in members}):
+            states = await database_sync_to_async(render_entry_states)(table_id=table, user_ids={user_id})
+            for socket in members:
+                if socket.table_id == table:
+                    await self._send(socket, {"type": "websocket.send", "text": states[user_id]})
 
     async def deliver(self, table_id: int, text: str | None, refresh_private: bool) -> None:
         """Send ``text`` to every local socket of the table, then (if asked) each one's
@@ -115,6 +148,13 @@ class TableHub:
             logger.debug("dropping a closed socket of table %s", socket.table_id, exc_info=True)
             self.discard(socket)
 
+    async def dispatch(self, payload: dict[str, Any]) -> None:
+        """One published delivery (``publish_table_frame`` or ``publish_player``)."""
+        if "user_id" in payload:
+            await self.deliver_player(payload["user_id"], payload.get("table_id"), payload.get("close_code"))
+        else:
+            await self.deliver(payload["table_id"], payload["text"], payload["refresh_private"])
+
     async def _listen(self) -> None:
         """One Redis pattern subscription for this process; re-subscribes after errors."""
         import redis.asyncio as aioredis
@@ -129,8 +169,7 @@ class TableHub:
                 async for message in pubsub.listen():
                     if message.get("type") != "pmessage":
                         continue
-                    payload = json.loads(message["data"])
-                    await self.deliver(payload["table_id"], payload["text"], payload["refresh_private"])
+                    await self.dispatch(json.loads(message["data"]))
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -156,34 +195,48 @@ def get_hub() -> TableHub:
 
 
 def publish_table_frame(table_id: int, text: str | None, *, refresh_private: bool = False) -> None:
-    """Deliver a public frame to every socket of the table, in every ASGI process.
+    """Deliver a public frame to every socket of the table, in every ASGI process, and
+    with ``refresh_private`` each of those sockets its own private state.
 
     Call from sync code (services' on-commit hooks, the clock). With Redis: one ``PUBLISH``.
     Embedded: hand the frame to the hubs of this process's event loops.
     """
+    _publish(
+        hub_channel(layer_prefix(), "table", table_id),
+        {"table_id": table_id, "text": text, "refresh_private": refresh_private},
+    )
+
+
+def publish_player(user_id: int, *, table_id: int | None = None, close_code: int | None = None) -> None:
+    """Send the player's sockets (at ``table_id``, or all his tables) their private state,
+    in every ASGI process; with ``close_code``, close those sockets instead."""
+    _publish(
+        hub_channel(layer_prefix(), "player", user_id),
+        {"user_id": user_id, "table_id": table_id, "close_code": close_code},
+    )
+
+
+def _publish(channel: str, payload: dict[str, Any]) -> None:
     if settings.REDIS_URL:
         global _publisher
         if _publisher is None:
             import redis
 
             _publisher = redis.Redis.from_url(settings.REDIS_URL)
-        payload = json.dumps({"table_id": table_id, "text": text, "refresh_private": refresh_private})
         try:
-            _publisher.publish(channel_prefix() + str(table_id), payload)
+            _publisher.publish(channel, json.dumps(payload))
         except Exception:
-            logger.exception("publishing a frame of table %s failed", table_id)
+            logger.exception("publishing to %s failed", channel)
         return
     for loop, hub in list(_hubs.items()):
         if not loop.is_closed():
             # A fresh context: the caller's (a sync_to_async worker thread) carries asgiref's
             # thread-sensitive markers, which would make the hub's own database reads deadlock.
-            loop.call_soon_threadsafe(
-                _start_delivery, hub, table_id, text, refresh_private, context=contextvars.Context()
-            )
+            loop.call_soon_threadsafe(_start_delivery, hub, payload, context=contextvars.Context())
 
 
-def _start_delivery(hub: TableHub, table_id: int, text: str | None, refresh_private: bool) -> None:
-    task = hub.loop.create_task(hub.deliver(table_id, text, refresh_private))
+def _start_delivery(hub: TableHub, payload: dict[str, Any]) -> None:
+    task = hub.loop.create_task(hub.dispatch(payload))
     _deliveries.add(task)
     task.add_done_callback(_deliveries.discard)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from tables.consumers import LobbyConsumer, TableConsumer
+from tables.realtime.consumers import LobbyConsumer, TableConsumer
 
 websocket_urlpatterns = [
     path("ws/tables/<int:table_id>/", TableConsumer.as_asgi()),

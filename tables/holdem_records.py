@@ -1,0 +1,103 @@
+"""Stored Hold'em hands read back through the engine: the Structure of a conditions
+snapshot, the engine state of a stored hand (``replay``), the deadline of the turn in
+play. Pure reads of model rows (no writes, no pushes), shared by the Hold'em services,
+selectors and the hand history, as ``tables/records.py`` is for WiderPoker."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from tables.engine.holdem import (
+    ACT_MS,
+    TIME_BANK_MS,
+    Action,
+    ActionKind,
+    Betting,
+    HandSetup,
+    HandState,
+    Structure,
+    TurnClock,
+    deadline_ms,
+    holdem_deck,
+    play_showdown,
+    start_hand,
+)
+from tables.models import HoldemHand
+
+
+def structure_of(config: Mapping[str, Any]) -> Structure:
+    """The engine's Structure of a conditions snapshot (``HoldemConditions.snapshot()``):
+    limit ``big_blind/big_bet`` (seed 003: the lower and upper stakes), pot limit or no
+    limit with the blinds; rake in basis points with its cap, no flop no drop. An ante
+    (``ante_minor``, seed 004 *PRE-FLOP*) and a cap of raises per betting round
+    (``max_raises``, seed 004 *Rilancio*: N raises, i.e. N raises over the big blind
+    pre-flop and a bet and N raises after the flop) apply when set; snapshots older than
+    those fields have neither."""
+    betting = Betting(config["betting"])
+    small, big = int(config["small_blind_minor"]), int(config["big_blind_minor"])
+    rake_bps = int(config["rake_bps"])
+    cap = config.get("rake_cap_minor")
+    rake_cap = None if cap is None else int(cap)
+    ante = int(config.get("ante_minor") or 0)
+    if betting is Betting.FIXED_LIMIT:
+        structure = Structure.fixed_limit(
+            big, int(config["big_bet_minor"]), small_blind=small, ante=ante, rake_bps=rake_bps, rake_cap=rake_cap
+        )
+    elif betting is Betting.POT_LIMIT:
+        structure = Structure.pot_limit(small, big, ante=ante, rake_bps=rake_bps, rake_cap=rake_cap)
+    else:
+        structure = Structure.no_limit(small, big, ante=ante, rake_bps=rake_bps, rake_cap=rake_cap)
+    raises = config.get("max_raises")
+    if raises is not None:
+        n = int(raises)
+        structure = replace(structure, raise_caps=(n, n + 1, n + 1, n + 1))
+    return structure
+
+
+def replay(hand: HoldemHand) -> HandState:
+    """The engine state of ``hand`` after its stored actions: its setup and the deck of its
+    server seed (docs/provably-fair.md, 12), each action re-applied (the clock's
+    ``timeout_all_in`` too), then the showdown played by the house policy when betting is
+    over (``play_showdown``: losers muck when allowed). Raises HoldemError if the stored
+    actions are not legal (never for a hand this module wrote)."""
+    setup = hand.setup
+    state = start_hand(
+        HandSetup(
+            structure_of(hand.config),
+            tuple(None if stack is None else int(stack) for stack in setup["stacks"]),
+            int(setup["button"]),
+            holdem_deck(bytes.fromhex(hand.server_seed)),
+            frozenset(setup.get("waiting", ())),
+            frozenset(setup.get("posting", ())),
+        )
+    )
+    for action in hand.actions:
+        state = apply_action(state, str(action["kind"]), int(action["seat"]), action.get("amount"))
+    return play_showdown(state)
+
+
+def apply_action(state: HandState, kind: str, seat: int, amount: int | None) -> HandState:
+    """``state`` after a stored action (``timeout_all_in`` is the clock's: the engine's
+    ``timed_out_all_in``). Raises HoldemError."""
+    if kind == ActionKind.TIMEOUT_ALL_IN:
+        return state.timed_out_all_in()
+    return state.act(Action(ActionKind(kind), seat, amount))
+
+
+def turn_deadline(hand: HoldemHand, config: dict[str, Any]) -> datetime:
+    """When the turn that started at ``hand.turn_started_at`` times out: 10 s to act, then
+    the table's time bank (seed 003: 20 s), plus the reconnection time once if granted
+    (``clocks.deadline_ms``, with the table's time bank in place of the seed's 20 s)."""
+    assert hand.turn_started_at is not None
+    bank_ms = int(config["time_bank_seconds"]) * 1000
+    clock = TurnClock(0, 0, 0) if hand.turn_extended else TurnClock(0)
+    extra = deadline_ms(clock) - ACT_MS - TIME_BANK_MS
+    return hand.turn_started_at + timedelta(milliseconds=ACT_MS + bank_ms + extra)
+
+
+def seats_in_hand(hand: HoldemHand) -> set[int]:
+    """The seat numbers dealt into ``hand``."""
+    return {int(player["seat"]) for player in hand.players}

@@ -1,0 +1,73 @@
+"""Pushes: one path per audience (tables/realtime/frames.py lists them).
+
+* A table's watchers: ``broadcast_table_on_commit`` serialises the public state once and
+  hands it to every ASGI process's hub (tables/realtime/hub.py); with ``refresh_private``
+  each hub also sends every seated socket of that table its own private state.
+* One player's sockets: ``push_private_on_commit`` (one table) and
+  ``push_player_on_commit`` (all his tables, e.g. after a cashier's deposit) ask the hubs
+  to send that player's sockets their private state; ``disconnect_player_on_commit``
+  closes them (a suspended account).
+* The lobby: ``publish_lobby_line`` through the Channels layer group ``lobby``.
+
+Every helper runs after the current transaction commits, so nothing is announced for a
+rolled-back change. Private data is built per socket by the hub from
+``tables.selectors.render_entry_states``: nothing secret is ever broadcast.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+from tables import selectors
+from tables.realtime import hub
+from tables.realtime.frames import LOBBY_GROUP, LobbyTableFrame, dumps
+
+logger = logging.getLogger(__name__)
+
+
+def publish_lobby_line(table_id: int) -> None:
+    """Send the table's lobby line to every lobby socket (from sync code). A failed send is
+    logged, never raised: pushes are hints, the lobby re-reads its list over HTTP."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    text = dumps(LobbyTableFrame(type="lobby_table", table=selectors.get_lobby_table(table_id=table_id)))
+    try:
+        async_to_sync(layer.group_send)(LOBBY_GROUP, {"type": "push.frame", "text": text})
+    except Exception:  # a broken layer must never break a hand
+        logger.exception("push to the lobby failed")
+
+
+def broadcast_table_on_commit(table_id: int, *, refresh_private: bool = False, lobby: bool = True) -> None:
+    """After commit, push the table's public state to everyone at the table (and, with
+    ``refresh_private``, each seated socket its own private state) and its lobby line."""
+
+    def push() -> None:
+        hub.publish_table_frame(
+            table_id, dumps(selectors.get_public_state(table_id=table_id)), refresh_private=refresh_private
+        )
+        if lobby:
+            publish_lobby_line(table_id)
+
+    transaction.on_commit(push)
+
+
+def push_private_on_commit(table_id: int, user_id: int) -> None:
+    """After commit, send the player's sockets at ``table_id`` their private state."""
+    transaction.on_commit(lambda: hub.publish_player(user_id, table_id=table_id))
+
+
+def push_player_on_commit(user_id: int) -> None:
+    """After commit, send every game screen of the player (all tables) his private state:
+    his balance changed outside a table, e.g. a cashier's deposit."""
+    transaction.on_commit(lambda: hub.publish_player(user_id))
+
+
+def disconnect_player_on_commit(user_id: int, *, code: int) -> None:
+    """After commit, close every table socket of the player with WebSocket close ``code``
+    (e.g. 4403 for an account suspended or excluded while playing)."""
+    transaction.on_commit(lambda: hub.publish_player(user_id, close_code=code))
