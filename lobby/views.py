@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from handhistory.documents import render_document
 from lobby.services import UsernameTakenError, register_player
 from lobby.simulator import SimulatorForm, run_simulation
+from tables.holdem_lobby import list_holdem_lobby_rows
 from tables.models import Table
 from tables.selectors import list_lobby_tables
 from wallet.errors import DomainError
@@ -36,7 +37,8 @@ class AuthenticatedHttpRequest(HttpRequest):
 
 @require_GET
 def lobby(request: HttpRequest) -> HttpResponse:
-    """The game lobby: every table with its conditions, players and live prize pool.
+    """The game lobby: every WiderPoker table with its conditions, players and live prize
+    pool, and the Texas Hold'em tables with their stakes, seats and buy-in range.
 
     The page updates itself from the ``ws/lobby/`` socket and re-reads ``lobby/tables.json``
     every ``LOBBY_REFRESH_SECONDS`` as a fallback.
@@ -44,7 +46,11 @@ def lobby(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "lobby/lobby.html",
-        {"tables": list_lobby_tables(), "refresh_seconds": LOBBY_REFRESH_SECONDS},
+        {
+            "tables": [t for t in list_lobby_tables() if t.get("game", "widerpoker") != "holdem"],
+            "holdem_tables": list_holdem_lobby_rows(),
+            "refresh_seconds": LOBBY_REFRESH_SECONDS,
+        },
     )
 
 
@@ -76,8 +82,11 @@ def rules(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def lobby_tables(request: HttpRequest) -> JsonResponse:
-    """Every table's lobby line as JSON (the lobby's polling fallback)."""
-    return JsonResponse({"tables": list_lobby_tables()})
+    """Every table's lobby line as JSON (the lobby's polling fallback); the Hold'em tables'
+    lines also under ``holdem_tables`` (``HoldemLobbyRow``)."""
+    return JsonResponse(
+        {"tables": list_lobby_tables(), "holdem_tables": [row.as_json() for row in list_holdem_lobby_rows()]}
+    )
 
 
 def sign_up(request: HttpRequest) -> HttpResponse:

@@ -21,10 +21,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from tables import commands, services
 from tables.errors import TableNotFoundError
+from tables.holdem_page import holdem_table_page
+from tables.models import TableGame
 from tables.selectors import (
     find_missed_result,
     get_private_state,
     get_public_state,
+    get_table,
     get_table_details,
     list_recent_hands,
 )
@@ -75,7 +78,14 @@ def table_page(request: AuthenticatedHttpRequest, table_id: int) -> HttpResponse
     """The game screen: board, the player's cards, probability panel, purchases and results.
 
     Rendered with the current snapshot embedded; table.js then follows the table socket.
+    A Hold'em table's URL serves the Hold'em screen (tables/holdem_page.py, holdem.js).
     """
+    try:
+        game = get_table(table_id=table_id).game
+    except TableNotFoundError as missing:
+        raise Http404(str(missing)) from missing
+    if game == TableGame.HOLDEM:
+        return holdem_table_page(request, table_id, user_id=request.user.pk, username=request.user.get_username())
     snapshot = _snapshot(table_id, request.user.pk)
     urls = {
         "snapshot": reverse("table-snapshot", args=[table_id]),

@@ -57,6 +57,7 @@ function renderRow(t) {
 
 /** Replace (or add) a table's line, unless we already show a newer version of it. */
 function upsert(t) {
+  if (t.game === "holdem") return; // Hold'em tables have their own list (renderHoldem)
   const current = body.querySelector(`tr[data-table-id="${t.id}"]`);
   if (current && Number(current.dataset.version) > t.version) return;
   const row = renderRow(t);
@@ -69,10 +70,38 @@ function upsert(t) {
   }
 }
 
+/** A Hold'em table's line, with the same cells as templates/lobby/lobby.html. */
+function renderHoldemRow(t) {
+  const href = `/tables/${t.id}/`;
+  return el(
+    "tr",
+    { dataset: { tableId: t.id }, "data-testid": "holdem-row" },
+    el("th", { scope: "row", dataset: { field: "name" } }, el("a", { href }, t.name)),
+    el("td", { dataset: { field: "mode" } }, el("span", { class: `badge badge-${t.mode}` }, t.mode), t.mode === "cash" ? ` ${t.currency}` : null),
+    el("td", { dataset: { field: "game", label: "Game" } }, `Hold'em ${t.betting}`),
+    el("td", { dataset: { field: "stakes", label: "Stakes" } }, t.stakes),
+    el("td", { class: "num", dataset: { field: "seats", label: "Seats" } }, `${t.seats_taken}/${t.seats}`),
+    el("td", { class: "num", dataset: { field: "buy-in", label: "Buy-in" } }, `${formatMinor(t.min_buy_in_minor, t.currency)} to ${formatMinor(t.max_buy_in_minor, t.currency)}`),
+    el("td", { class: "num", dataset: { field: "rake", label: "Rake" } }, formatBps(t.rake_bps)),
+    el(
+      "td",
+      { dataset: { field: "play" } },
+      el("a", { class: "button button-small button-primary", href, "data-testid": "open-holdem-table" }, t.is_open ? "Play" : "Watch"),
+    ),
+  );
+}
+
+function renderHoldem(rows) {
+  const holdemBody = document.querySelector("[data-testid=holdem-lobby-table]")?.tBodies[0];
+  if (!holdemBody || !rows || rows.length === 0) return;
+  holdemBody.replaceChildren(...rows.map(renderHoldemRow));
+}
+
 async function refetch() {
   try {
     const data = await fetchJson(table.dataset.tablesUrl);
     data.tables.forEach(upsert);
+    renderHoldem(data.holdem_tables);
   } catch {
     // offline for now: the next tick or a pushed frame will catch up
   }
