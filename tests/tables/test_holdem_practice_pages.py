@@ -96,3 +96,27 @@ def test_an_empty_nickname_watches_bots_and_the_leaderboard_is_public_and_linked
     assert board.status_code == 200
     assert "No finished practice game yet." in board.content.decode()  # automatic games are not ranked
     assert client.get(reverse("practice-summary", args=[game.pk])).status_code == 200
+
+
+def test_the_rest_api_starts_reads_stops_and_ranks_practice_games(client: Client, alice: User, bob: User) -> None:
+    assert client.post("/api/practice/", {}, content_type="application/json").status_code in (401, 403)
+    client.force_login(alice)
+    refused = client.post("/api/practice/", {"players": 12}, content_type="application/json")
+    assert refused.status_code == 400
+    assert (refused.json()["code"], refused.json()["extra"]["field"]) == ("invalid_practice_setup", "players")
+    cash = client.post("/api/practice/", {"currency": "EUR"}, content_type="application/json")
+    assert (cash.status_code, cash.json()["code"]) == (400, "practice_fun_only")
+    started = client.post("/api/practice/", {"nickname": "Ada", "players": 4}, content_type="application/json")
+    assert started.status_code == 201
+    body = started.json()
+    assert (body["players"], body["players_left"], body["level"], body["status"]) == (4, 4, 1, "running")
+    client.force_login(bob)
+    not_his = client.post(f"/api/practice/{body['game_id']}/stop/")
+    assert (not_his.status_code, not_his.json()["code"]) == (403, "practice_not_yours")
+    client.logout()
+    assert client.get(f"/api/practice/{body['game_id']}/").json()["nickname"] == "Ada"
+    assert client.get("/api/practice/999999/").json()["code"] == "practice_not_found"
+    client.force_login(alice)
+    stopped = client.post(f"/api/practice/{body['game_id']}/stop/").json()
+    assert (stopped["status"], stopped["end_reason"]) == ("finished", "abandoned")
+    assert client.get("/api/practice/leaderboard/").json() == []
