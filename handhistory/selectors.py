@@ -524,9 +524,9 @@ def list_verifiable_hand_ids(*, table_id: int | None = None, since: datetime | N
 def list_commitments(*, hands: int = 50) -> dict[str, Any]:
     """What the public commitments page shows: every seed chain (table, anchor, length, how
     many hands used it, when published), the latest hands' commitments with their chain
-    position and beacon round (the seed and chain seed only once the hand is over), and the
-    beacon values used. Nothing secret."""
-    from tables.models import BeaconRound, SeedChain
+    position and beacon round (the seed and chain seed only once the hand is over), the
+    latest Hold'em hands' commitments likewise, and the beacon values used. Nothing secret."""
+    from tables.models import BeaconRound, HoldemHand, SeedChain
 
     chains = [
         {
@@ -554,7 +554,18 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
         for hand in Hand.objects.select_related("table").filter(algorithm__gte=2).order_by("-started_at", "-pk")[:hands]
     ]
     rounds = list(BeaconRound.objects.order_by("-round").values("source", "round", "value", "fetched_at")[:hands])
-    return {"chains": chains, "hands": latest, "rounds": rounds}
+    holdem = [
+        {
+            "table": hand.table.name,
+            "number": hand.number,
+            "commitment": hand.commitment,
+            "chain": hand.chain_id,
+            "index": hand.chain_index,
+            "chain_seed": hand.chain_seed if hand.is_terminal else None,
+        }
+        for hand in HoldemHand.objects.select_related("table").order_by("-started_at", "-pk")[:hands]
+    ]
+    return {"chains": chains, "hands": latest, "rounds": rounds, "holdem_hands": holdem}
 
 
 EXPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "widerpoker-hand-2.json"

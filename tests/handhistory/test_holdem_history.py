@@ -72,3 +72,14 @@ def test_a_hand_in_play_is_not_in_the_history(alice: User, bob: User) -> None:
     tick(table, now)
     hand = HoldemHand.objects.get(table=table)
     assert logged_in(alice).get(f"/history/holdem/{hand.pk}/").status_code == 404
+
+
+def test_the_commitments_page_lists_holdem_hands_and_hides_a_running_hands_seed(alice: User, bob: User) -> None:
+    table = holdem_table("Public")
+    now = timezone.now()
+    take_seat(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=1_000, now=now)
+    take_seat(table_id=table.pk, user_id=bob.pk, position=1, buy_in_minor=1_000, now=now)
+    tick(table, now)
+    hand = HoldemHand.objects.get(table=table)
+    page = logged_in(alice).get("/history/commitments/").content.decode()
+    assert hand.commitment in page and hand.chain_seed not in page and hand.server_seed not in page

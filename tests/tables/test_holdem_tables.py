@@ -315,6 +315,24 @@ def test_house_bots_fill_a_fun_table_and_play_on_the_clock(alice: User) -> None:
     assert assert_phh_replays(table) >= 1
 
 
+def test_house_bots_leave_with_the_last_person(alice: User) -> None:
+    table = holdem_table("Bots leave", bot_seats=2)
+    now = timezone.now()
+    take_seat(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=1_000, now=now)
+    sit_out_holdem(table_id=table.pk, user_id=alice.pk, now=now)
+    tick(table, now)
+    assert Seat.objects.filter(table=table, is_bot=True, position__isnull=False).count() == 2
+    now = run_until(table, now, hands=1)
+    while HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).exists():
+        now = run_until(table, now, hands=HoldemHand.objects.filter(table=table).count())
+    leave_holdem_table(table_id=table.pk, user_id=alice.pk, now=now)
+    now = run_until(table, now, hands=HoldemHand.objects.filter(table=table).count())
+    tick(table, now + timedelta(seconds=10))
+    assert not Seat.objects.filter(table=table, position__isnull=False).exists()
+    assert escrow_balance(table) == 0
+    assert_books(table)
+
+
 def test_bots_never_sit_at_cash_tables(alice: User) -> None:
     with pytest.raises(InvalidTableConfigError):
         holdem_table("Cash bots", mode="cash", currency="EUR", bot_seats=2)

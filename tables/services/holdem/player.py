@@ -234,6 +234,7 @@ def leave_holdem_table(*, table_id: int, user_id: int, now: datetime) -> int:
             table.phase_deadline = now  # the clock folds for him at its next tick
     else:
         returned = hands.release_seat(table, seat, now=now, reason="left")
+        _wake(table, now)  # house bots leave with the last person
     table.version += 1
     save_holdem_table(table)
     broadcast_table_on_commit(table.pk, refresh_private=True)
