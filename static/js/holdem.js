@@ -4,6 +4,7 @@
 // practice game is a Hold'em table with bots and uses this screen unchanged.
 import { cardName } from "./cards.js";
 import { el, fetchJson, formatMinor, openSocket, toast } from "./common.js";
+import { clampTo, presetSizes } from "./holdem_sizes.js";
 
 const PING_MS = 10000;
 const TICK_MS = 200;
@@ -176,6 +177,7 @@ function renderSeats() {
       el("span", { class: "seat-stack", dataset: { testid: `seat-stack-${number}`, stackMinor: String(seat.stack_minor) } }, money(seat.stack_minor)),
       el("span", { class: "seat-badges" }, ...seatBadges(seat, current)),
       markers.length ? el("span", { class: "seat-markers" }, ...markers) : null,
+      seat.bet_minor ? el("span", { class: "seat-bet-inline", "aria-hidden": "true" }, `bet ${money(seat.bet_minor)}`) : null,
       wonHere ? el("span", { class: "seat-won", dataset: { testid: `seat-won-${number}`, wonMinor: String(wonHere) } }, `wins ${money(wonHere)}`) : null,
     );
     const classes = ["seat", "seat-taken"];
@@ -278,28 +280,13 @@ function legal() {
   return handRunning() && hand().to_act === mySeat() ? state.private.legal : null;
 }
 
-/** The pot-sized raise-to (or bet) for this player: the largest bet on the street plus the
- * whole pot after his call (pot limit, seed 003). */
-function potSizedTo(fraction) {
-  const current = hand();
-  const bets = state.table.seats.map((seat) => seat.bet_minor);
-  const top = Math.max(0, ...bets);
-  const call = state.private.legal?.call_minor ?? 0;
-  return top + Math.floor((current.total_pot_minor + call) * fraction);
-}
-
 function chosenAmount() {
-  const options = legal();
-  if (!options || options.min_to_minor === null) return null;
-  const typed = fromMajorInput($("bet-amount").value);
-  if (!Number.isFinite(typed)) return options.min_to_minor;
-  return Math.min(options.max_to_minor, Math.max(options.min_to_minor, typed));
+  return clampTo(legal(), fromMajorInput($("bet-amount").value));
 }
 
 function setAmount(minor, { from = null } = {}) {
-  const options = legal();
-  if (!options || options.min_to_minor === null) return;
-  const clamped = Math.min(options.max_to_minor, Math.max(options.min_to_minor, minor));
+  const clamped = clampTo(legal(), minor);
+  if (clamped === null) return;
   if (from !== "slider") $("bet-slider").value = String(clamped);
   if (from !== "input") $("bet-amount").value = toMajorInput(clamped);
   updateRaiseLabel();
@@ -348,11 +335,16 @@ function renderActions() {
     slider.step = String(state.table.config.small_blind_minor || 1);
     input.min = toMajorInput(options.min_to_minor);
     input.max = toMajorInput(options.max_to_minor);
+    const sizes = presetSizes({
+      legal: options,
+      totalPotMinor: hand().total_pot_minor,
+      bets: state.table.seats.map((seat) => seat.bet_minor),
+    });
     for (const button of document.querySelectorAll("[data-preset]")) {
-      const size = button.dataset.preset === "max" ? options.max_to_minor : potSizedTo(button.dataset.preset === "half" ? 0.5 : 1);
-      button.dataset.amountMinor = String(size);
-      button.disabled = size < options.min_to_minor || size > options.max_to_minor;
-      button.title = button.disabled ? "Not legal now" : money(size);
+      const size = sizes[button.dataset.preset];
+      button.dataset.amountMinor = size === null ? "" : String(size);
+      button.disabled = size === null;
+      button.title = size === null ? "Not legal now" : money(size);
     }
     if (fresh || !state.amountTouched) {
       state.amountTouched = false;
@@ -552,8 +544,8 @@ function onFrame(frame) {
 
 const socket = openSocket(boot.urls.socket, {
   onFrame,
-  onOpen() {
-    resync(); // the Hold'em snapshot, whatever the socket sends first
+  onOpen(reopened) {
+    if (reopened) resync(); // the server also sends its snapshot on connect
   },
   onStatus(status) {
     $("connection").hidden = status === "open";

@@ -4,9 +4,10 @@ in real Chromium against a real daphne server (issue 9, "How it is judged").
 The setup script opens the table and seats the two bots short (40 chips, less than the small
 blind: both are all-in as they post the blinds), and holds the clock until the people sit
 down; the first hand then deals everyone in with the button on the lowest seat (seat 1,
-Ana). Ben (seat 4, under the gun, on a phone) moves all-in, Ana calls all-in for less:
-the bots' blinds make the main pot, Ana's and Ben's chips above them a side pot. After the
-hand both leave; their wallets and the rake account must match the hand's history page.
+Ana), and staff close the table so that it is the only hand. Ben (seat 4, under the gun,
+on a phone) moves all-in, Ana calls all-in for less: the bots' blinds make the main pot,
+Ana's and Ben's chips above them a side pot. After the hand the table closes and returns
+the chips; both wallets and the rake account must match the hand's history page.
 Screenshots go to /tmp/e2e-holdem-*.png.
 """
 
@@ -56,19 +57,22 @@ _seat_bot(table, conditions, 2, now=now)
 Table.objects.filter(pk=table.pk).update(phase=TablePhase.RESULTS, phase_deadline=now + timedelta(hours=1))
 print(table.pk)
 """
-RELEASE_CLOCK = """
+# Release the clock; once it has dealt, staff close the table: the hand in play finishes,
+# then every seat's chips go back to the wallets (no second hand).
+DEAL_ONE_HAND = """
+import time
+from django.contrib.auth.models import User
 from django.db.models import F
 from django.utils import timezone
-from tables.models import Table
-Table.objects.filter(pk={table_id}).update(phase_deadline=timezone.now(), version=F("version") + 1)
-"""
-# Staff close the table: the hand in play finishes, then every seat's chips go back.
-CLOSE_AFTER_THE_HAND = """
-from django.contrib.auth.models import User
-from django.utils import timezone
+from tables.models import HoldemHand, Table
 from tables.services import set_table_open
+Table.objects.filter(pk={table_id}).update(phase_deadline=timezone.now(), version=F("version") + 1)
+for _ in range(200):
+    if HoldemHand.objects.filter(table_id={table_id}).exists():
+        break
+    time.sleep(0.05)
 croupier = User.objects.get(username="croupier")
-set_table_open(table_id={table_id}, is_open=False, staff_user_id=croupier.pk, reason="e2e: one hand", now=timezone.now())
+set_table_open(table_id={table_id}, is_open=False, staff_user_id=croupier.pk, reason="one hand", now=timezone.now())
 """
 RAKE_BALANCE = """
 import json
@@ -168,7 +172,7 @@ def test_two_people_and_two_bots_play_to_a_showdown_with_a_side_pot(server: str,
     _take_seat(ana, 0, ANA_BUY_IN)
     _take_seat(ben, 3, BEN_BUY_IN)
     expect(ana.locator("[data-testid=wallet]")).to_have_attribute("data-wallet-minor", str(grants[ana] - ANA_BUY_IN))
-    manage(server, "shell", "-c", RELEASE_CLOCK.format(table_id=table_id))
+    manage(server, "shell", "-c", DEAL_ONE_HAND.format(table_id=table_id))
 
     # The hand: Ana has the button, the bots are all-in on the blinds, Ben is first to act.
     for page in (ana, ben):
@@ -178,7 +182,6 @@ def test_two_people_and_two_bots_play_to_a_showdown_with_a_side_pot(server: str,
         expect(page.locator("[data-testid=seat-2] [data-testid=big-blind]")).to_be_visible()
         expect(page.locator("[data-testid=my-card-1]")).to_be_visible()
         expect(page.locator("[data-testid=seat-3]")).to_have_attribute("data-to-act", "true")
-    manage(server, "shell", "-c", CLOSE_AFTER_THE_HAND.format(table_id=table_id))
     # Each sees his own cards, the others' face down.
     expect(ana.locator("[data-testid=seat-cards-3] img.back")).to_have_count(2)
     expect(ben.locator("[data-testid=seat-cards-0] img.back")).to_have_count(2)
