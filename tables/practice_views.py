@@ -5,6 +5,7 @@ render."""
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 from django import forms
@@ -202,7 +203,7 @@ def practice_summary(request: HttpRequest, game_id: int) -> HttpResponse:
             "is_bot": r.is_bot,
             "hands": r.hands,
             "net_minor": r.net_minor,
-            "average": round(r.net_minor / r.hands, 2) if r.hands else 0,
+            "average": round(Fraction(r.net_minor, r.hands)) if r.hands else 0,  # minor units, for display
             "final_stack_minor": r.final_stack_minor,
             "eliminated_at_hand": r.eliminated_at_hand,
         }
@@ -225,7 +226,7 @@ def practice_leaderboard(request: HttpRequest) -> HttpResponse:
             "games": line.games,
             "hands": line.hands,
             "net_minor": line.net_minor,
-            "average": round(float(line.score_minor), 2),
+            "average": round(line.score_minor),  # minor units, for display
         }
         for line in list_practice_leaderboard()
     ]

@@ -1,5 +1,7 @@
 // The practice banner over the Hold'em screen: re-read every 3 s (level, blinds, hands,
 // eliminations), the time left counted down each second; the summary when the game ends.
+import { formatMinor } from "./common.js";
+
 const banner = document.querySelector('[data-testid="practice-banner"]');
 if (banner) {
   const field = (name) => banner.querySelector(`[data-field="${name}"]`);
@@ -14,9 +16,13 @@ if (banner) {
       if (!response.ok) return;
       const data = await response.json();
       if (data.status !== "running") { window.location.assign(banner.dataset.summaryUrl); return; }
-      for (const name of ["level", "small_blind_minor", "big_blind_minor", "ante_minor", "hands_played", "hands_left", "players_left"]) {
+      for (const name of ["level", "hands_played", "hands_left", "players_left"]) {
         const node = field(name);
         if (node && data[name] !== null) node.textContent = String(data[name]);
+      }
+      for (const name of ["small_blind_minor", "big_blind_minor", "ante_minor"]) {
+        const node = field(name);
+        if (node) node.textContent = formatMinor(data[name], "FUN");
       }
       seconds = data.seconds_left;
       const out = field("eliminations");

@@ -115,11 +115,11 @@ def test_a_practice_table_is_private_fun_and_seats_everyone_at_once(alice: User,
     seats = list(Seat.objects.filter(table=table))
     assert len(seats) == 4
     assert sum(not s.is_bot for s in seats) == 1
-    assert all(s.stack_minor == 1_000 for s in seats)  # seed 004, Somma: 1,000 for 2-5 players
-    assert escrow_balance(table) == 4_000
+    assert all(s.stack_minor == 100_000 for s in seats)  # seed 004, Somma: 1,000 FUN for 2-5 players
+    assert escrow_balance(table) == 400_000
     assert table.pk not in {row["id"] for row in list_lobby_tables()}
     banner = get_practice_banner(game_id=game.pk, now=now)
-    assert (banner.small_blind_minor, banner.big_blind_minor, banner.level) == (10, 20, 1)
+    assert (banner.small_blind_minor, banner.big_blind_minor, banner.level) == (1_000, 2_000, 1)
     assert (banner.hands_left, banner.seconds_left, banner.players_left) == (100, 30 * 60, 4)
 
 
@@ -134,21 +134,25 @@ def test_a_bots_only_game_runs_to_the_end_on_the_clock_with_eliminations_and_ris
     assert game.status == PracticeStatus.FINISHED
     assert game.end_reason == PracticeEnd.ONE_LEFT
     assert len(game.eliminations) == 2
-    # The chip value rises with each elimination (seed 004, Fiches): 3 players 20/40 (short
-    # stakes: 25 big blinds of 1,000), then 30/60 with two left; every hand was dealt at
-    # the level of its players.
+    # The chip value rises with each elimination (seed 004, Fiches): 3 players 20/40 FUN
+    # (short stakes: 25 big blinds of 1,000), then 30/60 with two left; every hand was
+    # dealt at the level of its players.
     dealt = list(HoldemHand.objects.filter(table=table, status=HoldemHandStatus.SETTLED).order_by("number"))
     levels = [(len(h.players), h.config["small_blind_minor"], h.config["big_blind_minor"]) for h in dealt]
-    assert levels[0] == (3, 20, 40)
-    assert {level for level in levels if level[0] == 2} <= {(2, 30, 60)}
+    assert levels[0] == (3, 2_000, 4_000)
+    assert {level for level in levels if level[0] == 2} <= {(2, 3_000, 6_000)}
     if game.eliminations[0]["hand"] != game.eliminations[1]["hand"]:  # else both went in one hand
-        assert (2, 30, 60) in levels
+        assert (2, 3_000, 6_000) in levels
     assert all(h.config["ante_minor"] == h.config["small_blind_minor"] for h in dealt)
     assert all(h.config["max_raises"] == 3 for h in dealt)
-    # The results: one winner with every chip, places 1..3, nets summing to zero (no rake).
+    # The results: places 1..3, nets summing to zero (no rake).
     results = list(PracticeResult.objects.filter(game=game).order_by("place"))
     assert [r.place for r in results] == [1, 2, 3]
-    assert results[0].final_stack_minor == 3_000
+    # The winner holds every chip but what the eliminated left with (below a big blind
+    # each, returned to the cashier).
+    left_with = [int(e["stack_minor"]) for e in game.eliminations]
+    assert results[0].final_stack_minor + sum(left_with) == 300_000
+    assert all(stack < 6_000 for stack in left_with)
     assert results[0].eliminated_at_hand is None
     assert all(r.eliminated_at_hand is not None for r in results[1:])
     assert results[1].eliminated_at_hand >= results[2].eliminated_at_hand  # type: ignore[operator]
@@ -167,21 +171,26 @@ def test_a_bots_only_game_runs_to_the_end_on_the_clock_with_eliminations_and_ris
 
 def test_a_stack_short_of_the_big_blind_is_eliminated_and_the_blinds_rise(db: Any, now: datetime) -> None:
     """Seed 004, Eliminazione: a sum below twice the minimum is out; Fiches: the chip value
-    then rises for the players left (4 players at 10/20, then floor(10 x 4 / 3) = 13/26)."""
+    then rises for the players left (4 players at 10/20 FUN, then floor(1,000 x 4 / 3) =
+    1,333 minor units: 13.33/26.66)."""
     game = start_practice_game(user_id=None, setup=replace(QUICK, players=4, stakes="standard"), now=now)
     seats = list(Seat.objects.filter(table=game.table).order_by("position"))
-    for seat, stack in zip(seats, (15, 1_985, 1_000, 1_000), strict=True):  # still 4,000 in the escrow
+    for seat, stack in zip(seats, (1_500, 198_500, 100_000, 100_000), strict=True):  # 400,000 in all
         Seat.objects.filter(pk=seat.pk).update(stack_minor=stack)
     cashier = _cashier_fun()
     tick(game.table, now + timedelta(milliseconds=1))
     game.refresh_from_db()
-    assert [(e["seat"], e["hand"], e["stack_minor"]) for e in game.eliminations] == [(0, 0, 15)]
+    assert [(e["seat"], e["hand"], e["stack_minor"]) for e in game.eliminations] == [(0, 0, 1_500)]
     assert Seat.objects.get(pk=seats[0].pk).status == SeatStatus.LEFT
     hand = HoldemHand.objects.get(table=game.table)
-    assert (hand.config["small_blind_minor"], hand.config["big_blind_minor"], hand.config["ante_minor"]) == (13, 26, 13)
+    assert (hand.config["small_blind_minor"], hand.config["big_blind_minor"], hand.config["ante_minor"]) == (
+        1_333,
+        2_666,
+        1_333,
+    )
     assert len(hand.players) == 3
-    assert _cashier_fun() == cashier + 15
-    assert escrow_balance(game.table) == 3_985
+    assert _cashier_fun() == cashier + 1_500
+    assert escrow_balance(game.table) == 398_500
     assert_books(game.table)
     banner = get_practice_banner(game_id=game.pk, now=now)
     assert (banner.level, banner.players_left, banner.eliminations) == (

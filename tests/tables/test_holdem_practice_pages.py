@@ -67,7 +67,7 @@ def test_a_player_starts_plays_and_stops_a_practice_game(client: Client, alice: 
     assert 'data-testid="practice-banner"' in html and 'data-testid="oval"' in html
     assert "practice-felt-blue" in html
     banner = client.get(reverse("practice-banner", args=[game.pk])).json()
-    assert (banner["level"], banner["small_blind_minor"], banner["hands_left"]) == (1, 10, 2)
+    assert (banner["level"], banner["small_blind_minor"], banner["hands_left"]) == (1, 1_000, 2)
     assert Seat.objects.filter(table=game.table, user=alice).exists()
     stopped = client.post(reverse("practice-stop", args=[game.pk]))
     assert stopped["Location"] == reverse("practice-summary", args=[game.pk])

@@ -9,8 +9,9 @@ shared clock like any Hold'em table (``tables.services.holdem.hands``).
   depth), show probabilities (*probabilità*) and the table's felt (*tavolo*). An empty
   nickname is an automatic game (*Gioco automatico*).
 * **Chips**: each player starts with the engine's ``starting_stack_minor`` (seed 004,
-  *Somma*). They are issued by the FUN cashier into the table's escrow and go back to it
-  at the end (ledger transfers of kinds ``buy_in``/``cash_out`` with ``practice:``
+  *Somma*) in FUN chips of 100 minor units (``UNIT_MINOR``). They are issued by the FUN
+  cashier into the table's escrow and go back to it when a player is eliminated and at
+  the end (ledger transfers of kinds ``buy_in``/``cash_out`` with ``practice:``
   references): no wallet of the player is ever debited or credited (seed 004: "Non si
   vincono soldi, ma nemmeno si perdono").
 * **Levels**: before every hand the minimum chip is the engine's ``blind_level`` for the
@@ -80,6 +81,10 @@ from wallet.models import AccountKind, Currency, TransferKind
 
 BOT_PREFIX = "practicebot-"
 """Practice bots are inactive users ``practicebot-1 .. practicebot-10`` (they cannot log in)."""
+
+UNIT_MINOR = 100
+"""One unit of the seed's sums ("1000 o 2000 unità monetarie", *Somma*) is one FUN chip,
+100 minor units, so a 1,000-unit stack shows as 1,000.00 FUN on the Hold'em screen."""
 
 STAKES = {"short": 25, "standard": 50, "deep": 100}
 """The limit's stakes as the starting depth in big blinds: minimum chip = starting sum /
@@ -236,7 +241,7 @@ def start_practice_game(
         raise PracticeSetupError("the nickname is at most 24 characters", field="nickname")
     if name and user_id is None:
         raise PracticeSetupError("log in to play; leave the nickname empty to watch bots", field="nickname")
-    stack = starting_stack_minor(setup.players)
+    stack = starting_stack_minor(setup.players) * UNIT_MINOR
     base = max(1, stack // (2 * STAKES[setup.stakes]))
     level = blind_level(
         base_minor=base, initial_players=setup.players, remaining_players=setup.players, ante=setup.ante
