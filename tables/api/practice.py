@@ -111,6 +111,7 @@ class PracticeStopApi(APIView):
 
     @extend_schema(operation_id="practice_stop", request=None, responses={200: PracticeBannerSerializer, **ERRORS})
     def post(self, request: Request, game_id: int) -> Response:
+        _ = request.data  # the body is parsed like every POST's: a bad one is refused first (too_deep, ...)
         stop_practice_game(game_id=game_id, user_id=_player_id(request), now=timezone.now())
         return Response(_banner_data(game_id))
 

@@ -330,9 +330,9 @@ def prepare_practice_hand(table: Table, conditions: HoldemConditions, *, now: da
     game = PracticeGame.objects.select_for_update().get(table=table)
     seats = _seated(table)
     stacks = {str(s.pk): int(s.stack_minor) for s in seats}
-    out = set(eliminate(stacks, base_minor=int(game.base_minor), initial_players=game.players))
+    out = eliminate(stacks, base_minor=int(game.base_minor), initial_players=game.players)
     settled = HoldemHand.objects.filter(table=table, status=HoldemHandStatus.SETTLED).count()
-    for key in eliminate(stacks, base_minor=int(game.base_minor), initial_players=game.players):
+    for key in out:
         seat = next(s for s in seats if str(s.pk) == key)
         game.eliminations = [
             *game.eliminations,
