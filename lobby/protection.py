@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods
 
+from tables.services import remove_from_tables
 from wallet import protection
 from wallet.errors import DomainError
 from wallet.models import Currency, ExclusionKind, LimitKind
@@ -133,6 +134,12 @@ def responsible_gaming(request: HttpRequest) -> HttpResponse:
                     return redirect("responsible-gaming")
                 exclusion = protection.take_break(
                     user_id=user_id, kind=form_break.cleaned_data["kind"], days=form_break.cleaned_data["days"], now=now
+                )
+                # The break starts now: his seats are left and his game screens closed.
+                remove_from_tables(
+                    user_id=user_id,
+                    reason=f"{exclusion.get_kind_display()} until {exclusion.ends_at:%Y-%m-%d %H:%M} UTC.",
+                    now=now,
                 )
                 messages.success(
                     request,

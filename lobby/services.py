@@ -1,10 +1,18 @@
-"""Sign-up: the one write of the lobby app."""
+"""Sign-up, and ending a player's sessions when he may no longer play: the writes of the
+lobby app."""
 
 from __future__ import annotations
 
-from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from dataclasses import dataclass
+from datetime import datetime
 
+from django.contrib.auth import SESSION_KEY
+from django.contrib.auth.models import User
+from django.contrib.sessions.models import Session
+from django.db import IntegrityError, transaction
+from rest_framework.authtoken.models import Token
+
+from tables.services import remove_from_tables
 from wallet.errors import DomainError
 from wallet.models import Currency
 from wallet.services import ensure_player_account, grant_signup_fun_chips
@@ -37,3 +45,39 @@ def register_player(*, username: str, password: str) -> User:
             raise UsernameTakenError(f"the name {username!r} is taken", username=username) from error
         raise
     return user
+
+
+@dataclass(frozen=True)
+class EndedSessions:
+    """What ``end_player_sessions`` ended: browser sessions deleted, API tokens revoked,
+    tables left (their ids)."""
+
+    sessions: int
+    tokens: int
+    tables: list[int]
+
+
+def end_player_sessions(*, user_id: int, reason: str, now: datetime) -> EndedSessions:
+    """Log the player out everywhere and take him away from the tables: staff suspended his
+    account (seed 001, Notes 4; wallet.protection.suspend_player has committed).
+
+    * his browser sessions are deleted, so his next request is anonymous (and the login
+      refuses a suspended account: lobby/protection.py, PlayerLoginForm);
+    * his API tokens are revoked (DRF ``Token``), so API clients get 401;
+    * every seat is left and every game socket closed (tables.services.remove_from_tables:
+      an entry in the running hand stays in play and is paid what it wins; money is never
+      moved here).
+
+    The database session store cannot be searched by user: the unexpired sessions are read
+    and decoded, one pass (a staff action, not a player's). Raises nothing of its own.
+    """
+    key = str(user_id)
+    mine = [
+        session.pk
+        for session in Session.objects.filter(expire_date__gt=now).iterator(chunk_size=2000)
+        if session.get_decoded().get(SESSION_KEY) == key
+    ]
+    sessions = Session.objects.filter(pk__in=mine).delete()[0] if mine else 0
+    tokens = Token.objects.filter(user_id=user_id).delete()[0]
+    tables = remove_from_tables(user_id=user_id, reason=reason, now=now)
+    return EndedSessions(sessions=sessions, tokens=tokens, tables=tables)

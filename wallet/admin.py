@@ -255,7 +255,18 @@ class SuspensionAdmin(ReadOnlyAdmin):
                     protection.suspend_player(
                         user_id=user.pk, reason=form.cleaned_data["reason"], staff_user_id=staff_id, now=timezone.now()
                     )
-                    messages.success(request, f"{user} is suspended.")
+                    # Logged out everywhere, seats left, game sockets closed (an adapter may
+                    # call the layer above; the wallet's services never do).
+                    from lobby.services import end_player_sessions
+
+                    ended = end_player_sessions(
+                        user_id=user.pk, reason="This account is suspended: contact support.", now=timezone.now()
+                    )
+                    messages.success(
+                        request,
+                        f"{user} is suspended: {ended.sessions} session(s) ended, {ended.tokens} API token(s) revoked, "
+                        f"{len(ended.tables)} table(s) left.",
+                    )
                 elif protection.lift_suspension(
                     user_id=user.pk, reason=form.cleaned_data["reason"], staff_user_id=staff_id, now=timezone.now()
                 ):

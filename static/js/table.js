@@ -3,6 +3,9 @@
 import { CATEGORIES, card, cardBack, cardName, isRed } from "./cards.js";
 import { el, fetchJson, formatMinor, openSocket, toast } from "./common.js";
 import { holdOdds } from "./odds.js";
+import { spinReel } from "./reels.js";
+import { celebrate } from "./win.js";
+import "./sound.js";
 
 const CENTER_ROW = 4; // the payline: the row where each player's own cards line up
 const PING_MS = 10000;
@@ -364,6 +367,7 @@ function renderBoard() {
             "aria-label": `Column ${c + 1}: ${cardName(code)}${hold[c] ? ", held" : ""}`,
             "data-testid": `my-card-${c}`,
             "data-column": c,
+            "aria-keyshortcuts": String(c + 1),
           },
         }));
       } else {
@@ -380,11 +384,7 @@ function renderBoard() {
     }
     reel.replaceChildren(...items);
     const previous = state.previousCenters[c];
-    if (previous !== null && center !== null && previous !== center) {
-      reel.classList.remove("spin");
-      void reel.offsetWidth; // restart the animation
-      reel.classList.add("spin");
-    }
+    spinReel(reel, { column: c, cards: columns[c], hand: hand.id, previous, center });
     state.previousCenters[c] = center;
   });
   if (focusedColumn !== undefined) {
@@ -497,6 +497,7 @@ function renderResult() {
   const result = entry?.result ?? null;
   section.hidden = result === null;
   $("probability").hidden = result !== null;
+  celebrate(hand?.id ?? null, result, state.table.config.currency);
   if (!result) return;
   section.querySelector("h2").textContent = last ? "Last hand" : "Result";
   const currency = state.table.config.currency;
@@ -609,6 +610,7 @@ function onFrame(frame) {
     case "ack":
     case "error": return onAnswer(frame);
     case "pong": return syncClock(frame.server_time);
+    case "kicked": return showKicked(frame.reason);
     case "table_restarted":
       socket.stop();
       $("board-message").textContent = frame.reason;
@@ -617,6 +619,17 @@ function onFrame(frame) {
       return undefined;
     default: return undefined;
   }
+}
+
+/** The server took the player away from the tables (tables/events.py, KickedFrame) and
+ * closes the socket: say why once, then go to the lobby. */
+function showKicked(reason) {
+  if (state.kicked) return;
+  state.kicked = true;
+  const text = reason ?? "You were removed from the table.";
+  $("board-message").textContent = text;
+  toast(text, "error", { key: "kicked" });
+  setTimeout(() => window.location.assign(boot.urls.lobby), RESTART_REDIRECT_MS);
 }
 
 const socket = openSocket(boot.urls.socket, {
@@ -633,6 +646,10 @@ const socket = openSocket(boot.urls.socket, {
       window.location.assign(`${boot.urls.login}?next=${encodeURIComponent(window.location.pathname)}`);
       return false;
     }
+    if (code === 4403) {
+      showKicked(null); // removed from play (suspension or a break): no reconnecting
+      return false;
+    }
     if (code === 4404) {
       toast("This table does not exist any more.", "error");
       window.location.assign(boot.urls.lobby);
@@ -647,6 +664,17 @@ $("board").addEventListener("click", (event) => {
   if (!button) return;
   const hold = [...displayedHold()];
   const column = Number(button.dataset.column);
+  hold[column] = !hold[column];
+  sendHold(hold);
+});
+// Keyboard play: keys 1-5 hold or change the card of columns 1-5, as a click on it does.
+document.addEventListener("keydown", (event) => {
+  if (event.altKey || event.ctrlKey || event.metaKey || event.repeat) return;
+  if (event.target.closest?.("input, textarea, select, [contenteditable]")) return;
+  const column = "12345".indexOf(event.key);
+  if (column < 0 || event.key.length !== 1 || !canPlay()) return;
+  event.preventDefault();
+  const hold = [...displayedHold()];
   hold[column] = !hold[column];
   sendHold(hold);
 });

@@ -10,8 +10,8 @@ Audiences and their one path each (tables/realtime/push.py):
 * everyone watching a table: ``table_state``, ``pool_updated``, ``table_restarted``, through
   the per-process hub (``table`` channel);
 * one player's sockets, at one table or all of them: ``entry_state`` (his own cards, odds,
-  result), through the per-process hub (``player`` channel); at a Hold'em table the
-  public frame is ``holdem_state`` and the private one ``holdem_private``;
+  result) and ``kicked``, through the per-process hub (``player`` channel); at a Hold'em
+  table the public frame is ``holdem_state`` and the private one ``holdem_private``;
 * the lobby: ``lobby_table``, through the Channels layer group ``lobby``;
 * the sender of a frame: ``ack``, ``error``, ``pong``, the consumer's own answer.
 
@@ -86,6 +86,19 @@ class TableRestartedFrame(TypedDict):
     table_id: int
     version: int
     reason: str
+
+
+class KickedFrame(TypedDict):
+    """The player may not stay at the tables (staff suspended the account, or he started a
+    time-out or self-exclusion): sent to each of his game sockets just before the server
+    closes it with ``CLOSE_KICKED``; the page does not reconnect."""
+
+    type: Literal["kicked"]
+    reason: str
+
+
+CLOSE_KICKED: Final = 4403
+"""The WebSocket close code of a socket whose player was removed from play (KickedFrame)."""
 
 
 class LobbyTableFrame(TypedDict):

@@ -103,15 +103,19 @@ class TableHub:
                 if not members:
                     del index[key]
 
-    async def deliver_player(self, user_id: int, table_id: int | None, close_code: int | None) -> None:
+    async def deliver_player(
+        self, user_id: int, table_id: int | None, close_code: int | None, text: str | None = None
+    ) -> None:
         """Send the player's local sockets (at ``table_id``, or at every table) their private
-        state, or close them with ``close_code``."""
+        state; or, with ``close_code``, send them ``text`` (if any) and close them."""
         members = [s for s in self.players.get(user_id, ()) if table_id is None or s.table_id == table_id]
         if not members:
             return
         if close_code is not None:
             for socket in members:
                 self.discard(socket)
+                if text:
+                    await self._send(socket, {"type": "websocket.send", "text": text})
                 await self._send(socket, {"type": "websocket.close", "code": close_code})
             return
         from tables.selectors import render_entry_states
@@ -151,7 +155,9 @@ class TableHub:
     async def dispatch(self, payload: dict[str, Any]) -> None:
         """One published delivery (``publish_table_frame`` or ``publish_player``)."""
         if "user_id" in payload:
-            await self.deliver_player(payload["user_id"], payload.get("table_id"), payload.get("close_code"))
+            await self.deliver_player(
+                payload["user_id"], payload.get("table_id"), payload.get("close_code"), payload.get("text")
+            )
         else:
             await self.deliver(payload["table_id"], payload["text"], payload["refresh_private"])
 
@@ -207,12 +213,14 @@ def publish_table_frame(table_id: int, text: str | None, *, refresh_private: boo
     )
 
 
-def publish_player(user_id: int, *, table_id: int | None = None, close_code: int | None = None) -> None:
+def publish_player(
+    user_id: int, *, table_id: int | None = None, close_code: int | None = None, text: str | None = None
+) -> None:
     """Send the player's sockets (at ``table_id``, or all his tables) their private state,
-    in every ASGI process; with ``close_code``, close those sockets instead."""
+    in every ASGI process; with ``close_code``, send them ``text`` and close them instead."""
     _publish(
         hub_channel(layer_prefix(), "player", user_id),
-        {"user_id": user_id, "table_id": table_id, "close_code": close_code},
+        {"user_id": user_id, "table_id": table_id, "close_code": close_code, "text": text},
     )
 
 

@@ -5,8 +5,8 @@
   each hub also sends every seated socket of that table its own private state.
 * One player's sockets: ``push_private_on_commit`` (one table) and
   ``push_player_on_commit`` (all his tables, e.g. after a cashier's deposit) ask the hubs
-  to send that player's sockets their private state; ``disconnect_player_on_commit``
-  closes them (a suspended account).
+  to send that player's sockets their private state; ``kick_player_on_commit`` tells
+  them why and closes them (a suspended account).
 * The lobby: ``publish_lobby_line`` through the Channels layer group ``lobby``.
 
 Every helper runs after the current transaction commits, so nothing is announced for a
@@ -24,7 +24,7 @@ from django.db import transaction
 
 from tables import selectors
 from tables.realtime import hub
-from tables.realtime.frames import LOBBY_GROUP, LobbyTableFrame, dumps
+from tables.realtime.frames import CLOSE_KICKED, LOBBY_GROUP, KickedFrame, LobbyTableFrame, dumps
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +67,9 @@ def push_player_on_commit(user_id: int) -> None:
     transaction.on_commit(lambda: hub.publish_player(user_id))
 
 
-def disconnect_player_on_commit(user_id: int, *, code: int) -> None:
-    """After commit, close every table socket of the player with WebSocket close ``code``
-    (e.g. 4403 for an account suspended or excluded while playing)."""
-    transaction.on_commit(lambda: hub.publish_player(user_id, close_code=code))
+def kick_player_on_commit(user_id: int, reason: str) -> None:
+    """After commit, tell every game socket of the player why he was removed from play
+    (``KickedFrame``) and close it with ``CLOSE_KICKED`` (a suspended account, a time-out or
+    self-exclusion started)."""
+    text = dumps(KickedFrame(type="kicked", reason=reason))
+    transaction.on_commit(lambda: hub.publish_player(user_id, text=text, close_code=CLOSE_KICKED))

@@ -11,7 +11,7 @@ from django.db.models.functions import Greatest
 
 from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError, WrongGameError
 from tables.models import Seat, SeatSockets, SeatStatus, Table, TableGame, TablePhase
-from tables.realtime.push import broadcast_table_on_commit, push_private_on_commit
+from tables.realtime.push import broadcast_table_on_commit, kick_player_on_commit, push_private_on_commit
 from tables.services import powerups
 from wallet import protection
 from wallet import services as wallet_services
@@ -111,6 +111,35 @@ def leave_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
     broadcast_table_on_commit(table_id)
     push_private_on_commit(table_id, user_id)
     return seat
+
+
+def remove_from_tables(*, user_id: int, reason: str, now: datetime) -> list[int]:
+    """Take the player away from every table: each seat he holds is left as by
+    ``leave_table`` (rules A.5: an entry in the running hand stays in play with the choices
+    already received and is paid any prize it wins; nothing is refunded or forfeited), and
+    each of his open game sockets gets ``reason`` and is closed (tables/realtime/frames.py,
+    KickedFrame). For a suspension (seed 001, Notes 4) or the start of a time-out or
+    self-exclusion (wallet/protection.py). At a Hold'em table he leaves as by
+    ``leave_holdem_table`` (his chips return to his wallet). Returns the ids of the tables left; seats
+    already left are not touched. Not atomic as a whole: each seat is its own transaction,
+    so one table's lock is never held while another's is taken. Raises nothing of its own.
+    """
+    from tables.services.holdem.player import leave_holdem_table
+
+    left = []
+    seats = Seat.objects.filter(user_id=user_id).exclude(status=SeatStatus.LEFT)
+    for table_id, game in sorted(seats.values_list("table_id", "table__game")):
+        if game == TableGame.HOLDEM:
+            # Hold'em: his chips go back to his wallet (after the hand he is in: he folds).
+            try:
+                leave_holdem_table(table_id=table_id, user_id=user_id, now=now)
+            except NotSeatedError:
+                Seat.objects.filter(table_id=table_id, user_id=user_id).update(status=SeatStatus.LEFT, left_at=now)
+        else:
+            leave_table(table_id=table_id, user_id=user_id, now=now)
+        left.append(table_id)
+    kick_player_on_commit(user_id, reason)
+    return left
 
 
 @transaction.atomic(durable=True)

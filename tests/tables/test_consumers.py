@@ -295,11 +295,11 @@ async def test_an_action_is_answered_once_and_its_private_state_sent_once() -> N
 
 
 async def test_a_player_can_be_disconnected_from_every_table_socket() -> None:
-    """``disconnect_player_on_commit`` (a suspended account) closes that player's sockets,
-    with the code given, and nobody else's."""
+    """``kick_player_on_commit`` (a suspended account) tells that player's sockets why and
+    closes them with 4403, and nobody else's."""
     from django.db import transaction
 
-    from tables.realtime.push import disconnect_player_on_commit
+    from tables.realtime.push import kick_player_on_commit
 
     alice = await sync_to_async(make_player)("alice")
     bob = await sync_to_async(make_player)("bob")
@@ -311,9 +311,10 @@ async def test_a_player_can_be_disconnected_from_every_table_socket() -> None:
 
     def suspend() -> None:
         with transaction.atomic():
-            disconnect_player_on_commit(alice.pk, code=4403)
+            kick_player_on_commit(alice.pk, "suspended")
 
     await sync_to_async(suspend)()
+    assert json.loads(await mine.receive_from(timeout=5)) == {"type": "kicked", "reason": "suspended"}
     assert await mine.receive_output(timeout=5) == {"type": "websocket.close", "code": 4403}
     await theirs.send_to(text_data=json.dumps({"type": "ping"}))
     assert (await receive(theirs, "pong"))["type"] == "pong"

@@ -406,3 +406,19 @@ def test_a_malfunction_cancels_the_hand_and_every_stack_is_back(table: Table, al
     assert_books(table)
     frame = get_holdem_table_frame(table_id=table.pk, now=now)
     assert frame["hand"] is not None and frame["hand"]["pots"] == [] and frame["hand"]["board"] == []
+
+
+def test_a_suspended_player_leaves_and_his_chips_go_back_to_his_wallet(
+    table: Table, alice: User, bob: User, croupier: User
+) -> None:
+    now = timezone.now()
+    seat_two(table, alice, bob, now)
+    before = get_balance_minor(user_id=alice.pk, currency="FUN")
+    protection.suspend_player(user_id=alice.pk, reason="review", staff_user_id=croupier.pk, now=now)
+    from lobby.services import end_player_sessions
+
+    assert end_player_sessions(user_id=alice.pk, reason="suspended", now=now).tables == [table.pk]
+    seat = Seat.objects.get(table=table, user=alice)
+    assert seat.status == SeatStatus.LEFT and seat.position is None and seat.stack_minor == 0
+    assert get_balance_minor(user_id=alice.pk, currency="FUN") == before + 1_000
+    assert_books(table)
