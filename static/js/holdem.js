@@ -145,9 +145,9 @@ function renderSeats() {
           class: "seat-empty",
           dataset: { testid: `take-seat-${number}`, seat: String(number) },
           disabled: seated || state.table.phase === "closed" ? true : null,
-          "aria-label": seated ? `Seat ${number + 1}: empty` : `Seat ${number + 1}: empty, take this seat`,
+          "aria-label": seated || state.table.phase === "closed" ? `Seat ${number + 1}: empty` : `Seat ${number + 1}: empty, take this seat`,
         },
-        seated ? "Empty" : "Take seat",
+        seated || state.table.phase === "closed" ? "Empty" : "Take seat",
       );
       take.addEventListener("click", () => openSeatDialog(number));
       items.push(el("li", { class: "seat seat-open", style, dataset: { testid: `seat-${number}`, seat: String(number) } }, take));
@@ -447,8 +447,10 @@ function dialogRange() {
   const config = state.table.config;
   const wallet = state.private.wallet_minor;
   if (state.dialog.mode === "add") {
+    // Between hands up to the maximum buy-in; a player who ran out buys at least the minimum.
     const room = config.max_buy_in_minor - state.private.stack_minor;
-    return { min: Math.min(config.big_blind_minor, room), max: Math.min(room, wallet) };
+    const least = state.private.stack_minor === 0 ? config.min_buy_in_minor : 1;
+    return { min: Math.min(least, room), max: Math.min(room, wallet) };
   }
   return { min: config.min_buy_in_minor, max: Math.min(config.max_buy_in_minor, wallet) };
 }
