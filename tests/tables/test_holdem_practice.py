@@ -293,8 +293,8 @@ def _cashier_fun() -> int:
     return 0 if account is None else int(total["t"])
 
 
-def test_nobody_joins_buys_or_cashes_out_at_a_practice_table(alice: User, bob: User, now: datetime) -> None:
-    from tables.errors import PracticeTableError
+def test_nobody_joins_or_buys_at_a_practice_table_and_leaving_stops_it(alice: User, bob: User, now: datetime) -> None:
+    from tables.errors import NotSeatedError, PracticeTableError
     from tables.services.holdem import add_chips, leave_holdem_table, take_seat
 
     game = start_practice_game(user_id=alice.pk, nickname="Ada", setup=replace(PracticeSetup(), players=2), now=now)
@@ -303,5 +303,27 @@ def test_nobody_joins_buys_or_cashes_out_at_a_practice_table(alice: User, bob: U
     assert joined.value.code == "practice_table"
     with pytest.raises(PracticeTableError):
         add_chips(table_id=game.table_id, user_id=alice.pk, amount_minor=100, now=now)
-    with pytest.raises(PracticeTableError):
-        leave_holdem_table(table_id=game.table_id, user_id=alice.pk, now=now)
+    # Leaving (the screen's button, or a suspension taking him off every table) stops it:
+    # the chips go back to the cashier, not to his wallet.
+    wallet = Account.objects.filter(kind=AccountKind.PLAYER, user=alice).values_list("balance_minor", flat=True)
+    before = list(wallet)
+    with pytest.raises(NotSeatedError):
+        leave_holdem_table(table_id=game.table_id, user_id=bob.pk, now=now)
+    assert leave_holdem_table(table_id=game.table_id, user_id=alice.pk, now=now) == 0
+    game.refresh_from_db()
+    assert (game.status, game.end_reason) == (PracticeStatus.FINISHED, PracticeEnd.ABANDONED)
+    assert Table.objects.get(pk=game.table_id).phase == TablePhase.CLOSED
+    assert list(wallet) == before
+    assert escrow_balance(game.table) == 0
+    assert check_books().ok
+
+
+def test_a_player_taken_off_every_table_ends_his_practice_game(alice: User, now: datetime) -> None:
+    from tables.services.seating import remove_from_tables
+
+    game = start_practice_game(user_id=alice.pk, nickname="Ada", setup=replace(PracticeSetup(), players=3), now=now)
+    assert remove_from_tables(user_id=alice.pk, reason="suspended", now=now) == [game.table_id]
+    game.refresh_from_db()
+    assert (game.status, game.end_reason) == (PracticeStatus.FINISHED, PracticeEnd.ABANDONED)
+    assert escrow_balance(game.table) == 0
+    assert check_books().ok

@@ -485,13 +485,33 @@ def stop_practice_game(*, game_id: int, user_id: int, now: datetime) -> Practice
     from tables.services.holdem.player import save_holdem_table
 
     game, table = _lock_game(game_id, user_id)
+    _stop(game, table, now=now)
+    save_holdem_table(table)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
+    return game
+
+
+def _stop(game: PracticeGame, table: Table, *, now: datetime) -> None:
+    """Stop a running game now (both locks held): cancel the hand in play, store the results
+    as ``abandoned``, return the chips, close the table (``is_open`` written here; the
+    caller saves the rest of the table row)."""
     hands.cancel_holdem_hand(table=table, reason="practice game stopped", now=now)
     game.hands_played = HoldemHand.objects.filter(table=table, status=HoldemHandStatus.SETTLED).count()
     _finish(game, table, PracticeEnd.ABANDONED, now=now)
-    save_holdem_table(table)
     Table.objects.filter(pk=table.pk).update(is_open=False)
-    broadcast_table_on_commit(table.pk, refresh_private=True)
-    return game
+
+
+def leave_practice_table(table: Table, *, user_id: int, now: datetime) -> None:
+    """``leave_holdem_table`` at a practice game's table (the table row locked by the
+    caller): the player who started the running game stops it, as ``stop_practice_game``
+    (so a suspension, which makes him leave every table, ends his practice game too).
+    Raises NotSeatedError for anyone else or a game already over."""
+    from tables.errors import NotSeatedError
+
+    game = PracticeGame.objects.select_for_update().get(table=table)
+    if game.owner_id != user_id or game.status != PracticeStatus.RUNNING:
+        raise NotSeatedError("you do not play this practice game", table_id=table.pk)
+    _stop(game, table, now=now)
 
 
 @transaction.atomic(durable=True)
