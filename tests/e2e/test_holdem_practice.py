@@ -40,4 +40,5 @@ def test_a_player_plays_a_practice_game_against_bots_and_stops_it(server: str, b
     expect(page.locator("[data-testid=practice-end]")).to_contain_text("The player left the game")
     expect(page.locator("[data-testid=practice-result]")).to_have_count(3)
     page.screenshot(path="/tmp/e2e-practice-summary.png", full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     context.close()
