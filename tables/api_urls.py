@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import URLPattern, URLResolver, path
 
 from tables import api
+from tables.api import practice
 
 app_name = "api"
 
@@ -20,6 +21,10 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("tables/<int:table_id>/draws/", api.DrawBuyApi.as_view(), name="table-draws"),
     path("tables/<int:table_id>/redeals/", api.RedealBuyApi.as_view(), name="table-redeals"),
     path("tables/<int:table_id>/holdem/<slug:action>/", api.HoldemActionApi.as_view(), name="table-holdem"),
+    path("practice/", practice.PracticeStartApi.as_view(), name="practice-start"),
+    path("practice/leaderboard/", practice.PracticeLeaderboardApi.as_view(), name="practice-leaderboard"),
+    path("practice/<int:game_id>/", practice.PracticeDetailApi.as_view(), name="practice-detail"),
+    path("practice/<int:game_id>/stop/", practice.PracticeStopApi.as_view(), name="practice-stop"),
     path("wallet/", api.WalletDetailApi.as_view(), name="wallet"),
     path(
         "wallet/transactions/",

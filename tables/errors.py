@@ -141,3 +141,45 @@ class InvalidActionError(DomainError):
     amount that is not a positive whole number of chips."""
 
     code = "invalid_action"
+
+
+class PracticeSetupError(DomainError):
+    """A BigHoldem practice setup item is out of range (seed 004, *assetto*); ``field``
+    names the item, the message gives the allowed range."""
+
+    code = "invalid_practice_setup"
+
+
+class PracticeFunOnlyError(DomainError):
+    """Practice games play FUN chips only: a practice game (bots only or not) on a cash
+    currency is refused (seed 004: "Non si vincono soldi"; seed 001 Notes 4: no bots where
+    money is at stake)."""
+
+    code = "practice_fun_only"
+
+
+class PracticeNotFoundError(DomainError):
+    code = "practice_not_found"
+    http_status = 404
+
+
+class PracticeNotYoursError(DomainError):
+    """Only the player who started a practice game may play or stop it."""
+
+    code = "practice_not_yours"
+    http_status = 403
+
+
+class PracticeOverError(DomainError):
+    """The practice game has ended."""
+
+    code = "practice_over"
+    http_status = 409
+
+
+class PracticeTableError(DomainError):
+    """A practice game's table takes no one else, and its chips are not bought or cashed
+    out: its player stops the game instead of leaving (tables/services/holdem/practice.py)."""
+
+    code = "practice_table"
+    http_status = 409

@@ -66,7 +66,7 @@ def list_holdem_lobby_rows() -> list[HoldemLobbyRow]:
     conditions = {c.table_id: c for c in HoldemConditions.objects.all()}
     taken = Q(seats__position__isnull=False) & ~Q(seats__status=SeatStatus.LEFT)
     tables = (
-        Table.objects.filter(game=TableGame.HOLDEM)
+        Table.objects.filter(game=TableGame.HOLDEM, practice__isnull=True)  # practice games are private
         .annotate(taken=Count("seats", filter=taken), bots=Count("seats", filter=taken & Q(seats__is_bot=True)))
         .order_by("ante_minor", "name")
     )

@@ -9,6 +9,8 @@ version. Hole cards are only the caller's (the private frame); others stay face 
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.templatetags.static import static
@@ -20,9 +22,18 @@ from tables.holdem_lobby import stakes_label
 from tables.holdem_selectors import get_holdem_private_frame, get_holdem_table_frame
 
 
-def holdem_table_page(request: HttpRequest, table_id: int, *, user_id: int, username: str) -> HttpResponse:
-    """Render the Hold'em screen with both frames embedded. Raises Http404 for a missing
-    table."""
+def holdem_table_page(
+    request: HttpRequest,
+    table_id: int,
+    *,
+    user_id: int,
+    username: str,
+    template: str = "tables/holdem.html",
+    extra: dict[str, Any] | None = None,
+) -> HttpResponse:
+    """Render the Hold'em screen with both frames embedded (``template`` extends
+    tables/holdem.html with ``extra`` context: a practice game's banner). Raises Http404
+    for a missing table."""
     now = timezone.now()
     try:
         table = get_holdem_table_frame(table_id=table_id, now=now)
@@ -42,8 +53,9 @@ def holdem_table_page(request: HttpRequest, table_id: int, *, user_id: int, user
     config = table["config"]
     return render(
         request,
-        "tables/holdem.html",
-        {
+        template,
+        (extra or {})
+        | {
             "table": table,
             "private": private,
             "stakes": stakes_label(dict(config)),

@@ -6,6 +6,7 @@ selectors and the hand history, as ``tables/records.py`` is for WiderPoker."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,19 +31,30 @@ from tables.models import HoldemHand
 def structure_of(config: Mapping[str, Any]) -> Structure:
     """The engine's Structure of a conditions snapshot (``HoldemConditions.snapshot()``):
     limit ``big_blind/big_bet`` (seed 003: the lower and upper stakes), pot limit or no
-    limit with the blinds; rake in basis points with its cap, no flop no drop."""
+    limit with the blinds; rake in basis points with its cap, no flop no drop. An ante
+    (``ante_minor``, seed 004 *PRE-FLOP*) and a cap of raises per betting round
+    (``max_raises``, seed 004 *Rilancio*: N raises, i.e. N raises over the big blind
+    pre-flop and a bet and N raises after the flop) apply when set; snapshots older than
+    those fields have neither."""
     betting = Betting(config["betting"])
     small, big = int(config["small_blind_minor"]), int(config["big_blind_minor"])
     rake_bps = int(config["rake_bps"])
     cap = config.get("rake_cap_minor")
     rake_cap = None if cap is None else int(cap)
+    ante = int(config.get("ante_minor") or 0)
     if betting is Betting.FIXED_LIMIT:
-        return Structure.fixed_limit(
-            big, int(config["big_bet_minor"]), small_blind=small, rake_bps=rake_bps, rake_cap=rake_cap
+        structure = Structure.fixed_limit(
+            big, int(config["big_bet_minor"]), small_blind=small, ante=ante, rake_bps=rake_bps, rake_cap=rake_cap
         )
-    if betting is Betting.POT_LIMIT:
-        return Structure.pot_limit(small, big, rake_bps=rake_bps, rake_cap=rake_cap)
-    return Structure.no_limit(small, big, rake_bps=rake_bps, rake_cap=rake_cap)
+    elif betting is Betting.POT_LIMIT:
+        structure = Structure.pot_limit(small, big, ante=ante, rake_bps=rake_bps, rake_cap=rake_cap)
+    else:
+        structure = Structure.no_limit(small, big, ante=ante, rake_bps=rake_bps, rake_cap=rake_cap)
+    raises = config.get("max_raises")
+    if raises is not None:
+        n = int(raises)
+        structure = replace(structure, raise_caps=(n, n + 1, n + 1, n + 1))
+    return structure
 
 
 def replay(hand: HoldemHand) -> HandState:

@@ -603,6 +603,8 @@ HOLDEM_CONFIG_FIELDS = (
     "time_bank_seconds",
     "bot_seats",
     "show_probabilities",
+    "ante_minor",
+    "max_raises",
 )
 """The Hold'em conditions staff change through tables.services.change_table_config
 (audit-logged in TableConfigChange, applied between hands)."""
@@ -639,6 +641,12 @@ class HoldemConditions(models.Model):
     time_bank_seconds = models.PositiveIntegerField(default=20)
     bot_seats = models.PositiveSmallIntegerField(default=0, help_text="House bots (fun tables only).")
     show_probabilities = models.BooleanField(default=False)
+    ante_minor = models.BigIntegerField(default=0, help_text="Ante from every player dealt in (seed 004); 0: none.")
+    max_raises = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="Raises per betting round (seed 004, rilanci); empty: seed 003's limit cap, none in (pot) no limit.",
+    )
 
     class Meta:
         verbose_name_plural = "Hold'em conditions"
@@ -741,3 +749,94 @@ class HoldemHandPlayer(models.Model):
     def net_minor(self) -> int | None:
         """Chips won (> 0) or lost in the hand; None until it is settled."""
         return None if self.finishing_minor is None else self.finishing_minor - self.starting_minor
+
+
+class PracticeStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    FINISHED = "finished", "Finished"
+
+
+class PracticeEnd(models.TextChoices):
+    """Why a BigHoldem practice game ended (seed 004, *Termine del gioco*)."""
+
+    ONE_LEFT = "one_left", "One player holds all the chips"
+    HANDS = "hands", "The number of hands was played"
+    TIME = "time", "The maximum duration passed"
+    PLAYER_OUT = "player_out", "The player was eliminated"
+    ABANDONED = "abandoned", "The player left the game"
+
+
+class PracticeGame(models.Model):
+    """A BigHoldem practice game (seed 004): a private fun Hold'em table seated with house
+    bots, with its setup items and how it stands. ``nickname`` empty: an automatic game of
+    bots only (seed 004, *Gioco automatico*). Chips are minor units of FUN, issued by the
+    FUN cashier into the table's escrow and returned to it at the end: no wallet of the
+    player ever pays or receives them (seed 004: "Non si vincono soldi, ma nemmeno si perdono").
+    The workflow is ``tables.services.holdem.practice``."""
+
+    table = models.OneToOneField(Table, on_delete=models.PROTECT, related_name="practice")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="practice_games"
+    )
+    nickname = models.CharField(max_length=24, blank=True)
+    players = models.PositiveSmallIntegerField()
+    max_hands = models.PositiveIntegerField(null=True, blank=True)
+    max_minutes = models.PositiveIntegerField()
+    max_raises = models.PositiveSmallIntegerField()
+    currency_label = models.CharField(max_length=16)
+    action_seconds = models.PositiveSmallIntegerField()
+    ante = models.BooleanField(default=False)
+    betting = models.CharField(max_length=12, choices=HoldemBetting.choices)
+    stakes = models.CharField(max_length=10)
+    show_probabilities = models.BooleanField(default=True)
+    felt = models.CharField(max_length=10)
+    starting_stack_minor = models.BigIntegerField()
+    base_minor = models.BigIntegerField(help_text="The minimum chip with every player in (seed 004, Fiches).")
+    minimum_minor = models.BigIntegerField(help_text="The minimum chip now (small blind; big blind twice it).")
+    status = models.CharField(max_length=10, choices=PracticeStatus.choices, default=PracticeStatus.RUNNING)
+    end_reason = models.CharField(max_length=12, choices=PracticeEnd.choices, blank=True)
+    hands_played = models.PositiveIntegerField(default=0)
+    eliminations = models.JSONField(default=list, blank=True, help_text="[{name, seat, hand, stack_minor}] in order.")
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(players__gte=2, players__lte=10), name="practice_players_2_to_10"),
+        ]
+        indexes = [models.Index(fields=["status", "-started_at"], name="practice_status_recent")]
+
+    def __str__(self) -> str:
+        return f"practice {self.pk} ({self.nickname or 'automatic'})"
+
+    @property
+    def interactive(self) -> bool:
+        """A person plays seat N.1 (seed 004, *Gioco interattivo*)."""
+        return bool(self.nickname)
+
+
+class PracticeResult(models.Model):
+    """One player's result in a finished practice game: hands dealt in, net chips won
+    (minor units), final place. The public leaderboard reads the people's rows of
+    interactive games (seed 004, *Termine del gioco*)."""
+
+    game = models.ForeignKey(PracticeGame, on_delete=models.CASCADE, related_name="results")
+    name = models.CharField(max_length=40)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="practice_results"
+    )
+    is_bot = models.BooleanField(default=False)
+    seat = models.PositiveSmallIntegerField()
+    hands = models.PositiveIntegerField()
+    net_minor = models.BigIntegerField()
+    final_stack_minor = models.BigIntegerField()
+    place = models.PositiveSmallIntegerField()
+    eliminated_at_hand = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["place"]
+        constraints = [models.UniqueConstraint(fields=["game", "seat"], name="practice_result_once_per_seat")]
+        indexes = [models.Index(fields=["is_bot", "name"], name="practice_result_board")]
+
+    def __str__(self) -> str:
+        return f"{self.name} in {self.game_id}: {self.place}"

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from django.urls import URLPattern, URLResolver, path
 
-from tables import views
+from tables import practice_views, views
 
 urlpatterns: list[URLPattern | URLResolver] = [
+    path("practice/", practice_views.practice_setup, name="practice-setup"),
+    path("practice/leaderboard/", practice_views.practice_leaderboard, name="practice-leaderboard"),
+    path("practice/<int:game_id>/", practice_views.practice_game, name="practice-game"),
+    path("practice/<int:game_id>/banner.json", practice_views.practice_banner, name="practice-banner"),
+    path("practice/<int:game_id>/stop/", practice_views.practice_stop, name="practice-stop"),
+    path("practice/<int:game_id>/summary/", practice_views.practice_summary, name="practice-summary"),
     path("tables/<int:table_id>/", views.table_page, name="table"),
     path("tables/<int:table_id>/details/", views.table_details, name="table-details"),
     path("tables/<int:table_id>/recall.json", views.table_recall, name="table-recall"),

@@ -24,6 +24,7 @@ const state = {
   dialog: null, // {mode: "seat" | "add", seat}
   amountTouched: false, // the player moved the slider or typed an amount this turn
   turnKey: null,
+  kicked: false, // removed from play (KickedFrame): the page is leaving for the lobby
 };
 
 // --- money and clock -------------------------------------------------------------------------
@@ -540,8 +541,22 @@ function onFrame(frame) {
     case "ack":
     case "error": return onAnswer(frame);
     case "pong": return syncClock(frame.server_time);
+    case "kicked": return showKicked(frame.reason);
     default: return undefined; // frames of the other game's screen
   }
+}
+
+const KICKED_REDIRECT_MS = 4000;
+
+/** The server took the player away from the tables (KickedFrame, close code 4403: staff
+ * suspended him, or he started a break): say why once, then go to the lobby. */
+function showKicked(reason) {
+  if (state.kicked) return;
+  state.kicked = true;
+  const text = reason ?? "You were removed from the table.";
+  $("me-message").textContent = text;
+  toast(text, "error", { key: "kicked" });
+  setTimeout(() => window.location.assign(boot.urls.lobby), KICKED_REDIRECT_MS);
 }
 
 const socket = openSocket(boot.urls.socket, {
@@ -556,6 +571,10 @@ const socket = openSocket(boot.urls.socket, {
   onClose(code) {
     if (code === 4401) {
       window.location.assign(`${boot.urls.login}?next=${encodeURIComponent(window.location.pathname)}`);
+      return false;
+    }
+    if (code === 4403) {
+      showKicked(null); // removed from play: no reconnecting
       return false;
     }
     if (code === 4404) {

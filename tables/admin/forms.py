@@ -151,10 +151,16 @@ class HoldemConditionsForm(forms.Form):
     time_bank_seconds = forms.IntegerField(label="Time bank (s)", min_value=0, max_value=120)
     bot_seats = forms.IntegerField(label="House bots (fun tables only)", min_value=0, max_value=9)
     show_probabilities = forms.BooleanField(required=False)
+    ante_minor = forms.IntegerField(label="Ante (minor units; empty: none)", min_value=0, required=False)
+    max_raises = forms.IntegerField(
+        label="Raises per betting round (empty: the structure's own)", min_value=1, max_value=9, required=False
+    )
 
     def config(self) -> dict[str, Any]:
         """The cleaned conditions, keyed by HOLDEM_CONFIG_FIELDS."""
-        return {field: self.cleaned_data[field] for field in HOLDEM_CONFIG_FIELDS}
+        values = {field: self.cleaned_data[field] for field in HOLDEM_CONFIG_FIELDS}
+        values["ante_minor"] = values["ante_minor"] or 0
+        return values
 
     def add_domain_error(self, error: DomainError) -> None:
         """Show a service's refusal on the field it names (or on the whole form)."""

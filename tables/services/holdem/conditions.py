@@ -29,6 +29,9 @@ from tables.models import (
 from tables.services.fairness import new_chain
 from wallet.models import Currency
 
+MAX_RAISES = 9
+"""The most raises per betting round a table may allow when it sets a cap."""
+
 DEFAULTS: dict[str, Any] = {
     "betting": HoldemBetting.NO_LIMIT.value,
     "seats": 6,
@@ -37,6 +40,8 @@ DEFAULTS: dict[str, Any] = {
     "time_bank_seconds": 20,
     "bot_seats": 0,
     "show_probabilities": False,
+    "ante_minor": 0,
+    "max_raises": None,
 }
 
 
@@ -69,10 +74,20 @@ def validate_holdem_config(config: Mapping[str, Any], *, mode: str) -> None:
         ("time_bank_seconds", 0 <= config["time_bank_seconds"] <= 120, "the time bank is 0 to 120 seconds"),
         ("bot_seats", 0 <= config["bot_seats"] < config["seats"], "bots leave at least one seat free"),
         ("bot_seats", config["bot_seats"] == 0 or mode == TableMode.FUN, "bots play at fun tables only"),
+        (
+            "ante_minor",
+            0 <= config.get("ante_minor", 0) <= config["big_blind_minor"],
+            "the ante is 0 to the big blind",
+        ),
+        (
+            "max_raises",
+            config.get("max_raises") is None or 1 <= config["max_raises"] <= MAX_RAISES,
+            f"raises per round are 1 to {MAX_RAISES} (empty: the structure's own)",
+        ),
     ]
     for field, ok, message in checks:
         if not ok:
-            raise InvalidTableConfigError(message, field=field, value=config[field])
+            raise InvalidTableConfigError(message, field=field, value=config.get(field))
     try:
         structure_of(config)
     except ValueError as error:
@@ -86,6 +101,13 @@ def create_holdem_table(*, name: str, mode: str, currency: str, **config: Any) -
     ``max_buy_in_minor`` are required; ``big_bet_minor`` defaults to twice the big blind).
     The table's seed chain is published at once (docs/provably-fair.md, "Algorithm 2").
     Raises InvalidTableConfigError."""
+    return open_holdem_table(name=name, mode=mode, currency=currency, **config)
+
+
+@transaction.atomic
+def open_holdem_table(*, name: str, mode: str, currency: str, **config: Any) -> Table:
+    """``create_holdem_table`` as a building block inside the caller's transaction (a
+    practice game opens its table this way)."""
     if mode == TableMode.FUN and currency != Currency.FUN:
         raise InvalidTableConfigError("fun tables play FUN chips", field="currency", value=currency)
     if mode == TableMode.CASH and currency == Currency.FUN:

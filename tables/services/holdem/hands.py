@@ -263,8 +263,9 @@ def _settle(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) 
 def _end_hand(table: Table, *, now: datetime) -> None:
     """After a hand (settled or cancelled): cash out the leaving, sit out the broke, and
     pause before the next deal."""
+    practice = hasattr(table, "practice")  # a practice game eliminates its players itself
     for seat in Seat.objects.filter(table=table, position__isnull=False).exclude(status=SeatStatus.LEFT):
-        if seat.leaving or (seat.is_bot and seat.stack_minor == 0):
+        if seat.leaving or (seat.is_bot and seat.stack_minor == 0 and not practice):
             release_seat(table, seat, now=now, reason="left")
         elif seat.stack_minor == 0 and seat.status == SeatStatus.ACTIVE:
             Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.SITTING_OUT, status_reason="no chips")
@@ -315,7 +316,14 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
         table.phase_deadline = None
         table.version += 1
         return
-    _manage_bots(table, conditions, now=now)
+    if hasattr(table, "practice"):
+        # A BigHoldem practice game seats its own bots and sets each hand's level (seed 004).
+        from tables.services.holdem.practice import prepare_practice_hand
+
+        if not prepare_practice_hand(table, conditions, now=now):
+            return
+    else:
+        _manage_bots(table, conditions, now=now)
     seats = list(
         Seat.objects.filter(table=table, position__isnull=False, status=SeatStatus.ACTIVE, stack_minor__gt=0)
         .select_related("user")

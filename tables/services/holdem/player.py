@@ -59,6 +59,15 @@ def save_holdem_table(table: Table) -> None:
     )
 
 
+def _refuse_practice(table: Table) -> None:
+    """A practice game's table (seed 004) is private and its chips come from the FUN
+    cashier: no seat or buy-in there. Raises PracticeTableError."""
+    if hasattr(table, "practice"):
+        from tables.errors import PracticeTableError
+
+        raise PracticeTableError("this is a practice game: stop it from its banner", table_id=table.pk)
+
+
 def _seat_of(table: Table, user_id: int) -> Seat:
     seat = Seat.objects.filter(table=table, user_id=user_id, position__isnull=False).exclude(status=SeatStatus.LEFT)
     found = seat.first()
@@ -94,6 +103,7 @@ def take_seat(
     from tables.errors import InvalidActionError
 
     table, conditions = lock_holdem_table(table_id)
+    _refuse_practice(table)
     if not table.is_open or table.phase == TablePhase.CLOSED:
         raise TableClosedError(f"{table.name} is closed", table_id=table_id)
     if blind not in BLIND_CHOICES:
@@ -160,6 +170,7 @@ def add_chips(*, table_id: int, user_id: int, amount_minor: int, now: datetime) 
     Raises NotSeatedError, HandInProgressError, BuyInOutOfRangeError,
     InsufficientFundsError and the protection's refusals."""
     table, conditions = lock_holdem_table(table_id)
+    _refuse_practice(table)
     seat = _seat_of(table, user_id)
     if _in_running_hand(table, seat):
         raise HandInProgressError("chips can be added between hands only", table_id=table_id)
@@ -210,18 +221,23 @@ def sit_in_holdem(*, table_id: int, user_id: int, now: datetime) -> Seat:
 def leave_holdem_table(*, table_id: int, user_id: int, now: datetime) -> int:
     """Leave the table. Outside a hand the chips go back to the wallet at once (returns the
     amount); in a hand the player folds when his turn comes (checks when checking is free)
-    and his chips come back when the hand ends (returns 0). Raises NotSeatedError."""
+    and his chips come back when the hand ends (returns 0). At a practice game's table the
+    player who started it stops the game (its chips return to the FUN cashier, never to a
+    wallet: tables/services/holdem/practice.py; returns 0). Raises NotSeatedError."""
     table, _ = lock_holdem_table(table_id)
-    seat = _seat_of(table, user_id)
     returned = 0
-    if _in_running_hand(table, seat):
+    if hasattr(table, "practice"):
+        from tables.services.holdem.practice import leave_practice_table
+
+        leave_practice_table(table, user_id=user_id, now=now)
+    elif _in_running_hand(table, seat := _seat_of(table, user_id)):
         Seat.objects.filter(pk=seat.pk).update(leaving=True, status=SeatStatus.SITTING_OUT, status_reason="leaving")
         hand = hands.running_hand(table)
         assert hand is not None
         if replay(hand).to_act == seat.position:
             table.phase_deadline = now  # the clock folds for him at its next tick
     else:
-        returned = hands.release_seat(table, seat, now=now, reason="left")
+        returned = hands.release_seat(table, _seat_of(table, user_id), now=now, reason="left")
         _wake(table, now)  # house bots leave with the last person
     table.version += 1
     save_holdem_table(table)

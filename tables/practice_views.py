@@ -1,0 +1,233 @@
+"""BigHoldem practice games (seed 004) as pages: the setup form (*assetto*), the running game
+(the Hold'em screen with a practice banner), the end summary and the public leaderboard.
+Adapters only: parse, call one service or selector of tables/services/holdem/practice.py,
+render."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from tables.holdem_page import holdem_table_page
+from tables.models import HoldemBetting, PracticeStatus
+from tables.services.holdem.practice import (
+    ACTION_SECONDS_RANGE,
+    CURRENCY_LABELS,
+    FELTS,
+    HANDS_RANGE,
+    MINUTES_RANGE,
+    STAKES,
+    PracticeBanner,
+    PracticeSetup,
+    get_practice_banner,
+    get_practice_game,
+    list_practice_leaderboard,
+    resume_practice_game,
+    start_practice_game,
+    stop_practice_game,
+)
+from wallet.errors import DomainError
+
+
+class AuthenticatedHttpRequest(HttpRequest):
+    user: User
+
+
+class PracticeSetupForm(forms.Form):
+    """The setup items of seed 004 (*assetto*), each explained. The service validates
+    them again and its refusals show on the item with their code."""
+
+    nickname = forms.CharField(
+        max_length=24,
+        required=False,
+        help_text="Your name on the leaderboard (nome). Leave it empty to watch an automatic game of bots only.",
+    )
+    players = forms.TypedChoiceField(
+        coerce=int,
+        choices=[(n, str(n)) for n in range(2, 11)],
+        initial=10,
+        help_text="Players at the table, you included (giocatori): 2 to 10, so 1 to 9 bots when you play.",
+    )
+    max_hands = forms.IntegerField(
+        required=False,
+        min_value=HANDS_RANGE[0],
+        max_value=HANDS_RANGE[1],
+        initial=100,
+        help_text="Hands in the game (mani), 1 to 1000; empty: no hand limit, the duration ends it.",
+    )
+    max_minutes = forms.IntegerField(
+        min_value=MINUTES_RANGE[0],
+        max_value=MINUTES_RANGE[1],
+        initial=30,
+        help_text="Maximum duration in minutes (durata), 1 to 240: no new hand is dealt after it.",
+    )
+    max_raises = forms.IntegerField(
+        min_value=1,
+        max_value=9,
+        initial=3,
+        help_text="Raises allowed in each betting round (rilanci), 1 to 9; the seed's default is 3.",
+    )
+    currency_label = forms.ChoiceField(
+        choices=[(key, label) for key, label in CURRENCY_LABELS.items()],
+        initial="chips",
+        help_text="What the chips are called (moneta). Always play chips: nothing is won or lost.",
+    )
+    action_seconds = forms.IntegerField(
+        min_value=ACTION_SECONDS_RANGE[0],
+        max_value=ACTION_SECONDS_RANGE[1],
+        initial=30,
+        help_text="Seconds you have for each decision (timer), 10 to 60: 10 to act, the rest a time bank.",
+    )
+    ante = forms.BooleanField(required=False, help_text="Every player pays one minimum chip before the deal (ante).")
+    betting = forms.ChoiceField(
+        choices=HoldemBetting.choices,
+        initial=HoldemBetting.POT_LIMIT,
+        help_text="Betting structure (limite). BigHoldem's bets never exceed the pot: pot limit.",
+    )
+    stakes = forms.ChoiceField(
+        choices=[(key, f"{key} ({depth} big blinds)") for key, depth in STAKES.items()],
+        initial="standard",
+        help_text="Stakes: how many big blinds deep everyone starts. The blinds rise as players are eliminated.",
+    )
+    show_probabilities = forms.BooleanField(
+        required=False, initial=True, help_text="Show your probability of winning the hand (probabilità)."
+    )
+    felt = forms.ChoiceField(
+        choices=[(felt, felt) for felt in FELTS], initial="green", help_text="The table's felt colour (tavolo)."
+    )
+
+    def setup(self) -> PracticeSetup:
+        """The cleaned items as the service's PracticeSetup."""
+        data = self.cleaned_data
+        return PracticeSetup(
+            players=data["players"],
+            max_hands=data["max_hands"],
+            max_minutes=data["max_minutes"],
+            max_raises=data["max_raises"],
+            currency_label=data["currency_label"],
+            action_seconds=data["action_seconds"],
+            ante=data["ante"],
+            betting=data["betting"],
+            stakes=data["stakes"],
+            show_probabilities=data["show_probabilities"],
+            felt=data["felt"],
+        )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def practice_setup(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The setup form (seed 004, *assetto*); a valid one starts the game at once."""
+    form = PracticeSetupForm(request.POST or None, initial={"nickname": request.user.get_username()[:24]})
+    if request.method == "POST" and form.is_valid():
+        try:
+            game = start_practice_game(
+                user_id=request.user.pk,
+                nickname=form.cleaned_data["nickname"],
+                setup=form.setup(),
+                now=timezone.now(),
+            )
+        except DomainError as error:
+            name = str(error.extra.get("field", ""))
+            form.add_error(name if name in form.fields else None, f"{error} [{error.code}]")
+        else:
+            return redirect("practice-game", game_id=game.pk)
+    return render(request, "tables/practice_setup.html", {"form": form})
+
+
+def _banner(game_id: int) -> PracticeBanner:
+    try:
+        return get_practice_banner(game_id=game_id, now=timezone.now())
+    except DomainError as missing:
+        raise Http404(str(missing)) from missing
+
+
+@login_required
+@require_GET
+def practice_game(request: AuthenticatedHttpRequest, game_id: int) -> HttpResponse:
+    """The running game: the Hold'em screen with the practice banner (level, blinds, hands
+    played and left, time left, eliminations). A finished game shows its summary."""
+    banner = _banner(game_id)
+    if banner.status != PracticeStatus.RUNNING:
+        return redirect("practice-summary", game_id=game_id)
+    game = get_practice_game(game_id)
+    if game.owner_id == request.user.pk:
+        resume_practice_game(game_id=game_id, user_id=request.user.pk, now=timezone.now())
+    return holdem_table_page(
+        request,
+        banner.table_id,
+        user_id=request.user.pk,
+        username=request.user.get_username(),
+        template="tables/practice_game.html",
+        extra={"banner": banner, "is_owner": game.owner_id == request.user.pk},
+    )
+
+
+@require_GET
+def practice_banner(request: HttpRequest, game_id: int) -> JsonResponse:
+    """The banner as JSON (public), polled by the running page."""
+    banner = _banner(game_id)
+    return JsonResponse({field: getattr(banner, field) for field in banner.__dataclass_fields__})
+
+
+@login_required
+@require_POST
+def practice_stop(request: AuthenticatedHttpRequest, game_id: int) -> HttpResponse:
+    """Stop the game (its player only); the summary follows."""
+    try:
+        stop_practice_game(game_id=game_id, user_id=request.user.pk, now=timezone.now())
+    except DomainError as error:
+        messages.error(request, f"{error} [{error.code}]")
+        return redirect("practice-game", game_id=game_id)
+    return redirect("practice-summary", game_id=game_id)
+
+
+@require_GET
+def practice_summary(request: HttpRequest, game_id: int) -> HttpResponse:
+    """The end of a game: why it ended, every player's place, hands, net and average."""
+    banner = _banner(game_id)
+    game = get_practice_game(game_id)
+    results: list[dict[str, Any]] = [
+        {
+            "place": r.place,
+            "name": r.name,
+            "is_bot": r.is_bot,
+            "hands": r.hands,
+            "net_minor": r.net_minor,
+            "average": round(Fraction(r.net_minor, r.hands)) if r.hands else 0,  # minor units, for display
+            "final_stack_minor": r.final_stack_minor,
+            "eliminated_at_hand": r.eliminated_at_hand,
+        }
+        for r in game.results.all()
+    ]
+    return render(
+        request,
+        "tables/practice_summary.html",
+        {"banner": banner, "game": game, "results": results, "end": game.get_end_reason_display()},
+    )
+
+
+@require_GET
+def practice_leaderboard(request: HttpRequest) -> HttpResponse:
+    """The public leaderboard of practice games by average win per hand (seed 004)."""
+    lines = [
+        {
+            "place": line.place,
+            "nickname": line.nickname,
+            "games": line.games,
+            "hands": line.hands,
+            "net_minor": line.net_minor,
+            "average": round(line.score_minor),  # minor units, for display
+        }
+        for line in list_practice_leaderboard()
+    ]
+    return render(request, "tables/practice_leaderboard.html", {"lines": lines})

@@ -1,0 +1,659 @@
+"""BigHoldem practice games (seed 004, ``004_9968266ac0af5695.txt``): a player against 1-9
+house bots, or an automatic game of bots only, on a private fun Hold'em table played on the
+shared clock like any Hold'em table (``tables.services.holdem.hands``).
+
+* **Setup** (*assetto*): players (*giocatori*, 2-10), hands (*mani*), maximum duration
+  (*durata*), raises per betting round (*rilanci*, default 3), currency label (*moneta*:
+  a label on play chips; the table's currency is always FUN), the action timer (*timer*),
+  ante (*ante*), limit (*limite*: the betting structure, and the stakes as the starting
+  depth), show probabilities (*probabilità*) and the table's felt (*tavolo*). An empty
+  nickname is an automatic game (*Gioco automatico*).
+* **Chips**: each player starts with the engine's ``starting_stack_minor`` (seed 004,
+  *Somma*) in FUN chips of 100 minor units (``UNIT_MINOR``). They are issued by the FUN
+  cashier into the table's escrow and go back to it when a player is eliminated and at
+  the end (ledger transfers of kinds ``buy_in``/``cash_out`` with ``practice:``
+  references): no wallet of the player is ever debited or credited (seed 004: "Non si
+  vincono soldi, ma nemmeno si perdono").
+* **Levels**: before every hand the minimum chip is the engine's ``blind_level`` for the
+  players left (seed 004, *Fiches*, *Eliminazione*: the chip value rises as players are
+  eliminated); small blind one minimum, big blind two, ante one if set; the fixed-limit
+  upper stake is twice the big blind.
+* **Elimination** (*Eliminazione*): the engine's ``eliminate`` before every hand; the seat
+  leaves the table and its chips return to the cashier.
+* **End** (*PRE-FLOP*, *Termine del gioco*): one player left, the hands played, the time
+  up (the engine's ``is_over``), the person eliminated, or the person stops.
+* **Leaderboard** (*Termine del gioco*): interactive games only, people only, by average
+  win per hand (the engine's ``leaderboard``); see ``list_practice_leaderboard``.
+
+``prepare_practice_hand`` is called by the clock (``hands._start_hand_or_wait``) with the
+table row locked and no hand running. docs/holdem-tables.md, "Practice games (BigHoldem)".
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from fractions import Fraction
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import Count, Sum
+
+from tables.engine.holdem import MAX_PLAYERS, MIN_PLAYERS, PERSONALITIES
+from tables.engine.holdem.bigholdem import (
+    TableState,
+    blind_level,
+    eliminate,
+    is_over,
+    leaderboard,
+    starting_stack_minor,
+)
+from tables.errors import (
+    PracticeFunOnlyError,
+    PracticeNotFoundError,
+    PracticeNotYoursError,
+    PracticeOverError,
+    PracticeSetupError,
+)
+from tables.models import (
+    HoldemBetting,
+    HoldemConditions,
+    HoldemHand,
+    HoldemHandPlayer,
+    HoldemHandStatus,
+    PracticeEnd,
+    PracticeGame,
+    PracticeResult,
+    PracticeStatus,
+    Seat,
+    SeatStatus,
+    Table,
+    TableMode,
+    TablePhase,
+)
+from tables.services.holdem import hands, money
+from tables.services.holdem.conditions import MAX_RAISES, open_holdem_table
+from tables.services.presence import is_connected
+from wallet import services as wallet_services
+from wallet.models import AccountKind, Currency, TransferKind
+
+BOT_PREFIX = "practicebot-"
+"""Practice bots are inactive users ``practicebot-1 .. practicebot-10`` (they cannot log in)."""
+
+UNIT_MINOR = 100
+"""One unit of the seed's sums ("1000 o 2000 unità monetarie", *Somma*) is one FUN chip,
+100 minor units, so a 1,000-unit stack shows as 1,000.00 FUN on the Hold'em screen."""
+
+STAKES = {"short": 25, "standard": 50, "deep": 100}
+"""The limit's stakes as the starting depth in big blinds: minimum chip = starting sum /
+(2 x depth). ``standard`` is the engine's ``base_minimum_minor`` (starting sum / 100)."""
+
+CURRENCY_LABELS = {"chips": "chips", "fiches": "fiches", "points": "points", "play-euro": "play €"}
+"""What the chips are called on screen (*moneta*). A label only: they are FUN chips."""
+
+FELTS = ("green", "blue", "red")
+"""The table's felt (*tavolo*)."""
+
+HANDS_RANGE = (1, 1000)
+MINUTES_RANGE = (1, 240)
+ACTION_SECONDS_RANGE = (10, 60)
+"""The action timer: 10 s to act (seed 003) plus a time bank of 0 to 50 s."""
+
+ABANDON_AFTER = timedelta(minutes=5)
+"""An interactive game whose player has been away this long ends (``abandoned``) at the
+next deal instead of letting the bots play on without him."""
+
+
+@dataclass(frozen=True)
+class PracticeSetup:
+    """The setup items of a practice game (seed 004, *assetto*), with the seed's defaults
+    where it gives one (10 players, 3 raises; bets never above the pot, i.e. pot limit)
+    and ours elsewhere. ``max_hands`` None: no hand limit; the duration is always set
+    (seed 004, *Tempo massimo*: "una partita ... non può superare una certa durata").
+    ``currency`` is the table's ledger currency and must be FUN."""
+
+    players: int = 10
+    max_hands: int | None = 100
+    max_minutes: int = 30
+    max_raises: int = 3
+    currency_label: str = "chips"
+    action_seconds: int = 30
+    ante: bool = False
+    betting: str = HoldemBetting.POT_LIMIT.value
+    stakes: str = "standard"
+    show_probabilities: bool = True
+    felt: str = "green"
+    currency: str = Currency.FUN.value
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def validate_practice_setup(setup: PracticeSetup) -> None:
+    """Refuse an out-of-range item: PracticeFunOnlyError (``practice_fun_only``) for any
+    currency but FUN, else PracticeSetupError (``invalid_practice_setup``) whose ``field``
+    names the item. Ranges: players 2-10 (seed 004, *Giocatore*), hands 1-1000 or none,
+    duration 1-240 minutes, raises 1-9, timer 10-60 s, the listed labels, structures,
+    stakes and felts."""
+    if setup.currency != Currency.FUN:
+        raise PracticeFunOnlyError(
+            "practice games play FUN chips only, never real money", field="currency", value=str(setup.currency)[:8]
+        )
+    checks: list[tuple[str, bool, str]] = [
+        (
+            "players",
+            _whole(setup.players) and MIN_PLAYERS <= setup.players <= MAX_PLAYERS,
+            "a game has 2 to 10 players",
+        ),
+        (
+            "max_hands",
+            setup.max_hands is None
+            or (_whole(setup.max_hands) and HANDS_RANGE[0] <= setup.max_hands <= HANDS_RANGE[1]),
+            "hands are 1 to 1000 (or no limit)",
+        ),
+        (
+            "max_minutes",
+            _whole(setup.max_minutes) and MINUTES_RANGE[0] <= setup.max_minutes <= MINUTES_RANGE[1],
+            "the duration is 1 to 240 minutes",
+        ),
+        (
+            "max_raises",
+            _whole(setup.max_raises) and 1 <= setup.max_raises <= MAX_RAISES,
+            f"raises per betting round are 1 to {MAX_RAISES}",
+        ),
+        ("currency_label", setup.currency_label in CURRENCY_LABELS, f"the label is one of {sorted(CURRENCY_LABELS)}"),
+        (
+            "action_seconds",
+            _whole(setup.action_seconds) and ACTION_SECONDS_RANGE[0] <= setup.action_seconds <= ACTION_SECONDS_RANGE[1],
+            "the timer is 10 to 60 seconds",
+        ),
+        ("ante", isinstance(setup.ante, bool), "ante is on or off"),
+        ("betting", setup.betting in HoldemBetting.values, "the limit is fixed-limit, pot-limit or no-limit"),
+        ("stakes", setup.stakes in STAKES, f"the stakes are one of {sorted(STAKES)}"),
+        ("show_probabilities", isinstance(setup.show_probabilities, bool), "probabilities are on or off"),
+        ("felt", setup.felt in FELTS, f"the table is one of {list(FELTS)}"),
+    ]
+    for name, ok, message in checks:
+        if not ok:
+            raise PracticeSetupError(message, field=name, value=repr(getattr(setup, name))[:20])
+
+
+def _bot_user(k: int) -> User:
+    user = User.objects.filter(username=f"{BOT_PREFIX}{k}").first()
+    if user is None:
+        user = User.objects.create_user(username=f"{BOT_PREFIX}{k}", password=None, is_active=False)
+    return user
+
+
+def _chips_reference(table: Table, seat: Seat, what: str) -> str:
+    return f"practice:{what}:{table.pk}:{seat.pk}:{uuid.uuid4().hex[:12]}"
+
+
+def _issue_chips(table: Table, seat: Seat, amount_minor: int) -> None:
+    """Practice chips from the FUN cashier into the table's escrow, onto the seat's stack."""
+    wallet_services.transfer_between(
+        source=wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN),
+        destination=money.table_escrow(table),
+        amount_minor=amount_minor,
+        kind=TransferKind.BUY_IN,
+        reference=_chips_reference(table, seat, "issue"),
+        memo=f"Practice chips at {table.name} (from the FUN cashier, no wallet involved)",
+    )
+    Seat.objects.filter(pk=seat.pk).update(stack_minor=amount_minor)
+    seat.stack_minor = amount_minor
+
+
+def _return_chips(table: Table, seat: Seat) -> None:
+    """The seat's practice chips back from the escrow to the FUN cashier."""
+    amount = int(seat.stack_minor)
+    if amount > 0:
+        wallet_services.transfer_between(
+            source=money.table_escrow(table),
+            destination=wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN),
+            amount_minor=amount,
+            kind=TransferKind.CASH_OUT,
+            reference=_chips_reference(table, seat, "return"),
+            memo=f"Practice chips returned from {table.name} to the FUN cashier",
+        )
+    Seat.objects.filter(pk=seat.pk).update(stack_minor=0)
+    seat.stack_minor = 0
+
+
+@transaction.atomic(durable=True)
+def start_practice_game(
+    *, user_id: int | None, nickname: str = "", setup: PracticeSetup, now: datetime
+) -> PracticeGame:
+    """Open a practice game and seat everyone at once: with a ``nickname`` the player
+    (``user_id``) plays one seat against ``players - 1`` bots (*Gioco interattivo*); with
+    none, ``players`` bots play an automatic game (*Gioco automatico*) that anyone may
+    watch. The person's seat is drawn at random and the first button is seat 0, so the
+    first dealer is random (seed 004, *PRE-FLOP*: "Nella prima mano il cartaio è scelto
+    casualmente"). The first hand is dealt at the clock's next tick.
+
+    Raises PracticeFunOnlyError, PracticeSetupError (``field``: the item, or ``nickname``
+    when it is too long or there is no player to give it to)."""
+    validate_practice_setup(setup)
+    name = nickname.strip()
+    if len(name) > 24:
+        raise PracticeSetupError("the nickname is at most 24 characters", field="nickname")
+    if name and user_id is None:
+        raise PracticeSetupError("log in to play; leave the nickname empty to watch bots", field="nickname")
+    stack = starting_stack_minor(setup.players) * UNIT_MINOR
+    base = max(1, stack // (2 * STAKES[setup.stakes]))
+    level = blind_level(
+        base_minor=base, initial_players=setup.players, remaining_players=setup.players, ante=setup.ante
+    )
+    table = open_holdem_table(
+        name=f"Practice {uuid.uuid4().hex[:10]}",
+        mode=TableMode.FUN,
+        currency=Currency.FUN,
+        betting=setup.betting,
+        small_blind_minor=level.small_blind_minor,
+        big_blind_minor=level.big_blind_minor,
+        big_bet_minor=2 * level.big_blind_minor,
+        seats=setup.players,
+        min_buy_in_minor=level.big_blind_minor,
+        max_buy_in_minor=stack * setup.players,
+        rake_bps=0,  # BigHoldem takes no rake (seed 004: the whole pot goes to the winner)
+        time_bank_seconds=setup.action_seconds - 10,
+        show_probabilities=setup.show_probabilities,
+        ante_minor=level.ante_minor,
+        max_raises=setup.max_raises,
+    )
+    game = PracticeGame.objects.create(
+        table=table,
+        owner_id=user_id,
+        nickname=name,
+        players=setup.players,
+        max_hands=setup.max_hands,
+        max_minutes=setup.max_minutes,
+        max_raises=setup.max_raises,
+        currency_label=setup.currency_label,
+        action_seconds=setup.action_seconds,
+        ante=setup.ante,
+        betting=setup.betting,
+        stakes=setup.stakes,
+        show_probabilities=setup.show_probabilities,
+        felt=setup.felt,
+        starting_stack_minor=stack,
+        base_minor=base,
+        minimum_minor=level.minimum_minor,
+        started_at=now,
+    )
+    person = secrets.randbelow(setup.players) if name else None
+    bot = 0
+    for position in range(setup.players):
+        if position == person:
+            assert user_id is not None
+            user_for_seat, is_bot, personality = User.objects.get(pk=user_id), False, ""
+        else:
+            bot += 1
+            user_for_seat = _bot_user(bot)
+            is_bot, personality = True, PERSONALITIES[secrets.randbelow(len(PERSONALITIES))].name
+        seat = Seat.objects.create(
+            table=table,
+            user=user_for_seat,
+            status=SeatStatus.ACTIVE,
+            joined_at=now,
+            last_seen_at=now,
+            position=position,
+            is_bot=is_bot,
+            bot_personality=personality,
+        )
+        _issue_chips(table, seat, stack)
+    Table.objects.filter(pk=table.pk).update(phase_deadline=now, version=1)
+    return game
+
+
+def _seated(table: Table) -> list[Seat]:
+    return list(
+        Seat.objects.filter(table=table, position__isnull=False)
+        .exclude(status=SeatStatus.LEFT)
+        .select_related("user")
+        .order_by("position")
+    )
+
+
+def _person(game: PracticeGame, seats: list[Seat]) -> Seat | None:
+    return next((s for s in seats if not s.is_bot and s.user_id == game.owner_id), None) if game.interactive else None
+
+
+def prepare_practice_hand(table: Table, conditions: HoldemConditions, *, now: datetime) -> bool:
+    """Between two hands of a practice game (the clock holds the table's lock): eliminate
+    the stacks that cannot post the big blind (engine ``eliminate``), end the game when
+    it is over (returns False: the table is closed), else set the next hand's level
+    (engine ``blind_level``) on the table's conditions and return True. The person, back
+    after a disconnection, is dealt in again."""
+    game = PracticeGame.objects.select_for_update().get(table=table)
+    seats = _seated(table)
+    stacks = {str(s.pk): int(s.stack_minor) for s in seats}
+    out = eliminate(stacks, base_minor=int(game.base_minor), initial_players=game.players)
+    settled = HoldemHand.objects.filter(table=table, status=HoldemHandStatus.SETTLED).count()
+    for key in out:
+        seat = next(s for s in seats if str(s.pk) == key)
+        game.eliminations = [
+            *game.eliminations,
+            {
+                "name": _display_name(seat),
+                "seat_id": seat.pk,
+                "seat": seat.position,
+                "hand": settled,
+                "stack_minor": int(seat.stack_minor),
+            },
+        ]
+        _return_chips(table, seat)
+        hands.release_seat(table, seat, now=now, reason="eliminated")
+        table.version += 1
+    seats = [s for s in seats if str(s.pk) not in out]
+    game.hands_played = settled
+    person = _person(game, seats)
+    reason = _end_reason(game, seats, person, now=now)
+    if reason is not None:
+        _finish(game, table, reason, now=now)
+        return False
+    if person is not None and person.status == SeatStatus.SITTING_OUT and is_connected(person, now=now):
+        Seat.objects.filter(pk=person.pk).update(status=SeatStatus.ACTIVE, status_reason="")
+    level = blind_level(
+        base_minor=int(game.base_minor), initial_players=game.players, remaining_players=len(seats), ante=game.ante
+    )
+    if level.minimum_minor != game.minimum_minor:
+        table.version += 1
+    game.minimum_minor = level.minimum_minor
+    game.save(update_fields=["eliminations", "hands_played", "minimum_minor"])
+    conditions.small_blind_minor = level.small_blind_minor
+    conditions.big_blind_minor = level.big_blind_minor
+    conditions.big_bet_minor = 2 * level.big_blind_minor
+    conditions.ante_minor = level.ante_minor
+    conditions.save(update_fields=["small_blind_minor", "big_blind_minor", "big_bet_minor", "ante_minor"])
+    table.ante_minor = level.big_blind_minor
+    return True
+
+
+def _end_reason(game: PracticeGame, seats: list[Seat], person: Seat | None, *, now: datetime) -> str | None:
+    """Why the game ends before the next hand, or None (seed 004, *Termine del gioco*)."""
+    state = TableState(
+        initial_players=game.players,
+        base_minor=int(game.base_minor),
+        ante=game.ante,
+        stacks=tuple((str(s.pk), int(s.stack_minor)) for s in seats),
+        eliminated=(),
+        hands=(),
+        net_minor=(),
+        hands_dealt=game.hands_played,
+    )
+    elapsed = (now - game.started_at).total_seconds()
+    if state.finished:
+        return PracticeEnd.ONE_LEFT
+    if game.interactive and person is None:
+        return PracticeEnd.PLAYER_OUT
+    if person is not None and not is_connected(person, now=now) and now - person.last_seen_at > ABANDON_AFTER:
+        return PracticeEnd.ABANDONED
+    if is_over(state, max_hands=game.max_hands, elapsed_seconds=elapsed, max_seconds=game.max_minutes * 60):
+        return (
+            PracticeEnd.HANDS
+            if game.max_hands is not None and game.hands_played >= game.max_hands
+            else PracticeEnd.TIME
+        )
+    return None
+
+
+def _display_name(seat: Seat) -> str:
+    if seat.is_bot:
+        return f"Bot {seat.user.username.removeprefix(BOT_PREFIX)} ({seat.bot_personality})"
+    practice = getattr(seat.table, "practice", None)
+    return practice.nickname if practice is not None and practice.nickname else seat.user.username
+
+
+def _finish(game: PracticeGame, table: Table, reason: str, *, now: datetime) -> None:
+    """Store every player's result, return the chips to the FUN cashier, free the seats
+    and close the table (the caller holds its lock)."""
+    everyone = list(Seat.objects.filter(table=table).select_related("user", "table"))
+    rows = HoldemHandPlayer.objects.filter(hand__table=table, hand__status=HoldemHandStatus.SETTLED)
+    totals = {
+        r["user_id"]: r
+        for r in rows.values("user_id").annotate(
+            hands=Count("id"), finishing=Sum("finishing_minor"), starting=Sum("starting_minor")
+        )
+    }
+    by_pk = {s.pk: s for s in everyone}
+    survivors = sorted(
+        (s for s in everyone if s.position is not None and s.status != SeatStatus.LEFT),
+        key=lambda s: (-int(s.stack_minor), s.position),
+    )
+    # The last one eliminated places best among the eliminated.
+    eliminated = [(by_pk[int(e["seat_id"])], e) for e in reversed(game.eliminations)]
+    standings = [(s, int(s.position or 0), None) for s in survivors] + [
+        (s, int(e["seat"]), int(e["hand"])) for s, e in eliminated
+    ]
+    results = []
+    for place, (seat, position, out_at) in enumerate(standings, start=1):
+        row = totals.get(seat.user_id)
+        results.append(
+            PracticeResult(
+                game=game,
+                name=_display_name(seat),
+                user_id=None if seat.is_bot else seat.user_id,
+                is_bot=seat.is_bot,
+                seat=position,
+                hands=0 if row is None else row["hands"],
+                net_minor=0 if row is None else int(row["finishing"] or 0) - int(row["starting"] or 0),
+                final_stack_minor=int(seat.stack_minor),
+                place=place,
+                eliminated_at_hand=out_at,
+            )
+        )
+    PracticeResult.objects.bulk_create(results)
+    for seat in survivors:
+        _return_chips(table, seat)
+        hands.release_seat(table, seat, now=now, reason="game over")
+    game.status = PracticeStatus.FINISHED
+    game.end_reason = reason
+    game.ended_at = now
+    game.save()
+    table.is_open = False
+    table.phase = TablePhase.CLOSED
+    table.phase_deadline = None
+    table.version += 1
+
+
+def _lock_game(game_id: int, user_id: int | None) -> tuple[PracticeGame, Table]:
+    """The running game and its table row-locked (table first: the global lock order).
+    Raises PracticeNotFoundError, PracticeNotYoursError, PracticeOverError."""
+    found = PracticeGame.objects.filter(pk=game_id).values_list("table_id", flat=True).first()
+    if found is None:
+        raise PracticeNotFoundError(f"no practice game {game_id}", game_id=game_id)
+    table = Table.objects.select_for_update().get(pk=found)
+    game = PracticeGame.objects.select_for_update().get(pk=game_id)
+    if game.owner_id is None or game.owner_id != user_id:
+        raise PracticeNotYoursError("only the player who started this game may do that", game_id=game_id)
+    if game.status != PracticeStatus.RUNNING:
+        raise PracticeOverError("this practice game has ended", game_id=game_id)
+    return game, table
+
+
+@transaction.atomic(durable=True)
+def stop_practice_game(*, game_id: int, user_id: int, now: datetime) -> PracticeGame:
+    """The player who started the game stops it now (*assetto* is shown again): a hand in
+    play is cancelled (the stacks go back to the hand's start, as every cancelled Hold'em
+    hand), the results are stored with the end ``abandoned`` (not on the leaderboard) and
+    the chips return to the FUN cashier. Raises PracticeNotFoundError,
+    PracticeNotYoursError, PracticeOverError."""
+    from tables.realtime.push import broadcast_table_on_commit
+    from tables.services.holdem.player import save_holdem_table
+
+    game, table = _lock_game(game_id, user_id)
+    _stop(game, table, now=now)
+    save_holdem_table(table)
+    broadcast_table_on_commit(table.pk, refresh_private=True)
+    return game
+
+
+def _stop(game: PracticeGame, table: Table, *, now: datetime) -> None:
+    """Stop a running game now (both locks held): cancel the hand in play, store the results
+    as ``abandoned``, return the chips, close the table (``is_open`` written here; the
+    caller saves the rest of the table row)."""
+    hands.cancel_holdem_hand(table=table, reason="practice game stopped", now=now)
+    game.hands_played = HoldemHand.objects.filter(table=table, status=HoldemHandStatus.SETTLED).count()
+    _finish(game, table, PracticeEnd.ABANDONED, now=now)
+    Table.objects.filter(pk=table.pk).update(is_open=False)
+
+
+def leave_practice_table(table: Table, *, user_id: int, now: datetime) -> None:
+    """``leave_holdem_table`` at a practice game's table (the table row locked by the
+    caller): the player who started the running game stops it, as ``stop_practice_game``
+    (so a suspension, which makes him leave every table, ends his practice game too).
+    Raises NotSeatedError for anyone else or a game already over."""
+    from tables.errors import NotSeatedError
+
+    game = PracticeGame.objects.select_for_update().get(table=table)
+    if game.owner_id != user_id or game.status != PracticeStatus.RUNNING:
+        raise NotSeatedError("you do not play this practice game", table_id=table.pk)
+    _stop(game, table, now=now)
+
+
+@transaction.atomic(durable=True)
+def resume_practice_game(*, game_id: int, user_id: int, now: datetime) -> None:
+    """The player opens his running game: he is seen (presence), dealt in again from the
+    next hand if he had been sat out as disconnected, and a table waiting for him deals.
+    Raises PracticeNotFoundError, PracticeNotYoursError, PracticeOverError."""
+    from tables.realtime.push import broadcast_table_on_commit
+    from tables.services.holdem.player import save_holdem_table
+
+    _, table = _lock_game(game_id, user_id)
+    Seat.objects.filter(table=table, user_id=user_id).update(last_seen_at=now)
+    seat = Seat.objects.filter(table=table, user_id=user_id, status=SeatStatus.SITTING_OUT).first()
+    if seat is not None and seat.stack_minor > 0:
+        Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.ACTIVE, status_reason="")
+    if table.phase == TablePhase.WAITING:
+        table.phase_deadline = now
+        table.version += 1
+        save_holdem_table(table)
+        broadcast_table_on_commit(table.pk, refresh_private=True)
+
+
+# --- reads --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PracticeBanner:
+    """What the practice banner shows over the Hold'em screen. Amounts in FUN minor units
+    (shown with ``currency_label``); ``seconds_left`` of the maximum duration; ``hands_left``
+    None without a hand limit; ``eliminations``: (name, hand) in order."""
+
+    game_id: int
+    table_id: int
+    interactive: bool
+    nickname: str
+    status: str
+    end_reason: str
+    currency_label: str
+    felt: str
+    players: int
+    players_left: int
+    level: int
+    small_blind_minor: int
+    big_blind_minor: int
+    ante_minor: int
+    hands_played: int
+    hands_left: int | None
+    seconds_left: int
+    eliminations: tuple[tuple[str, int], ...]
+
+
+def get_practice_game(game_id: int) -> PracticeGame:
+    """The practice game or PracticeNotFoundError."""
+    game = PracticeGame.objects.select_related("table").filter(pk=game_id).first()
+    if game is None:
+        raise PracticeNotFoundError(f"no practice game {game_id}", game_id=game_id)
+    return game
+
+
+def get_practice_banner(*, game_id: int, now: datetime) -> PracticeBanner:
+    """The banner of a practice game (public: nothing in it is secret). The level counts
+    from 1 and rises with each elimination that raises the minimum chip (seed 004,
+    *Fiches*). Raises PracticeNotFoundError."""
+    game = get_practice_game(game_id)
+    left = Seat.objects.filter(table_id=game.table_id, position__isnull=False).exclude(status=SeatStatus.LEFT).count()
+    running = game.status == PracticeStatus.RUNNING
+    played = HoldemHand.objects.filter(table_id=game.table_id, status=HoldemHandStatus.SETTLED).count()
+    minimums = sorted(
+        {
+            blind_level(
+                base_minor=int(game.base_minor), initial_players=game.players, remaining_players=r
+            ).minimum_minor
+            for r in range(max(left, 1), game.players + 1)
+        }
+    )
+    level = minimums.index(int(game.minimum_minor)) + 1 if int(game.minimum_minor) in minimums else 1
+    end = game.ended_at if game.ended_at is not None else now
+    seconds_left = max(0, int(game.max_minutes * 60 - (end - game.started_at).total_seconds())) if running else 0
+    return PracticeBanner(
+        game_id=game.pk,
+        table_id=game.table_id,
+        interactive=game.interactive,
+        nickname=game.nickname,
+        status=game.status,
+        end_reason=game.end_reason,
+        currency_label=CURRENCY_LABELS.get(game.currency_label, game.currency_label),
+        felt=game.felt,
+        players=game.players,
+        players_left=left if running else sum(1 for r in game.results.all() if r.eliminated_at_hand is None),
+        level=level,
+        small_blind_minor=int(game.minimum_minor),
+        big_blind_minor=2 * int(game.minimum_minor),
+        ante_minor=int(game.minimum_minor) if game.ante else 0,
+        hands_played=played,
+        hands_left=None if game.max_hands is None else max(0, game.max_hands - played),
+        seconds_left=seconds_left,
+        eliminations=tuple((str(e["name"]), int(e["hand"])) for e in game.eliminations),
+    )
+
+
+@dataclass(frozen=True)
+class LeaderboardLine:
+    """One nickname on the public practice leaderboard: ``score_minor`` is the average win
+    per hand in FUN minor units (an exact fraction, rounded only for display)."""
+
+    place: int
+    nickname: str
+    games: int
+    hands: int
+    net_minor: int
+    score_minor: Fraction
+
+
+def list_practice_leaderboard(*, limit: int = 100) -> tuple[LeaderboardLine, ...]:
+    """The public leaderboard (seed 004, *Termine del gioco*: "Al termine delle partite
+    interattive si ottiene l'aggiornamento della classifica ... la vincita totale divisa
+    per il numero di mani"): per nickname, the total net winnings of his finished
+    interactive games divided by the hands he was dealt in, best first (the engine's
+    ``leaderboard``: equal scores share a place). Bots are excluded (they are the house's
+    program, not players who "hanno usato il programma"), and so are automatic games and
+    games the player stopped (``abandoned``: stopping while ahead must not pay)."""
+    rows = (
+        PracticeResult.objects.filter(
+            is_bot=False, game__status=PracticeStatus.FINISHED, game__nickname__gt="", hands__gt=0
+        )
+        .exclude(game__end_reason=PracticeEnd.ABANDONED)
+        .values("name")
+        .annotate(net=Sum("net_minor"), hands_total=Sum("hands"), games=Count("game", distinct=True))
+    )
+    by_name = {r["name"]: r for r in rows}
+    standings = leaderboard(
+        {name: int(r["net"]) for name, r in by_name.items()},
+        {name: int(r["hands_total"]) for name, r in by_name.items()},
+    )
+    return tuple(
+        LeaderboardLine(
+            place=s.place,
+            nickname=s.player,
+            games=int(by_name[s.player]["games"]),
+            hands=s.hands,
+            net_minor=s.net_minor,
+            score_minor=s.score,
+        )
+        for s in standings[:limit]
+    )
