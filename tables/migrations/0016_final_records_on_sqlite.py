@@ -30,6 +30,9 @@ def restore_sqlite_triggers(apps: StateApps, schema_editor: BaseDatabaseSchemaEd
 
 
 class Migration(migrations.Migration):
-    dependencies = [("tables", "0015_merge_0014_entry_user_missed_0014_holdem_hand_players")]
+    dependencies = [  # also merges the two branches of 0015
+        ("tables", "0015_merge_0014_entry_user_missed_0014_holdem_hand_players"),
+        ("tables", "0015_practice_games"),
+    ]
 
     operations = [migrations.RunPython(restore_sqlite_triggers, migrations.RunPython.noop)]
