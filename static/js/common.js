@@ -18,6 +18,13 @@ export function fmt(text, values) {
 /** The page's language ("en", "it"), from <html lang>. */
 export const LANGUAGE = (document.documentElement.lang || "en").split("-")[0];
 
+/** A place as the page's language writes it: 1 -> "1st" in English, "1º" in Italian. */
+export function ordinal(n) {
+  if (LANGUAGE === "it") return `${n}º`;
+  const tail = n % 100 >= 11 && n % 100 <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" })[n % 10] ?? "th";
+  return `${n}${tail}`;
+}
+
 // How each language writes an amount, as wallet.money.format_minor does on the server.
 const MONEY_STYLE = {
   en: { thousands: ",", decimal: ".", symbols: {} },

@@ -5,6 +5,8 @@
 // sound on; after a reload with sound on, the context starts at his first click or key
 // (browsers refuse audio before a gesture anyway).
 
+import { gettext } from "./common.js";
+
 const STORAGE_KEY = "widerpoker.sound";
 const NOTES_HZ = { deal: 660, change: 520 };
 const WIN_ARPEGGIO_HZ = [523.25, 659.25, 783.99, 1046.5]; // C5 E5 G5 C6
@@ -77,7 +79,7 @@ function show() {
   if (!button) return;
   const on = soundOn();
   button.setAttribute("aria-pressed", String(on));
-  button.title = on ? "Sound is on: click to turn it off" : "Sound is off: click to turn it on";
+  button.title = on ? gettext("Sound is on: click to turn it off") : gettext("Sound is off: click to turn it on");
 }
 
 if (button) {

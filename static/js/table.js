@@ -1,7 +1,7 @@
 // The game screen: follows the table socket, renders board, cards, odds and results, and
 // sends the player's choices. Frames and shapes: docs/protocol.md, tables/realtime/frames.py.
 import { CATEGORIES, card, cardBack, cardName, isRed } from "./cards.js";
-import { el, fetchJson, fmt, formatMinor, gettext, LANGUAGE, localDecimal, ngettext, openSocket, pgettext, refusalText, toast } from "./common.js";
+import { el, fetchJson, fmt, formatMinor, gettext, LANGUAGE, localDecimal, ngettext, openSocket, ordinal, pgettext, refusalText, toast } from "./common.js";
 import { holdOdds } from "./odds.js";
 import { spinReel } from "./reels.js";
 import { celebrate } from "./win.js";
@@ -207,12 +207,6 @@ function percent(p) {
   if (p < 0.001) return `<${localDecimal("0.1")}%`;
   const text = (p * 100).toFixed(1);
   return text === "100.0" ? `>${localDecimal("99.9")}%` : `${localDecimal(text)}%`;
-}
-
-function ordinal(n) {
-  if (LANGUAGE === "it") return `${n}º`;
-  const tail = n % 100 >= 11 && n % 100 <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" })[n % 10] ?? "th";
-  return `${n}${tail}`;
 }
 
 function clock(ms) {

@@ -3,7 +3,7 @@
 // readers and (if on) the win sound. A result without a prize gets none of it. Display
 // only: place, prize and category are the server's (tables/selectors.py, entry_state).
 import { CATEGORIES } from "./cards.js";
-import { formatMinor } from "./common.js";
+import { fmt, formatMinor, gettext, ordinal } from "./common.js";
 import { reducedMotion } from "./reels.js";
 
 const COUNT_MS = 1100;
@@ -41,12 +41,17 @@ export function celebrate(handId, result, currency) {
   celebrated = handId;
   const total = formatMinor(result.prize_minor, currency);
   banner.querySelector("[data-role=hand]").textContent =
-    `${CATEGORIES[result.category]} · ${ordinal(result.place)} of ${result.entries}`;
+    `${CATEGORIES[result.category]} · ${fmt(gettext("%(place)s of %(entries)s"), { place: ordinal(result.place), entries: result.entries })}`;
   const amount = banner.querySelector("[data-role=amount]");
   amount.dataset.prizeMinor = String(result.prize_minor);
   // Screen readers hear the whole sentence once (the counting digits are hidden from them).
   announce.textContent =
-    `You won ${total}: ${CATEGORIES[result.category]}, ${ordinal(result.place)} of ${result.entries}.`;
+    fmt(gettext("You won %(prize)s: %(hand)s, %(place)s of %(entries)s."), {
+      prize: total,
+      hand: CATEGORIES[result.category],
+      place: ordinal(result.place),
+      entries: result.entries,
+    });
   banner.hidden = false;
   banner.classList.remove("pop");
   void banner.offsetWidth; // restart the entrance
@@ -78,7 +83,3 @@ function countUp(node, prizeMinor, currency) {
   counter = requestAnimationFrame(frame);
 }
 
-function ordinal(n) {
-  const tail = n % 100 >= 11 && n % 100 <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" })[n % 10] ?? "th";
-  return `${n}${tail}`;
-}
