@@ -15,6 +15,9 @@ from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from tables.holdem_page import holdem_table_page
@@ -42,6 +45,38 @@ class AuthenticatedHttpRequest(HttpRequest):
     user: User
 
 
+_STAKES_NAMES = {
+    "short": pgettext_lazy("practice stakes", "short"),
+    "standard": pgettext_lazy("practice stakes", "standard"),
+    "deep": pgettext_lazy("practice stakes", "deep"),
+}
+_CURRENCY_NAMES = {
+    "chips": pgettext_lazy("practice currency", "chips"),
+    "fiches": pgettext_lazy("practice currency", "fiches"),
+    "points": pgettext_lazy("practice currency", "points"),
+    "play-euro": pgettext_lazy("practice currency", "play €"),
+}
+_FELT_NAMES = {
+    "green": pgettext_lazy("felt colour", "green"),
+    "blue": pgettext_lazy("felt colour", "blue"),
+    "red": pgettext_lazy("felt colour", "red"),
+}
+_BETTING_NAMES: dict[str, Any] = {
+    HoldemBetting.FIXED_LIMIT.value: pgettext_lazy("betting structure", "Limit"),
+    HoldemBetting.POT_LIMIT.value: pgettext_lazy("betting structure", "Pot limit"),
+    HoldemBetting.NO_LIMIT.value: pgettext_lazy("betting structure", "No limit"),
+}
+_END_NAMES = {
+    "one_left": _("One player holds all the chips"),
+    "hands": _("The number of hands was played"),
+    "time": _("The maximum duration passed"),
+    "player_out": _("The player was eliminated"),
+    "abandoned": _("The player left the game"),
+}
+"""The setup choices' names for people (English as the service's keys and labels read); a
+key missing here shows its service label. _END_NAMES: PracticeEnd's labels."""
+
+
 class PracticeSetupForm(forms.Form):
     """The setup items of seed 004 (*assetto*), each explained. The service validates
     them again and its refusals show on the item with their code."""
@@ -49,60 +84,82 @@ class PracticeSetupForm(forms.Form):
     nickname = forms.CharField(
         max_length=24,
         required=False,
-        help_text="Your name on the leaderboard (nome). Leave it empty to watch an automatic game of bots only.",
+        label=_("Nickname"),
+        help_text=_("Your name on the leaderboard (nome). Leave it empty to watch an automatic game of bots only."),
     )
     players = forms.TypedChoiceField(
         coerce=int,
         choices=[(n, str(n)) for n in range(2, 11)],
         initial=10,
-        help_text="Players at the table, you included (giocatori): 2 to 10, so 1 to 9 bots when you play.",
+        label=_("Players"),
+        help_text=_("Players at the table, you included (giocatori): 2 to 10, so 1 to 9 bots when you play."),
     )
     max_hands = forms.IntegerField(
         required=False,
         min_value=HANDS_RANGE[0],
         max_value=HANDS_RANGE[1],
         initial=100,
-        help_text="Hands in the game (mani), 1 to 1000; empty: no hand limit, the duration ends it.",
+        label=_("Max hands"),
+        help_text=_("Hands in the game (mani), 1 to 1000; empty: no hand limit, the duration ends it."),
     )
     max_minutes = forms.IntegerField(
         min_value=MINUTES_RANGE[0],
         max_value=MINUTES_RANGE[1],
         initial=30,
-        help_text="Maximum duration in minutes (durata), 1 to 240: no new hand is dealt after it.",
+        label=_("Max minutes"),
+        help_text=_("Maximum duration in minutes (durata), 1 to 240: no new hand is dealt after it."),
     )
     max_raises = forms.IntegerField(
         min_value=1,
         max_value=9,
         initial=3,
-        help_text="Raises allowed in each betting round (rilanci), 1 to 9; the seed's default is 3.",
+        label=_("Max raises"),
+        help_text=_("Raises allowed in each betting round (rilanci), 1 to 9; the seed's default is 3."),
     )
     currency_label = forms.ChoiceField(
-        choices=[(key, label) for key, label in CURRENCY_LABELS.items()],
+        choices=[(key, _CURRENCY_NAMES.get(key, label)) for key, label in CURRENCY_LABELS.items()],
         initial="chips",
-        help_text="What the chips are called (moneta). Always play chips: nothing is won or lost.",
+        label=_("Currency label"),
+        help_text=_("What the chips are called (moneta). Always play chips: nothing is won or lost."),
     )
     action_seconds = forms.IntegerField(
         min_value=ACTION_SECONDS_RANGE[0],
         max_value=ACTION_SECONDS_RANGE[1],
         initial=30,
-        help_text="Seconds you have for each decision (timer), 10 to 60: 10 to act, the rest a time bank.",
+        label=_("Action seconds"),
+        help_text=_("Seconds you have for each decision (timer), 10 to 60: 10 to act, the rest a time bank."),
     )
-    ante = forms.BooleanField(required=False, help_text="Every player pays one minimum chip before the deal (ante).")
+    ante = forms.BooleanField(
+        required=False,
+        label=_("Ante"),
+        help_text=_("Every player pays one minimum chip before the deal (ante)."),
+    )
     betting = forms.ChoiceField(
-        choices=HoldemBetting.choices,
+        choices=[(value, _BETTING_NAMES.get(value, label)) for value, label in HoldemBetting.choices],
         initial=HoldemBetting.POT_LIMIT,
-        help_text="Betting structure (limite). BigHoldem's bets never exceed the pot: pot limit.",
+        label=_("Betting"),
+        help_text=_("Betting structure (limite). BigHoldem's bets never exceed the pot: pot limit."),
     )
     stakes = forms.ChoiceField(
-        choices=[(key, f"{key} ({depth} big blinds)") for key, depth in STAKES.items()],
+        choices=[
+            (key, format_lazy(_("{name} ({depth} big blinds)"), name=_STAKES_NAMES.get(key, key), depth=depth))
+            for key, depth in STAKES.items()
+        ],
         initial="standard",
-        help_text="Stakes: how many big blinds deep everyone starts. The blinds rise as players are eliminated.",
+        label=_("Stakes"),
+        help_text=_("Stakes: how many big blinds deep everyone starts. The blinds rise as players are eliminated."),
     )
     show_probabilities = forms.BooleanField(
-        required=False, initial=True, help_text="Show your probability of winning the hand (probabilità)."
+        required=False,
+        initial=True,
+        label=_("Show probabilities"),
+        help_text=_("Show your probability of winning the hand (probabilità)."),
     )
     felt = forms.ChoiceField(
-        choices=[(felt, felt) for felt in FELTS], initial="green", help_text="The table's felt colour (tavolo)."
+        choices=[(felt, _FELT_NAMES.get(felt, felt)) for felt in FELTS],
+        initial="green",
+        label=_("Felt"),
+        help_text=_("The table's felt colour (tavolo)."),
     )
 
     def setup(self) -> PracticeSetup:
@@ -138,7 +195,7 @@ def practice_setup(request: AuthenticatedHttpRequest) -> HttpResponse:
             )
         except DomainError as error:
             name = str(error.extra.get("field", ""))
-            form.add_error(name if name in form.fields else None, f"{error} [{error.code}]")
+            form.add_error(name if name in form.fields else None, f"{error.for_people()} [{error.code}]")
         else:
             return redirect("practice-game", game_id=game.pk)
     return render(request, "tables/practice_setup.html", {"form": form})
@@ -186,7 +243,7 @@ def practice_stop(request: AuthenticatedHttpRequest, game_id: int) -> HttpRespon
     try:
         stop_practice_game(game_id=game_id, user_id=request.user.pk, now=timezone.now())
     except DomainError as error:
-        messages.error(request, f"{error} [{error.code}]")
+        messages.error(request, f"{error.for_people()} [{error.code}]")
         return redirect("practice-game", game_id=game_id)
     return redirect("practice-summary", game_id=game_id)
 
@@ -212,7 +269,12 @@ def practice_summary(request: HttpRequest, game_id: int) -> HttpResponse:
     return render(
         request,
         "tables/practice_summary.html",
-        {"banner": banner, "game": game, "results": results, "end": game.get_end_reason_display()},
+        {
+            "banner": banner,
+            "game": game,
+            "results": results,
+            "end": _END_NAMES.get(game.end_reason, game.get_end_reason_display()),
+        },
     )
 
 

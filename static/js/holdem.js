@@ -3,7 +3,7 @@
 // this player only), and sends the player's actions. Driven purely by the frames: a
 // practice game is a Hold'em table with bots and uses this screen unchanged.
 import { cardName } from "./cards.js";
-import { el, fetchJson, formatMinor, openSocket, toast } from "./common.js";
+import { el, fetchJson, fmt, formatMinor, gettext, openSocket, pgettext, refusalText, toast } from "./common.js";
 import { clampTo, presetSizes } from "./holdem_sizes.js";
 
 const PING_MS = 10000;
@@ -65,7 +65,7 @@ async function resync() {
     applyTable(snapshot.table, { force: true });
     applyPrivate(snapshot.private, { force: true });
   } catch (error) {
-    toast(`Could not refresh the table: ${error.message}`, "error", { key: "resync" });
+    toast(fmt(gettext("Could not refresh the table: %(error)s"), { error: error.message }), "error", { key: "resync" });
   }
 }
 
@@ -86,7 +86,7 @@ function cardBackImage({ small = false } = {}) {
   return el("img", {
     class: `pcard back${small ? " pcard-small" : ""}`,
     src: `${boot.urls.cards}back.svg`,
-    alt: "face down",
+    alt: gettext("face down"),
     width: small ? 36 : 56,
     height: small ? 50 : 78,
   });
@@ -115,13 +115,13 @@ function seatPlace(number, count) {
 
 function seatBadges(seat, current) {
   const badges = [];
-  if (seat.bot) badges.push(["bot", "Bot"]);
-  if (seat.status === "sitting_out") badges.push(["out", "Sitting out"]);
-  if (!seat.connected) badges.push(["gone", "Disconnected"]);
-  if (seat.leaving) badges.push(["leaving", "Leaving"]);
-  if (current && seat.all_in && seat.in_hand) badges.push(["allin", "All-in"]);
-  if (current && seat.folded) badges.push(["folded", "Folded"]);
-  if (seat.waiting && !seat.in_hand && !seat.folded) badges.push(["waiting", "Waits for the big blind"]);
+  if (seat.bot) badges.push(["bot", gettext("Bot")]);
+  if (seat.status === "sitting_out") badges.push(["out", gettext("Sitting out")]);
+  if (!seat.connected) badges.push(["gone", gettext("Disconnected")]);
+  if (seat.leaving) badges.push(["leaving", gettext("Leaving")]);
+  if (current && seat.all_in && seat.in_hand) badges.push(["allin", gettext("All-in")]);
+  if (current && seat.folded) badges.push(["folded", gettext("Folded")]);
+  if (seat.waiting && !seat.in_hand && !seat.folded) badges.push(["waiting", gettext("Waits for the big blind")]);
   return badges.map(([kind, text]) => el("span", { class: `seat-badge seat-badge-${kind}`, dataset: { badge: kind } }, text));
 }
 
@@ -146,9 +146,9 @@ function renderSeats() {
           class: "seat-empty",
           dataset: { testid: `take-seat-${number}`, seat: String(number) },
           disabled: seated || state.table.phase === "closed" ? true : null,
-          "aria-label": seated || state.table.phase === "closed" ? `Seat ${number + 1}: empty` : `Seat ${number + 1}: empty, take this seat`,
+          "aria-label": seated || state.table.phase === "closed" ? fmt(gettext("Seat %(seat)s: empty"), { seat: number + 1 }) : fmt(gettext("Seat %(seat)s: empty, take this seat"), { seat: number + 1 }),
         },
-        seated || state.table.phase === "closed" ? "Empty" : "Take seat",
+        seated || state.table.phase === "closed" ? pgettext("seat", "Empty") : gettext("Take seat"),
       );
       take.addEventListener("click", () => openSeatDialog(number));
       items.push(el("li", { class: "seat seat-open", style, dataset: { testid: `seat-${number}`, seat: String(number) } }, take));
@@ -157,19 +157,19 @@ function renderSeats() {
     const mine = number === mySeat();
     const toAct = running && current.to_act === number;
     const markers = [];
-    if (current && current.button === number) markers.push(el("span", { class: "marker marker-button", title: "Dealer button", dataset: { testid: "dealer-button" } }, "D"));
-    if (current && current.small_blind_seat === number) markers.push(el("span", { class: "marker marker-sb", title: "Small blind", dataset: { testid: "small-blind" } }, "SB"));
-    if (current && current.big_blind_seat === number) markers.push(el("span", { class: "marker marker-bb", title: "Big blind", dataset: { testid: "big-blind" } }, "BB"));
+    if (current && current.button === number) markers.push(el("span", { class: "marker marker-button", title: gettext("Dealer button"), dataset: { testid: "dealer-button" } }, "D"));
+    if (current && current.small_blind_seat === number) markers.push(el("span", { class: "marker marker-sb", title: gettext("Small blind"), dataset: { testid: "small-blind" } }, pgettext("small blind, short", "SB")));
+    if (current && current.big_blind_seat === number) markers.push(el("span", { class: "marker marker-bb", title: gettext("Big blind"), dataset: { testid: "big-blind" } }, pgettext("big blind, short", "BB")));
     let cards = null;
     if (seat.shown) cards = seat.shown.map((code) => cardImage(code, { small: true }));
     else if (mine && state.private.hole) cards = state.private.hole.map((code) => cardImage(code, { small: true }));
     else if (running && (seat.in_hand || seat.all_in) && !seat.folded) cards = [cardBackImage({ small: true }), cardBackImage({ small: true })];
     const wonHere = won[String(number)];
     const label = [
-      `Seat ${number + 1}: ${seat.name}${mine ? " (you)" : ""}${seat.bot ? ", bot" : ""}`,
-      `stack ${money(seat.stack_minor)}`,
-      seat.bet_minor ? `bet ${money(seat.bet_minor)}` : null,
-      toAct ? "to act" : null,
+      fmt(mine ? gettext("Seat %(seat)s: %(name)s (you)") : gettext("Seat %(seat)s: %(name)s"), { seat: number + 1, name: seat.name }) + (seat.bot ? gettext(", bot") : ""),
+      fmt(gettext("stack %(amount)s"), { amount: money(seat.stack_minor) }),
+      seat.bet_minor ? fmt(gettext("bet %(amount)s"), { amount: money(seat.bet_minor) }) : null,
+      toAct ? gettext("to act") : null,
     ].filter(Boolean).join(", ");
     const box = el(
       "div",
@@ -178,8 +178,8 @@ function renderSeats() {
       el("span", { class: "seat-stack", dataset: { testid: `seat-stack-${number}`, stackMinor: String(seat.stack_minor) } }, money(seat.stack_minor)),
       el("span", { class: "seat-badges" }, ...seatBadges(seat, current)),
       markers.length ? el("span", { class: "seat-markers" }, ...markers) : null,
-      seat.bet_minor ? el("span", { class: "seat-bet-inline", "aria-hidden": "true" }, `bet ${money(seat.bet_minor)}`) : null,
-      wonHere ? el("span", { class: "seat-won", dataset: { testid: `seat-won-${number}`, wonMinor: String(wonHere) } }, `wins ${money(wonHere)}`) : null,
+      seat.bet_minor ? el("span", { class: "seat-bet-inline", "aria-hidden": "true" }, fmt(gettext("bet %(amount)s"), { amount: money(seat.bet_minor) })) : null,
+      wonHere ? el("span", { class: "seat-won", dataset: { testid: `seat-won-${number}`, wonMinor: String(wonHere) } }, fmt(gettext("wins %(amount)s"), { amount: money(wonHere) })) : null,
     );
     const classes = ["seat", "seat-taken"];
     if (mine) classes.push("seat-mine");
@@ -215,16 +215,16 @@ function renderBoard() {
     slots.push(board[k] ? cardImage(board[k]) : el("span", { class: "pcard pcard-slot", "aria-hidden": "true" }));
   }
   $("board").replaceChildren(...slots);
-  $("board").setAttribute("aria-label", board.length ? `Board: ${board.map(cardName).join(", ")}` : "Board: no cards yet");
+  $("board").setAttribute("aria-label", board.length ? fmt(gettext("Board: %(cards)s"), { cards: board.map(cardName).join(", ") }) : gettext("Board: no cards yet"));
   const pots = current?.pots ?? [];
-  const names = (seats) => seats.map((number) => seatView(number)?.name ?? `seat ${number + 1}`).join(", ");
+  const names = (seats) => seats.map((number) => seatView(number)?.name ?? fmt(gettext("seat %(seat)s"), { seat: number + 1 })).join(", ");
   const sorted = (seats) => [...seats].sort((a, b) => a - b);
   $("pots").replaceChildren(
     ...pots.map((pot, k) =>
       el(
         "li",
         { class: "pot", dataset: { testid: `pot-${k}`, amountMinor: String(pot.amount_minor), seats: sorted(pot.seats).join(",") } },
-        el("span", { class: "pot-name" }, k === 0 ? "Main pot" : `Side pot ${k}`),
+        el("span", { class: "pot-name" }, k === 0 ? gettext("Main pot") : fmt(gettext("Side pot %(number)s"), { number: k })),
         el("strong", { class: "pot-amount" }, money(pot.amount_minor)),
         pot.seats.length ? el("span", { class: "pot-seats" }, names(sorted(pot.seats))) : null,
       ),
@@ -232,8 +232,9 @@ function renderBoard() {
   );
   const street = current ? current.street : "";
   const streetText = {
-    preflop: "Pre-flop", flop: "Flop", turn: "Turn", river: "River", showdown: "Showdown", complete: "Hand over",
-  }[street] ?? "Waiting for players";
+    preflop: pgettext("street", "Pre-flop"), flop: pgettext("street", "Flop"), turn: pgettext("street", "Turn"),
+    river: pgettext("street", "River"), showdown: pgettext("street", "Showdown"), complete: gettext("Hand over"),
+  }[street] ?? gettext("Waiting for players");
   $("street").textContent = streetText;
   $("street").dataset.street = street;
   $("total-pot").textContent = current ? money(current.total_pot_minor) : "–";
@@ -250,7 +251,7 @@ function renderMe() {
     return image;
   }) : [];
   $("my-cards").replaceChildren(...cards);
-  $("my-stack").textContent = seated ? money(priv.stack_minor) : "not seated";
+  $("my-stack").textContent = seated ? money(priv.stack_minor) : gettext("not seated");
   $("my-stack").dataset.stackMinor = String(priv.stack_minor);
   $("wallet").textContent = money(priv.wallet_minor);
   $("wallet").dataset.walletMinor = String(priv.wallet_minor);
@@ -265,13 +266,13 @@ function renderMe() {
   const addChips = $("add-chips-open");
   addChips.hidden = !seated;
   addChips.disabled = inHand || priv.stack_minor >= state.table.config.max_buy_in_minor;
-  addChips.title = inHand ? "Chips can be added between hands" : "";
+  addChips.title = inHand ? gettext("Chips can be added between hands") : "";
   let message = "";
-  if (state.table.phase === "closed") message = "This table is closed: chips at the table went back to the wallets.";
-  else if (!seated) message = "Click an empty seat to sit down.";
-  else if (priv.status === "sitting_out") message = "You are sitting out: sit in to be dealt the next hand.";
-  else if (seatView(priv.seat)?.waiting && !inHand) message = "You wait for the big blind to reach your seat.";
-  else if (!handRunning()) message = "The next hand starts when two players are ready.";
+  if (state.table.phase === "closed") message = gettext("This table is closed: chips at the table went back to the wallets.");
+  else if (!seated) message = gettext("Click an empty seat to sit down.");
+  else if (priv.status === "sitting_out") message = gettext("You are sitting out: sit in to be dealt the next hand.");
+  else if (seatView(priv.seat)?.waiting && !inHand) message = gettext("You wait for the big blind to reach your seat.");
+  else if (!handRunning()) message = gettext("The next hand starts when two players are ready.");
   $("me-message").textContent = message;
 }
 
@@ -301,7 +302,7 @@ function updateRaiseLabel() {
   const bet = options.kinds.includes("bet");
   raise.dataset.action = bet ? "bet" : "raise";
   raise.dataset.amountMinor = amount === null ? "" : String(amount);
-  raise.querySelector("[data-role=label]").textContent = `${bet ? "Bet" : "Raise to"} ${amount === null ? "" : money(amount)}`;
+  raise.querySelector("[data-role=label]").textContent = fmt(bet ? gettext("Bet %(amount)s") : gettext("Raise to %(amount)s"), { amount: amount === null ? "" : money(amount) });
 }
 
 function renderActions() {
@@ -320,14 +321,14 @@ function renderActions() {
   const checkCall = $("check-call");
   checkCall.hidden = !kinds.has("check") && !kinds.has("call");
   checkCall.dataset.action = kinds.has("check") ? "check" : "call";
-  checkCall.querySelector("[data-role=label]").textContent = kinds.has("check") ? "Check" : `Call ${money(options.call_minor)}`;
+  checkCall.querySelector("[data-role=label]").textContent = kinds.has("check") ? pgettext("poker action", "Check") : fmt(gettext("Call %(amount)s"), { amount: money(options.call_minor) });
   const canSize = (kinds.has("bet") || kinds.has("raise")) && options.min_to_minor !== null;
   $("bet-raise").hidden = !canSize;
   const fixed = canSize && options.min_to_minor === options.max_to_minor;
   $("sizing").hidden = !canSize || fixed;
   const allIn = $("all-in");
   allIn.hidden = !kinds.has("all_in");
-  allIn.querySelector("[data-role=label]").textContent = options.all_in_to_minor ? `All-in ${money(options.all_in_to_minor)}` : "All-in";
+  allIn.querySelector("[data-role=label]").textContent = options.all_in_to_minor ? fmt(gettext("All-in %(amount)s"), { amount: money(options.all_in_to_minor) }) : gettext("All-in");
   if (canSize) {
     const slider = $("bet-slider");
     const input = $("bet-amount");
@@ -345,7 +346,7 @@ function renderActions() {
       const size = sizes[button.dataset.preset];
       button.dataset.amountMinor = size === null ? "" : String(size);
       button.disabled = size === null;
-      button.title = size === null ? "Not legal now" : money(size);
+      button.title = size === null ? gettext("Not legal now") : money(size);
     }
     if (fresh || !state.amountTouched) {
       state.amountTouched = false;
@@ -387,8 +388,8 @@ function renderTimer() {
   timer.hidden = false;
   timer.dataset.stage = inBank ? "bank" : "act";
   const mine = current.to_act === mySeat();
-  const who = mine ? "You" : (seatView(current.to_act)?.name ?? "");
-  timer.querySelector("[data-role=label]").textContent = `${who}: ${inBank ? "time bank" : "time to act"}`;
+  const who = mine ? gettext("You") : (seatView(current.to_act)?.name ?? "");
+  timer.querySelector("[data-role=label]").textContent = fmt(inBank ? gettext("%(who)s: time bank") : gettext("%(who)s: time to act"), { who });
   timer.querySelector("[data-role=value]").textContent = `${Math.ceil(left / 1000)} s`;
   const span = Math.max(1, end - begin);
   timer.querySelector("[data-role=bar]").style.width = `${Math.min(100, (100 * left) / span).toFixed(1)}%`;
@@ -404,15 +405,15 @@ function announce() {
     if (state.announcedTurn !== key) {
       state.announcedTurn = key;
       const mine = current.to_act === mySeat();
-      $("announcer").textContent = mine ? "Your turn." : `${seatView(current.to_act)?.name ?? "A player"} to act.`;
+      $("announcer").textContent = mine ? gettext("Your turn.") : fmt(gettext("%(name)s to act."), { name: seatView(current.to_act)?.name ?? gettext("A player") });
     }
   }
   if (current.result && state.announcedResult !== current.id) {
     state.announcedResult = current.id;
     const winners = Object.entries(current.result.won)
       .filter(([, amount]) => amount > 0)
-      .map(([seat, amount]) => `${seatView(Number(seat))?.name ?? `Seat ${Number(seat) + 1}`} wins ${money(amount)}`);
-    $("results-announcer").textContent = `Hand #${current.number} over. ${winners.join(". ")}.`;
+      .map(([seat, amount]) => fmt(gettext("%(name)s wins %(amount)s"), { name: seatView(Number(seat))?.name ?? fmt(gettext("Seat %(seat)s"), { seat: Number(seat) + 1 }), amount: money(amount) }));
+    $("results-announcer").textContent = fmt(gettext("Hand #%(number)s over. %(winners)s."), { number: current.number, winners: winners.join(". ") });
   }
 }
 
@@ -459,12 +460,12 @@ function dialogRange() {
 function openSeatDialog(number) {
   if (mySeat() !== null) return;
   state.dialog = { mode: "seat", seat: number };
-  showDialog(`Take seat ${number + 1}`);
+  showDialog(fmt(gettext("Take seat %(seat)s"), { seat: number + 1 }));
 }
 
 function openAddChips() {
   state.dialog = { mode: "add", seat: mySeat() };
-  showDialog("Add chips");
+  showDialog(gettext("Add chips"));
 }
 
 function showDialog(title) {
@@ -472,10 +473,10 @@ function showDialog(title) {
   const range = dialogRange();
   dialog.querySelector("[data-role=title]").textContent = title;
   $("dialog-wallet").textContent = money(state.private.wallet_minor);
-  $("dialog-error").textContent = range.max < range.min ? "Your wallet does not hold enough for this table." : "";
+  $("dialog-error").textContent = range.max < range.min ? gettext("Your wallet does not hold enough for this table.") : "";
   $("blind-choice").hidden = state.dialog.mode !== "seat";
   const label = dialog.querySelector("[data-role=amount-label]");
-  label.textContent = `${state.dialog.mode === "seat" ? "Buy-in" : "Chips to add"} (${money(range.min)} to ${money(Math.max(range.min, range.max))})`;
+  label.textContent = fmt(state.dialog.mode === "seat" ? gettext("Buy-in (%(min)s to %(max)s)") : gettext("Chips to add (%(min)s to %(max)s)"), { min: money(range.min), max: money(Math.max(range.min, range.max)) });
   const amount = $("buy-in-amount");
   const slider = $("buy-in-slider");
   amount.min = toMajorInput(range.min);
@@ -487,7 +488,7 @@ function showDialog(title) {
   slider.value = String(start);
   amount.value = toMajorInput(start);
   $("seat-confirm").disabled = range.max < range.min;
-  $("seat-confirm").textContent = state.dialog.mode === "seat" ? "Sit down" : "Add chips";
+  $("seat-confirm").textContent = state.dialog.mode === "seat" ? gettext("Sit down") : gettext("Add chips");
   dialog.showModal();
   amount.focus();
 }
@@ -496,10 +497,10 @@ function confirmDialog() {
   const range = dialogRange();
   const amount = fromMajorInput($("buy-in-amount").value);
   if (!Number.isFinite(amount) || amount < range.min || amount > range.max) {
-    $("dialog-error").textContent = `Choose an amount from ${money(range.min)} to ${money(range.max)}.`;
+    $("dialog-error").textContent = fmt(gettext("Choose an amount from %(min)s to %(max)s."), { min: money(range.min), max: money(range.max) });
     return false;
   }
-  const onError = (frame) => toast(frame.message || frame.code, "error");
+  const onError = (frame) => toast(refusalText(frame) || frame.code, "error");
   if (state.dialog.mode === "seat") {
     const blind = document.querySelector("input[name=blind]:checked")?.value ?? "wait";
     send("join", { seat: state.dialog.seat, buy_in_minor: amount, blind }, onError);
@@ -515,7 +516,7 @@ function send(type, fields = {}, onError = null) {
   const ref = state.nextRef;
   state.nextRef += 1;
   if (!socket.send({ type, ref, ...fields })) {
-    toast("Not connected: try again in a moment.", "error", { key: "offline" });
+    toast(gettext("Not connected: try again in a moment."), "error", { key: "offline" });
     return null;
   }
   state.refs.set(ref, { action: type, onError });
@@ -526,11 +527,11 @@ function onAnswer(frame) {
   const pending = frame.ref !== undefined ? state.refs.get(frame.ref) : undefined;
   if (frame.ref !== undefined) state.refs.delete(frame.ref);
   if (frame.type === "ack") {
-    if (frame.action === "leave") toast("You left the table: your chips are back in your wallet after the hand.");
+    if (frame.action === "leave") toast(gettext("You left the table: your chips are back in your wallet after the hand."));
     return;
   }
   if (pending?.onError) pending.onError(frame);
-  else toast(frame.message || frame.code, "error", { key: frame.code });
+  else toast(refusalText(frame) || frame.code, "error", { key: frame.code });
   resync(); // whatever was refused, the screen shows the server's state again
 }
 
@@ -553,7 +554,7 @@ const KICKED_REDIRECT_MS = 4000;
 function showKicked(reason) {
   if (state.kicked) return;
   state.kicked = true;
-  const text = reason ?? "You were removed from the table.";
+  const text = reason ?? gettext("You were removed from the table.");
   $("me-message").textContent = text;
   toast(text, "error", { key: "kicked" });
   setTimeout(() => window.location.assign(boot.urls.lobby), KICKED_REDIRECT_MS);
@@ -566,7 +567,7 @@ const socket = openSocket(boot.urls.socket, {
   },
   onStatus(status) {
     $("connection").hidden = status === "open";
-    $("connection").textContent = status === "closed" ? "Disconnected" : "Reconnecting…";
+    $("connection").textContent = status === "closed" ? gettext("Disconnected") : gettext("Reconnecting…");
   },
   onClose(code) {
     if (code === 4401) {
@@ -578,7 +579,7 @@ const socket = openSocket(boot.urls.socket, {
       return false;
     }
     if (code === 4404) {
-      toast("This table does not exist any more.", "error");
+      toast(gettext("This table does not exist any more."), "error");
       window.location.assign(boot.urls.lobby);
       return false;
     }
@@ -615,7 +616,7 @@ for (const button of document.querySelectorAll("[data-seat-action]")) {
   button.addEventListener("click", () => {
     const action = button.dataset.seatAction;
     if (action === "leave" && handRunning() && seatView(mySeat())?.in_hand
-      && !window.confirm("Leave the table? You fold when your turn comes; your chips come back after the hand.")) return;
+      && !window.confirm(gettext("Leave the table? You fold when your turn comes; your chips come back after the hand."))) return;
     send(action);
   });
 }

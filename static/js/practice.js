@@ -1,6 +1,6 @@
 // The practice banner over the Hold'em screen: re-read every 3 s (level, blinds, hands,
 // eliminations), the time left counted down each second; the summary when the game ends.
-import { formatMinor } from "./common.js";
+import { fmt, formatMinor, gettext } from "./common.js";
 
 const banner = document.querySelector('[data-testid="practice-banner"]');
 if (banner) {
@@ -26,7 +26,7 @@ if (banner) {
       }
       seconds = data.seconds_left;
       const out = field("eliminations");
-      if (out) out.textContent = data.eliminations.length ? `Eliminated: ${data.eliminations.map(([name, hand]) => `${name} (hand ${hand})`).join(", ")}` : "";
+      if (out) out.textContent = data.eliminations.length ? fmt(gettext("Eliminated: %(players)s"), { players: data.eliminations.map(([name, hand]) => fmt(gettext("%(name)s (hand %(hand)s)"), { name, hand })).join(", ") }) : "";
     } catch { /* offline: the next poll tries again */ }
   };
   setInterval(refresh, 3000);

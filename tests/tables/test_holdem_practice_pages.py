@@ -120,3 +120,22 @@ def test_the_rest_api_starts_reads_stops_and_ranks_practice_games(client: Client
     stopped = client.post(f"/api/practice/{body['game_id']}/stop/").json()
     assert (stopped["status"], stopped["end_reason"]) == ("finished", "abandoned")
     assert client.get("/api/practice/leaderboard/").json() == []
+
+
+def test_the_practice_pages_and_the_holdem_screen_speak_italian(client: Client, alice: User) -> None:
+    """docs/i18n.md: with the Italian cookie, the setup form, the running game's banner and
+    Hold'em screen, and the summary are in Italian; data-testid values stay as they are."""
+    client.cookies["django_language"] = "it"
+    client.force_login(alice)
+    setup = client.get(reverse("practice-setup")).content.decode()
+    assert "Partita di allenamento BigHoldem" in setup and "Il tuo nome in classifica" in setup
+    assert "standard (50 bui grandi)" in setup and "Players at the table" not in setup
+    started = client.post(reverse("practice-setup"), form_data())
+    screen = client.get(started["Location"]).content.decode()
+    assert "Ada contro 2 bot" in screen and "Ferma la partita" in screen
+    assert "Aspetta il buio grande" in screen and "Le tue carte" in screen
+    assert 'data-testid="practice-stop"' in screen and "Stop the game" not in screen
+    game = PracticeGame.objects.get()
+    summary = client.post(reverse("practice-stop", args=[game.pk]), follow=True).content.decode()
+    assert "Il giocatore ha lasciato la partita" in summary and "Media per mano" in summary
+    assert "The player left the game" not in summary
