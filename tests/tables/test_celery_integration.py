@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
-
 import pytest
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from tables import services
 from tables.models import Entry, Hand, HandStatus, Seat
 from tests.conftest import make_player
 from tests.helpers import create_fun_table
+from tests.tables.conftest import wait_for
 from wallet.selectors import check_books
 
 pytestmark = [
@@ -29,66 +21,6 @@ pytestmark = [
         reason="needs PostgreSQL and Redis (DATABASE_URL, REDIS_URL)",
     ),
 ]
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def celery_processes(tmp_path: Path) -> Iterator[None]:
-    """A Celery worker and exactly one beat against the test database and a private Redis db."""
-    db = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": "postgres://{}@{}:{}/{}".format(
-            db["USER"] or "postgres", db["HOST"] or "127.0.0.1", db["PORT"] or 5432, db["NAME"]
-        ),
-        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/7",
-        "TABLE_CLOCK": "beat",
-    }
-    celery = [sys.executable, "-m", "celery", "-A", "config"]
-    subprocess.run(["redis-cli", "-n", "7", "flushdb"], check=False, capture_output=True)
-    worker = subprocess.Popen(
-        [
-            *celery,
-            "worker",
-            "--pool=solo",
-            "--loglevel=WARNING",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=(tmp_path / "worker.log").open("w"),
-    )
-    beat = subprocess.Popen(
-        [*celery, "beat", "--loglevel=WARNING", f"--schedule={tmp_path / 'beat-schedule'}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=(tmp_path / "beat.log").open("w"),
-    )
-    try:
-        yield
-    finally:
-        for process in (beat, worker):
-            process.terminate()
-        for process in (beat, worker):
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-
-
-def wait_for(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_beat_and_worker_play_hands_from_ante_to_settlement(celery_processes: None) -> None:

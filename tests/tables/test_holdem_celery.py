@@ -3,22 +3,15 @@ PostgreSQL + Redis (bots act from the clock; the books stay exact; every PHH rep
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from tables.models import HoldemHand, HoldemHandStatus, Seat
 from tables.services.holdem import sit_out_holdem, take_seat
 from tests.conftest import make_player
+from tests.tables.conftest import wait_for
 from tests.tables.holdem_helpers import assert_books, assert_phh_replays, holdem_table
-from tests.tables.test_celery_integration import wait_for
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -29,61 +22,8 @@ pytestmark = [
     ),
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-@pytest.fixture
-def holdem_celery(tmp_path: Path) -> Iterator[None]:
-    """A Celery worker and one beat against the test database, the broker on the Redis
-    database of REDIS_URL (each developer's own index)."""
-    db = connection.settings_dict
-    broker = str(settings.REDIS_URL)
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": "postgres://{}@{}:{}/{}".format(
-            db["USER"] or "postgres", db["HOST"] or "127.0.0.1", db["PORT"] or 5432, db["NAME"]
-        ),
-        "CELERY_BROKER_URL": broker,
-        "TABLE_CLOCK": "beat",
-    }
-    celery = [sys.executable, "-m", "celery", "-A", "config"]
-    subprocess.run(["redis-cli", "-u", broker, "flushdb"], check=False, capture_output=True)
-    worker = subprocess.Popen(
-        [
-            *celery,
-            "worker",
-            "--pool=solo",
-            "--loglevel=WARNING",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=(tmp_path / "worker.log").open("w"),
-    )
-    beat = subprocess.Popen(
-        [*celery, "beat", "--loglevel=WARNING", f"--schedule={tmp_path / 'beat-schedule'}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=(tmp_path / "beat.log").open("w"),
-    )
-    try:
-        yield
-    finally:
-        for process in (beat, worker):
-            process.terminate()
-        for process in (beat, worker):
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-
-
-def test_beat_and_worker_play_house_bot_hands(holdem_celery: None) -> None:
+def test_beat_and_worker_play_house_bot_hands(celery_processes: None) -> None:
     table = holdem_table("Celery Hold'em", bot_seats=3)
     host = make_player("celery-host")
     take_seat(table_id=table.pk, user_id=host.pk, position=0, buy_in_minor=1_000, now=timezone.now())
