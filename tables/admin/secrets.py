@@ -11,7 +11,10 @@ What is secret, and until when:
 - ``Hand.server_seed`` and ``Hand.change_keys`` (and everything derived from them) until the
   hand is terminal (settled or cancelled);
 - a player's cards, that is ``Entry.initial_combination``, ``combination``, ``redeals`` and
-  the choice ``hold_mask``, until the hand's change phase has ended.
+  the choice ``hold_mask``, until the hand's change phase has ended;
+- a Hold'em hand's ``server_seed`` and ``chain_seed`` (they give every hole card and the
+  board) until the hand is over. ``HoldemHand`` has no admin page; listing it here keeps any
+  lookup through a relation, or a future page, under the same checks.
 
 The admin never filters, searches or orders by these fields, whatever the hand's state:
 a filter is an oracle even when its column is masked. ``SecretFieldsAdmin`` refuses such
@@ -32,12 +35,13 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Model
 from django.http import HttpRequest
 
-from tables.models import Entry, Hand, SeedChain
+from tables.models import Entry, Hand, HoldemHand, SeedChain
 
 SECRET_FIELDS: dict[type[Model], frozenset[str]] = {
     Hand: frozenset({"server_seed", "chain_seed", "change_keys"}),
     SeedChain: frozenset({"terminal_seed"}),
     Entry: frozenset({"initial_combination", "combination", "redeals", "hold_mask"}),
+    HoldemHand: frozenset({"server_seed", "chain_seed"}),
 }
 """Per model, the fields that must never be a lookup, a search, an ordering or a raw column."""
 

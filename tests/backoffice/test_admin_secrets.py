@@ -152,3 +152,13 @@ def test_a_player_still_sees_his_own_cards_while_the_hand_runs(running_hand: Han
     response = logged_in(alice).get(f"/history/hands/{running_hand.pk}/")
     assert response.context["hand"].viewer_entry is not None
     assert [e.player for e in response.context["entries"]] == []
+
+
+def test_a_holdem_hands_seeds_are_secret_through_any_relation() -> None:
+    """A Hold'em hand's seed gives every hole card: no admin lookup may reach it, directly
+    or from a table (an oracle even without showing the value)."""
+    from tables.models import HoldemHand, Table
+
+    assert lookup_touches_secret(HoldemHand, "server_seed__startswith")
+    assert lookup_touches_secret(Table, "holdem_hands__chain_seed__gt")
+    assert not lookup_touches_secret(Table, "holdem_hands__number")
