@@ -124,6 +124,40 @@ export function el(tag, attributes = {}, ...children) {
   return node;
 }
 
+/** A game screen's table socket (WiderPoker and Hold'em alike): reconnects and re-reads the
+ * snapshot with ``resync`` after a reconnect, shows the connection's state in [data-testid=connection],
+ * and ends the page on the server's close codes (docs/protocol.md): 4401 -> the log-in page,
+ * 4403 (removed from play) -> ``onKicked``, 4404 (no such table) -> the lobby. */
+export function openTableSocket(path, { onFrame, resync, onKicked, urls }) {
+  const status = document.querySelector("[data-testid=connection]");
+  return openSocket(path, {
+    onFrame,
+    onOpen(reopened) {
+      if (reopened) resync(); // the server also sends its snapshot on connect
+    },
+    onStatus(state) {
+      status.hidden = state === "open";
+      status.textContent = state === "closed" ? gettext("Disconnected") : gettext("Reconnecting…");
+    },
+    onClose(code) {
+      if (code === 4401) {
+        window.location.assign(`${urls.login}?next=${encodeURIComponent(window.location.pathname)}`);
+        return false;
+      }
+      if (code === 4403) {
+        onKicked(); // removed from play (suspension or a break): no reconnecting
+        return false;
+      }
+      if (code === 4404) {
+        toast(gettext("This table does not exist any more."), "error");
+        window.location.assign(urls.lobby);
+        return false;
+      }
+      return true;
+    },
+  });
+}
+
 /**
  * A WebSocket that reconnects with exponential backoff and jitter.
  *

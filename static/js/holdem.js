@@ -3,7 +3,7 @@
 // this player only), and sends the player's actions. Driven purely by the frames: a
 // practice game is a Hold'em table with bots and uses this screen unchanged.
 import { cardName } from "./cards.js";
-import { el, fetchJson, fmt, formatMinor, gettext, openSocket, pgettext, refusalText, toast } from "./common.js";
+import { el, fetchJson, fmt, formatMinor, gettext, openTableSocket, pgettext, refusalText, toast } from "./common.js";
 import { clampTo, presetSizes } from "./holdem_sizes.js";
 
 const PING_MS = 10000;
@@ -560,32 +560,7 @@ function showKicked(reason) {
   setTimeout(() => window.location.assign(boot.urls.lobby), KICKED_REDIRECT_MS);
 }
 
-const socket = openSocket(boot.urls.socket, {
-  onFrame,
-  onOpen(reopened) {
-    if (reopened) resync(); // the server also sends its snapshot on connect
-  },
-  onStatus(status) {
-    $("connection").hidden = status === "open";
-    $("connection").textContent = status === "closed" ? gettext("Disconnected") : gettext("Reconnecting…");
-  },
-  onClose(code) {
-    if (code === 4401) {
-      window.location.assign(`${boot.urls.login}?next=${encodeURIComponent(window.location.pathname)}`);
-      return false;
-    }
-    if (code === 4403) {
-      showKicked(null); // removed from play: no reconnecting
-      return false;
-    }
-    if (code === 4404) {
-      toast(gettext("This table does not exist any more."), "error");
-      window.location.assign(boot.urls.lobby);
-      return false;
-    }
-    return true;
-  },
-});
+const socket = openTableSocket(boot.urls.socket, { onFrame, resync, onKicked: () => showKicked(null), urls: boot.urls });
 
 // --- wiring ----------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 // The game screen: follows the table socket, renders board, cards, odds and results, and
 // sends the player's choices. Frames and shapes: docs/protocol.md, tables/realtime/frames.py.
 import { CATEGORIES, card, cardBack, cardName, isRed } from "./cards.js";
-import { el, fetchJson, fmt, formatMinor, gettext, LANGUAGE, localDecimal, ngettext, openSocket, ordinal, pgettext, refusalText, toast } from "./common.js";
+import { el, fetchJson, fmt, formatMinor, gettext, LANGUAGE, localDecimal, ngettext, openTableSocket, ordinal, pgettext, refusalText, toast } from "./common.js";
 import { holdOdds } from "./odds.js";
 import { spinReel } from "./reels.js";
 import { celebrate } from "./win.js";
@@ -622,38 +622,13 @@ function onFrame(frame) {
 function showKicked(reason) {
   if (state.kicked) return;
   state.kicked = true;
-  const text = reason ?? "You were removed from the table.";
+  const text = reason ?? gettext("You were removed from the table.");
   $("board-message").textContent = text;
   toast(text, "error", { key: "kicked" });
   setTimeout(() => window.location.assign(boot.urls.lobby), RESTART_REDIRECT_MS);
 }
 
-const socket = openSocket(boot.urls.socket, {
-  onFrame,
-  onOpen(reopened) {
-    if (reopened) resync(); // the server also sends its snapshot on connect
-  },
-  onStatus(status) {
-    $("connection").hidden = status === "open";
-    $("connection").textContent = status === "closed" ? gettext("Disconnected") : gettext("Reconnecting…");
-  },
-  onClose(code) {
-    if (code === 4401) {
-      window.location.assign(`${boot.urls.login}?next=${encodeURIComponent(window.location.pathname)}`);
-      return false;
-    }
-    if (code === 4403) {
-      showKicked(null); // removed from play (suspension or a break): no reconnecting
-      return false;
-    }
-    if (code === 4404) {
-      toast(gettext("This table does not exist any more."), "error");
-      window.location.assign(boot.urls.lobby);
-      return false;
-    }
-    return true;
-  },
-});
+const socket = openTableSocket(boot.urls.socket, { onFrame, resync, onKicked: () => showKicked(null), urls: boot.urls });
 
 $("board").addEventListener("click", (event) => {
   const button = event.target.closest("button.mine");
