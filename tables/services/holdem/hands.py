@@ -400,24 +400,9 @@ def _seat_bot(table: Table, conditions: HoldemConditions, position: int, *, now:
             memo="House bot's fun chips",
         )
     personality = PERSONALITIES[(user.pk + position) % len(PERSONALITIES)].name
-    seat, _ = Seat.objects.update_or_create(
-        table=table,
-        user=user,
-        defaults={
-            "status": SeatStatus.ACTIVE,
-            "status_reason": "",
-            "joined_at": now,
-            "left_at": None,
-            "last_seen_at": now,
-            "position": position,
-            "stack_minor": 0,
-            "is_bot": True,
-            "bot_personality": personality,
-            "blind_choice": "",
-            "leaving": False,
-        },
+    money.sit_down(
+        table=table, user_id=user.pk, position=position, buy_in_minor=buy_in, now=now, bot_personality=personality
     )
-    money.buy_chips(table=table, seat=seat, amount_minor=buy_in)
 
 
 def next_button(previous: int | None, dealt: list[int], seat_count: int) -> int:

@@ -11,8 +11,9 @@ at every moment (a cancelled hand needs no refund).
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
-from tables.models import Seat, Table
+from tables.models import Seat, SeatStatus, Table
 from wallet import services as wallet_services
 from wallet.models import Account, AccountKind, TransferKind
 
@@ -41,6 +42,43 @@ def buy_chips(*, table: Table, seat: Seat, amount_minor: int) -> None:
     )
     Seat.objects.filter(pk=seat.pk).update(stack_minor=seat.stack_minor + amount_minor)
     seat.stack_minor += amount_minor
+
+
+def sit_down(
+    *,
+    table: Table,
+    user_id: int,
+    position: int,
+    buy_in_minor: int,
+    now: datetime,
+    blind_choice: str = "",
+    bot_personality: str = "",
+) -> Seat:
+    """Seat ``user_id`` (a person, or a house bot when ``bot_personality`` is given) at seat
+    ``position`` with an empty stack, then buy ``buy_in_minor`` chips into it from his wallet
+    (``buy_chips``). A seat row the player left earlier is reused. The caller holds the
+    table's lock and has checked the seat, the buy-in range and the player protection;
+    raises InsufficientFundsError from the wallet (nothing is then written: the caller's
+    transaction rolls back)."""
+    seat, _ = Seat.objects.update_or_create(
+        table=table,
+        user_id=user_id,
+        defaults={
+            "status": SeatStatus.ACTIVE,
+            "status_reason": "",
+            "joined_at": now,
+            "left_at": None,
+            "last_seen_at": now,
+            "position": position,
+            "stack_minor": 0,
+            "is_bot": bool(bot_personality),
+            "bot_personality": bot_personality,
+            "blind_choice": blind_choice,
+            "leaving": False,
+        },
+    )
+    buy_chips(table=table, seat=seat, amount_minor=buy_in_minor)
+    return seat
 
 
 def cash_out(*, table: Table, seat: Seat) -> int:

@@ -116,23 +116,9 @@ def take_seat(
         raise SeatTakenError(f"seat {position} is taken", seat=position)
     _check_buy_in(conditions, buy_in_minor, stack_minor=0)
     protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=buy_in_minor, now=now)
-    seat, _ = Seat.objects.update_or_create(
-        table=table,
-        user_id=user_id,
-        defaults={
-            "status": SeatStatus.ACTIVE,
-            "status_reason": "",
-            "joined_at": now,
-            "left_at": None,
-            "last_seen_at": now,
-            "position": position,
-            "stack_minor": 0,
-            "blind_choice": blind,
-            "leaving": False,
-            "is_bot": False,
-        },
+    seat = money.sit_down(
+        table=table, user_id=user_id, position=position, buy_in_minor=buy_in_minor, now=now, blind_choice=blind
     )
-    money.buy_chips(table=table, seat=seat, amount_minor=buy_in_minor)
     _wake(table, now)
     table.version += 1
     save_holdem_table(table)
