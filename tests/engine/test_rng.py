@@ -60,6 +60,18 @@ def test_stream_words_are_big_endian_hmac_blocks_in_order() -> None:
     assert words == expected
 
 
+@settings(max_examples=30, deadline=None)
+@given(seed=st.binary(min_size=32, max_size=32), label=st.text().filter(lambda text: "\x00" not in text))
+def test_blocks_read_in_bulk_are_the_hmac_blocks(seed: bytes, label: str) -> None:
+    # block() and blocks() continue from precomputed HMAC states: each must still be the
+    # plain HMAC-SHA256 of docs/provably-fair.md, for any seed and label.
+    stream = RandomStream(seed, label)
+    prefix = label.encode("utf-8") + b"\x00"
+    expected = [hmac.digest(seed, prefix + struct.pack(">Q", counter), "sha256") for counter in range(5, 12)]
+    assert stream.blocks(5, 7) == b"".join(expected)
+    assert [stream.block(counter) for counter in range(5, 12)] == expected
+
+
 def test_randbelow_rejects_words_at_or_above_the_largest_multiple_of_n() -> None:
     top = 2**64
     limit = top - top % 3  # 2**64 - 1

@@ -130,7 +130,7 @@ def initial_combination_indices(server_seed: bytes, count: int) -> npt.NDArray[n
     read = 0
     chunks: list[npt.NDArray[np.uint64]] = []
     while True:
-        data = b"".join(stream.block(counter) for counter in range(read, read + blocks))
+        data = stream.blocks(read, blocks)
         read += blocks
         chunks.append(np.frombuffer(data, dtype=">u8").astype(np.uint64))
         words = np.concatenate(chunks)
