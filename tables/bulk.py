@@ -87,33 +87,60 @@ def insert_missing_rows(table: str, columns: dict[str, Sequence[Any] | np.ndarra
         cursor.executemany(f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({marks})", list(zip(*values, strict=True)))
 
 
-def update_rows(
-    table: str, ids: Sequence[int] | np.ndarray, columns: dict[str, tuple[str, Sequence[Any] | np.ndarray]]
-) -> None:
-    """Set ``columns`` (name -> (PostgreSQL type, values)) of the rows ``ids`` of ``table``.
+def _array_element(value: Any) -> str:
+    """One element of a PostgreSQL array literal (``NULL``, ``t``/``f``, a number, or a
+    double-quoted string with ``"`` and ``\\`` escaped)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    if type(value) is int:
+        return str(value)
+    text = str(value)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-    PostgreSQL: the values are copied into a temporary table and applied by one ``UPDATE …
-    FROM``; SQLite: one ``executemany``."""
+
+def array_literal(values: Sequence[Any] | np.ndarray) -> str:
+    """A PostgreSQL array literal of ``values`` (ints, bools, None, or anything whose ``str``
+    is the element's text: JSON, timestamps), sent as one parameter and cast in the SQL."""
+    items = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    if all(type(v) is int for v in items):
+        return "{" + ",".join(map(str, items)) + "}"
+    return "{" + ",".join(map(_array_element, items)) + "}"
+
+
+def update_rows(
+    table: str,
+    ids: Sequence[int] | np.ndarray,
+    columns: dict[str, tuple[str, Sequence[Any] | np.ndarray]],
+    *,
+    constants: dict[str, Any] | None = None,
+) -> None:
+    """Set ``columns`` (name -> (PostgreSQL type, values aligned with ``ids``)) and
+    ``constants`` (name -> one value for every row) of the rows ``ids`` of ``table``.
+
+    PostgreSQL: one ``UPDATE … FROM unnest(…)``, each column sent as one array parameter
+    (no temporary table, no per-row Python beyond the array's text); SQLite: one
+    ``executemany``."""
     id_list = ids.tolist() if isinstance(ids, np.ndarray) else list(ids)
     if not id_list:
         return
+    fixed = dict(constants or {})
     values = _lists({name: spec[1] for name, spec in columns.items()})
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            temp = f"bulk_{table}"
-            types = ", ".join(f"{name} {spec[0]}" for name, spec in columns.items())
-            cursor.execute(f"CREATE TEMPORARY TABLE IF NOT EXISTS {temp} (id bigint, {types}) ON COMMIT DROP")
-            cursor.execute(f"TRUNCATE {temp}")
-            text = _copy_text([id_list, *values])
-            with cursor.copy(f"COPY {temp} (id, {', '.join(columns)}) FROM STDIN") as copy:
-                copy.write(text)
-            cursor.execute(f"ANALYZE {temp}")  # a plan from real row counts: a hash join
-            sets = ", ".join(f"{name} = v.{name}" for name in columns)
-            cursor.execute(f"UPDATE {table} AS t SET {sets} FROM {temp} AS v WHERE t.id = v.id")
-            cursor.execute(f"DROP TABLE {temp}")
+            arrays = ", ".join(f"%s::{spec[0]}[]" for spec in columns.values())
+            sets = ", ".join([*(f"{name} = v.{name}" for name in columns), *(f"{name} = %s" for name in fixed)])
+            cursor.execute(
+                f"UPDATE {table} AS t SET {sets} FROM unnest(%s::bigint[], {arrays}) AS v(id, {', '.join(columns)}) "
+                "WHERE t.id = v.id",
+                [*fixed.values(), array_literal(id_list), *map(array_literal, values)],
+            )
             return
-        sets = ", ".join(f"{name} = %s" for name in columns)
+        adapt = connection.ops.adapt_datetimefield_value
+        fixed_values = [adapt(v) if isinstance(v, datetime) else v for v in fixed.values()]
+        sets = ", ".join([*(f"{name} = %s" for name in columns), *(f"{name} = %s" for name in fixed)])
         cursor.executemany(
             f"UPDATE {table} SET {sets} WHERE id = %s",
-            [(*row[1:], row[0]) for row in zip(id_list, *values, strict=True)],
+            [(*row[1:], *fixed_values, row[0]) for row in zip(id_list, *values, strict=True)],
         )

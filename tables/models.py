@@ -350,6 +350,8 @@ class Hand(models.Model):
             models.Index(fields=["table", "-number"], name="hand_table_recent"),
             # Auditors' and back-office date ranges (backoffice/auditing.py, selectors.py).
             models.Index(fields=["settled_at"], name="hand_settled_at"),
+            # A table's hands of the last day (tables.selectors.find_missed_result).
+            models.Index(fields=["table", "settled_at"], name="hand_table_settled"),
         ]
 
     def __str__(self) -> str:
@@ -377,10 +379,20 @@ class Entry(models.Model):
     order bought. ``hold_mask`` has bit c set when column c is held; NULL = no choice received.
     """
 
-    # No single-column indexes: every index of the entry leads with ``hand`` and
-    # ``entry_user_recent`` leads with ``user``; two more would only slow the deal's writes.
-    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="entries", db_index=False)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="entries", db_index=False)
+    # No single-column indexes (every index of the entry leads with ``hand``, and
+    # ``entry_user_recent`` with ``user``) and no per-row foreign-key check: the deal inserts
+    # the hand and takes the players from their seats in one transaction, and neither hands
+    # nor players with entries can be deleted (tables/migrations/0017_entries_at_scale.py).
+    hand = models.ForeignKey(
+        Hand, on_delete=models.PROTECT, related_name="entries", db_index=False, db_constraint=False
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="entries",
+        db_index=False,
+        db_constraint=False,
+    )
     join_order = models.PositiveIntegerField()
     initial_combination = models.PositiveIntegerField()
     combination = models.PositiveIntegerField()
@@ -408,19 +420,24 @@ class Entry(models.Model):
         verbose_name_plural = "entries"
         constraints = [
             models.UniqueConstraint(fields=["hand", "user"], name="one_entry_per_player_and_hand"),
-            models.UniqueConstraint(fields=["hand", "join_order"], name="entry_join_order_unique"),
             models.UniqueConstraint(fields=["hand", "combination"], name="entry_combination_unique_in_hand"),
             models.CheckConstraint(condition=Q(draws_bought__gte=1, draws_bought__lte=5), name="entry_draws_1_to_5"),
             models.CheckConstraint(condition=Q(combination__lt=100000), name="entry_combination_in_range"),
         ]
         indexes = [
-            models.Index(fields=["hand", "place"], name="entry_hand_place"),
-            models.Index(fields=["hand", "initial_combination"], name="entry_hand_initial"),
             # A player's history, newest hand first (handhistory.selectors.list_player_hands).
+            # The only index besides the unique ones: a deal of 100,000 writes every index
+            # 100,000 times, and none of the columns settlement writes is indexed, so results
+            # are heap-only updates (fillfactor 40; 0017_entries_at_scale.py).
             models.Index(fields=["user", "-hand"], name="entry_user_recent"),
-            # The hands a player missed the end of (tables.selectors.find_missed_result, on
-            # every table page): a few rows, whatever the length of his history.
-            models.Index(fields=["user", "-hand"], condition=Q(connected_at_end=False), name="entry_user_missed"),
+            # The initial combinations redealt away, still taken in their hand (a redeal's
+            # free combination, tables.services.play): empty for entries that never redealt,
+            # so the deal does not write it.
+            models.Index(
+                fields=["hand", "initial_combination"],
+                condition=~Q(combination=F("initial_combination")),
+                name="entry_redealt_initial",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Min, Q
 from django.utils import timezone
 
 from tables.engine.widerpoker import (
@@ -482,12 +482,22 @@ def find_missed_result(*, table_id: int, user_id: int, since: datetime) -> dict[
     """The newest hand at this table that finished while the player was disconnected (rules
     Notes 2: "the result ... will be visible through the Hand History link"), settled after
     ``since``: what the game screen tells him on return."""
+    # The table's first hand settled since then (``hand_table_settled``) bounds the player's entries to read: his
+    # entries newest first (``entry_user_recent``) down to that hand, a day of play at most,
+    # however long his history (10^7 entries, docs/benchmarks.md).
+    first = Hand.objects.filter(table_id=table_id, settled_at__gte=since).aggregate(first=Min("pk"))["first"]
+    if first is None:
+        return None
     entry = (
         Entry.objects.filter(
-            hand__table_id=table_id, user_id=user_id, connected_at_end=False, hand__settled_at__gte=since
+            user_id=user_id,
+            hand_id__gte=first,
+            hand__table_id=table_id,
+            connected_at_end=False,
+            hand__settled_at__gte=since,
         )
         .select_related("hand")
-        .order_by("-hand_id")  # = -number at one table; read from the partial index entry_user_missed
+        .order_by("-hand_id")  # = -number at one table
         .first()
     )
     if entry is None:

@@ -1,9 +1,13 @@
-"""``field__any_of=[...]``: membership in a long list of integers as one parameter.
+"""``field__any_of=IntArray(...)``: membership in a long list of integers as one parameter.
 
 ``field__in`` with 100,000 ids sends 100,000 placeholders (psycopg spent seconds converting
 such a query); ``any_of`` sends one array: ``field = ANY(%s::bigint[])`` on PostgreSQL and
 ``field IN (SELECT value FROM json_each(%s))`` on SQLite. Registered on every field by
-``WalletConfig.ready`` (the lowest app, so every app may use it)."""
+``WalletConfig.ready`` (the lowest app, so every app may use it).
+
+The ids go in an ``IntArray``: Django walks a list or tuple lookup value item by item
+(resolving expressions, checking related model instances), about 2 µs an id, 0.2 s for a
+hand of 100,000; an ``IntArray`` is one opaque value. A plain list still works."""
 
 from __future__ import annotations
 
@@ -11,9 +15,31 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Lookup
 from django.db.models.sql.compiler import SQLCompiler
+
+
+class IntArray:
+    """Integers (ids) as one int64 numpy array of shape ``(n,)``, for ``field__any_of``.
+
+    Deliberately not iterable, so the ORM passes it through untouched. Raises ``ValueError``
+    or ``TypeError`` (numpy's) for values that are not integers."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: Iterable[int] | npt.NDArray[np.integer[Any]]) -> None:
+        self.values: npt.NDArray[np.int64] = np.asarray(
+            values if isinstance(values, np.ndarray) else list(values), dtype=np.int64
+        ).reshape(-1)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __repr__(self) -> str:
+        return f"IntArray({len(self.values)} ids)"
 
 
 class AnyOf(Lookup):  # type: ignore[type-arg]  # django-stubs' Lookup is generic in the value type
@@ -25,8 +51,8 @@ class AnyOf(Lookup):  # type: ignore[type-arg]  # django-stubs' Lookup is generi
 
     def as_sql(self, compiler: SQLCompiler, connection: BaseDatabaseWrapper) -> tuple[str, list[Any]]:
         lhs, lhs_params = self.process_lhs(compiler, connection)
-        values: Iterable[Any] = self.rhs.tolist() if hasattr(self.rhs, "tolist") else self.rhs
-        ints = [int(value) for value in values]
+        rhs = self.rhs.values if isinstance(self.rhs, IntArray) else self.rhs
+        ints: list[int] = rhs.tolist() if hasattr(rhs, "tolist") else [int(value) for value in rhs]
         if connection.vendor == "postgresql":
             return f"{lhs} = ANY(%s::bigint[])", [*lhs_params, "{" + ",".join(map(str, ints)) + "}"]
         return f"{lhs} IN (SELECT value FROM json_each(%s))", [*lhs_params, json.dumps(ints)]

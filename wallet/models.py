@@ -125,9 +125,15 @@ class LedgerEntry(models.Model):
     """One leg of a transfer: a signed change of one account. Append-only (a trigger refuses
     UPDATE and DELETE); the entries of a transfer sum to zero."""
 
-    transfer = models.ForeignKey(Transfer, on_delete=models.PROTECT, related_name="entries")
+    # No per-row foreign-key checks (a hand's ante or prizes are 100,000 legs): ``_post`` writes
+    # the transfer and locks every leg's account in the same transaction, transfers are
+    # append-only and accounts with legs cannot be deleted (migrations/0009_ledger_at_scale.py);
+    # ``check_books`` checks the references.
+    transfer = models.ForeignKey(Transfer, on_delete=models.PROTECT, related_name="entries", db_constraint=False)
     # Indexed by ``ledger_account_recent`` (account, -id), which serves every lookup by account.
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries", db_index=False)
+    account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="entries", db_index=False, db_constraint=False
+    )
     delta_minor = models.BigIntegerField()
     balance_after_minor = models.BigIntegerField()
 
@@ -251,12 +257,13 @@ class PlaySession(models.Model):
     break of ``POKER_SESSION_BREAK_MINUTES`` without a hand. Session time limits and reality
     checks count from ``started_at``."""
 
+    # Read by player (the foreign key's index: a player has a session per break); no index on
+    # ``last_play_at``, so the deal's extension of 100,000 open sessions is a heap-only update
+    # (fillfactor 70, migrations/0009_ledger_at_scale.py).
+
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="play_sessions")
     started_at = models.DateTimeField()
     last_play_at = models.DateTimeField()
-
-    class Meta:
-        indexes = [models.Index(fields=["user", "-last_play_at"], name="play_session_recent")]
 
     def __str__(self) -> str:
         return f"{self.user_id} from {self.started_at:%H:%M}"

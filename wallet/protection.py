@@ -34,6 +34,7 @@ from wallet.errors import (
     SuspendedError,
     TimeOutError,
 )
+from wallet.lookups import IntArray
 from wallet.models import (
     AccountKind,
     Exclusion,
@@ -205,11 +206,11 @@ def barred_players(
     barred: dict[int, DomainError] = {}
     if not ids:
         return barred
-    for suspension in Suspension.objects.filter(user_id__any_of=ids, lifted_at__isnull=True):
+    for suspension in Suspension.objects.filter(user_id__any_of=IntArray(ids), lifted_at__isnull=True):
         barred[suspension.user_id] = SuspendedError(
             "this account is suspended: contact support", reason=suspension.reason
         )
-    exclusions = Exclusion.objects.filter(user_id__any_of=ids, starts_at__lte=now, ends_at__gt=now)
+    exclusions = Exclusion.objects.filter(user_id__any_of=IntArray(ids), starts_at__lte=now, ends_at__gt=now)
     for exclusion in exclusions.order_by("ends_at"):
         if exclusion.user_id in barred and barred[exclusion.user_id].code == "suspended":
             continue
@@ -219,7 +220,7 @@ def barred_players(
         elif exclusion.user_id not in barred:
             barred[exclusion.user_id] = TimeOutError(f"you took a time-out from play until {until}", until=until)
     limits = PlayerLimit.objects.filter(
-        user_id__any_of=[i for i in ids if i not in barred], kind__in=[LimitKind.LOSS, LimitKind.SESSION]
+        user_id__any_of=IntArray([i for i in ids if i not in barred]), kind__in=[LimitKind.LOSS, LimitKind.SESSION]
     ).filter(currency__in=[currency, ""])
     loss_limits: dict[int, int] = {}
     session_limits: dict[int, int] = {}
@@ -426,10 +427,12 @@ def record_play(*, user_ids: Iterable[int], now: datetime) -> None:
             )
         return
     open_ids = set(
-        PlaySession.objects.filter(user_id__any_of=ids, last_play_at__gte=since).values_list("user_id", flat=True)
+        PlaySession.objects.filter(user_id__any_of=IntArray(ids), last_play_at__gte=since).values_list(
+            "user_id", flat=True
+        )
     )
     if open_ids:
-        PlaySession.objects.filter(user_id__any_of=list(open_ids), last_play_at__gte=since).update(last_play_at=now)
+        PlaySession.objects.filter(user_id__any_of=IntArray(open_ids), last_play_at__gte=since).update(last_play_at=now)
     PlaySession.objects.bulk_create(
         [PlaySession(user_id=user_id, started_at=now, last_play_at=now) for user_id in ids if user_id not in open_ids],
         batch_size=2000,

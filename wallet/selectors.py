@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Q, QuerySet, Sum
 
 from wallet.chain import ChainProblem, verify_chain
-from wallet.models import Account, AccountKind, Currency, FundsHold, LedgerEntry
+from wallet.models import Account, AccountKind, Currency, FundsHold, LedgerEntry, Transfer
 from wallet.services import player_account_key
 
 
@@ -49,6 +49,9 @@ class BooksCheck:
     currency_totals: dict[str, int]
     chain_problems: list[ChainProblem] = field(default_factory=list)
     unmatched_holds: list[str] = field(default_factory=list)
+    broken_references: list[int] = field(default_factory=list)
+    """Ids of ledger legs whose account or transfer does not exist (none can: the database
+    checks no foreign key per leg, migrations/0009_ledger_at_scale.py)."""
 
     @property
     def ok(self) -> bool:
@@ -59,6 +62,7 @@ class BooksCheck:
             or any(self.currency_totals.values())
             or self.chain_problems
             or self.unmatched_holds
+            or self.broken_references
         )
 
 
@@ -67,7 +71,8 @@ def check_books(*, expect_head: dict[str, tuple[int, str]] | None = None) -> Boo
     entries; no non-cashier balance is negative; all accounts of a currency sum to zero
     (the cashier mirrors deposits and withdrawals); every account's ``held_minor`` is the sum
     of its uncaptured holds; every transfer's seal in its currency's
-    hash chain is intact (wallet/chain.py; ``expect_head`` as for ``verify_chain``)."""
+    hash chain is intact (wallet/chain.py; ``expect_head`` as for ``verify_chain``); every
+    leg's account and transfer exist."""
     unbalanced = list(
         LedgerEntry.objects.values("transfer_id")
         .annotate(total=Sum("delta_minor"), legs=Count("id"))
@@ -101,4 +106,10 @@ def check_books(*, expect_head: dict[str, tuple[int, str]] | None = None) -> Boo
         )
         if held != pending.get(pk, 0)
     ]
-    return BooksCheck(unbalanced, drifted, negative, totals, verify_chain(expect_head=expect_head), unmatched)
+    broken = {
+        *LedgerEntry.objects.exclude(account_id__in=Account.objects.values("pk")).values_list("pk", flat=True)[:100],
+        *LedgerEntry.objects.exclude(transfer_id__in=Transfer.objects.values("pk")).values_list("pk", flat=True)[:100],
+    }
+    return BooksCheck(
+        unbalanced, drifted, negative, totals, verify_chain(expect_head=expect_head), unmatched, sorted(broken)
+    )

@@ -35,6 +35,7 @@ from wallet.errors import (
     TransferConflictError,
     UnbalancedTransferError,
 )
+from wallet.lookups import IntArray
 from wallet.models import (
     Account,
     AccountKind,
@@ -105,7 +106,7 @@ def ensure_player_accounts(*, user_ids: Iterable[int], currency: str) -> dict[in
         raise CurrencyMismatchError(f"unknown currency {currency!r}", currency=currency)
     ordered = sorted(set(user_ids))
     players = Account.objects.filter(kind=AccountKind.PLAYER, currency=currency)
-    found: dict[int, int] = dict(players.filter(user_id__any_of=ordered).values_list("user_id", "pk"))
+    found: dict[int, int] = dict(players.filter(user_id__any_of=IntArray(ordered)).values_list("user_id", "pk"))
     missing = [user_id for user_id in ordered if user_id not in found]
     if missing:
         Account.objects.bulk_create(
@@ -121,7 +122,7 @@ def ensure_player_accounts(*, user_ids: Iterable[int], currency: str) -> dict[in
             ignore_conflicts=True,
             batch_size=2000,
         )
-        found.update(players.filter(user_id__any_of=missing).values_list("user_id", "pk"))
+        found.update(players.filter(user_id__any_of=IntArray(missing)).values_list("user_id", "pk"))
     return found
 
 
@@ -561,7 +562,7 @@ def capture_holds(*, destination_id: int, currency: str, memo: str = "") -> Capt
         memo=memo,
         released=released,
     )
-    FundsHold.objects.filter(pk__any_of=[row[0] for row in holds]).update(transfer=transfer)
+    FundsHold.objects.filter(pk__any_of=IntArray([row[0] for row in holds])).update(transfer=transfer)
     return Capture(transfer, dict(by_kind))
 
 

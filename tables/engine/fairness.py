@@ -36,6 +36,8 @@ import hmac
 from collections.abc import Sequence
 from typing import Final
 
+from tables.engine.rng import hmac_sha256_many
+
 __all__ = [
     "ALGORITHM_CHAIN",
     "MAX_CHAIN_LENGTH",
@@ -113,7 +115,7 @@ def entry_order(seed: bytes, names: Sequence[str]) -> list[int]:
     key = _check(seed)
     if len(set(names)) != len(names):
         raise ValueError("a player is listed twice")
-    tags = [hmac.digest(key, b"order\x00" + name.encode("utf-8"), "sha256") for name in names]
+    tags = hmac_sha256_many(key, b"order\x00", (name.encode("utf-8") for name in names))
     return sorted(range(len(names)), key=tags.__getitem__)
 
 

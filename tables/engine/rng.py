@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from typing import Final
+from collections.abc import Iterable
+from typing import Any, Final
 
-__all__ = ["SEED_BYTES", "RandomStream", "commitment", "shuffled"]
+__all__ = ["SEED_BYTES", "RandomStream", "commitment", "hmac_sha256_many", "shuffled"]
 
 SEED_BYTES: Final = 32
 """Length of a server seed in bytes."""
@@ -51,6 +52,37 @@ def commitment(server_seed: bytes) -> str:
     return hashlib.sha256(_check_seed(server_seed)).hexdigest()
 
 
+def _hmac_states(key: bytes, prefix: bytes) -> tuple[Any, Any]:
+    """HMAC-SHA256's two SHA-256 states for ``key`` (at most 64 bytes) after the padded key,
+    the inner one also after ``prefix`` (RFC 2104, section 4: precomputed once, continued
+    for every message that starts with ``prefix``)."""
+    padded = key.ljust(_SHA256_BLOCK, b"\x00")
+    inner = hashlib.sha256(bytes(byte ^ 0x36 for byte in padded) + prefix)
+    outer = hashlib.sha256(bytes(byte ^ 0x5C for byte in padded))
+    return inner, outer
+
+
+def _continue_hmac(inner_state: Any, outer_state: Any, suffixes: Iterable[bytes]) -> list[bytes]:
+    """``HMAC-SHA256(key, prefix || suffix)`` of each suffix, from ``_hmac_states(key, prefix)``."""
+    out = []
+    for suffix in suffixes:
+        inner = inner_state.copy()
+        inner.update(suffix)
+        outer = outer_state.copy()
+        outer.update(inner.digest())
+        out.append(outer.digest())
+    return out
+
+
+def hmac_sha256_many(key: bytes, prefix: bytes, suffixes: Iterable[bytes]) -> list[bytes]:
+    """``[HMAC-SHA256(key, prefix || suffix) for suffix in suffixes]`` (32 bytes each), about
+    twice as fast as ``hmac.digest`` per message: the key is hashed once. ``key``: at most 64
+    bytes (a seed is 32). Raises ``ValueError`` for a longer key."""
+    if len(key) > _SHA256_BLOCK:
+        raise ValueError("an HMAC key of more than 64 bytes is hashed first: not supported here")
+    return _continue_hmac(*_hmac_states(bytes(key), bytes(prefix)), suffixes)
+
+
 class RandomStream:
     """A deterministic stream of 64-bit words and unbiased integers for one label.
 
@@ -73,9 +105,7 @@ class RandomStream:
         self._words: list[int] = []
         # HMAC's two SHA-256 states after the padded key (and, inside, the label): every block
         # continues from copies of them instead of hashing the key again (RFC 2104, section 4).
-        key = self._seed.ljust(_SHA256_BLOCK, b"\x00")
-        self._inner = hashlib.sha256(bytes(byte ^ 0x36 for byte in key) + self._prefix)
-        self._outer = hashlib.sha256(bytes(byte ^ 0x5C for byte in key))
+        self._inner, self._outer = _hmac_states(self._seed, self._prefix)
 
     @property
     def label(self) -> str:
@@ -84,25 +114,13 @@ class RandomStream:
 
     def block(self, counter: int) -> bytes:
         """Block number ``counter`` (32 bytes) of this stream, without consuming anything."""
-        inner = self._inner.copy()
-        inner.update(_COUNTER.pack(counter))
-        outer = self._outer.copy()
-        outer.update(inner.digest())
-        return outer.digest()
+        return _continue_hmac(self._inner, self._outer, (_COUNTER.pack(counter),))[0]
 
     def blocks(self, start: int, count: int) -> bytes:
         """Blocks ``start .. start + count - 1`` of this stream, concatenated (``32 * count``
         bytes), without consuming anything: what a hand of 100,000 entries reads in bulk
         (``widerpoker.deal.initial_combination_indices``, about 290,000 blocks)."""
-        inner_state, outer_state, pack = self._inner, self._outer, _COUNTER.pack
-        out = []
-        for counter in range(start, start + count):
-            inner = inner_state.copy()
-            inner.update(pack(counter))
-            outer = outer_state.copy()
-            outer.update(inner.digest())
-            out.append(outer.digest())
-        return b"".join(out)
+        return b"".join(_continue_hmac(self._inner, self._outer, map(_COUNTER.pack, range(start, start + count))))
 
     def next_word(self) -> int:
         """The next 64-bit word (0 .. 2**64 - 1) of the stream."""

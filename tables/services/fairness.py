@@ -19,6 +19,7 @@ from tables.bulk import insert_missing_rows
 from tables.engine import fairness
 from tables.errors import InvalidTableConfigError
 from tables.models import PlayerClientSeed, SeedChain, Table
+from wallet.lookups import IntArray
 
 CLIENT_SEED = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
 PREPUBLISH = 10
@@ -77,7 +78,7 @@ def next_chain_seed(table: Table, *, now: datetime) -> ChainDraw:
 
 def client_seeds(user_ids: list[int], *, now: datetime) -> dict[int, str]:
     """Each player's client seed, giving a random one to players who have none yet."""
-    found = dict(PlayerClientSeed.objects.filter(user_id__any_of=user_ids).values_list("user_id", "seed"))
+    found = dict(PlayerClientSeed.objects.filter(user_id__any_of=IntArray(user_ids)).values_list("user_id", "seed"))
     missing = [user_id for user_id in user_ids if user_id not in found]
     if missing:
         # A first hand for many players (COPY on PostgreSQL); a seed a player set meanwhile wins.
@@ -89,7 +90,7 @@ def client_seeds(user_ids: list[int], *, now: datetime) -> dict[int, str]:
                 "updated_at": [now] * len(missing),
             },
         )
-        found.update(PlayerClientSeed.objects.filter(user_id__any_of=missing).values_list("user_id", "seed"))
+        found.update(PlayerClientSeed.objects.filter(user_id__any_of=IntArray(missing)).values_list("user_id", "seed"))
     return found
 
 
@@ -106,4 +107,4 @@ def set_client_seed(*, user_id: int, seed: str, now: datetime) -> str:
 
 def usernames(user_ids: list[int]) -> dict[int, str]:
     """The names that enter the hand seed and the entry order."""
-    return dict(get_user_model().objects.filter(pk__any_of=user_ids).values_list("pk", "username"))
+    return dict(get_user_model().objects.filter(pk__any_of=IntArray(user_ids)).values_list("pk", "username"))

@@ -54,6 +54,7 @@ from tables.services.settlement import cancel_hand, hand_escrow, settle_hand
 from tables.services.special import special_overrides
 from wallet import protection
 from wallet import services as wallet_services
+from wallet.lookups import IntArray
 from wallet.models import TransferKind
 
 logger = logging.getLogger(__name__)
@@ -212,7 +213,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
 
 
 def _update_seats(seat_ids: list[int], **values: Any) -> None:
-    Seat.objects.filter(pk__any_of=seat_ids).update(**values)
+    Seat.objects.filter(pk__any_of=IntArray(seat_ids)).update(**values)
 
 
 def hand_config(table: Table, seed: bytes, *, now: datetime) -> tuple[dict[str, Any], dict[str, Any] | None]:

@@ -413,7 +413,9 @@ def _redeal_at_once(hand: Hand, entry: Entry, *, number: int, now: datetime) -> 
                 "WITH pick AS (SELECT c.combination FROM unnest(%(batch)s::integer[]) "
                 "WITH ORDINALITY AS c(combination, position) "
                 f"WHERE NOT EXISTS (SELECT FROM {entries} e WHERE e.hand_id = %(hand)s "
-                "AND e.initial_combination = c.combination) "
+                "AND e.combination = c.combination) "
+                f"AND NOT EXISTS (SELECT FROM {entries} e WHERE e.hand_id = %(hand)s "
+                "AND e.initial_combination = c.combination AND e.combination <> e.initial_combination) "
                 f"AND NOT EXISTS (SELECT FROM {redeals} r WHERE r.hand_id = %(hand)s "
                 "AND r.combination = c.combination) "
                 "ORDER BY c.position LIMIT 1), "
@@ -452,8 +454,13 @@ def _free_combination(hand: Hand, number: int) -> int:
     candidates = redeal_candidates(bytes.fromhex(hand.server_seed), number)
     while True:
         batch = list(islice(candidates, 8))
-        taken = set(
-            Entry.objects.filter(hand=hand, initial_combination__in=batch).values_list("initial_combination", flat=True)
+        # An initial combination is taken whether its entry still holds it (the unique
+        # ``(hand, combination)``) or redealt it away (the partial ``entry_redealt_initial``).
+        taken = set(Entry.objects.filter(hand=hand, combination__in=batch).values_list("combination", flat=True))
+        taken.update(
+            Entry.objects.filter(hand=hand, initial_combination__in=batch)
+            .exclude(combination=F("initial_combination"))
+            .values_list("initial_combination", flat=True)
         )
         taken.update(Redeal.objects.filter(hand=hand, combination__in=batch).values_list("combination", flat=True))
         for index in batch:

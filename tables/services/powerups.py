@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils.translation import gettext_lazy as _
 
 from tables.bulk import insert_rows, update_rows
@@ -24,6 +25,7 @@ from tables.errors import InvalidTableConfigError
 from tables.models import GamingSession, PowerUpRules
 from wallet import services as wallet_services
 from wallet.errors import DomainError, InsufficientFundsError
+from wallet.lookups import IntArray
 from wallet.models import AccountKind, Currency, TransferKind
 
 
@@ -96,25 +98,19 @@ def on_hands_dealt(*, table_id: int, user_ids: list[int], now: datetime) -> None
         return
     idle = now - timedelta(minutes=config.idle_minutes)
     players = np.unique(np.asarray(user_ids, dtype=np.int64))
-    fields = (
-        "id",
-        "user_id",
-        "hands_played",
-        "draws_bought",
-        "redeals_bought",
-        "free_draws",
-        "free_redeals",
-        "last_hand_at",
-    )
+    fields = ("id", "user_id", "hands_played", "draws_bought", "redeals_bought", "free_draws", "free_redeals", "idle")
     # The table's open sessions, filtered here: a list of 100,000 ids in the query made
-    # PostgreSQL compare every row with every id.
-    open_sessions = GamingSession.objects.filter(table_id=table_id, ended_at__isnull=True)
+    # PostgreSQL compare every row with every id. Whether each is idle is the database's
+    # answer: no timestamp read per row.
+    open_sessions = GamingSession.objects.filter(table_id=table_id, ended_at__isnull=True).annotate(
+        idle=ExpressionWrapper(Q(last_hand_at__lt=idle), output_field=BooleanField())
+    )
     dealt = {int(user_id) for user_id in players.tolist()}
     found = [row for row in open_sessions.values_list(*fields) if row[1] in dealt]
-    idle_ids = [row[0] for row in found if row[7] < idle]
+    idle_ids = [row[0] for row in found if row[7]]
     if idle_ids:
-        GamingSession.objects.filter(pk__any_of=idle_ids).update(ended_at=now)
-    rows: list[tuple[int, ...]] = [tuple(row[:7]) for row in found if row[7] >= idle]
+        GamingSession.objects.filter(pk__any_of=IntArray(idle_ids)).update(ended_at=now)
+    rows: list[tuple[int, ...]] = [tuple(row[:7]) for row in found if not row[7]]
     missing = sorted(dealt - {row[1] for row in rows})
     if missing:
         # New sessions are written already counted: one INSERT, no UPDATE after it.
@@ -145,10 +141,10 @@ def on_hands_dealt(*, table_id: int, user_ids: list[int], now: datetime) -> None
         ids,
         {
             "hands_played": ("integer", hands),
-            "last_hand_at": ("timestamptz", [now] * len(ids)),
             "free_draws": ("smallint", free_draws),
             "free_redeals": ("smallint", free_redeals),
         },
+        constants={"last_hand_at": now},
     )
 
 

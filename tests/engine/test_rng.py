@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chi2
 
+from tables.engine.rng import hmac_sha256_many
 from tables.engine.widerpoker import (
     RandomStream,
     SpinJackpot,
@@ -70,6 +71,10 @@ def test_blocks_read_in_bulk_are_the_hmac_blocks(seed: bytes, label: str) -> Non
     expected = [hmac.digest(seed, prefix + struct.pack(">Q", counter), "sha256") for counter in range(5, 12)]
     assert stream.blocks(5, 7) == b"".join(expected)
     assert [stream.block(counter) for counter in range(5, 12)] == expected
+    suffixes = [label.encode("utf-8"), b"", b"\x00" * 70]
+    assert hmac_sha256_many(seed, b"order\x00", suffixes) == [
+        hmac.digest(seed, b"order\x00" + suffix, "sha256") for suffix in suffixes
+    ]
 
 
 def test_randbelow_rejects_words_at_or_above_the_largest_multiple_of_n() -> None:

@@ -1,0 +1,110 @@
+"""What the schema of a hand of 100,000 players gave up, and what holds in its place
+(tables/migrations/0017_entries_at_scale.py, wallet/migrations/0009_ledger_at_scale.py):
+fewer entry indexes, results written as heap-only updates, no per-row foreign-key checks on
+entries and ledger legs. Runs on SQLite and, with ``DATABASE_URL``, on PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import IntegrityError, InternalError, ProgrammingError, connection, transaction
+
+from tables import services
+from tables.engine.widerpoker import combination_index, redeal_combination
+from tables.models import Entry, Hand
+from tests.conftest import make_player
+from tests.helpers import create_fun_table, deal, deal_hand, seat_players, settle
+from wallet.models import Account, LedgerEntry
+from wallet.selectors import check_books
+
+pytestmark = pytest.mark.django_db
+
+on_postgresql = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="PostgreSQL's triggers and statistics (production path)"
+)
+
+
+def test_a_redeal_never_hands_out_an_initial_combination_redealt_away(now: datetime, settings: Any) -> None:
+    """An initial combination stays taken after its entry redealt it away: the check reads
+    the partial index of redealt entries, not an index of every initial combination."""
+    settings.PURCHASE_CAPTURE = "batch"
+    table = create_fun_table()
+    players = [make_player(f"away{i}") for i in range(3)]
+    seat_players(table, players, now)
+    hand = deal(table, now)
+    seed = bytes.fromhex(hand.server_seed)
+    initial = set(Entry.objects.filter(hand=hand).values_list("initial_combination", flat=True))
+    # The first free candidate of redeal 0, given to player 2 as an initial combination he
+    # has since redealt away (his current combination stays his old one, still unique).
+    first = combination_index(redeal_combination(seed, initial, 0))
+    Entry.objects.filter(hand=hand, user=players[2]).update(initial_combination=first)
+    taken = set(Entry.objects.filter(hand=hand).values_list("initial_combination", flat=True))
+    taken |= set(Entry.objects.filter(hand=hand).values_list("combination", flat=True))
+    entry = services.buy_redeal(table_id=table.pk, user_id=players[0].pk, now=now + timedelta(seconds=1))
+    assert entry.combination != first
+    assert entry.combination == combination_index(redeal_combination(seed, taken, 0))
+
+
+def test_the_books_check_finds_a_ledger_leg_whose_account_does_not_exist(alice: User, now: datetime) -> None:
+    table = create_fun_table()
+    deal_hand(table, [alice, make_player("legs-b")], now)
+    assert check_books().ok
+    leg = LedgerEntry.objects.order_by("pk").first()
+    assert leg is not None
+    missing = (Account.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1000
+    with connection.cursor() as cursor:  # no foreign key stops it any more: the check must
+        cursor.execute(
+            "INSERT INTO wallet_ledgerentry (transfer_id, account_id, delta_minor, balance_after_minor) "
+            "VALUES (%s, %s, 0, 0)",
+            [leg.transfer_id, missing],
+        )
+    books = check_books()
+    assert not books.ok
+    assert len(books.broken_references) == 1
+
+
+@on_postgresql
+def test_an_account_with_legs_and_a_player_with_entries_cannot_be_deleted(alice: User, now: datetime) -> None:
+    table = create_fun_table()
+    hand = deal_hand(table, [alice, make_player("keep-b")], now)
+    account_id = LedgerEntry.objects.filter(transfer__reference=f"ante:{hand.pk}").values_list("account_id").first()
+    assert account_id is not None
+    for statement, params in (
+        ("DELETE FROM wallet_account WHERE id = %s", [account_id[0]]),
+        ("DELETE FROM auth_user WHERE id = %s", [alice.pk]),
+    ):
+        with (
+            pytest.raises((IntegrityError, InternalError, ProgrammingError)),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
+            cursor.execute(statement, params)
+    assert User.objects.filter(pk=alice.pk).exists()
+
+
+@on_postgresql
+def test_settlement_writes_every_entry_s_result_as_a_heap_only_update(now: datetime) -> None:
+    """A settlement's results touch no indexed column and fit in the page the entry was
+    dealt into (fillfactor 40): every updated entry is a HOT update. An index on a result
+    column, or a table without the room, makes this fail (and a settlement of 100,000
+    entries ten times slower, docs/benchmarks.md)."""
+    table = create_fun_table()
+    deal_hand(table, [make_player(f"hot{i}") for i in range(120)], now)
+
+    def counts() -> tuple[int, int]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relname = 'tables_entry'"
+            )
+            row = cursor.fetchone()
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
+    updated, hot = counts()
+    hand = settle(table)
+    assert Hand.objects.get(pk=hand.pk).status == "settled"
+    updated_after, hot_after = counts()
+    assert updated_after - updated >= 120
+    assert hot_after - hot == updated_after - updated
