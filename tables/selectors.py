@@ -158,6 +158,12 @@ def get_public_state(*, table_id: int) -> TableStateFrame | HoldemTableFrame:
     return get_table_state(table_id=table_id)
 
 
+def table_version(*, table_id: int) -> int | None:
+    """The table's current ``version`` (None for no such table): one indexed read, what a
+    cached public frame is checked against (tables/realtime/hub.py, ``public_snapshot``)."""
+    return Table.objects.filter(pk=table_id).values_list("version", flat=True).first()
+
+
 def get_table_state(*, table_id: int) -> TableStateFrame:
     """The public state of a WiderPoker table: what every watcher may see, with its version."""
     table = Table.objects.select_related("current_hand").filter(pk=table_id).first()

@@ -138,14 +138,25 @@ class TableConsumer(AsyncWebsocketConsumer):
                 )
 
     async def send_snapshot(self) -> None:
-        state = await database_sync_to_async(selectors.get_public_state)(table_id=self.table_id)
-        await self.send(dumps(state))
+        """Send the public frame, then this player's private one. At a WiderPoker table the
+        public frame comes from the hub's per-process cache while it is current
+        (tables/realtime/hub.py, ``public_snapshot``): every socket of a table gets the same."""
+        if self.game == WIDERPOKER:
+            await self.send(await get_hub().public_snapshot(self.table_id))
+        else:
+            state = await database_sync_to_async(selectors.get_public_state)(table_id=self.table_id)
+            await self.send(dumps(state))
         await self.send_private()
 
     async def send_private(self) -> None:
-        private = await database_sync_to_async(selectors.get_private_state)(
-            table_id=self.table_id, user_id=self.user_id
-        )
+        if self.game == WIDERPOKER:  # the game is known: no query to find it again
+            private: Any = await database_sync_to_async(selectors.get_entry_state)(
+                table_id=self.table_id, user_id=self.user_id
+            )
+        else:
+            private = await database_sync_to_async(selectors.get_private_state)(
+                table_id=self.table_id, user_id=self.user_id
+            )
         await self.send(dumps(private))
 
 

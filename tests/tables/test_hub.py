@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 from typing import Any
 
+import pytest
+from asgiref.sync import sync_to_async
 from autobahn.twisted.websocket import WebSocketServerFactory  # what daphne uses
 
 from tables.realtime.hub import TableHub, prepared_protocol
@@ -116,3 +119,132 @@ async def test_a_long_frame_gets_the_extended_length() -> None:
     text = '{"type": "table_state", "pad": "' + "x" * 5000 + '"}'
     await hub.deliver(7, text, refresh_private=False)
     assert unframe(protocol.written[0]) == text
+
+
+# --- The connect frame's cache (TableHub.public_snapshot) ----------------------------------
+
+
+class FakeTable:
+    """The database as the snapshot cache reads it: a version and a frame per build, with
+    a gate to hold a build open while the test delivers something."""
+
+    def __init__(self) -> None:
+        self.version = 5
+        self.players = 10
+        self.builds = 0
+        self.version_reads = 0
+        self.gate: asyncio.Event | None = None
+        self.loop = asyncio.get_running_loop()
+
+    def read_version(self, table_id: int) -> int:
+        self.version_reads += 1
+        return self.version
+
+    def build(self, table_id: int) -> dict[str, Any]:
+        self.builds += 1
+        frame = {
+            "type": "table_state",
+            "table_id": table_id,
+            "version": self.version,
+            "phase": "change",
+            "deadline": None,
+            "server_time": "built",
+            "players": self.players,
+        }
+        if self.gate is not None:  # wait (in the worker thread) until the test opens it
+            asyncio.run_coroutine_threadsafe(self.gate.wait(), self.loop).result(timeout=5)
+        return frame
+
+
+@pytest.fixture
+async def fake_table(monkeypatch: pytest.MonkeyPatch) -> FakeTable:
+    from tables.realtime import hub as hub_module
+
+    fake = FakeTable()
+    # No database here: the hub's reads run as plain worker-thread calls.
+    monkeypatch.setattr(hub_module, "database_sync_to_async", sync_to_async)
+    monkeypatch.setattr(hub_module, "read_table_version", fake.read_version)
+    monkeypatch.setattr(hub_module, "build_table_state", fake.build)
+    return fake
+
+
+def seated_hub() -> TableHub:
+    hub = TableHub(asyncio.get_running_loop())
+    hub.sockets[7].add(Socket(1))
+    return hub
+
+
+async def test_the_connect_frame_is_built_once_then_served_with_a_fresh_server_time(fake_table: FakeTable) -> None:
+    hub = seated_hub()
+    first = json.loads(await hub.public_snapshot(7))
+    second = json.loads(await hub.public_snapshot(7))
+    assert fake_table.builds == 1
+    assert fake_table.version_reads == 1  # the second connect read the version, not the frame
+    assert first["server_time"] != "built" and second["server_time"] != "built"
+    assert {**first, "server_time": None} == {**second, "server_time": None}
+    assert list(second) == ["type", "table_id", "version", "phase", "deadline", "server_time", "players"]
+
+
+async def test_a_new_version_in_the_database_is_rebuilt_even_without_a_delivery(fake_table: FakeTable) -> None:
+    hub = seated_hub()
+    await hub.public_snapshot(7)
+    fake_table.version, fake_table.players = 6, 11  # its push was lost
+    assert json.loads(await hub.public_snapshot(7))["version"] == 6
+    assert fake_table.builds == 2
+
+
+async def test_any_delivery_of_the_table_drops_its_frame(fake_table: FakeTable) -> None:
+    """A push with the same version (a join's new player count, a live pool) is newer than
+    the cached frame: the next connect must not get an older one."""
+    hub = seated_hub()
+    await hub.public_snapshot(7)
+    fake_table.players = 11
+    await hub.deliver(8, '{"type":"pool_updated"}', refresh_private=False)  # another table
+    assert json.loads(await hub.public_snapshot(7))["players"] == 10
+    await hub.deliver(7, '{"type":"pool_updated"}', refresh_private=False)
+    assert json.loads(await hub.public_snapshot(7))["players"] == 11
+    assert fake_table.builds == 2
+
+
+async def test_connects_during_a_build_share_it(fake_table: FakeTable) -> None:
+    hub = seated_hub()
+    fake_table.gate = asyncio.Event()
+    waiting = [asyncio.create_task(hub.public_snapshot(7)) for _ in range(5)]
+    await asyncio.sleep(0.05)
+    fake_table.gate.set()
+    frames = [json.loads(text) for text in await asyncio.gather(*waiting)]
+    assert fake_table.builds == 1
+    assert {frame["players"] for frame in frames} == {10}
+
+
+async def test_a_frame_built_while_a_delivery_arrived_is_not_served_nor_cached(fake_table: FakeTable) -> None:
+    hub = seated_hub()
+    fake_table.gate = asyncio.Event()
+    waiting = asyncio.create_task(hub.public_snapshot(7))
+    await asyncio.sleep(0.05)  # the build has read the old state...
+    fake_table.players = 11
+    await hub.deliver(7, '{"type":"table_state"}', refresh_private=False)  # ...and a newer frame went out
+    fake_table.gate.set()
+    assert json.loads(await waiting)["players"] == 11  # built again, not the older frame
+    assert fake_table.builds == 2
+    assert hub.snapshots[7].frame["players"] == 11
+
+
+async def test_a_cached_frame_expires(fake_table: FakeTable, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tables.realtime import hub as hub_module
+
+    hub = seated_hub()
+    await hub.public_snapshot(7)
+    monkeypatch.setattr(hub_module, "SNAPSHOT_MAX_AGE_SECONDS", 0.0)
+    await hub.public_snapshot(7)
+    assert fake_table.builds == 2
+
+
+async def test_a_resubscription_or_the_last_socket_leaving_drops_the_frames(fake_table: FakeTable) -> None:
+    hub = seated_hub()
+    await hub.public_snapshot(7)
+    hub.drop_snapshots()  # deliveries may have been lost while unsubscribed
+    await hub.public_snapshot(7)
+    assert fake_table.builds == 2
+    hub.discard(next(iter(hub.sockets[7])))
+    assert 7 not in hub.snapshots
