@@ -259,7 +259,7 @@ class PlaySession(models.Model):
 
     # Read by player (the foreign key's index: a player has a session per break); no index on
     # ``last_play_at``, so the deal's extension of 100,000 open sessions is a heap-only update
-    # (fillfactor 70, migrations/0009_ledger_at_scale.py).
+    # (fillfactor 45, migrations/0009_ledger_at_scale.py).
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="play_sessions")
     started_at = models.DateTimeField()

@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, InternalError, ProgrammingError, connection, transaction
 
 from tables import services
+from tables.bulk import array_literal
 from tables.engine.widerpoker import combination_index, redeal_combination
 from tables.models import Entry, Hand
 from tests.conftest import make_player
@@ -108,3 +109,22 @@ def test_settlement_writes_every_entry_s_result_as_a_heap_only_update(now: datet
     updated_after, hot_after = counts()
     assert updated_after - updated >= 120
     assert hot_after - hot == updated_after - updated
+
+
+@on_postgresql
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["[1,2,3]", "[4]", "", "NULL", " spaced ", "{braces}", "città"],
+        ['a"quote', "plain"],
+        ["back\\slash", "x"],
+        [True, False, None],
+        [0, -7, 2**40],
+    ],
+)
+def test_bulk_array_parameters_reach_postgresql_unchanged(values: list[Any]) -> None:
+    """``array_literal`` (every bulk update's parameters): quoting, NULLs and the fast paths."""
+    kind = "text" if isinstance(values[0], str) else "boolean" if isinstance(values[0], bool) else "bigint"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT unnest(%s::{kind}[])", [array_literal(values)])
+        assert [row[0] for row in cursor.fetchall()] == values
