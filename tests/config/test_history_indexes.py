@@ -1,4 +1,4 @@
-"""The indexes that keep years of entries and ledger legs fast (tables 0013, wallet 0007),
+"""The indexes that keep years of entries and ledger legs fast (tables 0013 and 0017, wallet 0007),
 as the migrations leave them on whichever database runs the suite."""
 
 from __future__ import annotations
@@ -24,7 +24,12 @@ def test_a_players_history_and_an_audit_range_have_their_indexes() -> None:
     entry = indexes("tables_entry")
     assert entry["entry_user_recent"] == ["user_id", "hand_id"]
     assert indexes("tables_hand")["hand_settled_at"] == ["settled_at"]
-    assert entry["entry_user_missed"] == ["user_id", "hand_id"]  # partial: connected_at_end is false
+    # The missed-result lookup: a table's hands of the last day bound the player's entries.
+    assert indexes("tables_hand")["hand_table_settled"] == ["table_id", "settled_at"]
+    # Settlement writes no indexed column (its results are heap-only updates, tables 0017).
+    written = {"connected_at_end", "hold_used", "draw_strengths", "best_draw", "strength", "category", "place"}
+    written |= {"prize_minor", "jackpot_minor"}
+    assert not written & {column for columns in entry.values() for column in columns}
 
 
 def test_no_index_is_written_twice_per_entry_or_leg() -> None:
@@ -53,9 +58,8 @@ def test_a_concurrent_index_refuses_to_run_inside_a_transaction() -> None:
 def test_dropping_the_indexes_kept_the_tables_triggers() -> None:
     """The append-only ledger and the final entries are triggers; an ``AlterField`` on SQLite
     rebuilds the table and silently loses them, so the index migrations must not. (On
-    SQLite the final-entries trigger is already gone on main, lost by an earlier migration's
-    rebuild: checked on PostgreSQL only.)"""
-    tables = ["wallet_ledgerentry"] + (["tables_entry"] if connection.vendor == "postgresql" else [])
+    SQLite the rebuilt tables get theirs again: tables 0016 and 0017, wallet 0009.)"""
+    tables = ["wallet_ledgerentry", "tables_entry"]
     for table in tables:
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
