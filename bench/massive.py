@@ -208,9 +208,10 @@ def main() -> None:
     table_id, _user_ids, tokens, session_keys = prepare(args.players, sockets, args.change_seconds)
     print(f"prepared {args.players} players ({sockets} with sockets) in {time.perf_counter() - started:.1f} s")
 
+    from django.db import transaction
     from django.utils import timezone
 
-    from tables.models import Entry, Hand, Table, TablePhase
+    from tables.models import Entry, Hand, HandStatus, Table, TablePhase
     from wallet.selectors import check_books
 
     servers: list[subprocess.Popen[bytes]] = []
@@ -277,6 +278,11 @@ def main() -> None:
         built = min(datetime.fromisoformat(s).timestamp() for _, s in arrivals)
         deal_seconds = built - hand.started_at.timestamp()
         push = sorted(t - datetime.fromisoformat(s).timestamp() for t, s in arrivals)
+        print(
+            f"deal {deal_seconds:.2f} s; push to {len(push):,} sockets p50 {statistics.median(push):.2f} s, "
+            f"p95 {pct(push, 0.95):.2f} s, p99 {pct(push, 0.99):.2f} s, max {push[-1]:.2f} s",
+            flush=True,
+        )
 
         # Purchases: each player at most one hold, one draw and one redeal.
         rng = random.Random(7)
@@ -292,15 +298,27 @@ def main() -> None:
         latencies = sorted(o[2] for o in confirmed)
         still_open = timezone.now() < Hand.objects.get(pk=hand.pk).change_deadline
 
-        # Settlement: move the deadline to now so the clock settles without waiting it out.
+        # Settlement: move the deadline to now so the clock settles without waiting it out;
+        # if the change phase ran out during the purchases, the clock settled (or is
+        # settling) at its own deadline: measured from the deadline to the hand's settlement.
         woken = time.perf_counter()
-        Hand.objects.filter(pk=hand.pk).update(change_deadline=timezone.now(), redeal_deadline=timezone.now())
-        Table.objects.filter(pk=table_id).update(phase_deadline=timezone.now())
+        with transaction.atomic():
+            still_open = (
+                Hand.objects.filter(pk=hand.pk, status=HandStatus.CHANGE).update(
+                    change_deadline=timezone.now(), redeal_deadline=timezone.now()
+                )
+                == 1
+                and still_open
+            )
+            if still_open:
+                Table.objects.filter(pk=table_id).update(phase_deadline=timezone.now())
         deadline = time.monotonic() + 600
         while Table.objects.get(pk=table_id).phase != TablePhase.RESULTS and time.monotonic() < deadline:
             time.sleep(0.05)
         settle_seconds = time.perf_counter() - woken
         hand.refresh_from_db()
+        if not still_open and hand.settled_at is not None:
+            settle_seconds = (hand.settled_at - hand.change_deadline).total_seconds()
 
         draws_ok = sum(1 for o in confirmed if o[0] == "draw")
         redeals_ok = sum(1 for o in confirmed if o[0] == "redeal")

@@ -6,6 +6,8 @@ appear only once the hand is settled or cancelled.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
@@ -15,6 +17,7 @@ from django.db.models import Count, F, Min, Q
 from django.utils import timezone
 
 from tables.engine.widerpoker import (
+    Board,
     PoolSplit,
     board_grid,
     category_of,
@@ -246,6 +249,32 @@ def render_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
     return {user_id: dumps(state) for user_id, state in list_entry_states(table_id=table_id, user_ids=user_ids).items()}
 
 
+_PANELS: OrderedDict[tuple[int, tuple[int, ...]], dict[str, Any]] = OrderedDict()
+_PANELS_LOCK = threading.Lock()
+PANEL_CACHE_SIZE = 20_000
+"""Probability panels kept per process (~2 ms each to compute over the board's 100,000
+cells; ~1 KiB each kept): one per player of a running hand, computed at his first private
+frame and reused for every later one (his holds, purchases, REST answers, reconnections)."""
+
+
+def _panel_of(hand: Hand, board: Board, combination: tuple[int, ...]) -> dict[str, Any]:
+    """The probability panel (``odds.panel(...).as_dict()``, not to be mutated) of
+    ``combination`` on the board of ``hand``: a function of the two alone (a hand's board
+    never changes), cached per (hand, combination), least recently used dropped first."""
+    key = (hand.pk, combination)
+    with _PANELS_LOCK:
+        found = _PANELS.get(key)
+        if found is not None:
+            _PANELS.move_to_end(key)
+            return found
+    computed = panel(board_grid(board), combination).as_dict()
+    with _PANELS_LOCK:
+        _PANELS[key] = computed
+        while len(_PANELS) > PANEL_CACHE_SIZE:
+            _PANELS.popitem(last=False)
+    return computed
+
+
 def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:
     config = hand.config
     board = board_from_json(hand.board)
@@ -268,7 +297,7 @@ def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:
         "result": None,
     }
     if hand.status == HandStatus.CHANGE and config.get("panel", True):
-        data["panel"] = panel(board_grid(board), combination).as_dict()
+        data["panel"] = dict(_panel_of(hand, board, combination))
         if not config.get("tips", True):
             # A special hand without tips: the server never sends them (seed 001, D).
             data["panel"]["tip1"] = data["panel"]["tip2"] = None

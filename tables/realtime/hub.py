@@ -166,7 +166,11 @@ class TableHub:
 
         while True:
             try:
-                await database_sync_to_async(beat)(now=timezone.now())
+                # Not in the process's one thread for sync code (thread-sensitive): a busy
+                # process queues seconds of work there (a hand of 10,000 sockets' private
+                # states, requests), and a heartbeat waiting behind it got the process taken
+                # for dead and its 5,000 players off their seats (docs/benchmarks.md).
+                await database_sync_to_async(beat, thread_sensitive=False)(now=timezone.now())
             except Exception:
                 logger.exception("presence heartbeat failed; retrying")
             await asyncio.sleep(settings.PRESENCE_HEARTBEAT_SECONDS)
