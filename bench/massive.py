@@ -212,6 +212,7 @@ def main() -> None:
     from django.utils import timezone
 
     from tables.models import Entry, Hand, HandStatus, Table, TablePhase
+    from tables.services import beacon
     from wallet.selectors import check_books
 
     servers: list[subprocess.Popen[bytes]] = []
@@ -303,9 +304,12 @@ def main() -> None:
         # settling) at its own deadline: measured from the deadline to the hand's settlement.
         woken = time.perf_counter()
         with transaction.atomic():
+            # The hand settles once its beacon round is out (algorithm 2): the round after the
+            # new deadline, as the deal would have chosen (docs/provably-fair.md).
+            moved = timezone.now()
             still_open = (
                 Hand.objects.filter(pk=hand.pk, status=HandStatus.CHANGE).update(
-                    change_deadline=timezone.now(), redeal_deadline=timezone.now()
+                    change_deadline=moved, redeal_deadline=moved, beacon_round=beacon.round_after(moved)
                 )
                 == 1
                 and still_open
@@ -328,6 +332,8 @@ def main() -> None:
         expected_paid = ANTE * hand.entry_count + DRAW_PRICE * draws_ok + REDEAL_PRICE * redeals_ok
         if len(arrivals) < sockets:
             failures.append(f"only {len(arrivals)} of {sockets} sockets received the change phase")
+        if hand.status != HandStatus.SETTLED:
+            failures.append(f"the hand was not settled: {hand.status} ({hand.cancel_reason})")
         books = check_books()
         if not books.ok:
             failures.append("books do not balance")
