@@ -248,3 +248,30 @@ async def test_a_resubscription_or_the_last_socket_leaving_drops_the_frames(fake
     assert fake_table.builds == 2
     hub.discard(next(iter(hub.sockets[7])))
     assert 7 not in hub.snapshots
+
+
+async def test_the_heartbeat_does_not_wait_for_the_busy_sync_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process whose one thread for sync code is busy (10,000 sockets' private states)
+    still stamps its heartbeat: waiting behind that work got both daphnes of a 10,000-socket
+    benchmark reaped and every player taken off his seat (docs/benchmarks.md)."""
+    import threading
+    import time
+
+    from tables.services import presence
+
+    beats: list[str] = []
+    monkeypatch.setattr(presence, "beat", lambda *, now: beats.append(threading.current_thread().name))
+    blocker = asyncio.ensure_future(sync_to_async(time.sleep)(1.5))  # thread-sensitive: the sync thread
+    await asyncio.sleep(0.05)
+    hub = TableHub(asyncio.get_running_loop())
+    task = asyncio.get_running_loop().create_task(hub._beat())
+    try:
+        for _ in range(50):
+            if beats:
+                break
+            await asyncio.sleep(0.01)
+        assert beats, "the heartbeat waited for the busy sync thread"
+        assert not blocker.done()
+    finally:
+        task.cancel()
+        await blocker
