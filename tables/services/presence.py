@@ -5,7 +5,8 @@ consumer crashed, its sockets were never uncounted and the seat looked connected
 (falling back to the 30 s timeout instead of the 10 s reconnect grace). Now:
 
 - each process has an id (``PROCESS_ID``) and an ``AsgiProcess`` row it stamps every
-  ``PRESENCE_HEARTBEAT_SECONDS`` (``beat``, run by the process's table hub);
+  ``PRESENCE_HEARTBEAT_SECONDS`` (``beat``, run by the process's table hub in a thread of
+  its own: a process whose thread for sync code is busy is alive, not dead);
 - ``record_socket`` counts a socket against the seat and against its process
   (``SeatSockets``);
 - the clock calls ``reap_dead_processes``: a process silent for
