@@ -296,6 +296,36 @@ def socket_fds(pid: int) -> int:
     return count
 
 
+def start_clients(
+    targets: list[tuple[str, str]], table_id: int, sessions: list[str]
+) -> tuple[list[Any], Any, Any, Any]:
+    """Start ``CLIENT_PROCESSES`` spawned ``client_process`` es sharing ``sessions`` (session
+    keys, one socket each) over ``targets``; each process alternates its sockets over the
+    targets from its own offset. Returns (processes, connected semaphore, results queue,
+    release event)."""
+    context = multiprocessing.get_context("spawn")
+    connected, results, release = context.Semaphore(0), context.Queue(), context.Event()
+    shares = [sessions[i::CLIENT_PROCESSES] for i in range(CLIENT_PROCESSES)]
+    clients = [
+        context.Process(
+            target=client_process,
+            args=(
+                targets[i % len(targets) :] + targets[: i % len(targets)],
+                table_id,
+                share,
+                connected,
+                results,
+                release,
+            ),
+        )
+        for i, share in enumerate(shares)
+        if share
+    ]
+    for client in clients:
+        client.start()
+    return clients, connected, results, release
+
+
 def wait_connected(clients: list[Any], connected: Any, results: Any, timeout: float = 1800) -> list[Any]:
     """Wait until every client process has opened its sockets; fail at once if one reports
     an error. Returns the reports that arrived meanwhile (for ``collect_arrivals``)."""
@@ -549,28 +579,8 @@ def main() -> None:
 
         from tables.models import Hand, Seat, Table
 
-        context = multiprocessing.get_context("spawn")
-        connected, results, release = context.Semaphore(0), context.Queue(), context.Event()
-        shares = [cookies[i::CLIENT_PROCESSES] for i in range(CLIENT_PROCESSES)]
-        # Each client process alternates its sockets over the targets from its own offset.
-        clients = [
-            context.Process(
-                target=client_process,
-                args=(
-                    targets[i % len(targets) :] + targets[: i % len(targets)],
-                    table_id,
-                    share,
-                    connected,
-                    results,
-                    release,
-                ),
-            )
-            for i, share in enumerate(shares)
-            if share
-        ]
         opened = time.perf_counter()
-        for client in clients:
-            client.start()
+        clients, connected, results, release = start_clients(targets, table_id, cookies)
         early = wait_connected(clients, connected, results)
         print(f"connected {args.clients} sockets in {time.perf_counter() - opened:.1f} s")
         time.sleep(3)

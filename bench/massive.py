@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import multiprocessing
 import os
 import random
 import secrets
@@ -52,7 +51,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.fanout import (  # noqa: E402
-    client_process,
     collect_arrivals,
     daphne_command,
     free_port,
@@ -61,12 +59,12 @@ from bench.fanout import (  # noqa: E402
     recreate_database,
     rss_kib,
     socket_fds,
+    start_clients,
     start_nginx,
     wait_connected,
     wait_listening,
 )
 
-CLIENT_PROCESSES = 4
 ANTE, DRAW_PRICE, REDEAL_PRICE = 100, 50, 80
 
 
@@ -245,27 +243,8 @@ def main() -> None:
         rss_before = [rss_kib(server.pid) for server in servers]
         fds_before = [socket_fds(server.pid) for server in servers]
 
-        context = multiprocessing.get_context("spawn")
-        connected, results, release = context.Semaphore(0), context.Queue(), context.Event()
-        shares = [session_keys[i::CLIENT_PROCESSES] for i in range(CLIENT_PROCESSES)]
-        clients = [
-            context.Process(
-                target=client_process,
-                args=(
-                    targets[i % len(targets) :] + targets[: i % len(targets)],
-                    table_id,
-                    share,
-                    connected,
-                    results,
-                    release,
-                ),
-            )
-            for i, share in enumerate(shares)
-            if share
-        ]
         opened = time.perf_counter()
-        for client in clients:
-            client.start()
+        clients, connected, results, release = start_clients(targets, table_id, session_keys)
         early = wait_connected(clients, connected, results)
         print(f"connected {sockets} sockets in {time.perf_counter() - opened:.1f} s")
         time.sleep(2)
