@@ -8,39 +8,16 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
-from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 
+from tests.e2e.pages import axe_problems, sign_up
 from tests.e2e.server import CHANGE_SECONDS, TABLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
 PASSWORD = "keyboard-only-11"
-
-
-def _axe_problems(page: Page, name: str) -> list[str]:
-    """Serious and critical axe-core violations of the page, one line each."""
-    page.add_script_tag(path=str(AXE))
-    violations: list[dict[str, Any]] = page.evaluate(
-        """async () => (await axe.run(document, {resultTypes: ["violations"]})).violations
-            .filter((v) => v.impact === "serious" || v.impact === "critical")
-            .map((v) => ({id: v.id, impact: v.impact, help: v.help,
-                          targets: v.nodes.slice(0, 3).map((n) => n.target.join(" "))}))"""
-    )
-    return [f"{name}: {v['impact']} {v['id']} ({v['help']}) at {v['targets']}" for v in violations]
-
-
-def _sign_up(page: Page, base: str, username: str) -> None:
-    page.goto(f"{base}/signup/")
-    page.fill("#id_username", username)
-    page.fill("#id_password1", PASSWORD)
-    page.fill("#id_password2", PASSWORD)
-    page.click("[data-testid=signup-submit]")
-    page.wait_for_url(f"{base}/")
 
 
 def test_pages_have_no_serious_violations_and_a_hand_is_played_with_the_keyboard(server: str, browser: Browser) -> None:
@@ -48,7 +25,7 @@ def test_pages_have_no_serious_violations_and_a_hand_is_played_with_the_keyboard
     anonymous = browser.new_page()
     for name, path in {"lobby-anonymous": "/", "login": "/login/", "signup": "/signup/"}.items():
         anonymous.goto(f"{server}{path}")
-        problems += _axe_problems(anonymous, name)
+        problems += axe_problems(anonymous, name)
     anonymous.close()
 
     phone_context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
@@ -57,8 +34,8 @@ def test_pages_have_no_serious_violations_and_a_hand_is_played_with_the_keyboard
     for page in (phone, desktop):
         page.set_default_timeout(10_000)
     suffix = str(os.getpid())
-    _sign_up(phone, server, f"kim{suffix}")
-    _sign_up(desktop, server, f"lee{suffix}")
+    sign_up(phone, server, f"kim{suffix}", PASSWORD)
+    sign_up(desktop, server, f"lee{suffix}", PASSWORD)
     for page in (phone, desktop):
         page.goto(f"{server}/")
         page.get_by_role("link", name=TABLE, exact=True).click()
@@ -79,9 +56,9 @@ def test_pages_have_no_serious_violations_and_a_hand_is_played_with_the_keyboard
     desktop.keyboard.press("Enter")
     expect(desktop.locator("[data-testid=draw-2]")).to_have_attribute("data-bought", "true")
     for page, size in ((phone, "phone"), (desktop, "desktop")):
-        problems += _axe_problems(page, f"game-change-{size}")
+        problems += axe_problems(page, f"game-change-{size}")
     expect(desktop.locator("[data-testid=result]")).to_be_visible(timeout=(CHANGE_SECONDS + 10) * 1000)
-    problems += _axe_problems(desktop, "game-results-desktop")
+    problems += axe_problems(desktop, "game-results-desktop")
     hand_link = desktop.get_attribute("[data-testid=hand-link]", "href")
     table_url = desktop.url
     for page in (phone, desktop):
@@ -104,7 +81,7 @@ def test_pages_have_no_serious_violations_and_a_hand_is_played_with_the_keyboard
         for name, path in pages.items():
             page.goto(f"{server}{path}")
             page.wait_for_load_state("load")
-            problems += _axe_problems(page, f"{name}-{size}")
+            problems += axe_problems(page, f"{name}-{size}")
     phone_context.close()
     desktop_context.close()
     assert problems == [], "\n".join(problems)

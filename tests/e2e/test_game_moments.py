@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.e2e.pages import sign_up, sit_down
 from tests.e2e.server import CHANGE_SECONDS, TABLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -39,23 +40,6 @@ new MutationObserver((records) => {
 
 def _card_name(code: str) -> str:
     return f"{RANKS.get(code[0], code[0])} of {SUITS[code[1]]}"
-
-
-def _sign_up(page: Page, base: str, username: str) -> None:
-    page.goto(f"{base}/signup/")
-    page.fill("#id_username", username)
-    page.fill("#id_password1", PASSWORD)
-    page.fill("#id_password2", PASSWORD)
-    page.click("[data-testid=signup-submit]")
-    page.wait_for_url(f"{base}/")
-
-
-def _sit_down(page: Page, base: str) -> None:
-    page.goto(f"{base}/")
-    page.get_by_role("link", name=TABLE, exact=True).click()
-    page.wait_for_selector("[data-testid=board] .reel .card")
-    page.click("[data-testid=join]")
-    page.wait_for_selector("[data-testid=seat-buttons][data-seat=active]")
 
 
 def _snapshot(page: Page) -> dict[str, Any]:
@@ -100,9 +84,9 @@ def test_reels_sound_keyboard_and_the_win_moment(server: str, browser: Browser) 
         page.add_init_script(RECORD_SPINS)
         page.on("pageerror", lambda error: errors.append(str(error)))
     suffix = str(os.getpid())
-    _sign_up(ada, server, f"ada{suffix}")
-    _sign_up(bo, server, f"bo{suffix}")
-    _sit_down(ada, server)
+    sign_up(ada, server, f"ada{suffix}", PASSWORD)
+    sign_up(bo, server, f"bo{suffix}", PASSWORD)
+    sit_down(ada, server, TABLE)
 
     # Sound: off by default, on with the switch, still on after a reload.
     switch = ada.locator("[data-testid=sound-switch]")
@@ -114,7 +98,7 @@ def test_reels_sound_keyboard_and_the_win_moment(server: str, browser: Browser) 
     expect(ada.locator("[data-testid=sound-switch]")).to_have_attribute("aria-pressed", "true")
     expect(bo.locator("[data-testid=sound-switch]")).to_have_count(0)  # bo is still in the lobby
 
-    _sit_down(bo, server)
+    sit_down(bo, server, TABLE)
     for page in (ada, bo):
         expect(page.locator("[data-testid=phase]")).to_have_attribute("data-phase", "change", timeout=15_000)
         expect(page.locator("[data-testid=my-card-4]")).to_be_visible()

@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Browser, expect
 
+from tests.e2e.pages import sign_up
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PASSWORD = "green-felt-practice-4"
@@ -16,12 +18,7 @@ PASSWORD = "green-felt-practice-4"
 def test_a_player_plays_a_practice_game_against_bots_and_stops_it(server: str, browser: Browser) -> None:
     context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2)
     page = context.new_page()
-    page.goto(f"{server}/signup/")
-    page.fill("#id_username", "ada")
-    page.fill("#id_password1", PASSWORD)
-    page.fill("#id_password2", PASSWORD)
-    page.click("[data-testid=signup-submit]")
-    page.wait_for_url(f"{server}/")
+    sign_up(page, server, "ada", PASSWORD)
     page.click("[data-testid=practice-link]")
     expect(page.locator("[data-testid=practice-setup]")).to_be_visible()
     page.fill("#id_nickname", "Ada")

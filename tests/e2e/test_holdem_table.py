@@ -17,16 +17,15 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.e2e.pages import axe_problems, sign_up
 from tests.e2e.server import manage
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
 PASSWORD = "green-felt-holdem-9"
 SCREENSHOTS = Path("/tmp")
 TABLE = "E2E Hold'em"
@@ -83,15 +82,6 @@ print(json.dumps(0 if account is None else account.balance_minor))
 """
 
 
-def _sign_up(page: Page, base: str, username: str) -> None:
-    page.goto(f"{base}/signup/")
-    page.fill("#id_username", username)
-    page.fill("#id_password1", PASSWORD)
-    page.fill("#id_password2", PASSWORD)
-    page.click("[data-testid=signup-submit]")
-    page.wait_for_url(f"{base}/")
-
-
 def _wallet(page: Page) -> int:
     return int(page.get_attribute("[data-testid=wallet]", "data-wallet-minor") or "")
 
@@ -106,17 +96,6 @@ def _take_seat(page: Page, seat: int, buy_in_minor: int) -> None:
     page.click("[data-testid=seat-confirm]")
     expect(page.locator(f"[data-testid=seat-{seat}].seat-mine")).to_be_visible()
     expect(page.locator(f"[data-testid=seat-stack-{seat}]")).to_have_attribute("data-stack-minor", str(buy_in_minor))
-
-
-def _axe_problems(page: Page, name: str) -> list[str]:
-    page.add_script_tag(path=str(AXE))
-    violations: list[dict[str, Any]] = page.evaluate(
-        """async () => (await axe.run(document, {resultTypes: ["violations"]})).violations
-            .filter((v) => v.impact === "serious" || v.impact === "critical")
-            .map((v) => ({id: v.id, impact: v.impact, help: v.help,
-                          targets: v.nodes.slice(0, 3).map((n) => n.target.join(" "))}))"""
-    )
-    return [f"{name}: {v['impact']} {v['id']} ({v['help']}) at {v['targets']}" for v in violations]
 
 
 def _assert_fits_the_phone(page: Page, testids: list[str]) -> None:
@@ -155,8 +134,8 @@ def test_two_people_and_two_bots_play_to_a_showdown_with_a_side_pot(server: str,
         page.on("dialog", lambda dialog: dialog.accept())
     suffix = str(os.getpid())
     ana_name, ben_name = f"ana{suffix}", f"ben{suffix}"
-    _sign_up(ana, server, ana_name)
-    _sign_up(ben, server, ben_name)
+    sign_up(ana, server, ana_name, PASSWORD)
+    sign_up(ben, server, ben_name, PASSWORD)
 
     # The lobby lists the table with its game, stakes, seats and buy-in range.
     row = ana.locator("[data-testid=holdem-row]", has_text=TABLE)
@@ -194,10 +173,10 @@ def test_two_people_and_two_bots_play_to_a_showdown_with_a_side_pot(server: str,
         expect(ben.locator(f"[data-testid={control}]")).to_be_visible()
     _assert_fits_the_phone(ben, ["fold", "check-call", "bet-raise", "all-in", "my-card-0", "my-card-1"])
     ben.screenshot(path=str(SCREENSHOTS / "e2e-holdem-turn-phone.png"))
-    problems = _axe_problems(ben, "holdem-phone")
+    problems = axe_problems(ben, "holdem-phone")
     assert not ana.locator("[data-testid=action-bar]").is_visible()
     ana.screenshot(path=str(SCREENSHOTS / "e2e-holdem-waiting.png"))
-    problems += _axe_problems(ana, "holdem-desktop")
+    problems += axe_problems(ana, "holdem-desktop")
     assert not problems, "\n".join(problems)
 
     ben.click("[data-testid=all-in]")

@@ -16,8 +16,8 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.e2e.pages import axe_problems, sign_up
 from tests.e2e.server import CHANGE_SECONDS, TABLE
-from tests.e2e.test_accessibility import _axe_problems
 from tests.e2e.test_phone_layout import PLAY_ELEMENTS, SCREENSHOTS, _assert_in_viewport, _overflow
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -25,15 +25,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 PASSWORD = "italiano-e-inglese"
 SUIT = r"(cuori|quadri|fiori|picche)"
 SHOT_PAGES = ("lobby", "wallet", "history", "hand")
-
-
-def _sign_up(page: Page, base: str, username: str) -> None:
-    page.goto(f"{base}/signup/")
-    page.fill("#id_username", username)
-    page.fill("#id_password1", PASSWORD)
-    page.fill("#id_password2", PASSWORD)
-    page.click("[data-testid=signup-submit]")
-    page.wait_for_url(f"{base}/")
 
 
 def _switch(page: Page, language: str) -> None:
@@ -61,8 +52,8 @@ def test_the_site_in_italian_at_phone_and_desktop_sizes(server: str, browser: Br
         page.set_default_timeout(10_000)
         page.on("pageerror", lambda error: errors.append(str(error)))
     suffix = str(os.getpid())
-    _sign_up(phone, server, f"gianni{suffix}")
-    _sign_up(desktop, server, f"lucia{suffix}")
+    sign_up(phone, server, f"gianni{suffix}", PASSWORD)
+    sign_up(desktop, server, f"lucia{suffix}", PASSWORD)
     expect(desktop.locator("html")).to_have_attribute("lang", "it")
     # The phone asked for English; its header switch (visible at 390 px) makes it Italian.
     expect(phone.locator("html")).to_have_attribute("lang", "en")
@@ -104,7 +95,7 @@ def test_the_site_in_italian_at_phone_and_desktop_sizes(server: str, browser: Br
     desktop.screenshot(path=str(SCREENSHOTS / "e2e-it-game-change-desktop.png"))
     for page, size in ((phone, "phone"), (desktop, "desktop")):
         problems.append(_overflow(page, f"game-it-{size}"))
-        axe += _axe_problems(page, f"game-change-it-{size}")
+        axe += axe_problems(page, f"game-change-it-{size}")
 
     for page in (phone, desktop):
         expect(page.locator("[data-testid=result]")).to_be_visible(timeout=(CHANGE_SECONDS + 10) * 1000)
@@ -113,7 +104,7 @@ def test_the_site_in_italian_at_phone_and_desktop_sizes(server: str, browser: Br
     _assert_in_viewport(phone, ["place", "prize"], "results in Italian at 390x844")
     phone.screenshot(path=str(SCREENSHOTS / "e2e-it-game-results-phone.png"))
     desktop.screenshot(path=str(SCREENSHOTS / "e2e-it-game-results-desktop.png"))
-    axe += _axe_problems(desktop, "game-results-it-desktop")
+    axe += axe_problems(desktop, "game-results-it-desktop")
     hand_link = desktop.get_attribute("[data-testid=hand-link]", "href")
     table_id = re.search(r"/tables/(\d+)/", desktop.url)
     assert hand_link is not None and table_id is not None
@@ -138,7 +129,7 @@ def test_the_site_in_italian_at_phone_and_desktop_sizes(server: str, browser: Br
             page.wait_for_load_state("load")
             expect(page.locator("html")).to_have_attribute("lang", "it")
             problems.append(_overflow(page, f"{name}-it-{size}"))
-            axe += _axe_problems(page, f"{name}-it-{size}")
+            axe += axe_problems(page, f"{name}-it-{size}")
             if name == "wallet":
                 expect(page.locator("[data-testid=wallet-balance-FUN]")).to_have_text(re.compile(r",\d{2} FUN$"))
             if name in SHOT_PAGES:

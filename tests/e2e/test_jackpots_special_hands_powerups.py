@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 
+from tests.e2e.pages import sign_up, sit_down
 from tests.e2e.server import manage
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -36,23 +37,6 @@ powerups.save_rules(draw_every_hands=1, draw_step=0)  # a free draw with every h
 """
 
 
-def _sign_up(page: Page, base: str, username: str) -> None:
-    page.goto(f"{base}/signup/")
-    page.fill("#id_username", username)
-    page.fill("#id_password1", PASSWORD)
-    page.fill("#id_password2", PASSWORD)
-    page.click("[data-testid=signup-submit]")
-    page.wait_for_url(f"{base}/")
-
-
-def _sit_down(page: Page, base: str) -> None:
-    page.goto(f"{base}/")
-    page.get_by_role("link", name=TABLE, exact=True).click()
-    page.wait_for_selector("[data-testid=board] .reel .card")
-    page.click("[data-testid=join]")
-    page.wait_for_selector("[data-testid=seat-buttons][data-seat=active]")
-
-
 def test_jackpot_icon_special_hand_banner_and_a_free_draw(server: str, browser: Browser) -> None:
     manage(server, "shell", "-c", SETUP)
     context = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -63,8 +47,8 @@ def test_jackpot_icon_special_hand_banner_and_a_free_draw(server: str, browser: 
         page.set_default_timeout(15_000)
         page.on("pageerror", lambda error: errors.append(str(error)))
     suffix = str(os.getpid())
-    _sign_up(eve, server, f"eve{suffix}")
-    _sign_up(fay, server, f"fay{suffix}")
+    sign_up(eve, server, f"eve{suffix}", PASSWORD)
+    sign_up(fay, server, f"fay{suffix}", PASSWORD)
 
     # The lobby: the table's jackpot icon and its live amount, and the special hand announced.
     row = eve.locator("[data-testid=lobby-row]", has_text=TABLE)
@@ -75,8 +59,8 @@ def test_jackpot_icon_special_hand_banner_and_a_free_draw(server: str, browser: 
     expect(row.locator("[data-testid=next-special]")).to_contain_text("No-tips hand next hand")
     eve.screenshot(path="/tmp/e2e-lobby-jackpot.png")
 
-    _sit_down(eve, server)
-    _sit_down(fay, server)
+    sit_down(eve, server, TABLE)
+    sit_down(fay, server, TABLE)
     for page in (eve, fay):
         expect(page.locator("[data-testid=phase]")).to_have_attribute("data-phase", "change")
         banner = page.locator("[data-testid=hand-banner]")

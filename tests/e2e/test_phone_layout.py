@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.e2e.pages import sign_up
 from tests.e2e.server import CHANGE_SECONDS, TABLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -22,15 +23,6 @@ SCREENSHOTS = Path(os.environ.get("E2E_SCREENSHOTS") or Path(__file__).parent / 
 # A slow socket rate limit, so that fast clicks are refused whatever the machine's speed.
 E2E_SERVER_ENV = {"POKER_WS_RATE_PER_SECOND": "0.5", "POKER_WS_RATE_BURST": "5"}
 PLAY_ELEMENTS = ["my-card-0", "my-card-4", "probability", "countdown", "buy-draw", "redeal"]
-
-
-def _sign_up(page: Page, base: str, username: str) -> None:
-    page.goto(f"{base}/signup/")
-    page.fill("#id_username", username)
-    page.fill("#id_password1", PASSWORD)
-    page.fill("#id_password2", PASSWORD)
-    page.click("[data-testid=signup-submit]")
-    page.wait_for_url(f"{base}/")
 
 
 def _sideways(page: Page) -> tuple[int, int]:
@@ -90,8 +82,8 @@ def test_no_page_scrolls_sideways_and_the_phone_plays_on_one_screen(server: str,
         page.set_default_timeout(10_000)
         page.on("pageerror", lambda error: errors.append(str(error)))
     suffix = str(os.getpid())
-    _sign_up(phone, server, f"pia{suffix}")
-    _sign_up(desktop, server, f"dan{suffix}")
+    sign_up(phone, server, f"pia{suffix}", PASSWORD)
+    sign_up(desktop, server, f"dan{suffix}", PASSWORD)
 
     for page in (phone, desktop):
         page.goto(f"{server}/")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.e2e.pages import sign_up
 from tests.e2e.server import ANTE, CHANGE_SECONDS, DRAW_PRICE, REDEAL_PRICE, TABLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -26,12 +27,7 @@ SCREENSHOTS = Path("/tmp")
 
 def _sign_up(page: Page, base: str, username: str) -> int:
     """Sign up through the form; return the FUN balance the wallet page shows afterwards."""
-    page.goto(f"{base}/signup/")
-    page.fill("#id_username", username)
-    page.fill("#id_password1", PASSWORD)
-    page.fill("#id_password2", PASSWORD)
-    page.click("[data-testid=signup-submit]")
-    page.wait_for_url(f"{base}/")
+    sign_up(page, base, username, PASSWORD)
     return _wallet_fun_balance(page, base)
 
 
