@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 from django.db import connection
 
+from wallet.lookups import int_array_literal
+
 
 def _text(value: Any) -> str:
     """One value in PostgreSQL's COPY text format (``\\N`` for NULL)."""
@@ -106,7 +108,7 @@ def array_literal(values: Sequence[Any] | np.ndarray) -> str:
     items = values.tolist() if isinstance(values, np.ndarray) else list(values)
     kinds = set(map(type, items))
     if kinds <= {int}:
-        return "{" + ",".join(map(str, items)) + "}"
+        return int_array_literal(items)
     if kinds == {bool}:
         return "{" + ",".join(["f", "t"][v] for v in items) + "}"
     if kinds == {str}:

@@ -34,7 +34,7 @@ from wallet.errors import (
     SuspendedError,
     TimeOutError,
 )
-from wallet.lookups import IntArray
+from wallet.lookups import IntArray, int_array_literal
 from wallet.models import (
     AccountKind,
     Exclusion,
@@ -423,7 +423,7 @@ def record_play(*, user_ids: Iterable[int], now: datetime) -> None:
                 f"INSERT INTO {table} (user_id, started_at, last_play_at) "
                 "SELECT u, %(now)s, %(now)s FROM unnest(%(ids)s::integer[]) AS u "
                 "WHERE NOT EXISTS (SELECT 1 FROM open WHERE open.user_id = u)",
-                {"now": now, "since": since, "ids": "{" + ",".join(map(str, ids)) + "}"},
+                {"now": now, "since": since, "ids": int_array_literal(ids)},
             )
         return
     open_ids = set(

@@ -43,6 +43,7 @@ from tables.services import powerups
 from tables.services.settlement import capture_purchases, hand_escrow
 from wallet import protection
 from wallet import services as wallet_services
+from wallet.lookups import int_array_literal
 from wallet.models import Account, Exclusion, LimitKind, PlayerLimit, Suspension, TransferKind
 
 
@@ -429,7 +430,7 @@ def _redeal_at_once(hand: Hand, entry: Entry, *, number: int, now: datetime) -> 
                 "AND EXISTS (SELECT FROM logged)) "
                 "SELECT combination FROM logged",
                 {
-                    "batch": "{" + ",".join(map(str, batch)) + "}",
+                    "batch": int_array_literal(batch),
                     "hand": hand.pk,
                     "number": number,
                     "user": entry.user_id,
