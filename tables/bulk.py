@@ -5,6 +5,7 @@ come as columns (sequences or numpy arrays), never as one model object per row."
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -26,9 +27,9 @@ def _text(value: Any) -> str:
     return text
 
 
-def _lists(columns: dict[str, Sequence[Any] | np.ndarray]) -> list[list[Any]]:
+def _lists(columns: dict[str, Sequence[Any] | np.ndarray], vendor: str | None = None) -> list[list[Any]]:
     lists = [column.tolist() if isinstance(column, np.ndarray) else list(column) for column in columns.values()]
-    if connection.vendor != "postgresql":
+    if (vendor or connection.vendor) != "postgresql":
         # As Django stores them (naive UTC text on SQLite).
         adapt = connection.ops.adapt_datetimefield_value
         lists = [[adapt(v) if isinstance(v, datetime) else v for v in values] for values in lists]
@@ -36,33 +37,75 @@ def _lists(columns: dict[str, Sequence[Any] | np.ndarray]) -> list[list[Any]]:
 
 
 def _copy_text(columns: list[list[Any]]) -> str:
-    """Rows in COPY text format, built column by column (integers need no escaping)."""
-    texts = []
+    """Rows in COPY text format: one ``%`` template per row, with the columns that hold one
+    value for every row written into the template once and integers formatted by ``%d``
+    (they need no escaping)."""
+    count = len(columns[0])
+    fields: list[str] = []
+    varying: list[list[Any]] = []
     for values in columns:
-        if values and values.count(values[0]) == len(values):
-            texts.append([_text(values[0])] * len(values))  # one value for every row
+        if len(values) != count:
+            raise ValueError("columns of different lengths")
+        if values and values.count(values[0]) == count:
+            fields.append(_text(values[0]).replace("%", "%%"))  # one value for every row
         elif all(type(v) is int for v in values):
-            texts.append(list(map(str, values)))
+            fields.append("%d")
+            varying.append(values)
         else:
-            texts.append(list(map(_text, values)))
-    return "".join("\t".join(row) + "\n" for row in zip(*texts, strict=True))
+            fields.append("%s")
+            varying.append(list(map(_text, values)))
+    template = "\t".join(fields) + "\n"
+    if not varying:
+        return template.replace("%%", "%") * count
+    return "".join(map(template.__mod__, zip(*varying, strict=True)))
 
 
-def insert_rows(table: str, columns: dict[str, Sequence[Any] | np.ndarray]) -> None:
-    """Insert one row per position of the (equally long) ``columns`` into ``table``."""
-    values = _lists(columns)
-    if not values or not values[0]:
+@dataclass(frozen=True, slots=True)
+class PreparedRows:
+    """Rows made ready for ``insert_rows`` without the database: the column names and, for
+    PostgreSQL, the ``COPY`` text (``values`` empty); for SQLite, the columns' values
+    (``text`` None). ``count``: the number of rows; ``vendor``: the database they are for."""
+
+    vendor: str
+    names: tuple[str, ...]
+    count: int
+    text: str | None
+    values: list[list[Any]]
+
+
+def prepare_rows(columns: dict[str, Sequence[Any] | np.ndarray], *, vendor: str) -> PreparedRows:
+    """The rows of ``columns`` (equally long) in the form ``insert_rows`` sends them to a
+    database of ``vendor`` (``connection.vendor``, read by the caller). No query: safe in a
+    worker thread while the caller's connection runs other statements (the deal builds its
+    100,000 entries' text so, during the ante). Raises ValueError for columns of different
+    lengths."""
+    values = _lists(columns, vendor)
+    count = len(values[0]) if values else 0
+    if any(len(column) != count for column in values):
+        raise ValueError("columns of different lengths")
+    if vendor == "postgresql":
+        return PreparedRows(vendor, tuple(columns), count, _copy_text(values) if count else "", [])
+    return PreparedRows(vendor, tuple(columns), count, None, values)
+
+
+def insert_rows(table: str, columns: dict[str, Sequence[Any] | np.ndarray] | PreparedRows) -> None:
+    """Insert one row per position of the (equally long) ``columns`` into ``table``: one
+    ``COPY`` on PostgreSQL, one ``executemany`` on SQLite. ``columns`` may come prepared
+    (``prepare_rows``) for this connection's vendor; ValueError if they were prepared for
+    another."""
+    rows = columns if isinstance(columns, PreparedRows) else prepare_rows(columns, vendor=connection.vendor)
+    if rows.vendor != connection.vendor:
+        raise ValueError(f"rows prepared for {rows.vendor}, not {connection.vendor}")
+    if not rows.count:
         return
-    names = ", ".join(columns)
-    rows = zip(*values, strict=True)
+    names = ", ".join(rows.names)
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            text = _copy_text(values)
+        if rows.text is not None:
             with cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-                copy.write(text)
+                copy.write(rows.text)
             return
-        marks = ", ".join(["%s"] * len(columns))
-        cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", list(rows))
+        marks = ", ".join(["%s"] * len(rows.names))
+        cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", list(zip(*rows.values, strict=True)))
 
 
 def insert_missing_rows(table: str, columns: dict[str, Sequence[Any] | np.ndarray]) -> None:

@@ -363,7 +363,8 @@ def _write_legs(transfer_id: int, legs_after: list[tuple[int, int, int]]) -> Non
     UPDATE and DELETE)."""
     if connection.vendor == "postgresql" and len(legs_after) > 16:
         table = LedgerEntry._meta.db_table
-        text = "".join(f"{transfer_id}\t{a}\t{d}\t{b}\n" for a, d, b in legs_after)
+        prefix = f"{transfer_id}\t"
+        text = prefix + f"\n{prefix}".join(map("%d\t%d\t%d".__mod__, legs_after)) + "\n"
         with (
             connection.cursor() as cursor,
             cursor.copy(f"COPY {table} (transfer_id, account_id, delta_minor, balance_after_minor) FROM STDIN") as copy,

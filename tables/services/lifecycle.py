@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 
 from jackpots import services as jackpot_services
-from tables.bulk import insert_rows
+from tables.bulk import PreparedRows, insert_rows, prepare_rows
 from tables.engine import fairness
 from tables.engine.widerpoker import (
     deal_board,
@@ -286,36 +286,21 @@ def _deal(table: Table, user_ids: np.ndarray, account_ids: np.ndarray, *, now: d
     number = table.hands_dealt + 1
     seed = derive_hand_seed(draw.seed, table.pk, number, [(names[u], client_seeds[u]) for u in ids])
     count = len(ids)
-    # The entry order and the initial combinations are pure CPU (a hand of 100,000: ~1.2
-    # million HMAC blocks); a thread computes them while this one waits on the database for
-    # the ante and the sessions, which need neither.
+    # The entry order, the initial combinations and the entries' COPY text are pure CPU (a
+    # hand of 100,000: ~1.2 million HMAC blocks, then 100,000 rows of text); a thread makes
+    # them while this one waits on the database for the ante and the sessions, which need
+    # neither. One worker: the rows are made after the randomness they need.
+    vendor = connection.vendor
+    seeds = [client_seeds[u] for u in ids]
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deal") as pool:
         randomness = pool.submit(_order_and_combinations, seed, [names[u] for u in ids], count)
-        hand = _start_hand(table, seed, draw, number=number, user_ids=user_ids, account_ids=account_ids, now=now)
-        order, combinations = randomness.result()
-    user_ids = user_ids[order]
-    ante = table.ante_minor
-    # Rows go in by player id (their join order is a column): each index then takes them
-    # in key order, page after page, instead of at 100,000 random places.
-    by_user = np.argsort(user_ids, kind="stable")
-    user_ids, join_order, combinations = user_ids[by_user], np.arange(count)[by_user], combinations[by_user]
-    insert_rows(
-        Entry._meta.db_table,
-        {
-            "hand_id": np.full(count, hand.pk, dtype=np.int64),
-            "user_id": user_ids,
-            "join_order": join_order,
-            "initial_combination": combinations,
-            "combination": combinations,
-            "redeals": ["[]"] * count,
-            "client_seed": [client_seeds[u] for u in user_ids.tolist()],
-            "draws_bought": np.ones(count, dtype=np.int64),
-            "paid_minor": np.full(count, ante, dtype=np.int64),
-            "prize_minor": np.zeros(count, dtype=np.int64),
-            "promo_minor": np.zeros(count, dtype=np.int64),
-            "jackpot_minor": np.zeros(count, dtype=np.int64),
-        },
-    )
+        hand, spin = _create_hand(table, seed, draw, number=number, count=count, now=now)
+        rows = pool.submit(
+            lambda: _entry_rows(hand.pk, table.ante_minor, user_ids, seeds, *randomness.result(), vendor=vendor)
+        )
+        _start_hand(table, hand, spin, user_ids=user_ids, account_ids=account_ids, now=now)
+        entries = rows.result()
+    insert_rows(Entry._meta.db_table, entries)
     table.phase = TablePhase.CHANGE
     table.phase_deadline = hand.change_deadline
     table.current_hand = hand
@@ -332,24 +317,57 @@ def _order_and_combinations(seed: bytes, names: list[str], count: int) -> tuple[
     return order, initial_combination_indices(seed, count)
 
 
-def _start_hand(
+def _entry_rows(
+    hand_id: int,
+    ante: int,
+    user_ids: np.ndarray,
+    client_seeds: list[str],
+    order: np.ndarray,
+    combinations: np.ndarray,
+    *,
+    vendor: str,
+) -> PreparedRows:
+    """The hand's entries ready to insert: ``user_ids`` (int64) and ``client_seeds`` aligned
+    as dealt, ``order`` and ``combinations`` from ``_order_and_combinations``. Rows go in by
+    player id (their join order is a column): each index then takes them in key order, page
+    after page, instead of at 100,000 random places. No database: safe in another thread."""
+    count = len(user_ids)
+    seeds = np.asarray(client_seeds, dtype=object)[order]
+    user_ids = user_ids[order]
+    by_user = np.argsort(user_ids, kind="stable")
+    return prepare_rows(
+        {
+            "hand_id": np.full(count, hand_id, dtype=np.int64),
+            "user_id": user_ids[by_user],
+            "join_order": np.arange(count)[by_user],
+            "initial_combination": combinations[by_user],
+            "combination": combinations[by_user],
+            "redeals": ["[]"] * count,
+            "client_seed": seeds[by_user].tolist(),
+            "draws_bought": np.ones(count, dtype=np.int64),
+            "paid_minor": np.full(count, ante, dtype=np.int64),
+            "prize_minor": np.zeros(count, dtype=np.int64),
+            "promo_minor": np.zeros(count, dtype=np.int64),
+            "jackpot_minor": np.zeros(count, dtype=np.int64),
+        },
+        vendor=vendor,
+    )
+
+
+def _create_hand(
     table: Table,
     seed: bytes,
     draw: fairness_services.ChainDraw,
     *,
     number: int,
-    user_ids: np.ndarray,
-    account_ids: np.ndarray,
+    count: int,
     now: datetime,
-) -> Hand:
-    """Create the hand row for ``seed`` (the chain ``draw`` it came from), take the ante from
-    ``account_ids`` into its escrow (one transfer), award a spin jackpot it won, and count
-    the hand in the players' gaming and play sessions. ``user_ids`` / ``account_ids``: int64
-    arrays, aligned, in any order."""
+) -> tuple[Hand, dict[str, Any] | None]:
+    """Create the hand row for ``seed`` (the chain ``draw`` it came from) and ``count``
+    players; return it with the spin jackpot it won (``hand_config``), if any."""
     board = deal_board(seed)
     config, spin = hand_config(table, seed, now=now)
     change_end = now + timedelta(seconds=int(config["change_seconds"]))
-    count = len(user_ids)
     ante = table.ante_minor
     hand = Hand.objects.create(
         table=table,
@@ -370,6 +388,23 @@ def _start_hand(
         antes_minor=ante * count,
         gross_minor=ante * count,
     )
+    return hand, spin
+
+
+def _start_hand(
+    table: Table,
+    hand: Hand,
+    spin: dict[str, Any] | None,
+    *,
+    user_ids: np.ndarray,
+    account_ids: np.ndarray,
+    now: datetime,
+) -> None:
+    """Take the ante from ``account_ids`` into the hand's escrow (one transfer), award the
+    spin jackpot ``spin`` it won, and count the hand in the players' gaming and play
+    sessions. ``user_ids`` / ``account_ids``: int64 arrays, aligned, in any order."""
+    count = len(user_ids)
+    ante = table.ante_minor
     escrow = hand_escrow(hand_id=hand.pk, currency=table.currency)
     if ante:
         wallet_services.post_transfer_arrays(
@@ -388,7 +423,6 @@ def _start_hand(
         hand.save(update_fields=["spin_jackpot", "spin_award_minor"])
     powerups.on_hands_dealt(table_id=table.pk, user_ids=user_ids.tolist(), now=now)
     protection.record_play(user_ids=user_ids.tolist(), now=now)
-    return hand
 
 
 # --- CHANGE -> RESULTS: settlement -------------------------------------------------------------

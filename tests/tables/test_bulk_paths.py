@@ -13,7 +13,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from tables import services
-from tables.bulk import insert_missing_rows
+from tables.bulk import insert_missing_rows, insert_rows
 from tables.engine.widerpoker import combination_index, redeal_combination
 from tables.errors import NotInHandError, PhaseClosedError
 from tables.models import Entry, GamingSession, PlayerClientSeed, Redeal, Seat
@@ -38,6 +38,25 @@ def test_client_seeds_are_created_once_and_a_seed_set_before_is_kept(
     assert len(first[bob.pk]) == 32 and len(first[carol.pk]) == 32 and first[bob.pk] != first[carol.pk]
     assert fairness_services.client_seeds([carol.pk, bob.pk, alice.pk], now=now) == first  # drawn once
     assert PlayerClientSeed.objects.count() == 3
+
+
+@pytest.mark.parametrize(
+    "seeds",
+    [
+        ["50% off", "tab\there", "back\\slash", "line\nbreak", "%d %s %%"],  # a value per row
+        ["100% the same\tfor all"] * 5,  # one value for every row: written into the template once
+    ],
+)
+def test_insert_rows_stores_text_as_given(db: Any, seeds: list[str], now: datetime) -> None:
+    """COPY's text format escapes tabs, newlines and backslashes; ``%`` must survive the row
+    template (tables/bulk.py, ``_copy_text``)."""
+    users = [make_player(f"copy{i}") for i in range(len(seeds))]
+    insert_rows(
+        PlayerClientSeed._meta.db_table,
+        {"user_id": [user.pk for user in users], "seed": seeds, "updated_at": [now] * len(seeds)},
+    )
+    stored = dict(PlayerClientSeed.objects.values_list("user_id", "seed"))
+    assert [stored[user.pk] for user in users] == seeds
 
 
 def test_insert_missing_rows_skips_the_rows_a_unique_key_already_holds(alice: User, bob: User, now: datetime) -> None:

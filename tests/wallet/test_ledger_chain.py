@@ -5,11 +5,14 @@ in the database, with the append-only triggers switched off as a superuser can, 
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import connection
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.helpers import behind_the_apps_back, logged_in
 from wallet import services
@@ -193,3 +196,48 @@ def test_the_migration_seals_a_ledger_written_before_the_chain(alice: User) -> N
     # The append-only trigger is back after the migration (SQLite rebuilt the table).
     with pytest.raises(Exception, match="append-only"):
         Transfer.objects.filter(reference="deposit:old:1").update(memo="changed")
+
+
+@given(
+    legs=st.lists(
+        st.tuples(st.integers(1, 2**62), st.integers(-(2**62), 2**62), st.integers(-(2**62), 2**62)),
+        max_size=30,
+    ),
+    memo=st.text(max_size=20),
+    created_by_id=st.none() | st.integers(1, 10**9),
+)
+def test_the_canonical_bytes_are_the_json_of_the_documented_body(
+    legs: list[tuple[int, int, int]], memo: str, created_by_id: int | None
+) -> None:
+    """``canonical`` writes the legs without ``json.dumps``; the bytes must be those of the
+    module docstring's body, as ``json.dumps`` gives them, or every seal would change."""
+    from datetime import UTC, datetime
+
+    from wallet.chain import CHAIN_VERSION, canonical
+
+    created_at = datetime(2026, 11, 23, 12, 0, 0, 123456, tzinfo=UTC)
+    body = [
+        CHAIN_VERSION,
+        "EUR",
+        7,
+        "ab" * 32,
+        "ante:1",
+        "ante",
+        memo,
+        created_by_id,
+        "2026-11-23T12:00:00.123456+00:00",
+        sorted([a, d, b] for a, d, b in legs),
+    ]
+    expected = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    got = canonical(
+        currency="EUR",
+        sequence=7,
+        previous_hash="ab" * 32,
+        reference="ante:1",
+        kind="ante",
+        memo=memo,
+        created_by_id=created_by_id,
+        created_at=created_at,
+        legs=list(reversed(legs)),
+    )
+    assert got == expected
