@@ -105,9 +105,9 @@ def generate(entries: int) -> None:
             """INSERT INTO tables_table (id, name, mode, currency, ante_minor, change_seconds, results_seconds,
                    rake_bps, paid_fraction_bps, min_prize_minor, max_draws, redeal_price_minor, max_redeals,
                    redeal_seconds, is_open, phase, version, hands_dealt, pending_changes, created_at,
-                   draw_price_bps)
+                   draw_price_bps, game)
                SELECT t, 'Table ' || t, 'fun', 'FUN', %(ante)s, 30, 10, 500, 1000, 0, 5, 80, 3, 10, true,
-                      'idle', 0, %(hands)s / %(tables)s, '{}'::jsonb, %(start)s::timestamptz, 5000
+                      'idle', 0, %(hands)s / %(tables)s, '{}'::jsonb, %(start)s::timestamptz, 5000, 'widerpoker'
                FROM generate_series(1, %(tables)s) t""",
             {"ante": ANTE, "hands": hands, "tables": TABLES, "start": YEAR_START},
         )
