@@ -13,6 +13,7 @@ which locks the escrow: the commits of 16 buyers were seen queued on it at once.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable
@@ -202,12 +203,14 @@ def post_transfer_arrays(
     account_ids: np.ndarray,
     deltas: np.ndarray,
     memo: str = "",
+    locked: LockedAccounts | None = None,
 ) -> Transfer:
     """``post_transfer`` for legs given as two int64 arrays of the same length (a hand's
     antes or prizes: up to 100,000 legs), with the same rules, checks, errors, locks and
     idempotence, and the same seal. Legs of the same account are merged. On PostgreSQL the
     legs are written with ``COPY`` and the balances with one ``UPDATE``; no Python object
-    per leg."""
+    per leg. ``locked``: accounts this transaction already locked and read
+    (``lock_and_read``), not read again while still valid (``LockedAccounts``)."""
     account_ids = np.asarray(account_ids, dtype=np.int64)
     deltas = np.asarray(deltas, dtype=np.int64)
     if account_ids.shape != deltas.shape or account_ids.ndim != 1:
@@ -223,7 +226,75 @@ def post_transfer_arrays(
         raise UnbalancedTransferError(
             "the legs of a transfer must sum to zero", reference=reference, total=int(merged.sum())
         )
-    return _post(reference=reference, kind=kind, currency=currency, ids=ids, deltas=merged, memo=memo)
+    return _post(reference=reference, kind=kind, currency=currency, ids=ids, deltas=merged, memo=memo, locked=locked)
+
+
+_balance_writes = threading.local()
+"""How many statements this thread's connection sent that change a balance or a hold
+(``_apply_deltas``, ``hold_funds``): a ``LockedAccounts`` read before a change is stale."""
+
+
+def _count_balance_write() -> None:
+    _balance_writes.count = getattr(_balance_writes, "count", 0) + 1
+
+
+def _write_stamp() -> tuple[int, int] | None:
+    """(this PostgreSQL transaction's id, this thread's balance writes so far); None outside
+    a transaction or on SQLite, where locked rows are always read again."""
+    if connection.vendor != "postgresql" or not connection.in_atomic_block:
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT txid_current()")
+        (txid,) = cursor.fetchone()
+    return int(txid), getattr(_balance_writes, "count", 0)
+
+
+@dataclass(frozen=True, slots=True)
+class LockedAccounts:
+    """Accounts the current transaction locked (``lock_and_read``), as read under the lock:
+    ``ids`` sorted int64 array; ``balances`` and ``helds`` int64 arrays aligned with it
+    (minor units); ``kinds``, ``currencies`` and ``keys`` lists aligned with it.
+
+    ``post_transfer_arrays(locked=...)`` takes these rows instead of locking and reading
+    them a second time (a deal of 100,000 players: ~0.6 s) when ``stamp`` still matches:
+    the same PostgreSQL transaction (so the locks are still held) and no balance or hold
+    written on this connection since (so the values are still those in the database).
+    Otherwise it locks and reads them again, as without ``locked``."""
+
+    ids: np.ndarray
+    balances: np.ndarray
+    helds: np.ndarray
+    kinds: list[str]
+    currencies: list[str]
+    keys: list[str]
+    stamp: tuple[int, int] | None
+
+    def available(self, account_ids: np.ndarray) -> np.ndarray:
+        """What each of ``account_ids`` (int64, all locked here, any order) may spend:
+        balance - held, int64 minor units, aligned with ``account_ids``. Raises
+        InvalidAmountError for an account not locked here."""
+        account_ids = np.asarray(account_ids, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.ids, account_ids), max(len(self.ids) - 1, 0))
+        if not len(self.ids) or not np.array_equal(self.ids[at], account_ids):
+            if not len(account_ids):
+                return np.zeros(0, dtype=np.int64)
+            raise InvalidAmountError(
+                "accounts not locked", accounts=sorted(set(account_ids.tolist()) - set(self.ids.tolist()))
+            )
+        available: np.ndarray = self.balances[at] - self.helds[at]
+        return available
+
+
+def lock_and_read(account_ids: np.ndarray) -> LockedAccounts:
+    """Lock the accounts ``account_ids`` (int64, any order, distinct) in primary-key order
+    until the transaction ends, and return them as read under the lock. Raises
+    InvalidAmountError for an unknown account."""
+    account_ids = np.asarray(account_ids, dtype=np.int64)
+    ids = np.sort(account_ids)
+    columns, found, kinds, currencies, keys = _lock_accounts(ids)
+    if len(found) != len(account_ids):
+        raise InvalidAmountError("unknown accounts", accounts=sorted(set(account_ids.tolist()) - set(found.tolist())))
+    return LockedAccounts(found, columns[1], columns[2], kinds, currencies, keys, _write_stamp())
 
 
 def lock_available(account_ids: np.ndarray) -> np.ndarray:
@@ -231,20 +302,41 @@ def lock_available(account_ids: np.ndarray) -> np.ndarray:
     the transaction ends and return what each may spend (balance - held), aligned with
     ``account_ids``. Raises InvalidAmountError for an unknown account."""
     account_ids = np.asarray(account_ids, dtype=np.int64)
-    order = np.argsort(account_ids)
-    columns, found, *_ = _lock_accounts(account_ids[order])
-    if len(found) != len(account_ids):
-        raise InvalidAmountError("unknown accounts", accounts=sorted(set(account_ids.tolist()) - set(found.tolist())))
-    available = np.empty(len(account_ids), dtype=np.int64)
-    available[order] = columns[1] - columns[2]
-    return available
+    return lock_and_read(account_ids).available(account_ids)
+
+
+def _locked_rows(
+    locked: LockedAccounts, ids: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, list[str], list[str], list[str]] | None:
+    """``_lock_accounts(ids)`` with the rows ``locked`` already holds taken from it, the
+    others locked now; None when ``locked`` is stale (``LockedAccounts``) or when locking
+    the others after it would break primary-key order (a deadlock risk): then the caller
+    locks and reads everything again."""
+    if locked.stamp is None or locked.stamp != _write_stamp():
+        return None
+    known = np.isin(ids, locked.ids)
+    rest = ids[~known]
+    if len(rest) and len(locked.ids) and int(rest[0]) <= int(locked.ids[-1]):
+        return None
+    at = np.searchsorted(locked.ids, ids[known])
+    columns, found, kinds, currencies, keys = _lock_accounts(rest)
+    return (
+        np.hstack([np.stack([locked.ids[at], locked.balances[at], locked.helds[at]]), columns]),
+        np.concatenate([locked.ids[at], found]),
+        [locked.kinds[i] for i in at.tolist()] + kinds,
+        [locked.currencies[i] for i in at.tolist()] + currencies,
+        [locked.keys[i] for i in at.tolist()] + keys,
+    )
 
 
 def _lock_accounts(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str], list[str], list[str]]:
     """Lock the accounts ``ids`` (sorted, unique) in primary-key order; return, aligned with
     the rows found: ids, balances, helds, kinds, currencies and keys."""
     table = Account._meta.db_table
-    if connection.vendor == "postgresql":
+    rows: list[Any] = []
+    if not len(ids):
+        pass
+    elif connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT id, balance_minor, held_minor, kind, currency, key FROM {table} "
@@ -253,7 +345,6 @@ def _lock_accounts(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str], 
             )
             rows = cursor.fetchall()
     else:
-        rows = []
         for chunk in range(0, len(ids), 2000):
             rows.extend(
                 Account.objects.select_for_update(no_key=True)
@@ -283,12 +374,15 @@ def _post(
     memo: str = "",
     created_by_id: int | None = None,
     released: np.ndarray | None = None,
+    locked: LockedAccounts | None = None,
 ) -> Transfer:
     """Post merged legs: ``ids`` sorted and unique, ``deltas`` non-zero and summing to zero;
     ``released`` (optional, aligned) is taken off the accounts' ``held_minor`` in the same
-    write (a capture of holds). Locks the accounts in primary-key order, checks, seals into
-    the currency's chain, writes the legs and the balances."""
-    columns, found, kinds, currencies, keys = _lock_accounts(ids)
+    write (a capture of holds). Locks the accounts in primary-key order (or takes the rows
+    ``locked`` holds, ``LockedAccounts``), checks, seals into the currency's chain, writes
+    the legs and the balances."""
+    reused = _locked_rows(locked, ids) if locked is not None else None
+    columns, found, kinds, currencies, keys = reused if reused is not None else _lock_accounts(ids)
     existing = Transfer.objects.filter(reference=reference).first()
     if existing is not None:
         stored = dict(existing.entries.values_list("account_id", "delta_minor"))
@@ -396,6 +490,7 @@ def _lock_head(currency: str) -> LedgerHead:
 def _apply_deltas(ids: np.ndarray, deltas: np.ndarray, released: np.ndarray | None = None) -> None:
     """Add ``deltas`` to the balances of ``ids`` and take ``released`` off their holds (rows
     already locked by the caller)."""
+    _count_balance_write()
     free = np.zeros(len(ids), dtype=np.int64) if released is None else released
     if len(ids) <= 4:
         for account_id, delta, release in zip(ids.tolist(), deltas.tolist(), free.tolist(), strict=True):
@@ -456,6 +551,7 @@ def hold_funds(
         "created_at": created_at,
     }
     row: tuple[Any, ...] | None
+    _count_balance_write()
     try:
         # Marks the caller's transaction for rollback on a repeated reference (no savepoint).
         with transaction.atomic(savepoint=False), connection.cursor() as cursor:

@@ -202,14 +202,16 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
         user_ids = np.array([user_id for _, user_id in active], dtype=np.int64)
         accounts = wallet_services.ensure_player_accounts(user_ids=user_ids.tolist(), currency=table.currency)
         account_ids = np.array([accounts[user_id] for user_id in user_ids.tolist()], dtype=np.int64)
-        # Locked until the ante is taken; what holds promised is not spendable.
-        can_pay = wallet_services.lock_available(account_ids) >= table.ante_minor
+        # Locked until the ante is taken; what holds promised is not spendable. The ante's
+        # transfer takes the rows read here instead of reading them again.
+        locked = wallet_services.lock_and_read(account_ids)
+        can_pay = locked.available(account_ids) >= table.ante_minor
         if not can_pay.all():
             broke = [seat_id for (seat_id, _), ok in zip(active, can_pay.tolist(), strict=True) if not ok]
             _update_seats(broke, status=SeatStatus.SITTING_OUT, status_reason="insufficient funds")
             table.version += 1
         if int(can_pay.sum()) >= 2:
-            hand = _deal(table, user_ids[can_pay], account_ids[can_pay], now=now)
+            hand = _deal(table, user_ids[can_pay], account_ids[can_pay], locked=locked, now=now)
             _record_not_dealt(hand, seats, gone_set, active, can_pay.tolist(), barred)
 
 
@@ -272,7 +274,14 @@ def _record_not_dealt(
         hand.save(update_fields=["not_dealt"])
 
 
-def _deal(table: Table, user_ids: np.ndarray, account_ids: np.ndarray, *, now: datetime) -> Hand:
+def _deal(
+    table: Table,
+    user_ids: np.ndarray,
+    account_ids: np.ndarray,
+    *,
+    locked: wallet_services.LockedAccounts | None = None,
+    now: datetime,
+) -> Hand:
     """Deal a hand (algorithm 2, docs/provably-fair.md) to the players ``user_ids`` whose
     wallets ``account_ids`` are locked and hold the ante: the next element of the table's
     published seed chain, mixed with the client seed of every player dealt in, gives the hand
@@ -298,7 +307,7 @@ def _deal(table: Table, user_ids: np.ndarray, account_ids: np.ndarray, *, now: d
         rows = pool.submit(
             lambda: _entry_rows(hand.pk, table.ante_minor, user_ids, seeds, *randomness.result(), vendor=vendor)
         )
-        _start_hand(table, hand, spin, user_ids=user_ids, account_ids=account_ids, now=now)
+        _start_hand(table, hand, spin, user_ids=user_ids, account_ids=account_ids, locked=locked, now=now)
         entries = rows.result()
     insert_rows(Entry._meta.db_table, entries)
     table.phase = TablePhase.CHANGE
@@ -398,11 +407,13 @@ def _start_hand(
     *,
     user_ids: np.ndarray,
     account_ids: np.ndarray,
+    locked: wallet_services.LockedAccounts | None,
     now: datetime,
 ) -> None:
     """Take the ante from ``account_ids`` into the hand's escrow (one transfer), award the
     spin jackpot ``spin`` it won, and count the hand in the players' gaming and play
-    sessions. ``user_ids`` / ``account_ids``: int64 arrays, aligned, in any order."""
+    sessions. ``user_ids`` / ``account_ids``: int64 arrays, aligned, in any order;
+    ``locked``: the players' wallets as the deal locked and read them."""
     count = len(user_ids)
     ante = table.ante_minor
     escrow = hand_escrow(hand_id=hand.pk, currency=table.currency)
@@ -414,6 +425,7 @@ def _start_hand(
             account_ids=np.append(account_ids, escrow.pk),
             deltas=np.append(np.full(count, -ante, dtype=np.int64), ante * count),
             memo=f"Ante of hand {table.name} #{hand.number}",
+            locked=locked,
         )
     if spin is not None:
         hand.spin_jackpot_id = int(spin["id"])

@@ -1,0 +1,147 @@
+"""A deal locks and reads its players' wallets once (``wallet.services.lock_and_read``) and
+the ante's transfer takes those rows instead of reading 100,000 accounts again. These tests
+check when the rows read first may serve, and that a stale read never lets a wallet go
+below what it holds (docs/platform.md, "Rows that are written 100,000 at a time")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection, transaction
+
+from tests.conftest import make_player
+from wallet import services
+from wallet.chain import verify_chain
+from wallet.errors import InsufficientFundsError, InvalidAmountError
+from wallet.models import Account, AccountKind, Currency, TransferKind
+from wallet.selectors import check_books
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ANTE = 100
+
+
+@pytest.fixture
+def locks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[int]]]:
+    """The ids of every ``_lock_accounts`` call, in order."""
+    calls: list[list[int]] = []
+    real = services._lock_accounts
+
+    def spy(ids: np.ndarray) -> Any:
+        calls.append([int(i) for i in ids])
+        return real(ids)
+
+    monkeypatch.setattr(services, "_lock_accounts", spy)
+    yield calls
+
+
+@pytest.fixture
+def wallets(db: Any) -> tuple[list[User], np.ndarray, Account]:
+    """Three players with their sign-up chips, and an escrow opened after their wallets."""
+    players = [make_player(name) for name in ("lena", "marc", "nora")]
+    ids = np.array(
+        [services.ensure_player_account(user_id=p.pk, currency=Currency.FUN).pk for p in players], dtype=np.int64
+    )
+    escrow = services.ensure_account(key="escrow:test", kind=AccountKind.ESCROW, currency=Currency.FUN)
+    return players, ids, escrow
+
+
+def _ante(
+    ids: np.ndarray, escrow: Account, *, locked: services.LockedAccounts | None, reference: str = "ante:t"
+) -> Any:
+    return services.post_transfer_arrays(
+        reference=reference,
+        kind=TransferKind.ANTE,
+        currency=Currency.FUN,
+        account_ids=np.append(ids, escrow.pk),
+        deltas=np.append(np.full(len(ids), -ANTE, dtype=np.int64), ANTE * len(ids)),
+        locked=locked,
+    )
+
+
+def test_the_ante_takes_the_rows_the_deal_locked(
+    wallets: tuple[list[User], np.ndarray, Account], locks: list[list[int]]
+) -> None:
+    _, ids, escrow = wallets
+    before = dict(Account.objects.filter(pk__in=ids.tolist()).values_list("pk", "balance_minor"))
+    with transaction.atomic():
+        locked = services.lock_and_read(ids[::-1])
+        assert locked.available(ids).tolist() == [before[i] for i in ids.tolist()]
+        _ante(ids, escrow, locked=locked)
+    if connection.vendor == "postgresql":
+        # The players' wallets once; then only the escrow, which the deal did not lock.
+        assert locks == [sorted(ids.tolist()), [escrow.pk]]
+    else:
+        assert locks == [sorted(ids.tolist()), sorted([*ids.tolist(), escrow.pk])]  # SQLite reads again
+    after = dict(Account.objects.filter(pk__in=ids.tolist()).values_list("pk", "balance_minor"))
+    assert after == {i: before[i] - ANTE for i in ids.tolist()}
+    assert Account.objects.get(pk=escrow.pk).balance_minor == ANTE * len(ids)
+    assert verify_chain() == [] and check_books().ok
+
+
+def test_a_balance_written_since_the_lock_is_read_again(
+    wallets: tuple[list[User], np.ndarray, Account], locks: list[list[int]]
+) -> None:
+    """The rows read first said every wallet could pay; then the same transaction took all
+    of lena's chips. The ante must see that, not the first read: refused, nothing moved."""
+    _, ids, escrow = wallets
+    cashier = services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
+    lena = Account.objects.get(pk=ids[0])
+    with pytest.raises(InsufficientFundsError), transaction.atomic():
+        locked = services.lock_and_read(ids)
+        assert (locked.available(ids) >= ANTE).all()
+        services.transfer_between(
+            source=lena,
+            destination=cashier,
+            amount_minor=lena.balance_minor,
+            kind=TransferKind.WITHDRAWAL,
+            reference="drain:lena",
+        )
+        _ante(ids, escrow, locked=locked)
+    assert locks[-1] == sorted([*ids.tolist(), escrow.pk])  # everything locked and read again
+    assert Account.objects.get(pk=ids[0]).balance_minor == lena.balance_minor  # rolled back
+    assert check_books().ok
+
+
+def test_rows_locked_by_an_earlier_transaction_are_read_again(
+    wallets: tuple[list[User], np.ndarray, Account], locks: list[list[int]]
+) -> None:
+    _, ids, escrow = wallets
+    with transaction.atomic():
+        locked = services.lock_and_read(ids)
+    with transaction.atomic():  # the first transaction's locks are gone
+        _ante(ids, escrow, locked=locked)
+    assert locks == [sorted(ids.tolist()), sorted([*ids.tolist(), escrow.pk])]
+
+
+def test_an_account_below_the_locked_ones_is_not_locked_after_them(
+    wallets: tuple[list[User], np.ndarray, Account], locks: list[list[int]]
+) -> None:
+    """Locking an account of a lower id after the others would break the primary-key order
+    every transaction locks in (a deadlock risk): everything is read again instead."""
+    _, ids, escrow = wallets
+    order = np.sort(ids)
+    with transaction.atomic():
+        locked = services.lock_and_read(order[1:])
+        services.post_transfer_arrays(
+            reference="ante:low",
+            kind=TransferKind.ANTE,
+            currency=Currency.FUN,
+            account_ids=np.array([order[0], order[1], escrow.pk]),
+            deltas=np.array([-ANTE, -ANTE, 2 * ANTE]),
+            locked=locked,
+        )
+    assert locks[-1] == [int(order[0]), int(order[1]), escrow.pk]
+
+
+def test_available_refuses_an_account_it_did_not_lock(wallets: tuple[list[User], np.ndarray, Account]) -> None:
+    _, ids, escrow = wallets
+    with transaction.atomic():
+        locked = services.lock_and_read(ids)
+        with pytest.raises(InvalidAmountError):
+            locked.available(np.array([escrow.pk]))
+        assert locked.available(np.array([], dtype=np.int64)).tolist() == []
