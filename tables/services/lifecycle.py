@@ -290,8 +290,7 @@ def _deal(
     by ``COPY`` on PostgreSQL)."""
     draw = fairness_services.next_chain_seed(table, now=now)
     ids = user_ids.tolist()
-    names = fairness_services.usernames(ids)
-    client_seeds = fairness_services.client_seeds(ids, now=now)
+    names, client_seeds = fairness_services.names_and_client_seeds(ids, now=now)
     number = table.hands_dealt + 1
     seed = derive_hand_seed(draw.seed, table.pk, number, [(names[u], client_seeds[u]) for u in ids])
     count = len(ids)

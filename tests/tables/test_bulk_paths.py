@@ -40,6 +40,19 @@ def test_client_seeds_are_created_once_and_a_seed_set_before_is_kept(
     assert PlayerClientSeed.objects.count() == 3
 
 
+def test_names_and_client_seeds_is_one_read_of_what_the_two_give(
+    alice: User, bob: User, carol: User, now: datetime
+) -> None:
+    fairness_services.set_client_seed(user_id=alice.pk, seed="alices-own-seed", now=now)
+    ids = [carol.pk, alice.pk, bob.pk]
+    names, seeds = fairness_services.names_and_client_seeds(ids, now=now)  # bob and carol get theirs now
+    assert names == fairness_services.usernames(ids) == {alice.pk: "alice", bob.pk: "bob", carol.pk: "carol"}
+    assert seeds == fairness_services.client_seeds(ids, now=now) and seeds[alice.pk] == "alices-own-seed"
+    with CaptureQueriesContext(connection) as queries:
+        assert fairness_services.names_and_client_seeds(ids, now=now) == (names, seeds)
+    assert len(queries) == 1
+
+
 @pytest.mark.parametrize(
     "seeds",
     [
