@@ -306,3 +306,37 @@ def test_beat_runs_the_upkeep_daily(settings: Any) -> None:
     # The test database's newest ids are in ranges made ahead at migrate (PostgreSQL); a
     # no-op on SQLite.
     assert task() == []
+
+
+def _contents(table: str) -> str:
+    return str(one(f"SELECT md5(string_agg(t::text, ',' ORDER BY id)) FROM {table} t"))
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_the_migrations_go_back_to_plain_tables_and_forwards_again_with_the_same_rows() -> None:
+    from django.db.migrations.executor import MigrationExecutor
+
+    table = create_fun_table("Migration Rail")
+    deal_hand(table, [make_player(f"mig{i}") for i in range(3)], timezone.now())
+    settle(table)
+    before = {name: _contents(name) for name in ("tables_entry", "wallet_ledgerentry")}
+    kinds = "SELECT string_agg(relkind::text, '' ORDER BY relname) FROM pg_class WHERE relname = ANY(%s)"
+    names = ["tables_entry", "wallet_ledgerentry"]
+    executor = MigrationExecutor(connection)
+    leaves = [("tables", "0018_partitioned_entries"), ("wallet", "0010_partitioned_ledger")]
+    try:
+        executor.migrate([("tables", "0017_entries_at_scale"), ("wallet", "0009_ledger_at_scale")])
+        assert one(kinds, [names]) == "rr"
+        assert {name: _contents(name) for name in names} == before
+        assert one("SELECT to_regprocedure('partition_add_range(text, bigint, bigint)')") is None
+        with pytest.raises(REFUSED), transaction.atomic():
+            Entry.objects.filter(hand__table=table).update(place=1)  # still final
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(leaves)
+    assert one(kinds, [names]) == "pp"
+    assert {name: _contents(name) for name in names} == before
+    assert check_books().ok
+    with pytest.raises(REFUSED), transaction.atomic():
+        LedgerEntry.objects.update(delta_minor=0)
