@@ -340,3 +340,64 @@ def test_the_migrations_go_back_to_plain_tables_and_forwards_again_with_the_same
     assert check_books().ok
     with pytest.raises(REFUSED), transaction.atomic():
         LedgerEntry.objects.update(delta_minor=0)
+
+
+@on_postgresql
+@pytest.mark.django_db
+def test_a_single_column_index_is_dropped_and_rebuilt_in_every_partition() -> None:
+    """``drop_single_column_index`` (tables 0013) on the partitioned entries: dropping the
+    parent's index drops each partition's; backwards builds them all again."""
+    from config.migration_operations import drop_single_column_index
+
+    def count() -> int:
+        return int(
+            one(
+                "SELECT count(*) FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
+                "AND a.attnum = i.indkey[0] WHERE i.indnatts = 1 AND a.attname = 'hold_at' "
+                "AND (i.indrelid = 'tables_entry'::regclass "
+                "OR i.indrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'tables_entry'::regclass))"
+            )
+        )
+
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE INDEX entry_hold_at_single ON tables_entry (hold_at)")
+        parts = len(partitions(cursor, "tables_entry"))
+    assert count() == parts + 1
+    operation = drop_single_column_index("tables", "entry", "hold_at")
+    state_apps = ProjectState.from_apps(apps).apps
+    with connection.schema_editor() as editor:
+        operation.code(state_apps, editor)
+    assert count() == 0
+    with connection.schema_editor() as editor:
+        assert operation.reverse_code is not None
+        operation.reverse_code(state_apps, editor)
+    assert count() == parts + 1
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_two_upkeeps_at_once_create_each_partition_once() -> None:
+    """Beat and a hand-run command at the same moment: the advisory lock makes the second
+    wait and then find the partitions made."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connections
+
+    def run() -> list[str]:
+        try:
+            return ensure_partitions(ahead=4)
+        finally:
+            connections.close_all()
+
+    created = ["tables_entry_p300000", "tables_entry_p400000"]
+    created += ["wallet_ledgerentry_p3000000", "wallet_ledgerentry_p4000000"]
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(lambda _: run(), range(2)))
+        assert sorted(results[0] + results[1]) == sorted(created)
+        with connection.cursor() as cursor:
+            assert [first for _, first, _ in partitions(cursor, "tables_entry")][-3:] == [300000, 400000, None]
+    finally:
+        with connection.cursor() as cursor:
+            for name in created:
+                cursor.execute(f"DROP TABLE IF EXISTS {name}")
