@@ -31,15 +31,15 @@ from django.conf import settings
 from django.db import connection as default_connection
 from django.db import transaction
 
-# The partition's name: the table and the first id of its range.
+# A range's partition is named ``<table>_p<first id>``; the DEFAULT one ``<table>_default``.
 DEFAULT_SUFFIX = "_default"
 _BOUND = re.compile(r"FROM \('?(-?\d+)'?\) TO \('?(-?\d+)'?\)")
 
 
 class PartitionError(Exception):
-    """A partitioning step that cannot go on (code ``partition_error``): a unique constraint
-    without the partition key, an id column that is neither an identity nor a serial, or a
-    range that overlaps an existing partition."""
+    """A swap that cannot go on (code ``partition_error``): a unique constraint without the
+    partition key, or an id column that is neither an identity nor a serial. (The upkeep
+    function raises ``invalid_parameter_value`` with the same code in its message.)"""
 
     code = "partition_error"
 
@@ -363,6 +363,8 @@ def ensure_partitions(*, ahead: int = 2, using: Any = None) -> list[str]:
     Raises:
         django.db.OperationalError: a lock not obtained within 10 s (``lock_timeout``);
             nothing is created, the next run tries again.
+        django.db.ProgrammingError: the role may not run ``partition_add_range``
+            (``grant_app_role`` not run since ``migrate``).
     """
     created: list[str] = []
     for spec in SPECS:
