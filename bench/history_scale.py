@@ -204,9 +204,11 @@ def generate(entries: int) -> None:
             )
         step("ANALYZE", "ANALYZE")
         for table in ("tables_entry", "wallet_ledgerentry", "tables_hand", "wallet_transfer"):
+            # Summed over the partitions (entries and legs are partitioned: a parent has no storage).
             size = db.execute(
-                f"SELECT count(*), pg_size_pretty(pg_table_size('{table}')), "
-                f"pg_size_pretty(pg_indexes_size('{table}')) FROM {table}"
+                f"SELECT (SELECT count(*) FROM {table}), pg_size_pretty(sum(pg_table_size(relid))), "
+                f"pg_size_pretty(sum(pg_indexes_size(relid))) "
+                f"FROM (SELECT relid FROM pg_partition_tree('{table}') UNION SELECT '{table}'::regclass) AS t"
             ).fetchone()
             print(f"  {table}: {size[0]:,} rows, table {size[1]}, indexes {size[2]}")  # type: ignore[index]
     print(f"generated {entries:,} entries in {time.perf_counter() - started:.0f} s")

@@ -5,7 +5,12 @@ On PostgreSQL a plain ``CREATE INDEX`` locks the table against writes for as lon
 builds: 30-60 s for 10^7 entries on the benchmark box, during which no hand could be dealt.
 ``AddIndexOnline`` builds the index ``CONCURRENTLY`` there (writes go on; the migration must
 be ``atomic = False``) and is an ordinary ``AddIndex`` on every other database (the embedded
-SQLite default), so one migration file serves both.
+SQLite default), so one migration file serves both. On a partitioned table (entries and
+ledger legs on PostgreSQL, config/partitions.py) it builds the index partition by partition
+(``add_partitioned_index_online``).
+
+``drop_single_column_index`` works on a partitioned table as it is: dropping the parent's
+index drops every partition's, and its backwards ``CREATE INDEX`` on the parent builds them.
 """
 
 from __future__ import annotations
@@ -40,7 +45,10 @@ class AddIndexOnline(AddIndex):
             return
         model = to_state.apps.get_model(app_label, self.model_name)
         if self.allow_migrate_model(schema_editor.connection.alias, model):
-            schema_editor.add_index(model, self.index, concurrently=True)
+            if _partitioned(schema_editor, model._meta.db_table):
+                add_partitioned_index_online(schema_editor, model, self.index)
+            else:
+                schema_editor.add_index(model, self.index, concurrently=True)
 
     def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any) -> None:
         if not self._online(schema_editor):
@@ -48,10 +56,52 @@ class AddIndexOnline(AddIndex):
             return
         model = from_state.apps.get_model(app_label, self.model_name)
         if self.allow_migrate_model(schema_editor.connection.alias, model):
-            schema_editor.remove_index(model, self.index, concurrently=True)
+            # A partitioned index cannot be dropped CONCURRENTLY: a plain, short DROP.
+            concurrently = not _partitioned(schema_editor, model._meta.db_table)
+            schema_editor.remove_index(model, self.index, concurrently=concurrently)
 
     def describe(self) -> str:
         return f"{super().describe()} (concurrently on PostgreSQL)"
+
+
+def _partitioned(schema_editor: Any, table: str) -> bool:
+    from config.partitions import is_partitioned
+
+    with schema_editor.connection.cursor() as cursor:
+        return is_partitioned(cursor, table)
+
+
+def add_partitioned_index_online(schema_editor: Any, model: Any, index: Any) -> None:
+    """Build ``index`` on a partitioned table without stopping its writes (PostgreSQL has
+    no ``CREATE INDEX CONCURRENTLY`` for one): the index ``ON ONLY`` the parent (invalid,
+    empty), then ``CONCURRENTLY`` on each partition, each attached to it; the parent's
+    index is valid once every partition's is attached. Partitions created later get it
+    from the parent. A partition's index is named ``<partition>_<index name>`` (truncated
+    with a hash past 63 characters).
+
+    Raises:
+        django.db.DatabaseError: a partition's build failed (its invalid index is left for
+            ``DROP INDEX``; the migration can be run again).
+    """
+    from django.db.backends.utils import truncate_name
+
+    from config.partitions import partitions
+
+    table = model._meta.db_table
+    parent = index.create_sql(model, schema_editor)
+    parent.template = parent.template.replace(" ON %(table)s", " ON ONLY %(table)s")
+    schema_editor.execute(parent)
+    with schema_editor.connection.cursor() as cursor:
+        names = [name for name, _, _ in partitions(cursor, table)]
+    for partition in names:
+        name = truncate_name(f"{partition}_{index.name}", schema_editor.connection.ops.max_name_length())
+        statement = index.create_sql(model, schema_editor, concurrently=True)
+        statement.parts["table"] = schema_editor.quote_name(partition)
+        statement.parts["name"] = schema_editor.quote_name(name)
+        schema_editor.execute(statement)
+        schema_editor.execute(
+            f"ALTER INDEX {schema_editor.quote_name(index.name)} ATTACH PARTITION {schema_editor.quote_name(name)}"
+        )
 
 
 def drop_single_column_index(app_label: str, model_name: str, column: str) -> Any:

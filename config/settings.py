@@ -285,7 +285,19 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 1.0,
         "options": {"expires": 2.0},
     },
+    # Daily: the partitions of entries and ledger legs for the newest ids and two ranges
+    # ahead (config/partitions.py; a no-op on SQLite). Idempotent: a late run is harmless.
+    "ensure-partitions": {
+        "task": "backoffice.tasks.ensure_partitions",
+        "schedule": 24 * 3600.0,
+        "options": {"expires": 3600.0},
+    },
 }
+# Partitions of entries and ledger legs (PostgreSQL; docs/platform.md, "Partitioning"):
+# hands per entries partition and transfers per legs partition, about a month each at a
+# busy site. A new width applies to the partitions created after the change.
+ENTRY_PARTITION_HANDS: int = _int("POKER_ENTRY_PARTITION_HANDS", 100_000, minimum=1)
+LEDGER_PARTITION_TRANSFERS: int = _int("POKER_LEDGER_PARTITION_TRANSFERS", 1_000_000, minimum=1)
 
 # --- Auth, i18n, static --------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

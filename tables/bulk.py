@@ -169,9 +169,15 @@ def update_rows(
     columns: dict[str, tuple[str, Sequence[Any] | np.ndarray]],
     *,
     constants: dict[str, Any] | None = None,
+    scope: dict[str, int] | None = None,
 ) -> None:
     """Set ``columns`` (name -> (PostgreSQL type, values aligned with ``ids``)) and
     ``constants`` (name -> one value for every row) of the rows ``ids`` of ``table``.
+
+    ``scope`` (column -> value every row has) narrows the statement: on a partitioned
+    table, its partition key (``{"hand_id": …}`` for entries) lets PostgreSQL read one
+    partition through its primary key ``(hand_id, id)`` instead of looking for each id in
+    every partition (config/partitions.py).
 
     PostgreSQL: one ``UPDATE … FROM unnest(…)``, each column sent as one array parameter
     (no temporary table, no per-row Python beyond the array's text); SQLite: one
@@ -180,6 +186,7 @@ def update_rows(
     if not id_list:
         return
     fixed = dict(constants or {})
+    narrow = dict(scope or {})
     values = _lists({name: spec[1] for name, spec in columns.items()})
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
@@ -187,14 +194,14 @@ def update_rows(
             sets = ", ".join([*(f"{name} = v.{name}" for name in columns), *(f"{name} = %s" for name in fixed)])
             cursor.execute(
                 f"UPDATE {table} AS t SET {sets} FROM unnest(%s::bigint[], {arrays}) AS v(id, {', '.join(columns)}) "
-                "WHERE t.id = v.id",
-                [*fixed.values(), array_literal(id_list), *map(array_literal, values)],
+                "WHERE t.id = v.id" + "".join(f" AND t.{name} = %s" for name in narrow),
+                [*fixed.values(), array_literal(id_list), *map(array_literal, values), *narrow.values()],
             )
             return
         adapt = connection.ops.adapt_datetimefield_value
         fixed_values = [adapt(v) if isinstance(v, datetime) else v for v in fixed.values()]
         sets = ", ".join([*(f"{name} = %s" for name in columns), *(f"{name} = %s" for name in fixed)])
         cursor.executemany(
-            f"UPDATE {table} SET {sets} WHERE id = %s",
-            [(*row[1:], *fixed_values, row[0]) for row in zip(id_list, *values, strict=True)],
+            f"UPDATE {table} SET {sets} WHERE id = %s" + "".join(f" AND {name} = %s" for name in narrow),
+            [(*row[1:], *fixed_values, row[0], *narrow.values()) for row in zip(id_list, *values, strict=True)],
         )

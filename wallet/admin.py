@@ -201,6 +201,9 @@ class TransferAdmin(ReadOnlyAdmin):
 class LedgerEntryAdmin(ReadOnlyAdmin):
     list_display = ("id", "transfer", "account", "change", "balance_after")
     list_select_related = ("transfer", "account")
+    # Newest first by the partition key and id: the partitions' primary key (transfer_id, id)
+    # gives the page (by id alone, PostgreSQL would sort every partition's rows).
+    ordering = ("-transfer_id", "-id")
 
     @admin.display(description="Change", ordering="delta_minor")
     def change(self, obj: LedgerEntry) -> str:

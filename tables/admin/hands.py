@@ -142,6 +142,9 @@ class EntryAdmin(SecretFieldsAdmin, ReadOnlyAdmin):
     )
     list_filter = ("hand__table", "hand__status")
     list_select_related = ("hand", "user")
+    # Newest first by the partition key and id: the partitions' primary key (hand_id, id)
+    # gives the page (by id alone, PostgreSQL would sort every partition's rows).
+    ordering = ("-hand_id", "-id")
     search_fields = ("user__username",)
     fields = (
         "hand_link",

@@ -195,7 +195,7 @@ def set_hold(*, table_id: int, user_id: int, hold: Sequence[bool], now: datetime
     entry = _lock_entry(table_id=table_id, user_id=user_id, now=now).entry
     entry.hold_mask = mask
     entry.hold_at = now
-    entry.save(update_fields=["hold_mask", "hold_at"])
+    _write_entry(entry, ["hold_mask", "hold_at"])
     push_private_on_commit(table_id, user_id)
     return entry
 
@@ -308,12 +308,19 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
     return entry
 
 
+def _write_entry(entry: Entry, fields: list[str]) -> None:
+    """Write ``fields`` of the (locked) entry, found by its hand and id: on PostgreSQL the
+    entries are partitioned by hand (primary key ``(hand_id, id)``, config/partitions.py), and
+    ``entry.save()``'s ``WHERE id = …`` alone would look in every partition."""
+    Entry.objects.filter(hand_id=entry.hand_id, pk=entry.pk).update(**{name: getattr(entry, name) for name in fields})
+
+
 def _save_entry(entry: Entry, fields: list[str], *, table_id: int, counted: str | None) -> None:
     """Write ``fields`` of the (locked) entry and, for a purchase with the player's own money,
     add one to ``counted`` (``draws_bought`` or ``redeals_bought``) of his open gaming session
     (it raises his power-up level: ``powerups.count_purchase``). One statement on PostgreSQL."""
     if counted is None or connection.vendor != "postgresql":
-        entry.save(update_fields=fields)
+        _write_entry(entry, fields)
         if counted is not None:
             powerups.count_purchase(
                 table_id=table_id,
@@ -326,10 +333,10 @@ def _save_entry(entry: Entry, fields: list[str], *, table_id: int, counted: str 
     values = [field.get_db_prep_save(getattr(entry, field.attname), connection) for field in columns]
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH entry AS (UPDATE {Entry._meta.db_table} SET {sets} WHERE id = %s) "
+            f"WITH entry AS (UPDATE {Entry._meta.db_table} SET {sets} WHERE hand_id = %s AND id = %s) "
             f"UPDATE {GamingSession._meta.db_table} SET {counted} = {counted} + 1 "
             "WHERE table_id = %s AND user_id = %s AND ended_at IS NULL",
-            [*values, entry.pk, table_id, entry.user_id],
+            [*values, entry.hand_id, entry.pk, table_id, entry.user_id],
         )
 
 

@@ -180,6 +180,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
         )
 
     _write_results(
+        hand.pk,
         ids,
         connected=connected,
         holds_used=outcome.holds.tolist(),
@@ -226,8 +227,9 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     return True
 
 
-def _write_results(ids: list[int], **columns: list[Any]) -> None:
-    """Write every entry's result in bulk (COPY and one UPDATE on PostgreSQL)."""
+def _write_results(hand_id: int, ids: list[int], **columns: list[Any]) -> None:
+    """Write every entry's result in bulk (one UPDATE on PostgreSQL), in the hand's
+    partition only (the ``hand_id`` scope: config/partitions.py)."""
     strengths = ["[" + ",".join(map(str, row)) + "]" for row in columns["strengths"]]
     update_rows(
         Entry._meta.db_table,
@@ -243,6 +245,7 @@ def _write_results(ids: list[int], **columns: list[Any]) -> None:
             "prize_minor": ("bigint", columns["prize"]),
             "jackpot_minor": ("bigint", columns["jackpot"]),
         },
+        scope={"hand_id": hand_id},
     )
 
 

@@ -19,6 +19,7 @@ from django.core.management.base import CommandError
 from django.db import connection, connections
 from django.utils import timezone
 
+from config.partitions import ensure_partitions
 from tables import services
 from tables.models import Hand, HandStatus
 from tests.conftest import make_player
@@ -97,6 +98,13 @@ FORBIDDEN = [
     "TRUNCATE tables_hand CASCADE",
     "INSERT INTO django_migrations (app, name, applied) VALUES ('x', 'y', now())",
     "DROP TABLE wallet_ledgerentry",
+    # Partitions are reached through their parent only (its triggers and grants): the app
+    # role has no right on one (tables 0018, wallet 0010; config/partitions.py).
+    "SELECT count(*) FROM tables_entry_p0",
+    "UPDATE tables_entry_p0 SET place = 1",
+    "DELETE FROM tables_entry_default",
+    "INSERT INTO wallet_ledgerentry_p0 (delta_minor, balance_after_minor, account_id, transfer_id) VALUES (0, 0, 1, 1)",
+    "DELETE FROM wallet_ledgerentry_p0",
 ]
 
 
@@ -117,6 +125,35 @@ def test_the_app_role_cannot_rewrite_the_ledger_or_a_finished_hand(app_role: str
         assert raw.execute("SELECT count(*) FROM wallet_ledgerentry").fetchone() == (legs,)
     assert LedgerEntry.objects.count() == legs
     assert check_books().ok
+
+
+def test_the_app_role_adds_partitions_through_the_owner_s_function_only(app_role: str) -> None:
+    """Celery beat runs the partitions' upkeep as the app role, which owns no table: the
+    owner's SECURITY DEFINER ``partition_add_range`` creates and attaches them (owned by the
+    owner; the app role gets no right on them), for partitioned tables only."""
+    try:
+        with as_role(app_role):
+            created = ensure_partitions(ahead=4)
+        assert created == [
+            "tables_entry_p300000",
+            "tables_entry_p400000",
+            "wallet_ledgerentry_p3000000",
+            "wallet_ledgerentry_p4000000",
+        ]
+        with raw_as(app_role) as raw:
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                raw.execute("SELECT count(*) FROM tables_entry_p400000")
+            with pytest.raises(psycopg.errors.InvalidParameterValue, match="partition_error"):
+                raw.execute("SELECT partition_add_range('wallet_account', 0, 10)")
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT tableowner FROM pg_tables WHERE tablename = 'tables_entry_p400000'")
+            assert cursor.fetchone() == (connection.settings_dict["USER"],)
+    finally:
+        with connection.cursor() as cursor:
+            for name in ("tables_entry_p300000", "tables_entry_p400000"):
+                cursor.execute(f"DROP TABLE IF EXISTS {name}")
+            for name in ("wallet_ledgerentry_p3000000", "wallet_ledgerentry_p4000000"):
+                cursor.execute(f"DROP TABLE IF EXISTS {name}")
 
 
 def test_a_finished_hand_is_final_even_for_the_owner_unless_it_disables_triggers(db: None) -> None:

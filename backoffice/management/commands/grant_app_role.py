@@ -8,7 +8,11 @@ The app then connects as ROLE, which (security audit F6):
 - may never DELETE hand records (``tables_hand``, ``tables_entry``, the conditions audit
   log), and triggers it cannot switch off refuse any change to a finished hand;
 - holds no TRUNCATE, TRIGGER or REFERENCES privilege, only reads ``django_migrations``,
-  owns no table (so cannot ALTER one or disable its triggers) and is not a superuser.
+  owns no table (so cannot ALTER one or disable its triggers) and is not a superuser;
+- has no right on the partitions of entries and ledger legs (Django lists the partitioned
+  parents only; PostgreSQL reaches partitions through their parent without one), and may
+  call ``partition_add_range``, the owner's function that adds the next partitions
+  (config/partitions.py; Celery beat runs that upkeep as this role).
 
 ``--create`` creates ROLE (LOGIN, no other attribute) when it does not exist; set its
 password yourself (``ALTER ROLE ... PASSWORD``). PostgreSQL only.
@@ -21,6 +25,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
 from psycopg import sql
+
+from config.partitions import UPKEEP_FUNCTION
 
 APPEND_ONLY = ("wallet_transfer", "wallet_ledgerentry")
 NEVER_DELETED = ("tables_hand", "tables_entry", "tables_tableconfigchange", "jackpots_jackpotevent")
@@ -82,6 +88,15 @@ class Command(BaseCommand):
                 )
                 for table in tables
             ]
+            # The partitions' upkeep (config/partitions.py) runs in Celery beat, as this role.
+            cursor.execute("SELECT to_regprocedure(%s) IS NOT NULL", [f"{UPKEEP_FUNCTION}(text, bigint, bigint)"])
+            upkeep = cursor.fetchone()
+            if upkeep and upkeep[0]:
+                statements.append(
+                    sql.SQL("GRANT EXECUTE ON FUNCTION {}(text, bigint, bigint) TO {}").format(
+                        sql.Identifier(UPKEEP_FUNCTION), ident
+                    )
+                )
             for statement in statements:
                 cursor.execute(statement.as_string(cursor.connection))
         self.stdout.write(
