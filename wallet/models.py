@@ -129,7 +129,11 @@ class LedgerEntry(models.Model):
     # the transfer and locks every leg's account in the same transaction, transfers are
     # append-only and accounts with legs cannot be deleted (migrations/0009_ledger_at_scale.py);
     # ``check_books`` checks the references.
-    transfer = models.ForeignKey(Transfer, on_delete=models.PROTECT, related_name="entries", db_constraint=False)
+    # Indexed on PostgreSQL by the primary key (transfer_id, id) of the partitioned legs
+    # (docs/platform.md, "Partitioning"); SQLite keeps its plain index (wallet 0011).
+    transfer = models.ForeignKey(
+        Transfer, on_delete=models.PROTECT, related_name="entries", db_index=False, db_constraint=False
+    )
     # Indexed by ``ledger_account_recent`` (account, -id), which serves every lookup by account.
     account = models.ForeignKey(
         Account, on_delete=models.PROTECT, related_name="entries", db_index=False, db_constraint=False
