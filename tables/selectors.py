@@ -17,7 +17,6 @@ from django.db.models import Count, F, Min, Q
 from django.utils import timezone
 
 from tables.engine.widerpoker import (
-    Board,
     PoolSplit,
     board_grid,
     category_of,
@@ -320,17 +319,18 @@ cells; ~1 KiB each kept): one per player of a running hand, computed at his firs
 frame and reused for every later one (his holds, purchases, REST answers, reconnections)."""
 
 
-def _panel_of(hand: Hand, board: Board, combination: tuple[int, ...]) -> dict[str, Any]:
+def _panel_of(hand: Hand, combination: tuple[int, ...]) -> dict[str, Any]:
     """The probability panel (``odds.panel(...).as_dict()``, not to be mutated) of
     ``combination`` on the board of ``hand``: a function of the two alone (a hand's board
-    never changes), cached per (hand, combination), least recently used dropped first."""
+    never changes), cached per (hand, combination), least recently used dropped first. The
+    board is parsed only to compute a panel not cached."""
     key = (hand.pk, combination)
     with _PANELS_LOCK:
         found = _PANELS.get(key)
         if found is not None:
             _PANELS.move_to_end(key)
             return found
-    computed = panel(board_grid(board), combination).as_dict()
+    computed = panel(board_grid(board_from_json(hand.board)), combination).as_dict()
     with _PANELS_LOCK:
         _PANELS[key] = computed
         while len(_PANELS) > PANEL_CACHE_SIZE:
@@ -340,7 +340,6 @@ def _panel_of(hand: Hand, board: Board, combination: tuple[int, ...]) -> dict[st
 
 def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:
     config = hand.config
-    board = board_from_json(hand.board)
     digits = combination_digits(np.array([entry.combination], dtype=np.int64))[0]
     combination = tuple(int(d) for d in digits)
     data: dict[str, Any] = {
@@ -360,11 +359,12 @@ def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:
         "result": None,
     }
     if hand.status == HandStatus.CHANGE and config.get("panel", True):
-        data["panel"] = dict(_panel_of(hand, board, combination))
+        data["panel"] = dict(_panel_of(hand, combination))
         if not config.get("tips", True):
             # A special hand without tips: the server never sends them (seed 001, D).
             data["panel"]["tip1"] = data["panel"]["tip2"] = None
     elif hand.status == HandStatus.SETTLED and entry.hold_used is not None:
+        board = board_from_json(hand.board)
         keys = hand.change_keys or [list(key) for key in change_keys(bytes.fromhex(hand.server_seed))]
         hold = hold_from_mask(entry.hold_used)
         strengths = entry.draw_strengths or []
