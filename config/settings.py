@@ -390,7 +390,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "config.api.exception_handler",
     # Every endpoint, per user and per client address, counted in the shared cache (Redis
     # in production) so the limits hold across processes. Actions have a tighter rate.
-    "DEFAULT_THROTTLE_CLASSES": ["config.throttles.UserThrottle", "config.throttles.AddressThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["config.throttles.ApiThrottles"],
     "DEFAULT_THROTTLE_RATES": {
         "user": env.str("POKER_API_USER_RATE", default="600/min"),
         "address": env.str("POKER_API_ADDRESS_RATE", default="1200/min"),

@@ -1,12 +1,20 @@
 """API rate limits that hold across processes (they count in the shared cache: Redis in
-production), per user and per client address, on every endpoint."""
+production), per user and per client address, on every endpoint.
+
+Each limit is one of DRF's ``SimpleRateThrottle``s (its rate, cache key and sliding window
+of request times); a view checks its limits together (``ApiThrottles``,
+``ActionThrottles``): every limit's history is read in one cache round trip and the
+updated ones written in one, instead of a read and a write per limit (six Redis round trips
+per play action; docs/benchmarks.md, "REST purchases")."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections import defaultdict
+from typing import Any, ClassVar
 
+from django.core.cache import cache
 from rest_framework.request import Request
-from rest_framework.throttling import SimpleRateThrottle, UserRateThrottle
+from rest_framework.throttling import BaseThrottle, SimpleRateThrottle, UserRateThrottle
 
 
 class UserThrottle(UserRateThrottle):
@@ -29,3 +37,56 @@ class ActionThrottle(UserRateThrottle):
     """Play and wallet actions per player (``action`` rate), on top of the general limits."""
 
     scope = "action"
+
+
+class ApiThrottles(BaseThrottle):
+    """The limits of ``limits`` checked together, with DRF's rules for each (a sliding window
+    of the last ``duration`` seconds; a request is refused when any limit is full, and counts
+    in every limit that was not): one ``get_many`` reads every history, one ``set_many`` per
+    distinct window writes the ones that count this request (one for the default rates, all
+    per minute). ``wait()``: seconds until a refusing limit lets a request through (the
+    longest), or None."""
+
+    limits: ClassVar[tuple[type[SimpleRateThrottle], ...]] = (UserThrottle, AddressThrottle)
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    def allow_request(self, request: Request, view: Any) -> bool:
+        keyed: list[tuple[SimpleRateThrottle, str]] = []
+        for limit in (cls() for cls in self.limits):
+            key = limit.get_cache_key(request, view) if limit.rate is not None else None
+            if key is not None:
+                keyed.append((limit, key))
+        if not keyed:
+            return True
+        histories = cache.get_many([key for _, key in keyed])
+        writes: dict[int, dict[str, list[float]]] = defaultdict(dict)
+        self.waits = []
+        allowed = True
+        for limit, key in keyed:
+            number, duration = limit.parse_rate(limit.rate)
+            assert number is not None and duration is not None  # a limit without a rate has no key
+            limit.key, limit.history, limit.now = key, list(histories.get(key, [])), limit.timer()
+            while limit.history and limit.history[-1] <= limit.now - duration:
+                limit.history.pop()
+            if len(limit.history) >= number:
+                allowed = False
+                wait = limit.wait()
+                if wait is not None:
+                    self.waits.append(wait)
+                continue
+            limit.history.insert(0, limit.now)
+            writes[duration][key] = limit.history
+        for duration, items in writes.items():
+            cache.set_many(items, duration)
+        return allowed
+
+    def wait(self) -> float | None:
+        return max(self.waits, default=None)
+
+
+class ActionThrottles(ApiThrottles):
+    """A play or wallet action's limits: the general ones plus the per-player action rate."""
+
+    limits = (UserThrottle, AddressThrottle, ActionThrottle)

@@ -212,10 +212,10 @@ def game_of_table(table_id: int) -> str:
     """The game of table ``table_id`` (a key of ``COMMANDS``). Raises TableNotFoundError."""
     from tables.models import Table
 
-    table = Table.objects.filter(pk=table_id).first()
-    if table is None:
+    game = Table.objects.filter(pk=table_id).values_list("game", flat=True).first()
+    if game is None:
         raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
-    return str(getattr(table, "game", WIDERPOKER))
+    return str(game)
 
 
 def execute(action: Action, *, table_id: int, user_id: int, now: datetime, game: str = WIDERPOKER) -> Any:

@@ -17,7 +17,6 @@ from django.db.models import Count, F, Min, Q
 from django.utils import timezone
 
 from tables.engine.widerpoker import (
-    Board,
     PoolSplit,
     board_grid,
     category_of,
@@ -190,9 +189,10 @@ def get_table_state(*, table_id: int) -> TableStateFrame:
 def get_private_state(*, table_id: int, user_id: int) -> EntryStateFrame | HoldemPrivateFrame:
     """A player's private frame at a table of either game: ``entry_state`` (WiderPoker) or
     ``holdem_private`` (tables/holdem_selectors.py). Raises TableNotFoundError."""
-    if Table.objects.filter(pk=table_id, game=TableGame.HOLDEM).exists():
+    table = _private_table(table_id)
+    if table.game == TableGame.HOLDEM:
         return get_holdem_private_frame(table_id=table_id, user_id=user_id, now=timezone.now())
-    return get_entry_state(table_id=table_id, user_id=user_id)
+    return _entry_states(table, {user_id})[user_id]
 
 
 def get_entry_state(*, table_id: int, user_id: int) -> EntryStateFrame:
@@ -202,14 +202,73 @@ def get_entry_state(*, table_id: int, user_id: int) -> EntryStateFrame:
     return list_entry_states(table_id=table_id, user_ids={user_id})[user_id]
 
 
-def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, EntryStateFrame]:
-    """``get_entry_state`` for many players of one table in a handful of queries (the hub
-    refreshes every socket of a process at once)."""
-    table = Table.objects.select_related("current_hand").filter(pk=table_id).first()
+PRIVATE_TABLE_FIELDS = ("id", "game", "version", "currency", "current_hand")
+PRIVATE_HAND_FIELDS = (
+    "id",
+    "status",
+    "board",
+    "config",
+    "redeal_deadline",
+    "entry_count",
+    "server_seed",
+    "change_keys",
+    "cancel_reason",
+)
+"""The columns of the table and of its running hand a private frame reads (``_entry_private``):
+not the hand's ``not_dealt`` (every seated player not dealt in, 10^5 ids in a big hand), its
+leaderboard or jackpot results, which a private frame never shows."""
+
+PRIVATE_ENTRY_FIELDS = (
+    "id",
+    "hand_id",
+    "user_id",
+    "combination",
+    "redeals",
+    "hold_mask",
+    "draws_bought",
+    "paid_minor",
+    "promo_minor",
+    "hold_used",
+    "draw_strengths",
+    "connected_at_end",
+    "best_draw",
+    "category",
+    "place",
+    "prize_minor",
+)
+"""The columns of an entry a private frame reads (``_entry_private``)."""
+
+
+def _private_table(table_id: int) -> Table:
+    """The table with its running hand, only the columns a private frame reads (one query).
+    Raises TableNotFoundError."""
+    table = (
+        Table.objects.select_related("current_hand")
+        .only(*PRIVATE_TABLE_FIELDS, *(f"current_hand__{name}" for name in PRIVATE_HAND_FIELDS))
+        .filter(pk=table_id)
+        .first()
+    )
     if table is None:
         raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    return table
+
+
+def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, EntryStateFrame]:
+    """``get_entry_state`` for many players of one table in a handful of queries (the hub
+    refreshes every socket of a process at once). Raises TableNotFoundError."""
+    return _entry_states(_private_table(table_id), user_ids)
+
+
+def _entry_states(table: Table, user_ids: set[int]) -> dict[int, EntryStateFrame]:
+    """The private frames of ``user_ids`` at ``table`` (as read by ``_private_table``):
+    seats, balances, entries in the running hand and power-up sessions, one query each."""
     hand = table.current_hand
-    seats = {seat.user_id: seat for seat in Seat.objects.filter(table_id=table_id, user_id__in=user_ids)}
+    seats = {
+        user_id: {"status": status, "reason": reason}
+        for user_id, status, reason in Seat.objects.filter(table_id=table.pk, user_id__in=user_ids).values_list(
+            "user_id", "status", "status_reason"
+        )
+    }
     # What the player may spend: the balance less purchases confirmed and not yet captured
     # into a hand's escrow (wallet.selectors.get_balance_minor), so a draw shows at once.
     balances = dict(
@@ -218,20 +277,22 @@ def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, EntrySt
         .values_list("user_id", "available")
     )
     entries = (
-        {entry.user_id: entry for entry in Entry.objects.filter(hand=hand, user_id__in=user_ids)}
+        {
+            entry.user_id: entry
+            for entry in Entry.objects.filter(hand=hand, user_id__in=user_ids).only(*PRIVATE_ENTRY_FIELDS)
+        }
         if hand is not None
         else {}
     )
     sessions = powerups.session_states(table_id=table.pk, user_ids=user_ids)
     states = {}
     for user_id in user_ids:
-        seat = seats.get(user_id)
         entry = entries.get(user_id)
         states[user_id] = EntryStateFrame(
             type="entry_state",
             table_id=table.pk,
             version=table.version,
-            seat=None if seat is None else {"status": seat.status, "reason": seat.status_reason},
+            seat=seats.get(user_id),
             balance_minor=balances.get(user_id, 0),
             currency=table.currency,
             hand_id=hand.pk if hand is not None else None,
@@ -243,10 +304,11 @@ def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, EntrySt
 
 def render_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
     """``list_entry_states`` serialised, ready to send (``holdem_private`` frames at a
-    Hold'em table)."""
-    if Table.objects.filter(pk=table_id, game=TableGame.HOLDEM).exists():
+    Hold'em table). Raises TableNotFoundError."""
+    table = _private_table(table_id)
+    if table.game == TableGame.HOLDEM:
         return render_holdem_private_frames(table_id=table_id, user_ids=user_ids)
-    return {user_id: dumps(state) for user_id, state in list_entry_states(table_id=table_id, user_ids=user_ids).items()}
+    return {user_id: dumps(state) for user_id, state in _entry_states(table, user_ids).items()}
 
 
 _PANELS: OrderedDict[tuple[int, tuple[int, ...]], dict[str, Any]] = OrderedDict()
@@ -257,17 +319,18 @@ cells; ~1 KiB each kept): one per player of a running hand, computed at his firs
 frame and reused for every later one (his holds, purchases, REST answers, reconnections)."""
 
 
-def _panel_of(hand: Hand, board: Board, combination: tuple[int, ...]) -> dict[str, Any]:
+def _panel_of(hand: Hand, combination: tuple[int, ...]) -> dict[str, Any]:
     """The probability panel (``odds.panel(...).as_dict()``, not to be mutated) of
     ``combination`` on the board of ``hand``: a function of the two alone (a hand's board
-    never changes), cached per (hand, combination), least recently used dropped first."""
+    never changes), cached per (hand, combination), least recently used dropped first. The
+    board is parsed only to compute a panel not cached."""
     key = (hand.pk, combination)
     with _PANELS_LOCK:
         found = _PANELS.get(key)
         if found is not None:
             _PANELS.move_to_end(key)
             return found
-    computed = panel(board_grid(board), combination).as_dict()
+    computed = panel(board_grid(board_from_json(hand.board)), combination).as_dict()
     with _PANELS_LOCK:
         _PANELS[key] = computed
         while len(_PANELS) > PANEL_CACHE_SIZE:
@@ -277,7 +340,6 @@ def _panel_of(hand: Hand, board: Board, combination: tuple[int, ...]) -> dict[st
 
 def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:
     config = hand.config
-    board = board_from_json(hand.board)
     digits = combination_digits(np.array([entry.combination], dtype=np.int64))[0]
     combination = tuple(int(d) for d in digits)
     data: dict[str, Any] = {
@@ -297,11 +359,12 @@ def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:
         "result": None,
     }
     if hand.status == HandStatus.CHANGE and config.get("panel", True):
-        data["panel"] = dict(_panel_of(hand, board, combination))
+        data["panel"] = dict(_panel_of(hand, combination))
         if not config.get("tips", True):
             # A special hand without tips: the server never sends them (seed 001, D).
             data["panel"]["tip1"] = data["panel"]["tip2"] = None
     elif hand.status == HandStatus.SETTLED and entry.hold_used is not None:
+        board = board_from_json(hand.board)
         keys = hand.change_keys or [list(key) for key in change_keys(bytes.fromhex(hand.server_seed))]
         hold = hold_from_mask(entry.hold_used)
         strengths = entry.draw_strengths or []

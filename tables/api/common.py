@@ -13,10 +13,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.throttles import ActionThrottle, AddressThrottle, UserThrottle
+from config.throttles import ActionThrottles
 
-# Play and wallet actions: the general limits plus the tighter per-player action rate.
-ACTION_THROTTLES = [UserThrottle, AddressThrottle, ActionThrottle]
+# Play and wallet actions: the general limits plus the tighter per-player action rate,
+# checked together (config/throttles.py).
+ACTION_THROTTLES = [ActionThrottles]
 
 # --- shared output shapes -----------------------------------------------------------------
 

@@ -24,8 +24,9 @@ def _act(request: Request, table_id: int, name: str) -> Response:
     if game == commands.HOLDEM:
         # The Hold'em private frame (tables/realtime/frames.py, HoldemPrivateFrame).
         return Response(selectors.get_private_state(table_id=table_id, user_id=_player_id(request)))
-    state = selectors.get_entry_state(table_id=table_id, user_id=_player_id(request))
-    return Response(EntryStateSerializer(state).data)
+    # The ``entry_state`` frame as pushed to his sockets, JSON-ready: EntryStateSerializer
+    # documents it (the schema) without copying it field by field on every purchase.
+    return Response(selectors.get_entry_state(table_id=table_id, user_id=_player_id(request)))
 
 
 class HoldemActionApi(APIView):

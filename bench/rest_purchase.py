@@ -1,0 +1,193 @@
+"""Benchmark: the cost of one REST purchase (hold, draw, redeal) in one process.
+
+What a daphne process's single thread for sync code spends on each REST action during a
+big hand (docs/benchmarks.md, "The load harness at 10,000 players"): token authentication,
+the throttles, the purchase's statements and the answer (the player's private state), plus
+what the process holding the player's socket spends on the private push that follows
+(``render_entry_states`` for him, as the hub does). Requests go through Django's test
+client with the real middleware, ``Authorization: Token <key>`` and the production
+settings of ``DATABASE_URL`` / ``REDIS_URL`` (the database named in the URL is dropped and
+re-created, so point it at a scratch name), e.g.:
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_rest REDIS_URL=redis://127.0.0.1:6379/9 \\
+        .venv/bin/python bench/rest_purchase.py --players 2000 --buyers 300
+
+Prints, per action, ms per request (wall: median and mean; the thread's CPU: median) and
+queries per request, then the same for the hub's private frame of one player. ``--profile`` runs the requests under
+pyinstrument (``pip install pyinstrument``) and prints its tree. Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("TABLE_CLOCK", "off")
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-never-used-in-production-0123456789abcdef")
+os.environ.setdefault("DJANGO_HTTPS", "off")
+# One client address sends every request: its limit must not refuse them.
+os.environ.setdefault("POKER_API_ADDRESS_RATE", "1000000/min")
+
+ANTE, DRAW_PRICE, REDEAL_PRICE = 100, 50, 80
+
+
+def recreate_database(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    admin_url = url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def prepare(players: int) -> tuple[int, list[int], list[str]]:
+    """A fun table with a running hand of ``players`` funded entries; returns (table id,
+    user ids, token keys)."""
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+    from django.utils import timezone
+    from rest_framework.authtoken.models import Token
+
+    from tables import services
+    from tables.models import Seat, Table
+    from wallet import services as wallet_services
+    from wallet.models import AccountKind, Currency, TransferKind
+
+    call_command("migrate", verbosity=0)
+    now = timezone.now()
+    table = services.create_table(
+        name=f"REST {players}",
+        mode="fun",
+        currency="FUN",
+        ante_minor=ANTE,
+        draw_price_bps=DRAW_PRICE * 10_000 // ANTE,
+        redeal_price_minor=REDEAL_PRICE,
+        change_seconds=600,
+        redeal_seconds=600,
+        results_seconds=30,
+    )
+    users = User.objects.bulk_create([User(username=f"r{i}", password="!") for i in range(players)], batch_size=5000)
+    cashier = wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
+    accounts = wallet_services.ensure_player_accounts(user_ids=[u.pk for u in users], currency=Currency.FUN).values()
+    wallet_services.post_transfer(
+        reference="rest-bench-funding",
+        kind=TransferKind.FUN_GRANT,
+        currency=Currency.FUN,
+        legs=[wallet_services.Leg(a, 10_000) for a in accounts] + [wallet_services.Leg(cashier.pk, -10_000 * players)],
+    )
+    Seat.objects.bulk_create([Seat(table=table, user=u, joined_at=now, last_seen_at=now) for u in users], 5000)
+    tokens = [Token(key=secrets.token_hex(20), user=u) for u in users]
+    Token.objects.bulk_create(tokens, batch_size=5000)
+    Table.objects.filter(pk=table.pk).update(phase_deadline=now)
+    assert services.advance_table(table_id=table.pk, now=now), "the hand was not dealt"
+    return table.pk, [u.pk for u in users], [t.key for t in tokens]
+
+
+ROUTES = {"hold": "hold/", "draw": "draws/", "redeal": "redeals/"}
+
+
+def run(table_id: int, tokens: list[str], user_ids: list[int], *, profile: bool) -> None:
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from tables.selectors import render_entry_states
+
+    client = Client(SERVER_NAME="localhost")
+    bodies = {"hold": '{"hold": [true, false, true, false, false]}', "draw": "{}", "redeal": "{}"}
+    # Warm up (imports, the first connection of the pool, URL resolver).
+    half = len(tokens) // 2
+    timed_tokens, counted_tokens = tokens[1:half], tokens[half:]
+    warm = client.post(
+        f"/api/tables/{table_id}/hold/",
+        bodies["hold"],
+        content_type="application/json",
+        headers={"Authorization": f"Token {tokens[0]}"},
+    )
+    assert warm.status_code == 200, warm.content
+
+    def send(token: str, action: str) -> Any:
+        response = client.post(
+            f"/api/tables/{table_id}/{ROUTES[action]}",
+            bodies[action],
+            content_type="application/json",
+            headers={"Authorization": f"Token {token}"},
+        )
+        assert response.status_code == 200, (action, response.content)
+        return response
+
+    profiler: Any = None
+    if profile:
+        from pyinstrument import Profiler
+
+        profiler = Profiler(interval=0.0005)
+        profiler.start()
+    print("| action | requests | ms/request p50 | mean | CPU ms/request p50 | queries/request |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for action in ("hold", "draw", "redeal"):
+        times, cpu = [], []
+        for token in timed_tokens:
+            start, start_cpu = time.perf_counter(), time.thread_time()
+            send(token, action)
+            times.append((time.perf_counter() - start) * 1000)
+            cpu.append((time.thread_time() - start_cpu) * 1000)
+        counts = []
+        for token in counted_tokens[:20]:
+            with CaptureQueriesContext(connection) as queries:
+                send(token, action)
+            counts.append(len(queries.captured_queries))
+        print(
+            f"| {action} | {len(times)} | {statistics.median(times):.2f} | {statistics.fmean(times):.2f} "
+            f"| {statistics.median(cpu):.2f} | {statistics.fmean(counts):.1f} |"
+        )
+    if profiler is not None:
+        profiler.stop()
+    # What the process holding a buyer's socket does on each private push (tables/realtime/hub.py,
+    # deliver_player): his private frame, read and serialised.
+    times, cpu = [], []
+    for user_id in user_ids[1:half]:
+        start, start_cpu = time.perf_counter(), time.thread_time()
+        render_entry_states(table_id=table_id, user_ids={user_id})
+        times.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.thread_time() - start_cpu) * 1000)
+    with CaptureQueriesContext(connection) as queries:
+        render_entry_states(table_id=table_id, user_ids={user_ids[1]})
+    print(
+        f"\nprivate push (hub, one player): {statistics.median(times):.2f} ms p50 "
+        f"({statistics.median(cpu):.2f} ms CPU), {len(queries.captured_queries)} queries"
+    )
+    if profiler is not None:
+        print(profiler.output_text(unicode=False, color=False, show_all=False))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--players", type=int, default=2000, help="entries in the running hand")
+    parser.add_argument("--buyers", type=int, default=300, help="players who act (each: hold, draw, redeal)")
+    parser.add_argument("--profile", action="store_true", help="pyinstrument's tree of the requests")
+    args = parser.parse_args()
+    url = os.environ.get("DATABASE_URL", "")
+    if url.startswith("postgres"):
+        recreate_database(url)
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    table_id, user_ids, tokens = prepare(args.players)
+    print(f"database: {connection.vendor}, {args.players:,} entries, {args.buyers} buyers\n")
+    buyers = min(args.buyers, len(tokens))
+    run(table_id, tokens[:buyers], user_ids[:buyers], profile=args.profile)
+
+
+if __name__ == "__main__":
+    main()
