@@ -31,14 +31,7 @@ os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-never-used-in-product
 os.environ.setdefault("DJANGO_HTTPS", "off")
 
 
-def recreate_database(url: str) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    admin_url = url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
+from bench.fanout import recreate_database
 
 
 def main(tables: int, hands: int) -> None:

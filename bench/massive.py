@@ -46,6 +46,7 @@ import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -68,16 +69,11 @@ from bench.fanout import (  # noqa: E402
 ANTE, DRAW_PRICE, REDEAL_PRICE = 100, 50, 80
 
 
-def prepare(n: int, sockets: int, change_seconds: int) -> tuple[int, list[int], list[str], list[str]]:
-    """The table, N funded and seated players, their tokens, and sessions for ``sockets`` of
-    them; returns (table id, user ids, token keys, session keys)."""
-    import django
-
-    django.setup()
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+def funded_table(n: int, *, prefix: str, change_seconds: int, reference: str) -> tuple[Any, list[Any], list[Any]]:
+    """A fun table whose change phase lasts ``change_seconds``, and ``n`` players (named
+    ``<prefix><i>``) funded with 10,000 chips each by one transfer (``reference``), seated,
+    each with an API token; returns (table, users, tokens). Django must be set up."""
     from django.contrib.auth.models import User
-    from django.contrib.sessions.backends.db import SessionStore
-    from django.contrib.sessions.models import Session
     from django.core.management import call_command
     from django.utils import timezone
     from rest_framework.authtoken.models import Token
@@ -90,7 +86,7 @@ def prepare(n: int, sockets: int, change_seconds: int) -> tuple[int, list[int], 
     call_command("migrate", verbosity=0)
     now = timezone.now()
     table = services.create_table(
-        name=f"Massive {n}",
+        name=f"{prefix.upper()} {n}",
         mode="fun",
         currency="FUN",
         ante_minor=ANTE,
@@ -100,11 +96,11 @@ def prepare(n: int, sockets: int, change_seconds: int) -> tuple[int, list[int], 
         redeal_seconds=change_seconds,
         results_seconds=30,
     )
-    users = User.objects.bulk_create([User(username=f"m{i}", password="!") for i in range(n)], batch_size=5000)
+    users = User.objects.bulk_create([User(username=f"{prefix}{i}", password="!") for i in range(n)], batch_size=5000)
     cashier = wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
     accounts = wallet_services.ensure_player_accounts(user_ids=[u.pk for u in users], currency=Currency.FUN).values()
     wallet_services.post_transfer(
-        reference="massive-funding",
+        reference=reference,
         kind=TransferKind.FUN_GRANT,
         currency=Currency.FUN,
         legs=[wallet_services.Leg(a, 10_000) for a in accounts] + [wallet_services.Leg(cashier.pk, -10_000 * n)],
@@ -112,6 +108,20 @@ def prepare(n: int, sockets: int, change_seconds: int) -> tuple[int, list[int], 
     Seat.objects.bulk_create([Seat(table=table, user=u, joined_at=now, last_seen_at=now) for u in users], 5000)
     tokens = [Token(key=secrets.token_hex(20), user=u) for u in users]
     Token.objects.bulk_create(tokens, batch_size=5000)
+    return table, users, tokens
+
+
+def prepare(n: int, sockets: int, change_seconds: int) -> tuple[int, list[int], list[str], list[str]]:
+    """The table, N funded and seated players, their tokens, and sessions for ``sockets`` of
+    them; returns (table id, user ids, token keys, session keys)."""
+    import django
+
+    django.setup()
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.contrib.sessions.models import Session
+
+    table, users, tokens = funded_table(n, prefix="m", change_seconds=change_seconds, reference="massive-funding")
     store = SessionStore()
     sessions = [
         Session(

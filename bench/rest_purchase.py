@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
 import statistics
 import sys
 import time
@@ -36,57 +35,20 @@ os.environ.setdefault("DJANGO_HTTPS", "off")
 # One client address sends every request: its limit must not refuse them.
 os.environ.setdefault("POKER_API_ADDRESS_RATE", "1000000/min")
 
-ANTE, DRAW_PRICE, REDEAL_PRICE = 100, 50, 80
-
-
-def recreate_database(url: str) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    admin_url = url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
+from bench.fanout import recreate_database
+from bench.massive import funded_table
 
 
 def prepare(players: int) -> tuple[int, list[int], list[str]]:
     """A fun table with a running hand of ``players`` funded entries; returns (table id,
     user ids, token keys)."""
-    from django.contrib.auth.models import User
-    from django.core.management import call_command
     from django.utils import timezone
-    from rest_framework.authtoken.models import Token
 
     from tables import services
-    from tables.models import Seat, Table
-    from wallet import services as wallet_services
-    from wallet.models import AccountKind, Currency, TransferKind
+    from tables.models import Table
 
-    call_command("migrate", verbosity=0)
+    table, users, tokens = funded_table(players, prefix="r", change_seconds=600, reference="rest-bench-funding")
     now = timezone.now()
-    table = services.create_table(
-        name=f"REST {players}",
-        mode="fun",
-        currency="FUN",
-        ante_minor=ANTE,
-        draw_price_bps=DRAW_PRICE * 10_000 // ANTE,
-        redeal_price_minor=REDEAL_PRICE,
-        change_seconds=600,
-        redeal_seconds=600,
-        results_seconds=30,
-    )
-    users = User.objects.bulk_create([User(username=f"r{i}", password="!") for i in range(players)], batch_size=5000)
-    cashier = wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
-    accounts = wallet_services.ensure_player_accounts(user_ids=[u.pk for u in users], currency=Currency.FUN).values()
-    wallet_services.post_transfer(
-        reference="rest-bench-funding",
-        kind=TransferKind.FUN_GRANT,
-        currency=Currency.FUN,
-        legs=[wallet_services.Leg(a, 10_000) for a in accounts] + [wallet_services.Leg(cashier.pk, -10_000 * players)],
-    )
-    Seat.objects.bulk_create([Seat(table=table, user=u, joined_at=now, last_seen_at=now) for u in users], 5000)
-    tokens = [Token(key=secrets.token_hex(20), user=u) for u in users]
-    Token.objects.bulk_create(tokens, batch_size=5000)
     Table.objects.filter(pk=table.pk).update(phase_deadline=now)
     assert services.advance_table(table_id=table.pk, now=now), "the hand was not dealt"
     return table.pk, [u.pk for u in users], [t.key for t in tokens]

@@ -41,14 +41,7 @@ os.environ.setdefault("DJANGO_HTTPS", "off")
 os.environ.setdefault("DB_POOL_MAX_SIZE", "24")  # the buyer threads, the clock thread and the main one
 
 
-def recreate_database(url: str) -> None:
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    admin_url = url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
+from bench.fanout import recreate_database
 
 
 class Profile:
