@@ -297,14 +297,6 @@ def lock_and_read(account_ids: np.ndarray) -> LockedAccounts:
     return LockedAccounts(found, columns[1], columns[2], kinds, currencies, keys, _write_stamp())
 
 
-def lock_available(account_ids: np.ndarray) -> np.ndarray:
-    """Lock the accounts ``account_ids`` (any order, distinct) in primary-key order until
-    the transaction ends and return what each may spend (balance - held), aligned with
-    ``account_ids``. Raises InvalidAmountError for an unknown account."""
-    account_ids = np.asarray(account_ids, dtype=np.int64)
-    return lock_and_read(account_ids).available(account_ids)
-
-
 def _locked_rows(
     locked: LockedAccounts, ids: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, list[str], list[str], list[str]] | None:
