@@ -238,15 +238,29 @@ def _count_balance_write() -> None:
     _balance_writes.count = getattr(_balance_writes, "count", 0) + 1
 
 
-def _write_stamp() -> tuple[int, int] | None:
-    """(this PostgreSQL transaction's id, this thread's balance writes so far); None outside
-    a transaction or on SQLite, where locked rows are always read again."""
+def _write_stamp() -> tuple[int, int, tuple[str, ...]] | None:
+    """(this PostgreSQL transaction's id, this thread's balance writes so far, the savepoints
+    open now); None outside a transaction or on SQLite, where locked rows are always read
+    again."""
     if connection.vendor != "postgresql" or not connection.in_atomic_block:
         return None
     with connection.cursor() as cursor:
         cursor.execute("SELECT txid_current()")
         (txid,) = cursor.fetchone()
-    return int(txid), getattr(_balance_writes, "count", 0)
+    return int(txid), getattr(_balance_writes, "count", 0), tuple(connection.savepoint_ids)
+
+
+def _still_valid(stamp: tuple[int, int, tuple[str, ...]] | None) -> bool:
+    """Whether rows locked and read at ``stamp`` are still locked and unchanged: the same
+    transaction, no balance or hold written since, and every savepoint open then still open
+    (a savepoint rolled back releases the row locks taken inside it)."""
+    if stamp is None:
+        return False
+    now = _write_stamp()
+    if now is None:
+        return False
+    txid, writes, savepoints = stamp
+    return now[:2] == (txid, writes) and now[2][: len(savepoints)] == savepoints
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,8 +271,9 @@ class LockedAccounts:
 
     ``post_transfer_arrays(locked=...)`` takes these rows instead of locking and reading
     them a second time (a deal of 100,000 players: ~0.6 s) when ``stamp`` still matches:
-    the same PostgreSQL transaction (so the locks are still held) and no balance or hold
-    written on this connection since (so the values are still those in the database).
+    the same PostgreSQL transaction and no savepoint open at the read rolled back since (so
+    the locks are still held), and no balance or hold written on this connection since (so
+    the values are still those in the database).
     Otherwise it locks and reads them again, as without ``locked``."""
 
     ids: np.ndarray
@@ -267,7 +282,7 @@ class LockedAccounts:
     kinds: list[str]
     currencies: list[str]
     keys: list[str]
-    stamp: tuple[int, int] | None
+    stamp: tuple[int, int, tuple[str, ...]] | None
 
     def available(self, account_ids: np.ndarray) -> np.ndarray:
         """What each of ``account_ids`` (int64, all locked here, any order) may spend:
@@ -304,7 +319,7 @@ def _locked_rows(
     others locked now; None when ``locked`` is stale (``LockedAccounts``) or when locking
     the others after it would break primary-key order (a deadlock risk): then the caller
     locks and reads everything again."""
-    if locked.stamp is None or locked.stamp != _write_stamp():
+    if not _still_valid(locked.stamp):
         return None
     known = np.isin(ids, locked.ids)
     rest = ids[~known]

@@ -145,3 +145,36 @@ def test_available_refuses_an_account_it_did_not_lock(wallets: tuple[list[User],
         with pytest.raises(InvalidAmountError):
             locked.available(np.array([escrow.pk]))
         assert locked.available(np.array([], dtype=np.int64)).tolist() == []
+
+
+def test_rows_locked_inside_a_savepoint_rolled_back_are_read_again(
+    wallets: tuple[list[User], np.ndarray, Account], locks: list[list[int]]
+) -> None:
+    """PostgreSQL releases the row locks a rolled-back savepoint took, in a transaction that
+    goes on: those rows are no longer the transaction's to reuse."""
+    _, ids, escrow = wallets
+    locked = None
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                locked = services.lock_and_read(ids)
+                raise RuntimeError("undo the savepoint")
+        except RuntimeError:
+            pass
+        _ante(ids, escrow, locked=locked)
+    assert locks[-1] == sorted([*ids.tolist(), escrow.pk])
+
+
+def test_a_deal_reads_its_players_wallets_once(
+    wallets: tuple[list[User], np.ndarray, Account], locks: list[list[int]], now: Any
+) -> None:
+    """The clock's deal (tables/services/lifecycle.py): the wallets locked to see who can pay
+    are the rows the ante's transfer takes, on PostgreSQL; the ledger and books still hold."""
+    from tests.helpers import create_fun_table, deal_hand
+
+    players, ids, _ = wallets
+    hand = deal_hand(create_fun_table(), players, now)
+    wallet_locks = [call for call in locks if set(ids.tolist()) <= set(call)]
+    assert len(wallet_locks) == (1 if connection.vendor == "postgresql" else 2)
+    assert hand.entry_count == len(players)
+    assert verify_chain() == [] and check_books().ok
