@@ -104,9 +104,10 @@ def add_partitioned_index_online(schema_editor: Any, model: Any, index: Any) -> 
         )
 
 
-def drop_single_column_index(app_label: str, model_name: str, column: str) -> Any:
+def drop_single_column_index(app_label: str, model_name: str, column: str, *, vendor: str | None = None) -> Any:
     """A ``RunPython`` pair that drops (forwards) and recreates (backwards) the plain
-    single-column index Django made for a foreign key, found by introspection.
+    single-column index Django made for a foreign key, found by introspection; only on the
+    database ``vendor`` (``"postgresql"``, ``"sqlite"``) when given, on every one otherwise.
 
     For the database side of an ``AlterField(db_index=False)`` (inside a
     ``SeparateDatabaseAndState``): on SQLite ``AlterField`` rebuilds the whole table, which
@@ -124,12 +125,19 @@ def drop_single_column_index(app_label: str, model_name: str, column: str) -> An
             if info["index"] and not info["unique"] and not info["primary_key"] and info["columns"] == [column]
         ]
 
+    def _skipped(schema_editor: Any) -> bool:
+        return vendor is not None and schema_editor.connection.vendor != vendor
+
     def forwards(apps: Any, schema_editor: Any) -> None:
+        if _skipped(schema_editor):
+            return
         table = apps.get_model(app_label, model_name)._meta.db_table
         for name in _index_names(schema_editor, table):
             schema_editor.execute(f"DROP INDEX IF EXISTS {schema_editor.quote_name(name)}")
 
     def backwards(apps: Any, schema_editor: Any) -> None:
+        if _skipped(schema_editor):
+            return
         model = apps.get_model(app_label, model_name)
         table = model._meta.db_table
         if not _index_names(schema_editor, table):

@@ -9,22 +9,8 @@ table rebuild there, by a later ``AlterField``, would drop it: give it back then
 
 import django.db.models.deletion
 from django.db import migrations, models
-from django.db.backends.base.schema import BaseDatabaseSchemaEditor
-from django.db.migrations.state import StateApps
 
 from config.migration_operations import drop_single_column_index
-
-_DROP = drop_single_column_index("wallet", "ledgerentry", "transfer_id")
-
-
-def forwards(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    if schema_editor.connection.vendor == "postgresql":
-        _DROP.code(apps, schema_editor)
-
-
-def backwards(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    if schema_editor.connection.vendor == "postgresql" and _DROP.reverse_code is not None:
-        _DROP.reverse_code(apps, schema_editor)
 
 
 class Migration(migrations.Migration):
@@ -45,6 +31,6 @@ class Migration(migrations.Migration):
                     ),
                 ),
             ],
-            database_operations=[migrations.RunPython(forwards, backwards)],
+            database_operations=[drop_single_column_index("wallet", "ledgerentry", "transfer_id", vendor="postgresql")],
         ),
     ]
