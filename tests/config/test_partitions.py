@@ -324,7 +324,7 @@ def test_the_migrations_go_back_to_plain_tables_and_forwards_again_with_the_same
     kinds = "SELECT string_agg(relkind::text, '' ORDER BY relname) FROM pg_class WHERE relname = ANY(%s)"
     names = ["tables_entry", "wallet_ledgerentry"]
     executor = MigrationExecutor(connection)
-    leaves = [("tables", "0018_partitioned_entries"), ("wallet", "0010_partitioned_ledger")]
+    leaves = [node for node in executor.loader.graph.leaf_nodes() if node[0] in ("tables", "wallet")]
     try:
         executor.migrate([("tables", "0017_entries_at_scale"), ("wallet", "0009_ledger_at_scale")])
         assert one(kinds, [names]) == "rr"
