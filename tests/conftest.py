@@ -51,6 +51,18 @@ def _close_stray_connections(django_db_setup: Any, django_db_blocker: Any) -> It
                 )
 
 
+@pytest.fixture
+def fresh_throttle_counters() -> Iterator[None]:
+    """API rate limits count in the cache (config/throttles.py): the test starts with none
+    used and leaves none behind. Modules that call the API use it
+    (``pytest.mark.usefixtures("fresh_throttle_counters")``)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 def make_player(username: str) -> User:
     """A player as sign-up makes one: a user with the sign-up FUN chips granted."""
     user = User.objects.create_user(username=username, password="correct horse battery")

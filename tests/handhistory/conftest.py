@@ -3,12 +3,10 @@ a settled hand dealt and settled with that clock (no real time passes)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.utils import timezone
 
 from tables import services
@@ -17,11 +15,9 @@ from tests.helpers import deal_hand, settle
 
 
 @pytest.fixture(autouse=True)
-def _fresh_throttle_counters() -> Iterator[None]:
-    """API rate limits count in the cache; every test starts with none used."""
-    cache.clear()
-    yield
-    cache.clear()
+def _fresh_throttle_counters(fresh_throttle_counters: None) -> None:
+    """API rate limits count in the cache; every test starts with none used
+    (tests/conftest.py)."""
 
 
 @pytest.fixture

@@ -4,14 +4,12 @@ and the OpenAPI schema. Hands are dealt and settled with an injected clock."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.core.management import call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -21,14 +19,7 @@ from tests.helpers import create_fun_table, deal_hand, logged_in, settle
 from wallet.models import Currency
 from wallet.selectors import check_books, get_balance_minor
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fresh_throttle_counters() -> Iterator[None]:
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_throttle_counters")]
 
 
 def client_for(user: User) -> APIClient:

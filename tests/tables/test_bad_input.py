@@ -12,7 +12,6 @@ from asgiref.sync import async_to_sync
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.test import Client
 from django.urls import URLPattern, get_resolver, reverse
 from rest_framework.test import APIClient
@@ -47,9 +46,7 @@ BODIES: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_throttle_counters() -> None:
-    cache.clear()
+pytestmark = pytest.mark.usefixtures("fresh_throttle_counters")
 
 
 def post_routes() -> list[str]:

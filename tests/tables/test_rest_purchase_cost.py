@@ -6,7 +6,6 @@ the player's socket is pushed."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -43,11 +42,7 @@ MAX_QUERIES = {
 PRIVATE_STATE_QUERIES = 6  # tables/selectors.py, _private_table + _entry_states
 
 
-@pytest.fixture(autouse=True)
-def _fresh_throttle_counters() -> Iterator[None]:
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = pytest.mark.usefixtures("fresh_throttle_counters")
 
 
 def token_client(user: User) -> Client:
