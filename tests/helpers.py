@@ -75,7 +75,14 @@ def settle(table: Table) -> Hand:
     return hand
 
 
-GUARDED_TABLES = ("wallet_transfer", "wallet_ledgerentry", "tables_hand", "tables_entry")
+GUARDED_TABLES = (
+    "wallet_transfer",
+    "wallet_ledgerentry",
+    "tables_hand",
+    "tables_entry",
+    "tables_holdemhand",
+    "tables_holdemhandplayer",
+)
 
 
 @contextmanager

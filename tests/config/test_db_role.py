@@ -1,7 +1,8 @@
 """Security audit F6: the application runs as a least-privilege database role. As that role a
 whole hand plays and settles, and nothing can truncate, rewrite or delete the ledger or a
 finished hand, nor switch off the triggers that guard them. Finished hands are final for
-every role that does not own the tables.
+every role that does not own the tables. The same holds for Hold'em hands (audit
+2026-11-26, M3: tables migration 0019).
 
 PostgreSQL only: the embedded SQLite default has no roles."""
 
@@ -21,9 +22,11 @@ from django.utils import timezone
 
 from config.partitions import ensure_partitions
 from tables import services
-from tables.models import Hand, HandStatus
+from tables.models import Hand, HandStatus, HoldemHand, HoldemHandPlayer, HoldemHandStatus
+from tables.services.holdem import take_seat
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal_hand, settle
+from tests.tables.holdem_helpers import assert_books, holdem_table, play_hand_out, run_until
 from wallet.models import LedgerEntry
 from wallet.selectors import check_books
 
@@ -177,3 +180,55 @@ def test_grant_app_role_refuses_a_superuser_and_a_missing_role() -> None:
         call_command("grant_app_role", "postgres", stdout=io.StringIO())
     with pytest.raises(CommandError, match="does not exist"):
         call_command("grant_app_role", "wp_no_such_role_at_all", stdout=io.StringIO())
+
+
+def test_hold_em_hands_play_and_settle_as_the_app_role_with_two_players_and_with_bots(app_role: str) -> None:
+    """The triggers of tables 0019 let a running Hold'em hand change (actions, turns, the
+    settlement's writes to the hand and its players' rows) and the app role has what the
+    deal and the settlement need."""
+    with as_role(app_role):
+        now = timezone.now()
+        table = holdem_table("Role Hold'em")
+        alice, bob = make_player("role-h-alice"), make_player("role-h-bob")
+        take_seat(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=1_000, now=now)
+        take_seat(table_id=table.pk, user_id=bob.pk, position=3, buy_in_minor=1_000, now=now)
+        hand = play_hand_out(table, {0: alice, 3: bob}, now)
+        assert hand.rake_minor > 0 and hand.server_seed
+        assert set(HoldemHandPlayer.objects.filter(hand=hand).values_list("finishing_minor", flat=True)) != {None}
+        assert_books(table)
+        bots = holdem_table("Role Bots", bot_seats=2)
+        take_seat(table_id=bots.pk, user_id=make_player("role-h-carol").pk, position=0, buy_in_minor=1_000, now=now)
+        run_until(bots, now, hands=3)
+        assert HoldemHand.objects.filter(table=bots, status=HoldemHandStatus.SETTLED).count() >= 3
+        assert_books(bots)
+        assert check_books().ok
+
+
+def test_the_app_role_cannot_rewrite_or_delete_a_finished_hold_em_hand(app_role: str) -> None:
+    """Audit 2026-11-26, M3: as the app role the audit rewrote a settled Hold'em hand's
+    results and seed, then deleted its players' rows and the hand."""
+    now = timezone.now()
+    table = holdem_table("Guarded Hold'em")
+    alice, bob, carol = make_player("guard-h-alice"), make_player("guard-h-bob"), make_player("guard-h-carol")
+    take_seat(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=1_000, now=now)
+    take_seat(table_id=table.pk, user_id=bob.pk, position=3, buy_in_minor=1_000, now=now)
+    hand = play_hand_out(table, {0: alice, 3: bob}, now)
+    before = HoldemHand.objects.filter(pk=hand.pk).values().get()
+    rows = list(HoldemHandPlayer.objects.filter(hand=hand).order_by("pk").values())
+    forbidden = [
+        f"UPDATE tables_holdemhand SET results = '{{}}', server_seed = repeat('0', 64) WHERE id = {hand.pk}",
+        f"UPDATE tables_holdemhand SET status = 'playing' WHERE id = {hand.pk}",
+        f"UPDATE tables_holdemhand SET rake_minor = 0 WHERE id = {hand.pk}",
+        f"UPDATE tables_holdemhandplayer SET finishing_minor = finishing_minor + 100 WHERE hand_id = {hand.pk}",
+        f"DELETE FROM tables_holdemhandplayer WHERE hand_id = {hand.pk}",
+        f"DELETE FROM tables_holdemhand WHERE id = {hand.pk}",
+        "INSERT INTO tables_holdemhandplayer (hand_id, user_id, seat, is_bot, starting_minor, finishing_minor) "
+        f"VALUES ({hand.pk}, {carol.pk}, 5, false, 100, 5000)",
+    ]
+    with raw_as(app_role) as raw:
+        for statement in forbidden:
+            with pytest.raises(psycopg.Error):
+                raw.execute(statement)
+                raise AssertionError(f"allowed: {statement}")
+    assert HoldemHand.objects.filter(pk=hand.pk).values().get() == before
+    assert list(HoldemHandPlayer.objects.filter(hand=hand).order_by("pk").values()) == rows

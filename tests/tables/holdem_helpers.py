@@ -6,12 +6,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db.models import Sum
 
 from tables import services
 from tables.engine.holdem import replay_phh
 from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
-from tables.services.holdem import create_holdem_table
+from tables.services.holdem import act_in_hand, create_holdem_table, replay
 from tables.services.holdem.money import escrow_key
 from wallet.models import Account
 from wallet.selectors import check_books
@@ -82,3 +83,27 @@ def assert_phh_replays(table: Table) -> int:
         assert replay_phh(hand.phh) == tuple(finishing[str(s)] for s in seats)
         checked += 1
     return checked
+
+
+def play_hand_out(table: Table, by_seat: dict[int, User], now: datetime) -> HoldemHand:
+    """Deal the table's next hand (``tick``) and play it to its settlement through
+    ``act_in_hand``, as the seated people would: the first to act raises to 100, then
+    everyone checks or calls (so the flop is dealt and the hand is raked). Returns the
+    settled hand."""
+    tick(table, now)
+    hand = HoldemHand.objects.filter(table=table).order_by("-number").first()
+    assert hand is not None and hand.status == HoldemHandStatus.PLAYING
+    for _ in range(40):
+        state = replay(hand)
+        if state.is_over or hand.status != HoldemHandStatus.PLAYING:
+            break
+        legal = state.legal_actions()
+        user = by_seat[legal.seat]
+        if not hand.actions and "raise" in legal.kinds:
+            act_in_hand(table_id=table.pk, user_id=user.pk, kind="raise", amount=100, now=now)
+        else:
+            kind = "check" if "check" in legal.kinds else "call"
+            act_in_hand(table_id=table.pk, user_id=user.pk, kind=kind, now=now)
+        hand.refresh_from_db()
+    assert hand.status == HoldemHandStatus.SETTLED
+    return hand

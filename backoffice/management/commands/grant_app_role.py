@@ -5,8 +5,10 @@ The app then connects as ROLE, which (security audit F6):
 
 - reads and writes the tables it must, and may INSERT but never UPDATE or DELETE the ledger
   (``wallet_transfer``, ``wallet_ledgerentry``);
-- may never DELETE hand records (``tables_hand``, ``tables_entry``, the conditions audit
-  log), and triggers it cannot switch off refuse any change to a finished hand;
+- may never DELETE hand records (``tables_hand``, ``tables_entry``, the Hold'em hands
+  ``tables_holdemhand`` and ``tables_holdemhandplayer``, the conditions audit log), and
+  triggers it cannot switch off refuse any change to a finished hand of either game
+  (tables migrations 0003, 0017, 0019);
 - holds no TRUNCATE, TRIGGER or REFERENCES privilege, only reads ``django_migrations``,
   owns no table (so cannot ALTER one or disable its triggers) and is not a superuser;
 - has no right on the partitions of entries and ledger legs (Django lists the partitioned
@@ -29,7 +31,14 @@ from psycopg import sql
 from config.partitions import UPKEEP_FUNCTION
 
 APPEND_ONLY = ("wallet_transfer", "wallet_ledgerentry")
-NEVER_DELETED = ("tables_hand", "tables_entry", "tables_tableconfigchange", "jackpots_jackpotevent")
+NEVER_DELETED = (
+    "tables_hand",
+    "tables_entry",
+    "tables_holdemhand",
+    "tables_holdemhandplayer",
+    "tables_tableconfigchange",
+    "jackpots_jackpotevent",
+)
 READ_ONLY = ("django_migrations",)
 
 
