@@ -6,3 +6,11 @@ from django.apps import AppConfig
 class TablesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "tables"
+
+    def ready(self) -> None:
+        # The Hold'em chips are money the ledger must cover: check_books (verify_books, the
+        # back-office books check) compares every table's escrow with its stacks.
+        from tables.books import check_holdem_escrows
+        from wallet.selectors import register_books_check
+
+        register_books_check("holdem_escrows", check_holdem_escrows)

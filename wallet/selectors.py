@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Q, QuerySet, Sum
@@ -39,6 +40,17 @@ def list_account_entries(*, user_id: int, currency: str | None = None) -> QueryS
     return entries.select_related("transfer", "account").order_by("-id")
 
 
+def list_transfer_legs(*, reference: str) -> dict[str, int]:
+    """What the transfer with ``reference`` moved: account key -> the sum of its legs on
+    that account, in minor units (empty when there is no such transfer)."""
+    legs: dict[str, int] = {}
+    for key, delta in LedgerEntry.objects.filter(transfer__reference=reference).values_list(
+        "account__key", "delta_minor"
+    ):
+        legs[key] = legs.get(key, 0) + int(delta)
+    return legs
+
+
 @dataclass(frozen=True, slots=True)
 class BooksCheck:
     """The result of auditing the ledger; ``ok`` when every invariant holds."""
@@ -52,6 +64,9 @@ class BooksCheck:
     broken_references: list[int] = field(default_factory=list)
     """Ids of ledger legs whose account or transfer does not exist (none can: the database
     checks no foreign key per leg, migrations/0009_ledger_at_scale.py)."""
+    other_problems: list[str] = field(default_factory=list)
+    """What the registered checks of money kept outside the ledger found, one sentence each
+    (``register_books_check``: the Hold'em stacks against their tables' escrows)."""
 
     @property
     def ok(self) -> bool:
@@ -63,7 +78,28 @@ class BooksCheck:
             or self.chain_problems
             or self.unmatched_holds
             or self.broken_references
+            or self.other_problems
         )
+
+
+BooksCheckHook = Callable[[], list[str]]
+"""A check of money the ledger does not hold itself: returns one sentence per problem found
+(none: the books agree), and reads in one snapshot so that live play cannot make it fail."""
+
+_BOOKS_CHECKS: dict[str, BooksCheckHook] = {}
+
+
+def register_books_check(name: str, check: BooksCheckHook) -> None:
+    """Make ``check_books`` (so ``verify_books`` and the back-office books check) also run
+    ``check``. For the apps above the wallet, which keep money of their own that the ledger
+    must cover (the Hold'em stacks: ``tables.books``), without the wallet importing them;
+    they register in their ``AppConfig.ready``. Registering a name again replaces it."""
+    _BOOKS_CHECKS[name] = check
+
+
+def list_books_checks() -> dict[str, BooksCheckHook]:
+    """The registered checks, by name (a copy)."""
+    return dict(_BOOKS_CHECKS)
 
 
 def check_books(*, expect_head: dict[str, tuple[int, str]] | None = None) -> BooksCheck:
@@ -72,7 +108,8 @@ def check_books(*, expect_head: dict[str, tuple[int, str]] | None = None) -> Boo
     (the cashier mirrors deposits and withdrawals); every account's ``held_minor`` is the sum
     of its uncaptured holds; every transfer's seal in its currency's
     hash chain is intact (wallet/chain.py; ``expect_head`` as for ``verify_chain``); every
-    leg's account and transfer exist."""
+    leg's account and transfer exist; and every check registered with
+    ``register_books_check`` finds nothing (``other_problems``)."""
     unbalanced = list(
         LedgerEntry.objects.values("transfer_id")
         .annotate(total=Sum("delta_minor"), legs=Count("id"))
@@ -110,6 +147,7 @@ def check_books(*, expect_head: dict[str, tuple[int, str]] | None = None) -> Boo
         *LedgerEntry.objects.exclude(account_id__in=Account.objects.values("pk")).values_list("pk", flat=True)[:100],
         *LedgerEntry.objects.exclude(transfer_id__in=Transfer.objects.values("pk")).values_list("pk", flat=True)[:100],
     }
+    others = [problem for check in list_books_checks().values() for problem in check()]
     return BooksCheck(
-        unbalanced, drifted, negative, totals, verify_chain(expect_head=expect_head), unmatched, sorted(broken)
+        unbalanced, drifted, negative, totals, verify_chain(expect_head=expect_head), unmatched, sorted(broken), others
     )

@@ -1,4 +1,5 @@
-"""``manage.py verify_books``: audit the ledger, its balances and its hash chain.
+"""``manage.py verify_books``: audit the ledger, its balances and its hash chain, and the
+money kept outside it that the ledger must cover (the Hold'em stacks: ``tables.books``).
 
 Exit status 0 when the books are intact, 1 when anything is wrong, with one line per
 finding naming the transfer (id, reference, currency and sequence). ``--expect-head
@@ -29,7 +30,10 @@ def parse_head(text: str) -> tuple[str, int, str]:
 
 
 class Command(BaseCommand):
-    help = "Verify the ledger: balanced transfers, balances, the hash chain of every currency."
+    help = (
+        "Verify the ledger: balanced transfers, balances, the hash chain of every currency, "
+        "and the Hold'em tables' escrows against their stacks."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -55,11 +59,14 @@ class Command(BaseCommand):
                 if total
             ),
             *(str(problem) for problem in books.chain_problems),
+            *(f"account {key}: held amount differs from its open holds" for key in books.unmatched_holds),
+            *(f"ledger leg {pk}: its account or transfer does not exist" for pk in books.broken_references),
+            *books.other_problems,
         ]
         for line in findings:
             self.stdout.write(f"FAIL {line}")
         heads = " ".join(f"{h.currency}:{h.sequence}:{h.chain_hash}" for h in LedgerHead.objects.order_by("currency"))
-        if findings:
+        if findings or not books.ok:
             self.stdout.write(f"{len(findings)} problem(s). Heads: {heads or 'none'}")
             raise SystemExit(1)
         self.stdout.write(f"Books intact. Heads: {heads or 'none'}")
