@@ -1,7 +1,10 @@
 """``manage.py verify_hands [--table ID] [--since DATE] [--until DATE] [--report FILE]``:
-recompute terminal hands from their revealed seeds and report every mismatch; exit code 1 if
-any hand fails. ``--report`` writes a JSON report whose ``digest`` an auditor can cite
-(docs/auditing.md says how to recompute it)."""
+recompute terminal hands of both games from their revealed seeds and report every mismatch;
+exit code 1 if any hand fails. WiderPoker hands: ``handhistory.verification``; Hold'em hands:
+``handhistory.holdem_verification`` (the log replayed through the engine, the PHH text, the
+players' rows, the results and the ledger's rake), with a count of the Hold'em hands that
+have no PHH text (checked from their action log only). ``--report`` writes a JSON report
+whose ``digest`` an auditor can cite (docs/auditing.md says how to recompute it)."""
 
 from __future__ import annotations
 
@@ -15,9 +18,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
+from handhistory.holdem_verification import HoldemReport, list_verifiable_holdem_hands, verify_holdem_hand_records
 from handhistory.selectors import list_verifiable_hand_ids
 from handhistory.verification import verify_hand
-from tables.models import Hand
+from tables.models import Hand, HoldemHandStatus
 
 REPORT_FORMAT = "widerpoker-verification-report/1"
 
@@ -80,6 +84,12 @@ class Command(BaseCommand):
             for mismatch in report.mismatches:
                 self.stdout.write(f"  {mismatch}")
         summary = f"Verified {checked} hand(s): {checked - failed} ok, {failed} with mismatches."
+        holdem = self._verify_holdem(options["table"], since, until, options["report"] is not None)
+        summary += (
+            f" Verified {holdem['checked']} Hold'em hand(s): {holdem['checked'] - holdem['failed']} ok, "
+            f"{holdem['failed']} with mismatches; {holdem['without_phh']} settled with no PHH text "
+            "(PHH cannot express them) were checked by replaying their action log through the engine."
+        )
         if options["report"] is not None:
             body = {
                 "format": REPORT_FORMAT,
@@ -90,14 +100,47 @@ class Command(BaseCommand):
                 },
                 "summary": {"checked": checked, "ok": checked - failed, "failed": failed},
                 "hands": lines,
+                "holdem_summary": {
+                    "checked": holdem["checked"],
+                    "ok": holdem["checked"] - holdem["failed"],
+                    "failed": holdem["failed"],
+                    "without_phh": holdem["without_phh"],
+                },
+                "holdem_hands": holdem["lines"],
             }
             digest = report_digest(body)
             document = {**body, "generated_at": timezone.now().isoformat(), "digest": digest}
             options["report"].write_text(json.dumps(document, indent=1) + "\n")
             self.stdout.write(f"Report written to {options['report']} (digest {digest}).")
-        if failed:
+        if failed or holdem["failed"]:
             raise CommandError(summary, returncode=1)
         self.stdout.write(self.style.SUCCESS(summary))
+
+    def _verify_holdem(
+        self, table_id: int | None, since: datetime | None, until: datetime | None, report: bool
+    ) -> dict[str, Any]:
+        """Verify the terminal Hold'em hands in range, print each one that fails; returns
+        the counts (checked, failed, without_phh) and the report's lines."""
+        checked = failed = without_phh = 0
+        lines: list[dict[str, Any]] = []
+        for hand in list_verifiable_holdem_hands(table_id=table_id, since=since, until=until).iterator(chunk_size=500):
+            result = verify_holdem_hand_records(hand)
+            checked += 1
+            if hand.status == HoldemHandStatus.SETTLED and not result.phh_checked:
+                without_phh += 1
+            if report:
+                lines.append(_holdem_report_line(result))
+            if result.ok:
+                continue
+            failed += 1
+            self.stdout.write(
+                self.style.ERROR(
+                    f"Hold'em hand {hand.pk} ({hand.table.name} #{hand.number}): {len(result.mismatches)} mismatch(es)"
+                )
+            )
+            for mismatch in result.mismatches:
+                self.stdout.write(f"  {mismatch.name}" + (f": {mismatch.detail}" if mismatch.detail else ""))
+        return {"checked": checked, "failed": failed, "without_phh": without_phh, "lines": lines}
 
 
 def _report_line(hand_id: int, ok: bool, mismatches: list[str]) -> dict[str, Any]:
@@ -118,6 +161,24 @@ def _report_line(hand_id: int, ok: bool, mismatches: list[str]) -> dict[str, Any
         "breakage_minor": hand.breakage_minor,
         "ok": ok,
         "mismatches": mismatches,
+    }
+
+
+def _holdem_report_line(result: HoldemReport) -> dict[str, Any]:
+    """What the report says of one Hold'em hand (amounts in minor units)."""
+    hand = result.hand
+    return {
+        "hand_id": hand.pk,
+        "table_id": hand.table_id,
+        "number": hand.number,
+        "status": hand.status,
+        "commitment": hand.commitment,
+        "server_seed": hand.server_seed,
+        "pot_minor": hand.pot_minor,
+        "rake_minor": hand.rake_minor,
+        "phh_checked": result.phh_checked,
+        "ok": result.ok,
+        "mismatches": [m.name + (f": {m.detail}" if m.detail else "") for m in result.mismatches],
     }
 
 
