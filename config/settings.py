@@ -259,6 +259,9 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": f"{REDIS_PREFIX}.cache",
+            # A Redis that does not answer fails fast (config/throttles.py then counts in the
+            # process's own memory): a request never hangs on it (security audit L7).
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
     }
 else:
@@ -422,6 +425,19 @@ POKER_CASH_MOVEMENT_MAX_MINOR: int = _int("POKER_CASH_MOVEMENT_MAX_MINOR", 1_000
 # cooling period; a play session ends after this many minutes without a hand.
 LIMIT_COOLING_HOURS: int = _int("POKER_LIMIT_COOLING_HOURS", 24, minimum=1)
 SESSION_BREAK_MINUTES: int = _int("POKER_SESSION_BREAK_MINUTES", 15, minimum=1)
+# Practice games (BigHoldem, bots on the shared clock; security audit M2): running games per
+# account and on the whole site. A start over either is refused (practice_limit, practice_full).
+PRACTICE_GAMES_PER_PLAYER: int = _int("POKER_PRACTICE_GAMES_PER_PLAYER", 2, minimum=1, maximum=10)
+PRACTICE_GAMES_MAX: int = _int("POKER_PRACTICE_GAMES_MAX", 50, minimum=1)
+# The clock advances cash tables first, then other tables, then practice tables, and spends at
+# most this many seconds of a tick on practice tables (the rest wait for the next tick).
+CLOCK_PRACTICE_BUDGET_SECONDS: float = _float("POKER_CLOCK_PRACTICE_BUDGET_SECONDS", 0.5, minimum=0.05)
+# Platform grace (docs/deployment.md, "When Redis is down"): a person whose Hold'em turn runs
+# out while the platform knew it was degraded (Redis unreachable from a web process, the clock
+# this late) is not timed out: his turn gets this many seconds more, up to the maximum.
+PLATFORM_GRACE_SECONDS: int = _int("POKER_PLATFORM_GRACE_SECONDS", 15, minimum=1, maximum=120)
+PLATFORM_GRACE_MAX_SECONDS: int = _int("POKER_PLATFORM_GRACE_MAX_SECONDS", 60, minimum=1, maximum=600)
+CLOCK_LATE_SECONDS: int = _int("POKER_CLOCK_LATE_SECONDS", 5, minimum=2)
 # A seat with no open WebSocket and no request for this long counts as disconnected.
 PRESENCE_TIMEOUT_SECONDS: int = _int("POKER_PRESENCE_TIMEOUT_SECONDS", 30, minimum=1)
 # A closed game page counts as still there for this long: a reload is not a disconnection.

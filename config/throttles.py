@@ -5,16 +5,30 @@ Each limit is one of DRF's ``SimpleRateThrottle``s (its rate, cache key and slid
 of request times); a view checks its limits together (``ApiThrottles``,
 ``ActionThrottles``): every limit's history is read in one cache round trip and the
 updated ones written in one, instead of a read and a write per limit (six Redis round trips
-per play action; docs/benchmarks.md, "REST purchases")."""
+per play action; docs/benchmarks.md, "REST purchases").
+
+When the shared cache cannot be reached (Redis down or cut off from this process), the
+limits count in this process's own memory instead, and the fault is recorded for the clock
+(``tables.services.degradation``): requests keep being served and limited, per process
+rather than across processes, and never answer 500 because of it (security audit L7;
+docs/deployment.md, "When Redis is down")."""
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from typing import Any, ClassVar
 
-from django.core.cache import cache
+from django.core.cache import BaseCache, cache
+from django.core.cache.backends.locmem import LocMemCache
+from django.utils import timezone
+from redis.exceptions import RedisError
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle, UserRateThrottle
+
+from tables.services import degradation
+
+logger = logging.getLogger(__name__)
 
 
 class UserThrottle(UserRateThrottle):
@@ -39,6 +53,18 @@ class ActionThrottle(UserRateThrottle):
     scope = "action"
 
 
+CACHE_DOWN: tuple[type[Exception], ...] = (RedisError,)
+"""What the shared cache raises when Redis cannot be reached or does not answer in time."""
+
+_local_counts = LocMemCache("api-throttles-fallback", {"OPTIONS": {"MAX_ENTRIES": 100_000}})
+"""This process's own counters, used while the shared cache is down."""
+
+
+def _cache_down(error: Exception) -> None:
+    logger.warning("the API rate limits' cache is unreachable (%s): counting in this process", error)
+    degradation.record_degradation(kind=degradation.REDIS, now=timezone.now())
+
+
 class ApiThrottles(BaseThrottle):
     """The limits of ``limits`` checked together, with DRF's rules for each (a sliding window
     of the last ``duration`` seconds; a request is refused when any limit is full, and counts
@@ -60,7 +86,13 @@ class ApiThrottles(BaseThrottle):
                 keyed.append((limit, key))
         if not keyed:
             return True
-        histories = cache.get_many([key for _, key in keyed])
+        store: BaseCache = cache
+        try:
+            histories = store.get_many([key for _, key in keyed])
+        except CACHE_DOWN as error:
+            _cache_down(error)
+            store = _local_counts
+            histories = store.get_many([key for _, key in keyed])
         writes: dict[int, dict[str, list[float]]] = defaultdict(dict)
         self.waits = []
         allowed = True
@@ -79,7 +111,11 @@ class ApiThrottles(BaseThrottle):
             limit.history.insert(0, limit.now)
             writes[duration][key] = limit.history
         for duration, items in writes.items():
-            cache.set_many(items, duration)
+            try:
+                store.set_many(items, duration)
+            except CACHE_DOWN as error:
+                _cache_down(error)
+                _local_counts.set_many(items, duration)
         return allowed
 
     def wait(self) -> float | None:

@@ -177,6 +177,25 @@ class PracticeOverError(DomainError):
     http_status = 409
 
 
+class PracticeLimitError(DomainError):
+    """The player already runs as many practice games as one account may
+    (``PRACTICE_GAMES_PER_PLAYER``, ``extra["limit"]``): he stops or finishes one first
+    (security audit M2; docs/holdem-tables.md, "Practice games (BigHoldem)")."""
+
+    code = "practice_limit"
+    summary = _("You already have as many practice games running as you may: stop one first.")
+    http_status = 409
+
+
+class PracticeFullError(DomainError):
+    """The site runs as many practice games as it takes (``PRACTICE_GAMES_MAX``,
+    ``extra["limit"]``): try again when one ends (security audit M2)."""
+
+    code = "practice_full"
+    summary = _("Too many practice games are running on the site: try again in a few minutes.")
+    http_status = 503
+
+
 class PracticeTableError(DomainError):
     """A practice game's table takes no one else, and its chips are not bought or cashed
     out: its player stops the game instead of leaving (tables/services/holdem/practice.py)."""

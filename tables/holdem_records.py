@@ -87,15 +87,20 @@ def apply_action(state: HandState, kind: str, seat: int, amount: int | None) -> 
     return state.act(Action(ActionKind(kind), seat, amount))
 
 
-def turn_deadline(hand: HoldemHand, config: dict[str, Any]) -> datetime:
+def turn_deadline(hand: HoldemHand, config: dict[str, Any], *, grace: bool = True) -> datetime:
     """When the turn that started at ``hand.turn_started_at`` times out: 10 s to act, then
     the table's time bank (seed 003: 20 s), plus the reconnection time once if granted
-    (``clocks.deadline_ms``, with the table's time bank in place of the seed's 20 s)."""
+    (``clocks.deadline_ms``, with the table's time bank in place of the seed's 20 s); with
+    ``grace``, moved to ``hand.turn_grace_until`` when the platform gave the turn more time
+    because it was degraded (docs/deployment.md, "When Redis is down")."""
     assert hand.turn_started_at is not None
     bank_ms = int(config["time_bank_seconds"]) * 1000
     clock = TurnClock(0, 0, 0) if hand.turn_extended else TurnClock(0)
     extra = deadline_ms(clock) - ACT_MS - TIME_BANK_MS
-    return hand.turn_started_at + timedelta(milliseconds=ACT_MS + bank_ms + extra)
+    deadline = hand.turn_started_at + timedelta(milliseconds=ACT_MS + bank_ms + extra)
+    if grace and hand.turn_grace_until is not None and hand.turn_grace_until > deadline:
+        return hand.turn_grace_until
+    return deadline
 
 
 def seats_in_hand(hand: HoldemHand) -> set[int]:

@@ -233,6 +233,28 @@ class SeatSockets(models.Model):
         return f"{self.count} socket(s) of seat {self.seat_id} in {self.process_id}"
 
 
+class PlatformFaultKind(models.TextChoices):
+    """What a process saw go wrong (tables/services/degradation.py)."""
+
+    REDIS = "redis", "Redis unreachable"
+    CLOCK_LATE = "clock_late", "Clock late"
+
+
+class PlatformFault(models.Model):
+    """A moment when a process knew the platform was degraded: a web process could not
+    reach Redis, or the clock found a table's deadline long past. At most one row per
+    process and kind every few seconds (``degradation.record_degradation``); the clock reads
+    them so a person is not timed out for a turn the platform could not take
+    (docs/deployment.md, "When Redis is down")."""
+
+    kind = models.CharField(max_length=12, choices=PlatformFaultKind.choices)
+    seen_at = models.DateTimeField(db_index=True)
+    process = models.CharField(max_length=120, blank=True, help_text="host:pid of the process that saw it.")
+
+    def __str__(self) -> str:
+        return f"{self.kind} at {self.seen_at.isoformat()} ({self.process})"
+
+
 class SeedChain(models.Model):
     """A table's chain of hand seeds (docs/provably-fair.md, "Algorithm 2";
     tables.engine.fairness): the anchor is public from creation, before any hand uses the
@@ -721,6 +743,11 @@ class HoldemHand(models.Model):
     actions = models.JSONField(default=list, blank=True)
     turn_started_at = models.DateTimeField(null=True, blank=True)
     turn_extended = models.BooleanField(default=False, help_text="The reconnection time was added to this turn.")
+    turn_grace_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="The turn's deadline moved this late because the platform was degraded (platform grace).",
+    )
     started_at = models.DateTimeField()
     settled_at = models.DateTimeField(null=True, blank=True)
     board = models.JSONField(default=list, blank=True, help_text="Board card codes, at the end of the hand.")

@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from tables.api.common import ACTION_THROTTLES, ERRORS, _player_id
+from tables.api.common import ACTION_THROTTLES, ERRORS, ErrorSerializer, _player_id
 from tables.services.holdem.practice import (
     PracticeSetup,
     get_practice_banner,
@@ -58,7 +58,10 @@ def _banner_data(game_id: int) -> Any:
 
 class PracticeStartApi(APIView):
     """Start a practice game (``nickname`` empty: bots only). 400
-    ``invalid_practice_setup`` with the item in ``extra.field``, or ``practice_fun_only``."""
+    ``invalid_practice_setup`` with the item in ``extra.field``, or ``practice_fun_only``;
+    409 ``practice_limit`` (the player's running games are at the cap, ``extra.limit``);
+    503 ``practice_full`` (the site's are); 403 ``self_excluded``, ``time_out``,
+    ``suspended``, 409 ``session_limit`` (a player barred from play, as at the tables)."""
 
     throttle_classes = ACTION_THROTTLES
 
@@ -81,7 +84,9 @@ class PracticeStartApi(APIView):
             ref_name = "PracticeSetup"
 
     @extend_schema(
-        operation_id="practice_start", request=InputSerializer, responses={201: PracticeBannerSerializer, **ERRORS}
+        operation_id="practice_start",
+        request=InputSerializer,
+        responses={201: PracticeBannerSerializer, **ERRORS, 403: ErrorSerializer, 503: ErrorSerializer},
     )
     def post(self, request: Request) -> Response:
         user_id = _player_id(request)

@@ -52,6 +52,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from tables.realtime.frames import TableStateFrame, dumps, hub_channel
+from tables.services import degradation
 
 logger = logging.getLogger(__name__)
 
@@ -393,11 +394,14 @@ def _publish(channel: str, payload: dict[str, Any]) -> None:
         if _publisher is None:
             import redis
 
-            _publisher = redis.Redis.from_url(settings.REDIS_URL)
+            # Fail fast: a push runs after a commit, in the request that made the change; a
+            # Redis that does not answer must not hold that request (security audit L7).
+            _publisher = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
         try:
             _publisher.publish(channel, json.dumps(payload))
         except Exception:
             logger.exception("publishing to %s failed", channel)
+            degradation.record_degradation(kind=degradation.REDIS, now=timezone.now())
         return
     for loop, hub in list(_hubs.items()):
         if not loop.is_closed():

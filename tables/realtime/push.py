@@ -10,21 +10,27 @@
 * The lobby: ``publish_lobby_line`` through the Channels layer group ``lobby``.
 
 Every helper runs after the current transaction commits, so nothing is announced for a
-rolled-back change. Private data is built per socket by the hub from
+rolled-back change, and runs robustly: a push that raises (Redis unreachable, security
+audit L7) is logged by Django and never turns the committed change into an error for the
+request or clock step that made it. Pushes are hints; the snapshot is the truth.
+Private data is built per socket by the hub from
 ``tables.selectors.render_entry_states``: nothing secret is ever broadcast.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
+from django.utils import timezone
 
 from tables import selectors
 from tables.realtime import hub
 from tables.realtime.frames import CLOSE_KICKED, LOBBY_GROUP, KickedFrame, LobbyTableFrame, dumps
+from tables.services import degradation
 
 logger = logging.getLogger(__name__)
 
@@ -36,10 +42,21 @@ def publish_lobby_line(table_id: int) -> None:
     if layer is None:
         return
     text = dumps(LobbyTableFrame(type="lobby_table", table=selectors.get_lobby_table(table_id=table_id)))
+
+    async def send() -> None:
+        # Bounded: this runs after a commit, in the request or clock step that made the
+        # change; a Redis that does not answer must not hold it (security audit L7).
+        await asyncio.wait_for(layer.group_send(LOBBY_GROUP, {"type": "push.frame", "text": text}), LOBBY_PUSH_SECONDS)
+
     try:
-        async_to_sync(layer.group_send)(LOBBY_GROUP, {"type": "push.frame", "text": text})
+        async_to_sync(send)()
     except Exception:  # a broken layer must never break a hand
         logger.exception("push to the lobby failed")
+        degradation.record_degradation(kind=degradation.REDIS, now=timezone.now())
+
+
+LOBBY_PUSH_SECONDS = 1.0
+"""How long a lobby push may take before it is given up (the lobby re-reads over HTTP)."""
 
 
 def broadcast_table_on_commit(table_id: int, *, refresh_private: bool = False, lobby: bool = True) -> None:
@@ -53,18 +70,18 @@ def broadcast_table_on_commit(table_id: int, *, refresh_private: bool = False, l
         if lobby:
             publish_lobby_line(table_id)
 
-    transaction.on_commit(push)
+    transaction.on_commit(push, robust=True)
 
 
 def push_private_on_commit(table_id: int, user_id: int) -> None:
     """After commit, send the player's sockets at ``table_id`` their private state."""
-    transaction.on_commit(lambda: hub.publish_player(user_id, table_id=table_id))
+    transaction.on_commit(lambda: hub.publish_player(user_id, table_id=table_id), robust=True)
 
 
 def push_player_on_commit(user_id: int) -> None:
     """After commit, send every game screen of the player (all tables) his private state:
     his balance changed outside a table, e.g. a cashier's deposit."""
-    transaction.on_commit(lambda: hub.publish_player(user_id))
+    transaction.on_commit(lambda: hub.publish_player(user_id), robust=True)
 
 
 def kick_player_on_commit(user_id: int, reason: str) -> None:
@@ -72,4 +89,4 @@ def kick_player_on_commit(user_id: int, reason: str) -> None:
     (``KickedFrame``) and close it with ``CLOSE_KICKED`` (a suspended account, a time-out or
     self-exclusion started)."""
     text = dumps(KickedFrame(type="kicked", reason=reason))
-    transaction.on_commit(lambda: hub.publish_player(user_id, text=text, close_code=CLOSE_KICKED))
+    transaction.on_commit(lambda: hub.publish_player(user_id, text=text, close_code=CLOSE_KICKED), robust=True)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
@@ -21,7 +23,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import Case, F, Value, When
 
 from jackpots import services as jackpot_services
 from tables.bulk import PreparedRows, insert_rows, prepare_rows
@@ -41,13 +43,14 @@ from tables.models import (
     Table,
     TableConfigChange,
     TableGame,
+    TableMode,
     TablePhase,
 )
 from tables.realtime.frames import TableRestartedFrame, dumps
 from tables.realtime.hub import publish_table_frame
 from tables.realtime.push import broadcast_table_on_commit
 from tables.records import board_to_json
-from tables.services import beacon, powerups
+from tables.services import beacon, degradation, powerups
 from tables.services import fairness as fairness_services
 from tables.services.conditions import apply_overrides
 from tables.services.seating import seat_presence
@@ -66,20 +69,50 @@ MALFUNCTION_PAUSE = timedelta(seconds=5)
 # --- the clock -----------------------------------------------------------------------------
 
 
-def advance_due_tables(*, now: datetime, limit: int = 100) -> int:
+def advance_due_tables(
+    *,
+    now: datetime,
+    limit: int = 100,
+    practice_budget_seconds: float | None = None,
+    timer: Callable[[], float] = time.monotonic,
+) -> int:
     """Advance every table whose phase deadline has passed; return how many advanced.
 
     Safe to run from any number of workers at once. A table whose step fails is treated as a
     malfunction (rules, Notes 3): its running hand is cancelled and every wager refunded.
+
+    Order (security audit M2): cash tables first, then the other fun tables, then practice
+    games' tables, each group by deadline, so bots playing for nothing never make a table
+    with money on it wait. Practice tables get at most ``practice_budget_seconds`` of the
+    tick (``CLOCK_PRACTICE_BUDGET_SECONDS`` by default, measured with ``timer``); those left
+    over are due at the next tick. A table whose deadline has passed by more than
+    ``CLOCK_LATE_SECONDS`` tells the platform the clock ran late (``degradation``).
     """
+    budget = settings.CLOCK_PRACTICE_BUDGET_SECONDS if practice_budget_seconds is None else practice_budget_seconds
     due = list(
         Table.objects.filter(phase_deadline__lte=now)
         .exclude(phase=TablePhase.CLOSED)
-        .order_by("phase_deadline")
-        .values_list("id", flat=True)[:limit]
+        .annotate(
+            priority=Case(
+                When(mode=TableMode.CASH, then=Value(0)),
+                When(practice__isnull=False, then=Value(2)),
+                default=Value(1),
+            )
+        )
+        .order_by("priority", "phase_deadline", "id")
+        .values_list("id", "priority", "phase_deadline")[:limit]
     )
+    late = [deadline for _, priority, deadline in due if priority < PRACTICE_PRIORITY and deadline is not None]
+    if late and (now - min(late)).total_seconds() > settings.CLOCK_LATE_SECONDS:
+        degradation.record_degradation(kind=degradation.CLOCK_LATE, now=now)
     advanced = 0
-    for table_id in due:
+    practice_started: float | None = None
+    for table_id, priority, _ in due:
+        if priority == PRACTICE_PRIORITY:
+            if practice_started is None:
+                practice_started = timer()
+            elif timer() - practice_started > budget:
+                break  # the rest of the practice tables wait for the next tick
         # Each table is isolated: whatever one raises, even while being recovered, the
         # others of this tick still advance (security audit F13).
         try:
@@ -92,6 +125,10 @@ def advance_due_tables(*, now: datetime, limit: int = 100) -> int:
                 logger.exception("table %s could not be recovered; retrying after a pause", table_id)
                 _postpone(table_id, now=now)
     return advanced
+
+
+PRACTICE_PRIORITY = 2
+"""``advance_due_tables``' group of practice games' tables (0: cash, 1: other fun tables)."""
 
 
 def _postpone(table_id: int, *, now: datetime) -> None:
@@ -491,7 +528,7 @@ def apply_pending_changes(table: Table, *, now: datetime) -> None:
         version=table.version,
         reason="The table's conditions changed; see them in the lobby.",
     )
-    transaction.on_commit(lambda: publish_table_frame(table.pk, dumps(frame)))
+    transaction.on_commit(lambda: publish_table_frame(table.pk, dumps(frame)), robust=True)
 
 
 # --- malfunction -----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.contrib.auth.models import User
 
 from tables.engine import fairness
@@ -48,6 +49,7 @@ from tables.models import (
     TableMode,
     TablePhase,
 )
+from tables.services import degradation
 from tables.services import fairness as fairness_services
 from tables.services.holdem import money
 from tables.services.holdem.conditions import apply_pending_holdem_changes
@@ -149,8 +151,35 @@ def _play_due_turn(table: Table, conditions: HoldemConditions, hand: HoldemHand,
         if table.phase_deadline > now:
             table.version += 1
             return
+    grace_until = platform_grace(hand, now=now)
+    if grace_until is not None:
+        hand.turn_grace_until = grace_until
+        hand.save(update_fields=["turn_grace_until"])
+        table.phase_deadline = grace_until
+        table.version += 1
+        return
     action = timeout_action(state, connected=connected)
     record_action(table, hand, state, action.kind, action.seat, action.amount, now=now, timeout=True)
+
+
+def platform_grace(hand: HoldemHand, *, now: datetime) -> datetime | None:
+    """The new deadline of a person's turn that has run out while the platform knew it was
+    degraded, or None to apply the timeout rule (docs/deployment.md, "When Redis is down").
+
+    A fault recorded (``degradation``: Redis unreachable from a web process, the clock
+    late) since the turn started, or since its last grace, may have kept the player's
+    action from arriving: the turn gets ``PLATFORM_GRACE_SECONDS`` more from now, and again
+    while faults go on, but never past ``PLATFORM_GRACE_MAX_SECONDS`` after its own
+    deadline, so an outage cannot hold a table for good. Seed 003's timeout rule applies
+    unchanged once the turn is out of grace."""
+    assert hand.turn_started_at is not None
+    step = timedelta(seconds=settings.PLATFORM_GRACE_SECONDS)
+    since = hand.turn_started_at if hand.turn_grace_until is None else hand.turn_grace_until - step
+    if not degradation.degraded_between(start=since, end=now):
+        return None
+    latest = turn_deadline(hand, hand.config, grace=False) + timedelta(seconds=settings.PLATFORM_GRACE_MAX_SECONDS)
+    grace_until = min(now + step, latest)
+    return grace_until if grace_until > now else None
 
 
 def record_action(
@@ -185,7 +214,7 @@ def record_action(
         _settle(table, hand, new_state, now=now)
         return new_state
     _start_turn(table, hand, new_state, now=now)
-    hand.save(update_fields=["actions", "turn_started_at", "turn_extended"])
+    hand.save(update_fields=["actions", "turn_started_at", "turn_extended", "turn_grace_until"])
     return new_state
 
 
@@ -205,6 +234,7 @@ def _start_turn(table: Table, hand: HoldemHand, state: HandState, *, now: dateti
     turn is played at once by the clock)."""
     hand.turn_started_at = now
     hand.turn_extended = False
+    hand.turn_grace_until = None
     seat_no = state.to_act
     seat = Seat.objects.only("is_bot", "leaving").get(table=table, position=seat_no)
     if seat.is_bot:
@@ -496,5 +526,5 @@ def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now:
         _settle(table, hand, state, now=now)
         return hand
     _start_turn(table, hand, state, now=now)
-    hand.save(update_fields=["turn_started_at", "turn_extended"])
+    hand.save(update_fields=["turn_started_at", "turn_extended", "turn_grace_until"])
     return hand

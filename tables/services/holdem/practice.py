@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from fractions import Fraction
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, Sum
@@ -51,7 +52,9 @@ from tables.engine.holdem.bigholdem import (
     starting_stack_minor,
 )
 from tables.errors import (
+    PracticeFullError,
     PracticeFunOnlyError,
+    PracticeLimitError,
     PracticeNotFoundError,
     PracticeNotYoursError,
     PracticeOverError,
@@ -76,6 +79,7 @@ from tables.models import (
 from tables.services.holdem import hands, money
 from tables.services.holdem.conditions import MAX_RAISES, open_holdem_table
 from tables.services.presence import is_connected
+from wallet import protection
 from wallet import services as wallet_services
 from wallet.models import AccountKind, Currency, TransferKind
 
@@ -222,6 +226,26 @@ def _return_chips(table: Table, seat: Seat) -> None:
     seat.stack_minor = 0
 
 
+def _check_practice_caps(user_id: int | None, *, now: datetime) -> None:
+    """Refuse a new practice game (see ``start_practice_game``): the player's protection
+    first, then his running games (his user row locked), then the site's."""
+    running = PracticeGame.objects.filter(status=PracticeStatus.RUNNING)
+    if user_id is not None:
+        list(User.objects.select_for_update().filter(pk=user_id).values_list("pk", flat=True))
+        protection.check_can_play(user_id=user_id, currency=Currency.FUN, stake_minor=0, now=now)
+        mine = running.filter(owner_id=user_id).count()
+        if mine >= settings.PRACTICE_GAMES_PER_PLAYER:
+            raise PracticeLimitError(
+                f"you already run {mine} practice game(s), the most one account may: stop one first",
+                limit=settings.PRACTICE_GAMES_PER_PLAYER,
+            )
+    if running.count() >= settings.PRACTICE_GAMES_MAX:
+        raise PracticeFullError(
+            "the site runs as many practice games as it takes: try again when one ends",
+            limit=settings.PRACTICE_GAMES_MAX,
+        )
+
+
 @transaction.atomic(durable=True)
 def start_practice_game(
     *, user_id: int | None, nickname: str = "", setup: PracticeSetup, now: datetime
@@ -233,14 +257,24 @@ def start_practice_game(
     first dealer is random (seed 004, *PRE-FLOP*: "Nella prima mano il cartaio è scelto
     casualmente"). The first hand is dealt at the clock's next tick.
 
+    A player who may not play now is refused as at any table (``protection.check_can_play``
+    with no stake: SuspendedError, SelfExcludedError, TimeOutError, SessionLimitError;
+    security audit L4). Running games are capped (security audit M2): per player
+    (``PRACTICE_GAMES_PER_PLAYER``, PracticeLimitError ``practice_limit``; his user row is
+    locked, so concurrent starts cannot pass it) and on the site (``PRACTICE_GAMES_MAX``,
+    PracticeFullError ``practice_full``; counted without a lock, so concurrent starts may
+    pass it by at most the number of requests in flight).
+
     Raises PracticeFunOnlyError, PracticeSetupError (``field``: the item, or ``nickname``
-    when it is too long or there is no player to give it to)."""
+    when it is too long or there is no player to give it to), the protection errors above,
+    PracticeLimitError, PracticeFullError."""
     validate_practice_setup(setup)
     name = nickname.strip()
     if len(name) > 24:
         raise PracticeSetupError("the nickname is at most 24 characters", field="nickname")
     if name and user_id is None:
         raise PracticeSetupError("log in to play; leave the nickname empty to watch bots", field="nickname")
+    _check_practice_caps(user_id, now=now)
     stack = starting_stack_minor(setup.players) * UNIT_MINOR
     base = max(1, stack // (2 * STAKES[setup.stakes]))
     level = blind_level(
