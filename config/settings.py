@@ -364,6 +364,10 @@ AXES_FAILURE_LIMIT: int = _int("POKER_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=_int("POKER_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
 # Lock the pair (username, address): an attacker elsewhere cannot lock a player out.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# And the address, at a higher limit, whatever the usernames (password spraying): the
+# handler adds it (config/login_lockout.py).
+AXES_HANDLER = "config.login_lockout.LoginLockoutHandler"
+LOGIN_ADDRESS_FAILURE_LIMIT: int = _int("POKER_LOGIN_ADDRESS_FAILURE_LIMIT", 20, minimum=1)
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 AXES_HTTP_RESPONSE_CODE = 429
