@@ -292,6 +292,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 24 * 3600.0,
         "options": {"expires": 3600.0},
     },
+    # Hourly: the players' play patterns for the automated play review (backoffice, seed
+    # 001 Notes 4), read from the stored hands; a late or missed run only ages the figures.
+    "record-play-patterns": {
+        "task": "backoffice.tasks.record_play_patterns",
+        "schedule": 3600.0,
+        "options": {"expires": 1800.0},
+    },
 }
 # Partitions of entries and ledger legs (PostgreSQL; docs/platform.md, "Partitioning"):
 # hands per entries partition and transfers per legs partition, about a month each at a

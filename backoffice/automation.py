@@ -1,0 +1,124 @@
+"""Signs of automated play (seed 001, Notes 4: "usage of BOT players ... is not allowed"):
+a player's figures and the heuristics that flag them for a croupier's review. Pure: no
+database, no clock; ``backoffice.services.record_play_patterns`` feeds it.
+
+The heuristics (docs/platform.md, "Automated play") flag, never judge: a croupier reads the
+figures and decides. A player is flagged when any of these holds:
+
+* ``superhuman_reactions``: the median reaction is under ``SUPERHUMAN_MEDIAN_MS`` (400 ms)
+  over at least ``MIN_DECISIONS`` (20) decisions. People read the board and choose; a
+  program answers at once.
+* ``regular_reactions``: the reaction times' coefficient of variation (standard deviation
+  / mean) is under ``REGULAR_CV`` (0.2) over at least ``MIN_DECISIONS``. People's times
+  spread widely (a CV near 1 is usual); a program's are regular, even when it waits on
+  purpose.
+* ``long_sessions``: a session of ``LONG_SESSION_HOURS`` (8 h) or more without a break of
+  ``SESSION_BREAK_MINUTES``. People stop.
+* ``tireless_pace``: more than ``FAST_ACTIONS_PER_HOUR`` (1,500) actions per hour over at
+  least ten minutes of play: many tables at once, every option taken.
+* ``api_only``: he played, logged in through the API token endpoint (or holds a token) and
+  never through the site's or the admin's form in the window. The game screen is the
+  people's door; an API client may be legitimate, a croupier asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+MIN_DECISIONS: Final = 20
+SUPERHUMAN_MEDIAN_MS: Final = 400
+REGULAR_CV: Final = 0.2
+LONG_SESSION_HOURS: Final = 8
+FAST_ACTIONS_PER_HOUR: Final = 1500
+REACTION_BUCKETS_MS: Final = (250, 500, 1000, 2000, 5000, 10000)
+"""Upper bounds of the reaction-time histogram's intervals; the last interval is open."""
+
+FLAGS: Final = {
+    "superhuman_reactions": "superhuman reactions",
+    "regular_reactions": "machine-regular reactions",
+    "long_sessions": "long sessions without a break",
+    "tireless_pace": "tireless pace",
+    "api_only": "API-only play",
+}
+"""Flag code -> what the review page says."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reactions:
+    """Reaction times summarised, in whole milliseconds (None without any): median, 10th
+    percentile, mean, standard deviation, and counts per ``REACTION_BUCKETS_MS`` interval
+    (``len(REACTION_BUCKETS_MS) + 1`` counts)."""
+
+    count: int
+    median_ms: int | None
+    p10_ms: int | None
+    mean_ms: int | None
+    stdev_ms: int | None
+    buckets: tuple[int, ...]
+
+
+def summarise_reactions(milliseconds: Sequence[float] | np.ndarray) -> Reactions:
+    """``Reactions`` of the times ``milliseconds`` (negative ones, clock skew, count as 0).
+
+    >>> summarise_reactions([100, 120, 140]).median_ms, summarise_reactions([100, 120, 140]).buckets
+    (120, (3, 0, 0, 0, 0, 0, 0))
+    """
+    times = np.clip(np.asarray(milliseconds, dtype=np.float64), 0, None)
+    counts = np.bincount(
+        np.searchsorted(REACTION_BUCKETS_MS, times, side="right"), minlength=len(REACTION_BUCKETS_MS) + 1
+    )
+    if times.size == 0:
+        return Reactions(0, None, None, None, None, tuple(int(c) for c in counts))
+    return Reactions(
+        count=int(times.size),
+        median_ms=round(float(np.median(times))),
+        p10_ms=round(float(np.percentile(times, 10))),
+        mean_ms=round(float(times.mean())),
+        stdev_ms=round(float(times.std())),
+        buckets=tuple(int(c) for c in counts),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PlayFigures:
+    """What the heuristics read of one player over the review window: reaction times,
+    actions and seconds of play, the longest session in seconds, logins by door, and
+    whether he holds an API token."""
+
+    reactions: Reactions
+    hands: int
+    actions: int
+    play_seconds: int
+    longest_session_seconds: int
+    api_logins: int
+    browser_logins: int
+    has_api_token: bool
+
+    @property
+    def actions_per_hour(self) -> float:
+        """Actions per hour of play (0 without play time)."""
+        return self.actions * 3600 / self.play_seconds if self.play_seconds else 0.0
+
+
+def automation_flags(figures: PlayFigures) -> list[str]:
+    """The codes of ``FLAGS`` whose heuristic (the module's table) ``figures`` match, in the
+    table's order; empty when nothing looks automated."""
+    flags = []
+    reactions = figures.reactions
+    enough = reactions.count >= MIN_DECISIONS
+    if enough and reactions.median_ms is not None and reactions.median_ms < SUPERHUMAN_MEDIAN_MS:
+        flags.append("superhuman_reactions")
+    regular = bool(reactions.mean_ms) and reactions.stdev_ms is not None
+    if enough and regular and (reactions.stdev_ms or 0) / (reactions.mean_ms or 1) < REGULAR_CV:
+        flags.append("regular_reactions")
+    if figures.longest_session_seconds >= LONG_SESSION_HOURS * 3600:
+        flags.append("long_sessions")
+    if figures.play_seconds >= 600 and figures.actions_per_hour > FAST_ACTIONS_PER_HOUR:
+        flags.append("tireless_pace")
+    if figures.hands and figures.browser_logins == 0 and (figures.api_logins or figures.has_api_token):
+        flags.append("api_only")
+    return flags

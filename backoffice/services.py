@@ -1,0 +1,180 @@
+"""The back office's writes: the players' play patterns for the review of automated play,
+and suspending or reinstating an account from that review (seed 001, Notes 4)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Final
+
+from axes.models import AccessLog
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from rest_framework.authtoken.models import Token
+
+from backoffice.automation import PlayFigures, automation_flags, summarise_reactions
+from backoffice.models import PlayPattern
+from lobby.services import EndedSessions, end_player_sessions
+from tables.models import Entry, Hand, HandStatus, HoldemHand, HoldemHandPlayer, HoldemHandStatus
+from wallet import protection
+from wallet.models import PlaySession
+
+PLAY_REVIEW_DAYS: Final = 7
+"""The review window: the figures cover the hands started in the last seven days."""
+
+LAST_HAND_SECONDS: Final = 60
+"""Play time counted for a session's last hand (a session runs from its first hand dealt to
+its last one dealt: a one-hand session would otherwise last 0 s)."""
+
+
+Tally = dict[int, int]
+"""Player id -> a count."""
+
+
+def _widerpoker(since: datetime, reactions: dict[int, list[float]], actions: Tally, hands: Tally) -> None:
+    """WiderPoker, finished hands started since ``since``: one reaction per entry whose hold
+    was received (``hold_at`` - the deal, ``Hand.started_at``: the change phase opens when
+    the hand is dealt); actions: the hold, each draw bought beyond the first (included in
+    the ante) and each redeal."""
+    first = Hand.objects.filter(started_at__gte=since).order_by("id").values_list("id", flat=True).first()
+    if first is None:
+        return
+    rows = (
+        Entry.objects.filter(hand_id__gte=first, hand__started_at__gte=since)
+        .exclude(hand__status=HandStatus.CHANGE)
+        .values_list("user_id", "hand__started_at", "hold_at", "draws_bought", "redeals")
+        .iterator(chunk_size=5000)
+    )
+    for user_id, started_at, hold_at, draws_bought, redeals in rows:
+        hands[user_id] += 1
+        actions[user_id] += max(0, draws_bought - 1) + len(redeals or ())
+        if hold_at is not None:
+            actions[user_id] += 1
+            reactions[user_id].append((hold_at - started_at).total_seconds() * 1000)
+
+
+def _holdem(since: datetime, reactions: dict[int, list[float]], actions: Tally, hands: Tally) -> None:
+    """Hold'em, finished hands started since ``since``: one reaction per action a person
+    took (not the clock's timeout actions, not the house bots'): its time - the time his
+    turn started, i.e. the previous action's, or the hand's start for the first."""
+    seats: dict[int, dict[int, int]] = defaultdict(dict)
+    players = HoldemHandPlayer.objects.filter(is_bot=False, hand__started_at__gte=since).exclude(
+        hand__status=HoldemHandStatus.PLAYING
+    )
+    for hand_id, seat, user_id in players.values_list("hand_id", "seat", "user_id").iterator(chunk_size=5000):
+        seats[hand_id][seat] = user_id
+        hands[user_id] += 1
+    if not seats:
+        return
+    logs = HoldemHand.objects.filter(pk__in=list(seats)).values_list("id", "started_at", "actions")
+    for hand_id, started_at, log in logs.iterator(chunk_size=1000):
+        turn_started = started_at
+        for action in log or ():
+            at = datetime.fromisoformat(action["at"])
+            person = seats[hand_id].get(action.get("seat", -1))
+            if person is not None and not action.get("timeout"):
+                actions[person] += 1
+                reactions[person].append((at - turn_started).total_seconds() * 1000)
+            turn_started = at
+
+
+def _sessions(since: datetime, user_ids: Iterable[int]) -> dict[int, tuple[int, int, int]]:
+    """Per player: (sessions, seconds of play in the window, longest session in seconds)
+    from the player protection's play sessions (wallet.PlaySession: a break of
+    ``SESSION_BREAK_MINUTES`` ends one)."""
+    figures: dict[int, tuple[int, int, int]] = {}
+    rows = PlaySession.objects.filter(user_id__in=list(user_ids), last_play_at__gte=since)
+    for user_id, started_at, last_play_at in rows.values_list("user_id", "started_at", "last_play_at"):
+        played = int((last_play_at - max(started_at, since)).total_seconds()) + LAST_HAND_SECONDS
+        length = int((last_play_at - started_at).total_seconds())
+        count, total, longest = figures.get(user_id, (0, 0, 0))
+        figures[user_id] = (count + 1, total + played, max(longest, length))
+    return figures
+
+
+def _logins(since: datetime) -> dict[str, tuple[int, int]]:
+    """Per username: (logins through the API token endpoint, logins through the site's or
+    the admin's form) since ``since``, from django-axes' access log of successful logins."""
+    doors: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for username, path in AccessLog.objects.filter(attempt_time__gte=since).values_list("username", "path_info"):
+        doors[username][0 if str(path).startswith("/api/") else 1] += 1
+    return {name: (api, browser) for name, (api, browser) in doors.items()}
+
+
+@transaction.atomic(durable=True)
+def record_play_patterns(*, now: datetime, days: int = PLAY_REVIEW_DAYS) -> int:
+    """Recompute every player's ``PlayPattern`` over the ``days`` before ``now`` from what
+    is stored (finished hands' entries and action logs, play sessions, the login log, API
+    tokens): players who played in the window get a row, the others' rows go. Called by
+    beat (``backoffice.tasks.record_play_patterns``, hourly), off the players' path: nothing
+    is counted while they play. Returns the number of players recorded."""
+    since = now - timedelta(days=days)
+    reactions: dict[int, list[float]] = defaultdict(list)
+    actions: dict[int, int] = defaultdict(int)
+    hands: dict[int, int] = defaultdict(int)
+    _widerpoker(since, reactions, actions, hands)
+    _holdem(since, reactions, actions, hands)
+    sessions = _sessions(since, hands)
+    logins = _logins(since)
+    names = dict(get_user_model().objects.filter(pk__in=list(hands)).values_list("pk", "username"))
+    tokens = set(Token.objects.filter(user_id__in=list(hands)).values_list("user_id", flat=True))
+    rows = []
+    for user_id, count in hands.items():
+        summary = summarise_reactions(reactions.get(user_id, []))
+        session_count, play_seconds, longest = sessions.get(user_id, (0, 0, 0))
+        api, browser = logins.get(names.get(user_id, ""), (0, 0))
+        figures = PlayFigures(
+            reactions=summary,
+            hands=count,
+            actions=actions[user_id],
+            play_seconds=play_seconds,
+            longest_session_seconds=longest,
+            api_logins=api,
+            browser_logins=browser,
+            has_api_token=user_id in tokens,
+        )
+        flags = automation_flags(figures)
+        rows.append(
+            PlayPattern(
+                user_id=user_id,
+                window_start=since,
+                computed_at=now,
+                hands=count,
+                actions=figures.actions,
+                decisions=summary.count,
+                reaction_median_ms=summary.median_ms,
+                reaction_p10_ms=summary.p10_ms,
+                reaction_mean_ms=summary.mean_ms,
+                reaction_stdev_ms=summary.stdev_ms,
+                reaction_buckets=list(summary.buckets),
+                sessions=session_count,
+                play_seconds=play_seconds,
+                longest_session_seconds=longest,
+                api_logins=api,
+                browser_logins=browser,
+                has_api_token=figures.has_api_token,
+                flags=flags,
+                flagged=bool(flags),
+            )
+        )
+    PlayPattern.objects.all().delete()
+    PlayPattern.objects.bulk_create(rows, batch_size=2000)
+    return len(rows)
+
+
+def suspend_account(*, user_id: int, reason: str, staff_user_id: int, now: datetime) -> EndedSessions:
+    """Staff suspend a player's account with a reason (seed 001, Notes 4; audit-logged in
+    the player protection log, wallet.ProtectionLog: who, when, why), then log him out
+    everywhere: his sessions and API tokens end, his seats are left
+    (lobby.services.end_player_sessions). Raises InvalidLimitError (code ``invalid_limit``)
+    without a reason; a suspended account stays suspended (the first reason stands)."""
+    protection.suspend_player(user_id=user_id, reason=reason, staff_user_id=staff_user_id, now=now)
+    return end_player_sessions(user_id=user_id, reason="This account is suspended: contact support.", now=now)
+
+
+def reinstate_account(*, user_id: int, reason: str, staff_user_id: int, now: datetime) -> bool:
+    """Staff lift the player's suspension with a reason (audit-logged as above). Returns
+    whether one was in force. Raises InvalidLimitError (code ``invalid_limit``) without a
+    reason."""
+    return protection.lift_suspension(user_id=user_id, reason=reason, staff_user_id=staff_user_id, now=now) is not None
