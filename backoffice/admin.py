@@ -156,10 +156,10 @@ class PlayPatternAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-st
     def longest_session(self, obj: PlayPattern) -> str:
         return _duration(obj.longest_session_seconds)
 
-    @admin.display(description="Logins: API / browser")
+    @admin.display(description="Tables: game screen / API · logins: API / browser")
     def doors(self, obj: PlayPattern) -> str:
         token = ", holds an API token" if obj.has_api_token else ""
-        return f"{obj.api_logins} / {obj.browser_logins}{token}"
+        return f"{obj.socket_tables} / {obj.rest_tables} · {obj.api_logins} / {obj.browser_logins}{token}"
 
     @admin.display(description="Suspended", boolean=True)
     def suspended(self, obj: PlayPattern) -> bool:

@@ -16,9 +16,9 @@ figures and decides. A player is flagged when any of these holds:
   ``SESSION_BREAK_MINUTES``. People stop.
 * ``tireless_pace``: more than ``FAST_ACTIONS_PER_HOUR`` (1,500) actions per hour over at
   least ten minutes of play: many tables at once, every option taken.
-* ``api_only``: he played, logged in through the API token endpoint (or holds a token) and
-  never through the site's or the admin's form in the window. The game screen is the
-  people's door; an API client may be legitimate, a croupier asks.
+* ``api_only``: he played, holds an API token or got one in the window, and never had the
+  game screen (a game socket) open at any table he played at in the window. The game
+  screen is the people's door; an API client may be legitimate, a croupier asks.
 """
 
 from __future__ import annotations
@@ -86,14 +86,16 @@ def summarise_reactions(milliseconds: Sequence[float] | np.ndarray) -> Reactions
 @dataclass(frozen=True, slots=True)
 class PlayFigures:
     """What the heuristics read of one player over the review window: reaction times,
-    actions and seconds of play, the longest session in seconds, logins by door, and
-    whether he holds an API token."""
+    actions and seconds of play, the longest session in seconds, the tables played with
+    and without a game socket, logins by door, and whether he holds an API token."""
 
     reactions: Reactions
     hands: int
     actions: int
     play_seconds: int
     longest_session_seconds: int
+    socket_tables: int
+    rest_tables: int
     api_logins: int
     browser_logins: int
     has_api_token: bool
@@ -119,6 +121,6 @@ def automation_flags(figures: PlayFigures) -> list[str]:
         flags.append("long_sessions")
     if figures.play_seconds >= 600 and figures.actions_per_hour > FAST_ACTIONS_PER_HOUR:
         flags.append("tireless_pace")
-    if figures.hands and figures.browser_logins == 0 and (figures.api_logins or figures.has_api_token):
+    if figures.hands and figures.socket_tables == 0 and (figures.api_logins or figures.has_api_token):
         flags.append("api_only")
     return flags

@@ -16,9 +16,11 @@ class PlayPattern(models.Model):
     WiderPoker hand dealt; a Hold'em turn started) to the action; ``reaction_buckets``
     counts them per ``automation.REACTION_BUCKETS_MS`` interval. ``actions`` per
     ``play_seconds`` gives actions per hour; sessions are the player protection's
-    (wallet.PlaySession: a break of ``SESSION_BREAK_MINUTES`` ends one). ``api_logins`` and
-    ``browser_logins``: successful logins by door (an API token issued, the site or admin
-    form). ``flags``: the heuristics that matched (``automation.FLAGS`` codes)."""
+    (wallet.PlaySession: a break of ``SESSION_BREAK_MINUTES`` ends one). ``socket_tables`` /
+    ``rest_tables``: the tables he was seen at in the window with a game socket open (the
+    game screen) or without any (REST calls only). ``api_logins`` and ``browser_logins``:
+    successful logins by door (an API token issued, the site or admin form). ``flags``: the
+    heuristics that matched (``automation.FLAGS`` codes)."""
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="play_pattern"
@@ -36,6 +38,8 @@ class PlayPattern(models.Model):
     sessions = models.PositiveIntegerField(default=0)
     play_seconds = models.PositiveIntegerField(default=0)
     longest_session_seconds = models.PositiveIntegerField(default=0)
+    socket_tables = models.PositiveIntegerField(default=0, help_text="Tables played with a game socket open.")
+    rest_tables = models.PositiveIntegerField(default=0, help_text="Tables played without any game socket.")
     api_logins = models.PositiveIntegerField(default=0)
     browser_logins = models.PositiveIntegerField(default=0)
     has_api_token = models.BooleanField(default=False)

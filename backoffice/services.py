@@ -16,7 +16,7 @@ from rest_framework.authtoken.models import Token
 from backoffice.automation import PlayFigures, automation_flags, summarise_reactions
 from backoffice.models import PlayPattern
 from lobby.services import EndedSessions, end_player_sessions
-from tables.models import Entry, Hand, HandStatus, HoldemHand, HoldemHandPlayer, HoldemHandStatus
+from tables.models import Entry, Hand, HandStatus, HoldemHand, HoldemHandPlayer, HoldemHandStatus, Seat
 from wallet import protection
 from wallet.models import PlaySession
 
@@ -93,6 +93,18 @@ def _sessions(since: datetime, user_ids: Iterable[int]) -> dict[int, tuple[int, 
     return figures
 
 
+def _doors_at_tables(since: datetime, user_ids: Iterable[int]) -> dict[int, tuple[int, int]]:
+    """Per player: (tables seen at since ``since`` with a game socket open in the window,
+    tables seen at without any), from the seats' presence (a seat counts its open game
+    sockets and stamps when the last one closed: tables.models.Seat)."""
+    doors: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    seats = Seat.objects.filter(user_id__in=list(user_ids), is_bot=False, last_seen_at__gte=since)
+    for user_id, sockets, closed_at in seats.values_list("user_id", "ws_connections", "socket_closed_at"):
+        with_socket = sockets > 0 or (closed_at is not None and closed_at >= since)
+        doors[user_id][0 if with_socket else 1] += 1
+    return {user_id: (socket, rest) for user_id, (socket, rest) in doors.items()}
+
+
 def _logins(since: datetime) -> dict[str, tuple[int, int]]:
     """Per username: (logins through the API token endpoint, logins through the site's or
     the admin's form) since ``since``, from django-axes' access log of successful logins."""
@@ -105,8 +117,8 @@ def _logins(since: datetime) -> dict[str, tuple[int, int]]:
 @transaction.atomic(durable=True)
 def record_play_patterns(*, now: datetime, days: int = PLAY_REVIEW_DAYS) -> int:
     """Recompute every player's ``PlayPattern`` over the ``days`` before ``now`` from what
-    is stored (finished hands' entries and action logs, play sessions, the login log, API
-    tokens): players who played in the window get a row, the others' rows go. Called by
+    is stored (finished hands' entries and action logs, play sessions, the seats' socket
+    presence, the login log, API tokens): players who played in the window get a row, the others' rows go. Called by
     beat (``backoffice.tasks.record_play_patterns``, hourly), off the players' path: nothing
     is counted while they play. Returns the number of players recorded."""
     since = now - timedelta(days=days)
@@ -117,6 +129,7 @@ def record_play_patterns(*, now: datetime, days: int = PLAY_REVIEW_DAYS) -> int:
     _holdem(since, reactions, actions, hands)
     sessions = _sessions(since, hands)
     logins = _logins(since)
+    tables = _doors_at_tables(since, hands)
     names = dict(get_user_model().objects.filter(pk__in=list(hands)).values_list("pk", "username"))
     tokens = set(Token.objects.filter(user_id__in=list(hands)).values_list("user_id", flat=True))
     rows = []
@@ -124,12 +137,15 @@ def record_play_patterns(*, now: datetime, days: int = PLAY_REVIEW_DAYS) -> int:
         summary = summarise_reactions(reactions.get(user_id, []))
         session_count, play_seconds, longest = sessions.get(user_id, (0, 0, 0))
         api, browser = logins.get(names.get(user_id, ""), (0, 0))
+        socket_tables, rest_tables = tables.get(user_id, (0, 0))
         figures = PlayFigures(
             reactions=summary,
             hands=count,
             actions=actions[user_id],
             play_seconds=play_seconds,
             longest_session_seconds=longest,
+            socket_tables=socket_tables,
+            rest_tables=rest_tables,
             api_logins=api,
             browser_logins=browser,
             has_api_token=user_id in tokens,
@@ -151,6 +167,8 @@ def record_play_patterns(*, now: datetime, days: int = PLAY_REVIEW_DAYS) -> int:
                 sessions=session_count,
                 play_seconds=play_seconds,
                 longest_session_seconds=longest,
+                socket_tables=socket_tables,
+                rest_tables=rest_tables,
                 api_logins=api,
                 browser_logins=browser,
                 has_api_token=figures.has_api_token,

@@ -29,6 +29,7 @@ from tables.services.holdem.player import act_in_hand, take_seat
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle
 from tests.tables.holdem_helpers import holdem_table, tick
+from tests.tables.test_bad_input import socket_codes
 from wallet.models import ProtectionLog, Suspension
 
 PASSWORD = "correct horse battery"
@@ -53,8 +54,9 @@ def admin_login(user: User) -> Client:
 
 def play(table: Table, robo: User, bob: User, *, hands: int, start: datetime) -> None:
     """``hands`` hands back to back: robo sets his hold 150-170 ms after each deal, bob
-    after 1.5 to 12 seconds, as people do."""
+    after 1.5 to 12 seconds, as people do; bob has the game screen open (a game socket)."""
     seat_players(table, [robo, bob], start)
+    assert socket_codes(bob, table, ['{"type": "ping"}']) == ["ok"]
     hand = deal(table, start)
     for number in range(hands):
         services.set_hold(
@@ -89,6 +91,9 @@ def test_a_croupier_finds_the_bot_suspends_it_with_a_reason_and_its_token_and_se
     token = APIClient().post("/api/auth/token/", {"username": "robo", "password": PASSWORD}, format="json")
     assert token.status_code == 200
     key = token.json()["token"]
+    # bob has a token too (an API client of his own), but plays on the game screen
+    bobs = APIClient().post("/api/auth/token/", {"username": "bob", "password": PASSWORD}, format="json")
+    assert bobs.status_code == 200
     play(create_fun_table(), robo, bob, hands=20, start=timezone.now() - timedelta(hours=1))
     record_play_patterns.delay()
 
@@ -96,7 +101,9 @@ def test_a_croupier_finds_the_bot_suspends_it_with_a_reason_and_its_token_and_se
     assert pattern.flags == ["superhuman_reactions", "regular_reactions", "api_only"]
     assert (pattern.hands, pattern.decisions) == (20, 20)
     assert 150 <= (pattern.reaction_median_ms or 0) <= 170
-    assert PlayPattern.objects.get(user=bob).flags == []
+    human = PlayPattern.objects.get(user=bob)
+    assert (human.flags, human.has_api_token, human.socket_tables) == ([], True, 1)
+    assert (pattern.socket_tables, pattern.rest_tables, pattern.api_logins) == (0, 1, 1)
 
     session = logged_in(robo)  # the bot's browser session too (after the figures: not a login of the window)
     assert session.get("/api/wallet/").status_code == 200
@@ -176,6 +183,8 @@ def figures(times_ms: Sequence[float], **overrides: object) -> PlayFigures:
         "actions": 60,
         "play_seconds": 3600,
         "longest_session_seconds": 3600,
+        "socket_tables": 1,
+        "rest_tables": 0,
         "api_logins": 0,
         "browser_logins": 1,
         "has_api_token": False,
@@ -192,9 +201,10 @@ def test_people_are_not_flagged_and_each_sign_is_named() -> None:
     assert automation_flags(figures([120.0] * 19)) == []  # too few decisions to say
     assert automation_flags(figures(human, longest_session_seconds=9 * 3600)) == ["long_sessions"]
     assert automation_flags(figures(human, actions=2000)) == ["tireless_pace"]
-    assert automation_flags(figures(human, api_logins=2, browser_logins=0)) == ["api_only"]
-    assert automation_flags(figures(human, has_api_token=True, browser_logins=0)) == ["api_only"]
-    assert automation_flags(figures(human, has_api_token=True)) == []  # also plays in the browser
+    assert automation_flags(figures(human, api_logins=2, socket_tables=0, rest_tables=2)) == ["api_only"]
+    assert automation_flags(figures(human, has_api_token=True, socket_tables=0, rest_tables=1)) == ["api_only"]
+    assert automation_flags(figures(human, has_api_token=True, rest_tables=1)) == []  # the game screen too
+    assert automation_flags(figures(human, socket_tables=0, rest_tables=1)) == []  # no token: nothing says API
 
 
 @pytest.mark.django_db(transaction=True)
