@@ -35,7 +35,15 @@ REGULAR_CV: Final = 0.2
 LONG_SESSION_HOURS: Final = 8
 FAST_ACTIONS_PER_HOUR: Final = 1500
 REACTION_BUCKETS_MS: Final = (250, 500, 1000, 2000, 5000, 10000)
-"""Upper bounds of the reaction-time histogram's intervals; the last interval is open."""
+"""Upper bounds of the reaction-time histogram the review page shows; the last interval is
+open. Each is one of ``FINE_BOUNDS_MS``."""
+
+FINE_BOUNDS_MS: Final = (
+    50, 100, 150, 200, 250, 300, 400, 500, 650, 800, 1000, 1300, 1600,
+    2000, 2500, 3200, 4000, 5000, 6500, 8000, 10000, 13000, 16000, 20000, 30000,
+)  # fmt: skip
+"""Upper bounds of the stored histogram's intervals (the last is open, read as up to 1.5
+times the last bound): fine enough to read a median and a 10th percentile from it."""
 
 FLAGS: Final = {
     "superhuman_reactions": "superhuman reactions",
@@ -49,8 +57,9 @@ FLAGS: Final = {
 
 @dataclass(frozen=True, slots=True)
 class Reactions:
-    """Reaction times summarised, in whole milliseconds (None without any): median, 10th
-    percentile, mean, standard deviation, and counts per ``REACTION_BUCKETS_MS`` interval
+    """Reaction times summarised, in whole milliseconds (None without any): median and 10th
+    percentile (read from the ``FINE_BOUNDS_MS`` histogram, linear within an interval),
+    mean and standard deviation (exact), and counts per ``REACTION_BUCKETS_MS`` interval
     (``len(REACTION_BUCKETS_MS) + 1`` counts)."""
 
     count: int
@@ -61,26 +70,74 @@ class Reactions:
     buckets: tuple[int, ...]
 
 
-def summarise_reactions(milliseconds: Sequence[float] | np.ndarray) -> Reactions:
-    """``Reactions`` of the times ``milliseconds`` (negative ones, clock skew, count as 0).
+@dataclass(frozen=True, slots=True)
+class ReactionTally:
+    """Reaction times as sums that add up across hands and days (``+``): how many, their
+    sum and sum of squares in milliseconds, and counts per ``FINE_BOUNDS_MS`` interval
+    (``len(FINE_BOUNDS_MS) + 1`` counts). What a day of a player stores."""
 
-    >>> summarise_reactions([100, 120, 140]).median_ms, summarise_reactions([100, 120, 140]).buckets
-    (120, (3, 0, 0, 0, 0, 0, 0))
-    """
-    times = np.clip(np.asarray(milliseconds, dtype=np.float64), 0, None)
-    counts = np.bincount(
-        np.searchsorted(REACTION_BUCKETS_MS, times, side="right"), minlength=len(REACTION_BUCKETS_MS) + 1
-    )
-    if times.size == 0:
-        return Reactions(0, None, None, None, None, tuple(int(c) for c in counts))
-    return Reactions(
-        count=int(times.size),
-        median_ms=round(float(np.median(times))),
-        p10_ms=round(float(np.percentile(times, 10))),
-        mean_ms=round(float(times.mean())),
-        stdev_ms=round(float(times.std())),
-        buckets=tuple(int(c) for c in counts),
-    )
+    count: int
+    total_ms: float
+    total_sq: float
+    counts: tuple[int, ...]
+
+    @classmethod
+    def of(cls, milliseconds: Sequence[float] | np.ndarray) -> ReactionTally:
+        """The tally of the times ``milliseconds`` (negative ones, clock skew, count as 0)."""
+        times = np.clip(np.asarray(milliseconds, dtype=np.float64), 0, None)
+        slots = np.searchsorted(FINE_BOUNDS_MS, times, side="right")
+        counts = np.bincount(slots, minlength=len(FINE_BOUNDS_MS) + 1)
+        return cls(int(times.size), float(times.sum()), float((times * times).sum()), tuple(int(c) for c in counts))
+
+    @classmethod
+    def empty(cls) -> ReactionTally:
+        return cls(0, 0.0, 0.0, (0,) * (len(FINE_BOUNDS_MS) + 1))
+
+    def __add__(self, other: ReactionTally) -> ReactionTally:
+        return ReactionTally(
+            self.count + other.count,
+            self.total_ms + other.total_ms,
+            self.total_sq + other.total_sq,
+            tuple(a + b for a, b in zip(self.counts, other.counts, strict=True)),
+        )
+
+    def quantile_ms(self, q: float) -> float | None:
+        """The ``q`` quantile (0..1) read from the histogram, linear within its interval."""
+        if not self.count:
+            return None
+        wanted = q * self.count
+        below = 0
+        for slot, count in enumerate(self.counts):
+            if count and below + count >= wanted:
+                low = FINE_BOUNDS_MS[slot - 1] if slot else 0
+                high = FINE_BOUNDS_MS[slot] if slot < len(FINE_BOUNDS_MS) else FINE_BOUNDS_MS[-1] * 1.5
+                return low + (high - low) * max(0.0, wanted - below) / count
+            below += count
+        return float(FINE_BOUNDS_MS[-1])
+
+    def summary(self) -> Reactions:
+        """The ``Reactions`` a review shows.
+
+        >>> tally = ReactionTally.of([100, 120, 140]) + ReactionTally.of([130])
+        >>> summary = tally.summary()
+        >>> summary.count, summary.mean_ms, summary.median_ms, summary.buckets
+        (4, 122, 125, (4, 0, 0, 0, 0, 0, 0))
+        """
+        edges = np.searchsorted(FINE_BOUNDS_MS, REACTION_BUCKETS_MS, side="right")
+        coarse = [sum(part) for part in np.split(np.asarray(self.counts), edges)]
+        buckets = tuple(int(c) for c in coarse)
+        if not self.count:
+            return Reactions(0, None, None, None, None, buckets)
+        mean = self.total_ms / self.count
+        variance = max(0.0, self.total_sq / self.count - mean * mean)
+        median, p10 = self.quantile_ms(0.5), self.quantile_ms(0.1)
+        assert median is not None and p10 is not None
+        return Reactions(self.count, round(median), round(p10), round(mean), round(variance**0.5), buckets)
+
+
+def summarise_reactions(milliseconds: Sequence[float] | np.ndarray) -> Reactions:
+    """``Reactions`` of the times ``milliseconds`` (``ReactionTally.of(...).summary()``)."""
+    return ReactionTally.of(milliseconds).summary()
 
 
 @dataclass(frozen=True, slots=True)

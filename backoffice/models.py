@@ -53,3 +53,38 @@ class PlayPattern(models.Model):
 
     def __str__(self) -> str:
         return f"play pattern of user {self.user_id}"
+
+
+class PlayerDay(models.Model):
+    """One player's play on one day (UTC, by the hand's start) as sums that add up
+    (``automation.ReactionTally``): hands, actions, and reaction times (how many, their sum
+    and sum of squares in milliseconds, counts per ``automation.FINE_BOUNDS_MS`` interval).
+    ``record_play_patterns`` adds each finished hand once and reads the review window's
+    days; days older than the window are deleted."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    hands = models.PositiveIntegerField(default=0)
+    actions = models.PositiveIntegerField(default=0)
+    reaction_count = models.PositiveIntegerField(default=0)
+    reaction_total_ms = models.FloatField(default=0.0)
+    reaction_total_sq = models.FloatField(default=0.0)
+    reaction_counts = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "day"], name="player_day_once")]
+        indexes = [models.Index(fields=["day"], name="player_day_day")]
+
+    def __str__(self) -> str:
+        return f"play of user {self.user_id} on {self.day}"
+
+
+class PlayReviewMark(models.Model):
+    """How far ``record_play_patterns`` has read: every hand finished (``settled_at``) up to
+    ``until`` is in the ``PlayerDay`` rows, and none after. One row (``pk`` 1), locked by
+    each run, so two runs (two beats) never add a hand twice."""
+
+    until = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"hands read up to {self.until:%Y-%m-%d %H:%M:%S}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Final
 
 from axes.models import AccessLog
@@ -13,8 +13,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
-from backoffice.automation import PlayFigures, automation_flags, summarise_reactions
-from backoffice.models import PlayPattern
+from backoffice.automation import PlayFigures, ReactionTally, automation_flags
+from backoffice.models import PlayerDay, PlayPattern, PlayReviewMark
 from lobby.services import EndedSessions, end_player_sessions
 from tables.models import Entry, Hand, HandStatus, HoldemHand, HoldemHandPlayer, HoldemHandStatus, Seat
 from wallet import protection
@@ -28,55 +28,107 @@ LAST_HAND_SECONDS: Final = 60
 its last one dealt: a one-hand session would otherwise last 0 s)."""
 
 
-Tally = dict[int, int]
-"""Player id -> a count."""
+READ_MARGIN: Final = timedelta(minutes=1)
+"""Hands finished in the last minute wait for the next run: a hand is stamped
+``settled_at`` before its transaction commits, so a run never reads up to the very present."""
+
+Key = tuple[int, date]
+"""(player id, day of the hand's start, UTC)."""
 
 
-def _widerpoker(since: datetime, reactions: dict[int, list[float]], actions: Tally, hands: Tally) -> None:
-    """WiderPoker, finished hands started since ``since``: one reaction per entry whose hold
-    was received (``hold_at`` - the deal, ``Hand.started_at``: the change phase opens when
-    the hand is dealt); actions: the hold, each draw bought beyond the first (included in
-    the ante) and each redeal."""
-    first = Hand.objects.filter(started_at__gte=since).order_by("id").values_list("id", flat=True).first()
-    if first is None:
+class _DayTally:
+    """What one run adds to one ``PlayerDay``."""
+
+    __slots__ = ("actions", "hands", "times")
+
+    def __init__(self) -> None:
+        self.hands = 0
+        self.actions = 0
+        self.times: list[float] = []
+
+
+def _widerpoker(since: datetime, until: datetime, days: dict[Key, _DayTally]) -> None:
+    """WiderPoker hands finished in (``since``, ``until``]: one reaction per entry whose
+    hold was received (``hold_at`` - the deal, ``Hand.started_at``: the change phase opens
+    when the hand is dealt); actions: the hold, each draw bought beyond the first (included
+    in the ante) and each redeal."""
+    hands = Hand.objects.filter(settled_at__gt=since, settled_at__lte=until).exclude(status=HandStatus.CHANGE)
+    started = dict(hands.values_list("id", "started_at"))
+    if not started:
         return
     rows = (
-        Entry.objects.filter(hand_id__gte=first, hand__started_at__gte=since)
-        .exclude(hand__status=HandStatus.CHANGE)
-        .values_list("user_id", "hand__started_at", "hold_at", "draws_bought", "redeals")
+        Entry.objects.filter(hand_id__gte=min(started), hand_id__lte=max(started), hand_id__in=list(started))
+        .values_list("user_id", "hand_id", "hold_at", "draws_bought", "redeals")
         .iterator(chunk_size=5000)
     )
-    for user_id, started_at, hold_at, draws_bought, redeals in rows:
-        hands[user_id] += 1
-        actions[user_id] += max(0, draws_bought - 1) + len(redeals or ())
+    for user_id, hand_id, hold_at, draws_bought, redeals in rows:
+        start = started[hand_id]
+        tally = days.setdefault((user_id, start.date()), _DayTally())
+        tally.hands += 1
+        tally.actions += max(0, draws_bought - 1) + len(redeals or ())
         if hold_at is not None:
-            actions[user_id] += 1
-            reactions[user_id].append((hold_at - started_at).total_seconds() * 1000)
+            tally.actions += 1
+            tally.times.append((hold_at - start).total_seconds() * 1000)
 
 
-def _holdem(since: datetime, reactions: dict[int, list[float]], actions: Tally, hands: Tally) -> None:
-    """Hold'em, finished hands started since ``since``: one reaction per action a person
-    took (not the clock's timeout actions, not the house bots'): its time - the time his
-    turn started, i.e. the previous action's, or the hand's start for the first."""
-    seats: dict[int, dict[int, int]] = defaultdict(dict)
-    players = HoldemHandPlayer.objects.filter(is_bot=False, hand__started_at__gte=since).exclude(
-        hand__status=HoldemHandStatus.PLAYING
+def _holdem(since: datetime, until: datetime, days: dict[Key, _DayTally]) -> None:
+    """Hold'em hands finished in (``since``, ``until``]: one reaction per action a person
+    took (not the clock's timeout actions, not the house bots'): its time - the start of his
+    turn, i.e. the previous action's time, or the hand's start for the first."""
+    hands = HoldemHand.objects.filter(settled_at__gt=since, settled_at__lte=until).exclude(
+        status=HoldemHandStatus.PLAYING
     )
+    seats: dict[int, dict[int, int]] = defaultdict(dict)
+    players = HoldemHandPlayer.objects.filter(is_bot=False, hand__in=hands)
     for hand_id, seat, user_id in players.values_list("hand_id", "seat", "user_id").iterator(chunk_size=5000):
         seats[hand_id][seat] = user_id
-        hands[user_id] += 1
     if not seats:
         return
-    logs = HoldemHand.objects.filter(pk__in=list(seats)).values_list("id", "started_at", "actions")
+    logs = hands.filter(pk__in=list(seats)).values_list("id", "started_at", "actions")
     for hand_id, started_at, log in logs.iterator(chunk_size=1000):
+        for user_id in seats[hand_id].values():
+            days.setdefault((user_id, started_at.date()), _DayTally()).hands += 1
         turn_started = started_at
         for action in log or ():
             at = datetime.fromisoformat(action["at"])
             person = seats[hand_id].get(action.get("seat", -1))
             if person is not None and not action.get("timeout"):
-                actions[person] += 1
-                reactions[person].append((at - turn_started).total_seconds() * 1000)
+                tally = days[(person, started_at.date())]
+                tally.actions += 1
+                tally.times.append((at - turn_started).total_seconds() * 1000)
             turn_started = at
+
+
+def _add_days(days: dict[Key, _DayTally]) -> None:
+    """Add this run's tallies to the ``PlayerDay`` rows (created where missing)."""
+    if not days:
+        return
+    users = {user_id for user_id, _ in days}
+    stored = {
+        (row.user_id, row.day): row
+        for row in PlayerDay.objects.filter(user_id__in=list(users), day__in={day for _, day in days})
+    }
+    new, changed = [], []
+    for (user_id, day), tally in days.items():
+        row = stored.get((user_id, day))
+        if row is None:
+            row = PlayerDay(user_id=user_id, day=day, reaction_counts=list(ReactionTally.empty().counts))
+            new.append(row)
+        else:
+            changed.append(row)
+        total = _tally_of(row) + ReactionTally.of(tally.times)
+        row.hands += tally.hands
+        row.actions += tally.actions
+        row.reaction_count, row.reaction_total_ms, row.reaction_total_sq = total.count, total.total_ms, total.total_sq
+        row.reaction_counts = list(total.counts)
+    PlayerDay.objects.bulk_create(new, batch_size=2000)
+    fields = ["hands", "actions", "reaction_count", "reaction_total_ms", "reaction_total_sq", "reaction_counts"]
+    PlayerDay.objects.bulk_update(changed, fields, batch_size=2000)
+
+
+def _tally_of(row: PlayerDay) -> ReactionTally:
+    counts = tuple(row.reaction_counts) or ReactionTally.empty().counts
+    return ReactionTally(row.reaction_count, row.reaction_total_ms, row.reaction_total_sq, counts)
 
 
 def _sessions(since: datetime, user_ids: Iterable[int]) -> dict[int, tuple[int, int, int]]:
@@ -116,32 +168,44 @@ def _logins(since: datetime) -> dict[str, tuple[int, int]]:
 
 @transaction.atomic(durable=True)
 def record_play_patterns(*, now: datetime, days: int = PLAY_REVIEW_DAYS) -> int:
-    """Recompute every player's ``PlayPattern`` over the ``days`` before ``now`` from what
-    is stored (finished hands' entries and action logs, play sessions, the seats' socket
-    presence, the login log, API tokens): players who played in the window get a row, the others' rows go. Called by
-    beat (``backoffice.tasks.record_play_patterns``, hourly), off the players' path: nothing
-    is counted while they play. Returns the number of players recorded."""
+    """Add the hands finished since the last run to the players' days (``PlayerDay``), then
+    recompute the ``PlayPattern`` of every player who played in the ``days`` before ``now``
+    from his days, his play sessions, his seats' socket presence, the login log and his API
+    token. Reads only what is stored, each finished hand once (``PlayReviewMark``, locked:
+    two runs at once add nothing twice); nothing is counted while a player plays. Called by
+    beat every hour (``backoffice.tasks.record_play_patterns``). Returns the number of
+    players recorded."""
     since = now - timedelta(days=days)
-    reactions: dict[int, list[float]] = defaultdict(list)
-    actions: dict[int, int] = defaultdict(int)
-    hands: dict[int, int] = defaultdict(int)
-    _widerpoker(since, reactions, actions, hands)
-    _holdem(since, reactions, actions, hands)
-    sessions = _sessions(since, hands)
+    PlayReviewMark.objects.get_or_create(pk=1, defaults={"until": since})
+    mark = PlayReviewMark.objects.select_for_update().get(pk=1)
+    until = now - READ_MARGIN
+    if until > mark.until:
+        tallies: dict[Key, _DayTally] = {}
+        _widerpoker(max(mark.until, since), until, tallies)
+        _holdem(max(mark.until, since), until, tallies)
+        _add_days(tallies)
+        mark.until = until
+        mark.save(update_fields=["until"])
+    PlayerDay.objects.filter(day__lt=since.date()).delete()
+    merged: dict[int, tuple[int, int, ReactionTally]] = {}
+    for row in PlayerDay.objects.filter(day__gte=since.date()):
+        hands, actions, tally = merged.get(row.user_id, (0, 0, ReactionTally.empty()))
+        merged[row.user_id] = (hands + row.hands, actions + row.actions, tally + _tally_of(row))
+    sessions = _sessions(since, merged)
+    tables = _doors_at_tables(since, merged)
     logins = _logins(since)
-    tables = _doors_at_tables(since, hands)
-    names = dict(get_user_model().objects.filter(pk__in=list(hands)).values_list("pk", "username"))
-    tokens = set(Token.objects.filter(user_id__in=list(hands)).values_list("user_id", flat=True))
+    names = dict(get_user_model().objects.filter(pk__in=list(merged)).values_list("pk", "username"))
+    tokens = set(Token.objects.filter(user_id__in=list(merged)).values_list("user_id", flat=True))
     rows = []
-    for user_id, count in hands.items():
-        summary = summarise_reactions(reactions.get(user_id, []))
+    for user_id, (count, actions, tally) in merged.items():
+        summary = tally.summary()
         session_count, play_seconds, longest = sessions.get(user_id, (0, 0, 0))
         api, browser = logins.get(names.get(user_id, ""), (0, 0))
         socket_tables, rest_tables = tables.get(user_id, (0, 0))
         figures = PlayFigures(
             reactions=summary,
             hands=count,
-            actions=actions[user_id],
+            actions=actions,
             play_seconds=play_seconds,
             longest_session_seconds=longest,
             socket_tables=socket_tables,
@@ -157,7 +221,7 @@ def record_play_patterns(*, now: datetime, days: int = PLAY_REVIEW_DAYS) -> int:
                 window_start=since,
                 computed_at=now,
                 hands=count,
-                actions=figures.actions,
+                actions=actions,
                 decisions=summary.count,
                 reaction_median_ms=summary.median_ms,
                 reaction_p10_ms=summary.p10_ms,
