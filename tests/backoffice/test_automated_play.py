@@ -14,7 +14,9 @@ import pytest
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import Group, User
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -95,7 +97,9 @@ def test_a_croupier_finds_the_bot_suspends_it_with_a_reason_and_its_token_and_se
     bobs = APIClient().post("/api/auth/token/", {"username": "bob", "password": PASSWORD}, format="json")
     assert bobs.status_code == 200
     play(create_fun_table(), robo, bob, hands=20, start=timezone.now() - timedelta(hours=1))
-    record_play_patterns.delay()
+    with CaptureQueriesContext(connection) as queries:
+        record_play_patterns.delay()
+    assert len(queries) <= 30  # a fixed number of reads and writes, whatever the hands (22 here)
 
     record_play_patterns.delay()  # a second run (or a second beat) adds no hand twice
     pattern = PlayPattern.objects.get(user=robo)
