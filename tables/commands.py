@@ -394,8 +394,9 @@ def frame_ref(content: Mapping[str, Any]) -> str | int | None:
 
 def parse_body(name: str, data: Any, *, game: str = WIDERPOKER) -> Action:
     """A REST body (already decoded by the parser: a dict, a form QueryDict, or a list) ->
-    the action; a form's text values are read through ``form_value``, a JSON body's are not. An empty body is an empty object. Raises BadMessageError when the body is
-    not an object, and everything ``parse_action`` raises."""
+    the action; a form's text values are read through ``form_value``, a JSON body's are
+    not. An empty body is an empty object. Raises BadMessageError when the body is not an
+    object, and everything ``parse_action`` raises."""
     if data is None:
         data = {}
     if not isinstance(data, Mapping):

@@ -67,5 +67,6 @@ def test_a_string_bet_is_refused_and_a_json_free_flag_must_be_a_boolean(alice: U
     )
     assert (response.status_code, response.json()["code"]) == (400, "invalid_field")
     widerpoker = create_fun_table()
-    response = client.post(reverse("api:table-draws", args=[widerpoker.pk]), {"free": "true"}, content_type="application/json")
+    draws = reverse("api:table-draws", args=[widerpoker.pk])
+    response = client.post(draws, {"free": "true"}, content_type="application/json")
     assert (response.status_code, response.json()["code"]) == (400, "invalid_field")
