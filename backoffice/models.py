@@ -52,7 +52,7 @@ class PlayPattern(models.Model):
         verbose_name_plural = "play patterns (automated play review)"
 
     def __str__(self) -> str:
-        return f"play pattern of user {self.user_id}"
+        return f"play pattern of {self.user}"
 
 
 class PlayerDay(models.Model):
