@@ -12,7 +12,6 @@ draws, redeals); for a player, what they won over what they paid.
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Iterator, Sequence
@@ -25,6 +24,7 @@ from django.db.models import Case, CharField, Count, F, Q, Sum, Value, When
 from django.db.models.functions import Coalesce, TruncDate
 
 from backoffice.selectors import day_bounds
+from backoffice.spreadsheet import csv_writer
 from tables.models import Entry, Hand, HandStatus
 from wallet.models import LedgerEntry
 
@@ -404,7 +404,7 @@ def stream_csv(header: Sequence[str], rows: Iterator[tuple[Any, ...]]) -> Iterat
     line per row (ISO times). One piece per row would make every row its own ASGI message
     and HTTP chunk (a day of a busy ledger is 30,000 rows)."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = csv_writer(buffer)  # text cells that a spreadsheet would run are escaped
     writer.writerow(header)
     for row in rows:
         writer.writerow([_cell(value) for value in row])

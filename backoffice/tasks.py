@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.utils import timezone
 
+from backoffice import services
 from config.partitions import ensure_partitions as ensure
 
 
@@ -12,3 +14,10 @@ def ensure_partitions() -> list[str]:
     """Create the partitions of entries and ledger legs the next ids need (daily, from
     beat; config/partitions.py). Returns the names created (none on SQLite)."""
     return ensure(ahead=2)
+
+
+@shared_task(ignore_result=True)
+def record_play_patterns() -> int:
+    """Recompute the players' play patterns for the automated play review (hourly, from
+    beat; backoffice.services.record_play_patterns). Returns the players recorded."""
+    return services.record_play_patterns(now=timezone.now())

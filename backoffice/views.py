@@ -4,7 +4,6 @@ auditors (view-only staff) use them as croupiers do."""
 
 from __future__ import annotations
 
-import csv
 from datetime import date, timedelta
 from typing import Any
 
@@ -19,6 +18,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from backoffice import auditing, selectors
+from backoffice.spreadsheet import csv_writer
 from tables.selectors import list_lobby_tables
 from wallet.models import Currency, LedgerHead
 from wallet.money import format_minor
@@ -113,7 +113,7 @@ def rake_report_csv(request: HttpRequest) -> HttpResponse:
     _form, start, end = _date_range(request)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="rake-{start}-{end}.csv"'
-    writer = csv.writer(response)
+    writer = csv_writer(response)  # text cells that a spreadsheet would run are escaped
     writer.writerow(
         [
             "day",

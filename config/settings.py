@@ -295,6 +295,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 24 * 3600.0,
         "options": {"expires": 3600.0},
     },
+    # Hourly: the players' play patterns for the automated play review (backoffice, seed
+    # 001 Notes 4), read from the stored hands; a late or missed run only ages the figures.
+    "record-play-patterns": {
+        "task": "backoffice.tasks.record_play_patterns",
+        "schedule": 3600.0,
+        "options": {"expires": 1800.0},
+    },
 }
 # Partitions of entries and ledger legs (PostgreSQL; docs/platform.md, "Partitioning"):
 # hands per entries partition and transfers per legs partition, about a month each at a
@@ -367,6 +374,10 @@ AXES_FAILURE_LIMIT: int = _int("POKER_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=_int("POKER_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
 # Lock the pair (username, address): an attacker elsewhere cannot lock a player out.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# And the address, at a higher limit, whatever the usernames (password spraying): the
+# handler adds it (config/login_lockout.py).
+AXES_HANDLER = "config.login_lockout.LoginLockoutHandler"
+LOGIN_ADDRESS_FAILURE_LIMIT: int = _int("POKER_LOGIN_ADDRESS_FAILURE_LIMIT", 20, minimum=1)
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 AXES_HTTP_RESPONSE_CODE = 429

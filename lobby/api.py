@@ -25,7 +25,9 @@ class TokenApi(APIView):
     API clients then send ``Authorization: Token <key>``; HTTP Basic is not accepted. Failed
     attempts count towards django-axes' lockout of the (username, address) pair exactly as
     logins on the site and the admin do: after ``POKER_LOGIN_FAILURE_LIMIT`` failures the
-    pair gets ``429 login_locked_out`` until the cool-off ends, even with the right password.
+    pair gets ``429 login_locked_out`` until the cool-off ends, even with the right password;
+    so does every login from an address with ``POKER_LOGIN_ADDRESS_FAILURE_LIMIT`` failures
+    (config/login_lockout.py). Issuing a token creates no session and sets no cookie.
     """
 
     class Input(serializers.Serializer[Any]):

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db import connection
+from django.db import connection, transaction
 
 from wallet.lookups import int_array_literal
 
@@ -114,12 +114,16 @@ def insert_missing_rows(table: str, columns: dict[str, Sequence[Any] | np.ndarra
 
     PostgreSQL: the rows are copied into a temporary table shaped like ``columns`` of
     ``table`` and moved by one ``INSERT … SELECT … ON CONFLICT DO NOTHING``; SQLite:
-    ``INSERT OR IGNORE``."""
+    ``INSERT OR IGNORE``. Works with or without a transaction open: the temporary table
+    lives until the commit (``ON COMMIT DROP``), so the statements run in one transaction,
+    the caller's when there is one (no savepoint), a new one otherwise (security audit
+    2026-11-26, L2: in autocommit the table was gone before the ``COPY``, a 500 on
+    ``/history/commitments/`` for every player with no client seed yet)."""
     values = _lists(columns)
     if not values or not values[0]:
         return
     names = ", ".join(columns)
-    with connection.cursor() as cursor:
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             temp = f"missing_{table}"
             cursor.execute(f"CREATE TEMPORARY TABLE {temp} ON COMMIT DROP AS SELECT {names} FROM {table} WITH NO DATA")

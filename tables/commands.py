@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
+from django.http import QueryDict
+
 from tables.errors import InvalidHoldError, TableNotFoundError
 from wallet.errors import DomainError
 
@@ -183,6 +185,23 @@ def find_command(name: str, *, game: str = WIDERPOKER, socket: bool = False) -> 
     return command
 
 
+def form_value(value: object) -> object:
+    """A value of an HTML form (always text) as the JSON value it stands for: digits (at most
+    15) -> int, ``"true"``/``"false"`` -> bool, anything else unchanged (the field's parser
+    judges it). Only form bodies go through it: JSON bodies and socket frames carry their
+    numbers and booleans as JSON (security audit 2026-11-26, L6).
+
+    >>> form_value("300"), form_value("true"), form_value("3.5")
+    (300, True, '3.5')
+    """
+    if isinstance(value, str):
+        if value.isdigit() and value.isascii() and len(value) <= 15:
+            return int(value)
+        if value in ("true", "false"):
+            return value == "true"
+    return value
+
+
 def parse_action(
     name: str,
     fields: Mapping[str, Any],
@@ -190,22 +209,32 @@ def parse_action(
     envelope: Sequence[str] | frozenset[str] = (),
     game: str = WIDERPOKER,
     socket: bool = True,
+    form: bool = False,
 ) -> Action:
     """Check the fields of action ``name`` of ``game`` and return it parsed.
 
     ``fields``: the body or frame (a mapping); ``envelope``: fields the transport adds and
     the action ignores (``type`` and ``ref`` on the socket, the CSRF token of a form);
-    ``socket``: the socket's own frames (``snapshot``, ``ping``) are known too.
+    ``socket``: the socket's own frames (``snapshot``, ``ping``) are known too; ``form``: the
+    fields come from an HTML form (text), read through ``form_value``; otherwise they are
+    JSON and an amount, a seat or a flag sent as a string is refused (``invalid_field``).
     Raises UnknownActionError, UnknownFieldError, InvalidHoldError or InvalidFieldError.
     """
     command = find_command(name, game=game, socket=socket)
     unknown = sorted(str(key)[:30] for key in fields if key not in command.fields and key not in envelope)
     if unknown:
         raise UnknownFieldError(f"{name} takes no field {unknown[0]!r}", fields=unknown[:5])
+    read = form_value if form else _as_sent
     params = {
-        key: parse(fields.get(key)) for key, parse in command.parse.items() if key in fields or key in REQUIRED_FIELDS
+        key: parse(read(fields.get(key)))
+        for key, parse in command.parse.items()
+        if key in fields or key in REQUIRED_FIELDS
     }
     return Action(name, params)
+
+
+def _as_sent(value: object) -> object:
+    return value
 
 
 def game_of_table(table_id: int) -> str:
@@ -233,12 +262,10 @@ def execute(action: Action, *, table_id: int, user_id: int, now: datetime, game:
 
 
 def parse_free(value: object) -> bool:
-    """Whether to use a free item of the player's power-ups: a JSON boolean, or from an HTML
-    form ``"true"``/``"false"``. Raises InvalidFieldError."""
+    """Whether to use a free item of the player's power-ups: a JSON boolean (an HTML form's
+    ``"true"``/``"false"`` arrive as one through ``form_value``). Raises InvalidFieldError."""
     if isinstance(value, bool):
         return value
-    if value in ("true", "false"):
-        return value == "true"
     raise InvalidFieldError('"free" is true or false', field="free")
 
 
@@ -255,20 +282,18 @@ def _service(name: str) -> Callable[..., Any]:
 
 
 def parse_chips(value: object) -> int:
-    """An amount of chips in minor units: a positive JSON integer (not a boolean, not a
-    string; an HTML form's digits are accepted). Raises InvalidFieldError."""
-    if isinstance(value, str) and value.isdigit() and len(value) <= 15:
-        value = int(value)
+    """An amount of chips in minor units: a positive JSON integer below 10^15 (not a
+    boolean, not a string: ``"300"`` is refused over JSON and the socket; an HTML form's
+    digits arrive as an integer through ``form_value``). Raises InvalidFieldError."""
     if not isinstance(value, int) or isinstance(value, bool) or not 0 < value < 10**15:
         raise InvalidFieldError("an amount is a positive whole number of minor units", amount=repr(value)[:30])
     return value
 
 
 def parse_seat(value: object) -> int:
-    """A Hold'em seat number 0..9 (the table's own range is the service's check). Raises
+    """A Hold'em seat number 0..9, a JSON integer (a form's digits arrive as one through
+    ``form_value``; the table's own range is the service's check). Raises
     InvalidFieldError."""
-    if isinstance(value, str) and value.isdigit() and len(value) <= 2:
-        value = int(value)
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 9:
         raise InvalidFieldError("a seat is a number 0 to 9", field="seat")
     return value
@@ -369,13 +394,15 @@ def frame_ref(content: Mapping[str, Any]) -> str | int | None:
 
 def parse_body(name: str, data: Any, *, game: str = WIDERPOKER) -> Action:
     """A REST body (already decoded by the parser: a dict, a form QueryDict, or a list) ->
-    the action. An empty body is an empty object. Raises BadMessageError when the body is
-    not an object, and everything ``parse_action`` raises."""
+    the action; a form's text values are read through ``form_value``, a JSON body's are
+    not. An empty body is an empty object. Raises BadMessageError when the body is not an
+    object, and everything ``parse_action`` raises."""
     if data is None:
         data = {}
     if not isinstance(data, Mapping):
         raise BadMessageError("the body is a JSON object")
-    return parse_action(name, data, envelope=FORM_ENVELOPE, game=game, socket=False)
+    form = isinstance(data, QueryDict)  # form-encoded or multipart: text only
+    return parse_action(name, data, envelope=FORM_ENVELOPE, game=game, socket=False, form=form)
 
 
 def parse_empty_body(data: Any) -> None:

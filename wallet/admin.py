@@ -265,6 +265,8 @@ class SuspensionAdmin(ReadOnlyAdmin):
                     ended = end_player_sessions(
                         user_id=user.pk, reason="This account is suspended: contact support.", now=timezone.now()
                     )
+                    # The admin's history as well, as a rake change (tables/admin/tables.py).
+                    self.log_change(request, user, f"Suspended: {form.cleaned_data['reason']}")
                     messages.success(
                         request,
                         f"{user} is suspended: {ended.sessions} session(s) ended, {ended.tokens} API token(s) revoked, "
@@ -273,6 +275,7 @@ class SuspensionAdmin(ReadOnlyAdmin):
                 elif protection.lift_suspension(
                     user_id=user.pk, reason=form.cleaned_data["reason"], staff_user_id=staff_id, now=timezone.now()
                 ):
+                    self.log_change(request, user, f"Reinstated: {form.cleaned_data['reason']}")
                     messages.success(request, f"The suspension of {user} is lifted.")
                 else:
                     messages.warning(request, f"{user} was not suspended: nothing changed.")

@@ -4,7 +4,8 @@
   audit log, wallets, transfers and ledger entries) and the back-office reports, and change
   nothing.
 * **Croupiers** may also run tables: change a table's conditions (with a reason), open,
-  close, cancel a hand with refunds, and record cash deposits and withdrawals.
+  close, cancel a hand with refunds, record cash deposits and withdrawals, and suspend or
+  reinstate players (with a reason; the automated play review, docs/platform.md).
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ from django.contrib.auth.models import Group, Permission
 from django.core.management.base import BaseCommand
 
 APPS = ("tables", "wallet", "handhistory", "backoffice", "jackpots", "auth")
-CROUPIER_CHANGES = (("tables", "add_table"), ("tables", "change_table"), ("wallet", "change_account"))
+CROUPIER_CHANGES = (
+    ("tables", "add_table"),
+    ("tables", "change_table"),
+    ("wallet", "change_account"),
+    # Suspend and reinstate players (seed 001, Notes 4), from the automated play review or
+    # the suspension form, always with a reason.
+    ("wallet", "add_suspension"),
+)
 
 
 def ensure_staff_groups() -> dict[str, int]:
