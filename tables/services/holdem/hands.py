@@ -334,7 +334,9 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
     barred = protection.barred_players(
         user_ids=[seat.user_id for seat in humans],
         currency=table.currency,
-        stake_minor=conditions.big_blind_minor,
+        # The chips in play were counted against a loss limit when bought (buy_in, until the
+        # cash_out): a hand stakes nothing new; only a player past his limit (lowered since) sits out.
+        stake_minor=0,
         now=now,
     )
     out = {seat.pk for seat in gone} | {seat.pk for seat in humans if seat.user_id in barred}
