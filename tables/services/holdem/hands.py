@@ -26,6 +26,7 @@ from tables.engine import fairness
 from tables.engine.cards import card_code
 from tables.engine.holdem import (
     PERSONALITIES,
+    RECONNECT_MS,
     ActionKind,
     HandState,
     HoldemError,
@@ -134,14 +135,7 @@ def _play_due_turn(table: Table, conditions: HoldemConditions, hand: HoldemHand,
         record_action(table, hand, state, kind, seat_no, None, now=now)
         return
     connected = is_connected(seat, now=now)
-    assert hand.turn_started_at is not None
-    reconnected = (
-        connected
-        and seat.socket_closed_at is not None
-        and seat.socket_closed_at >= hand.turn_started_at
-        and seat.last_seen_at > seat.socket_closed_at
-    )
-    if reconnected and not hand.turn_extended:
+    if connected and _came_back_in_turn(hand, seat) and not hand.turn_extended:
         # Seed 003: a player who drops and comes back while his turn has time gets 20 s more.
         hand.turn_extended = True
         hand.save(update_fields=["turn_extended"])
@@ -151,6 +145,30 @@ def _play_due_turn(table: Table, conditions: HoldemConditions, hand: HoldemHand,
             return
     action = timeout_action(state, connected=connected)
     record_action(table, hand, state, action.kind, action.seat, action.amount, now=now, timeout=True)
+
+
+def _came_back_in_turn(hand: HoldemHand, seat: Seat) -> bool:
+    """Whether the player of ``seat`` dropped during the running turn and came back since
+    (seed 003: he gets 20 s more, once)."""
+    assert hand.turn_started_at is not None
+    return (
+        seat.socket_closed_at is not None
+        and seat.socket_closed_at >= hand.turn_started_at
+        and seat.last_seen_at > seat.socket_closed_at
+    )
+
+
+def player_turn_deadline(hand: HoldemHand, seat: Seat) -> datetime:
+    """When the turn of the player to act (``seat``, a connected person acting now) is over:
+    ``turn_deadline`` (10 s to act, then the table's time bank, seed 003), with the 20 s of
+    reconnection time when granted, or when the clock would grant them at the deadline (he
+    dropped during this turn and came back: ``_came_back_in_turn``). An action at or after
+    it is refused (TurnOverError, ``turn_over``): the clock plays the timeout rule, as it
+    would have at the deadline (``phase_deadline <= now`` is due)."""
+    deadline = turn_deadline(hand, hand.config)
+    if hand.turn_extended or not _came_back_in_turn(hand, seat):
+        return deadline
+    return deadline + timedelta(milliseconds=RECONNECT_MS)
 
 
 def record_action(

@@ -24,6 +24,7 @@ from tables.errors import (
     SeatTakenError,
     TableClosedError,
     TableNotFoundError,
+    TurnOverError,
     WrongGameError,
 )
 from tables.holdem_records import replay, seats_in_hand
@@ -253,9 +254,10 @@ def act_in_hand(*, table_id: int, user_id: int, kind: object, amount: object = N
     the minimum). Validated by the engine (seed 003). Returns the table's new version.
 
     Raises TableNotFoundError, WrongGameError, InvalidActionError, NotSeatedError,
-    NoHandError, and HoldemActionError with the engine's code (``not_your_turn``,
-    ``illegal_action``, ``amount_too_small``, ``amount_too_large``, ``hand_over``);
-    nothing changes then."""
+    NoHandError, TurnOverError (``turn_over``: his turn's deadline, time bank included, has
+    passed; the clock's timeout rule applies), and HoldemActionError with the engine's code
+    (``not_your_turn``, ``illegal_action``, ``amount_too_small``, ``amount_too_large``,
+    ``hand_over``); nothing changes then."""
     action_kind, action_amount = hands.parse_action(kind, amount)
     table, _ = lock_holdem_table(table_id)
     seat = _seat_of(table, user_id)
@@ -268,6 +270,10 @@ def act_in_hand(*, table_id: int, user_id: int, kind: object, amount: object = N
         raise NotInHandError("you are not dealt in this hand", table_id=table_id)
     assert seat.position is not None
     state = replay(hand)
+    if state.to_act == seat.position and now >= hands.player_turn_deadline(hand, seat):
+        raise TurnOverError(
+            "your time to act is over: the timeout rule plays for you", table_id=table_id, hand_id=hand.pk
+        )
     hands.record_action(table, hand, state, action_kind, seat.position, action_amount, now=now)
     Seat.objects.filter(pk=seat.pk).update(last_seen_at=now)
     save_holdem_table(table)
