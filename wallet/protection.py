@@ -141,7 +141,7 @@ def losses_minor(*, user_ids: Iterable[int], currency: str, since: datetime) -> 
     absent (nothing lost).
 
     One statement, so one snapshot: a capture (which moves a hold into the ledger in one
-    transaction) is seen either before or after, never twice or not at. A caller that
+    transaction) is seen either before or after, never twice and never missed. A caller that
     decides on it locks the wallet first (``wallet.services.lock_accounts``): no stake of
     the player's at another table can then commit between the read and the decision."""
     ids = list(user_ids)
