@@ -123,6 +123,17 @@ class NoHandError(DomainError):
     http_status = 409
 
 
+class TurnOverError(DomainError):
+    """A Hold'em action sent when the player's turn is over: at or after the turn's
+    deadline (``tables.holdem_records.turn_deadline``: 10 s to act, then the table's time
+    bank, plus the reconnection time once when granted; seed 003). The clock plays the
+    timeout rule for him at its next tick; nothing changed."""
+
+    code = "turn_over"
+    summary = _("Your time to act is over.")
+    http_status = 409
+
+
 class HoldemActionError(DomainError):
     """The Hold'em engine refused the action (tables.engine.holdem.HoldemError); ``code``
     is the engine's: ``not_your_turn``, ``illegal_action``, ``amount_too_small``,

@@ -393,7 +393,7 @@ def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:
         data["result"] = {
             "cancelled": True,
             "reason": hand.cancel_reason,
-            "refunded_minor": entry.paid_minor,
+            "refunded_minor": entry.paid_minor - entry.promo_minor,  # free items went back to promotions
         }
     return data
 

@@ -4,8 +4,12 @@ they move money or deal a hand; a refusal raises a DomainError with a stable cod
 changes nothing.
 
 * **Deposit and loss limits** per currency over a rolling 24 hours; **session time limit**
-  and **reality check** interval in minutes. Lowering (or setting a first limit) takes effect
-  at once; raising or removing one waits ``LIMIT_COOLING_HOURS`` (24 h).
+  and **reality check** interval in minutes. A loss counts what the player put at risk and
+  has not got back: the play transfers of the window (``GAME_KINDS``) and his purchases
+  still on hold (``held_minor``: draws and redeals the clock has not captured yet), so the
+  limit holds at every moment, on every table together (``losses_minor``). Lowering (or
+  setting a first limit) takes effect at once; raising or removing one waits
+  ``LIMIT_COOLING_HOURS`` (24 h).
 * **Time-out and self-exclusion**: nobody ends them early, staff included (no service does,
   and the admin is read-only). A second break never shortens the first.
 * **Suspension** by staff with a reason (seed 001, Notes 4: players found using bots): no
@@ -22,7 +26,8 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Sum
+from django.db.models import BigIntegerField, OuterRef, Subquery, Sum
+from django.db.models.functions import Coalesce
 
 from wallet.errors import (
     DepositLimitError,
@@ -36,6 +41,7 @@ from wallet.errors import (
 )
 from wallet.lookups import IntArray, int_array_literal
 from wallet.models import (
+    Account,
     AccountKind,
     Exclusion,
     ExclusionKind,
@@ -57,6 +63,9 @@ GAME_KINDS = (
     TransferKind.REDEAL,
     TransferKind.SETTLEMENT,
     TransferKind.REFUND,
+    # Draws and redeals of several players captured in one batch (a batch of one kind keeps
+    # that kind): the player's leg is his purchase.
+    TransferKind.CAPTURE,
     # Hold'em: chips bought count as staked until they come back (a cash-out).
     TransferKind.BUY_IN,
     TransferKind.CASH_OUT,
@@ -122,31 +131,43 @@ def find_play_session(*, user_id: int, now: datetime) -> PlaySession | None:
     return PlaySession.objects.filter(user_id=user_id, last_play_at__gte=since).order_by("-last_play_at").first()
 
 
-def net_result_minor(*, user_id: int, currency: str, since: datetime) -> int:
-    """What the player won (> 0) or lost (< 0) at the tables in ``currency`` since ``since``."""
-    total = LedgerEntry.objects.filter(
-        account__user_id=user_id,
-        account__kind=AccountKind.PLAYER,
-        account__currency=currency,
-        transfer__kind__in=GAME_KINDS,
-        transfer__created_at__gte=since,
-    ).aggregate(total=Sum("delta_minor"))["total"]
-    return int(total or 0)
+def losses_minor(*, user_ids: Iterable[int], currency: str, since: datetime) -> dict[int, int]:
+    """What each of ``user_ids`` lost at the tables in ``currency`` since ``since`` (minor
+    units; > 0 a loss, < 0 a gain), counting what is at risk as lost: minus the sum of his
+    wallet's legs in play transfers (``GAME_KINDS``: antes, draws, redeals and their batched
+    captures, prizes, refunds, Hold'em buy-ins and cash-outs) since ``since``, plus his
+    wallet's ``held_minor`` (draws and redeals bought and not yet captured into a hand's
+    escrow, ``wallet.services.hold_funds``). Players without a wallet in ``currency`` are
+    absent (nothing lost).
 
-
-def _net_results(user_ids: Iterable[int], currency: str, since: datetime) -> dict[int, int]:
-    rows = (
+    One statement, so one snapshot: a capture (which moves a hold into the ledger in one
+    transaction) is seen either before or after, never twice and never missed. A caller that
+    decides on it locks the wallet first (``wallet.services.lock_accounts``): no stake of
+    the player's at another table can then commit between the read and the decision."""
+    ids = list(user_ids)
+    if not ids:
+        return {}
+    played = (
         LedgerEntry.objects.filter(
-            account__user_id__in=list(user_ids),
-            account__kind=AccountKind.PLAYER,
-            account__currency=currency,
-            transfer__kind__in=GAME_KINDS,
-            transfer__created_at__gte=since,
+            account=OuterRef("pk"), transfer__kind__in=GAME_KINDS, transfer__created_at__gte=since
         )
-        .values_list("account__user_id")
+        .order_by()
+        .values("account")
         .annotate(total=Sum("delta_minor"))
+        .values("total")
     )
-    return {user_id: int(total or 0) for user_id, total in rows}
+    rows = (
+        Account.objects.filter(user_id__any_of=IntArray(ids), kind=AccountKind.PLAYER, currency=currency)
+        .annotate(net=Coalesce(Subquery(played, output_field=BigIntegerField()), 0))
+        .values_list("user_id", "held_minor", "net")
+    )
+    return {int(user_id): int(held) - int(net) for user_id, held, net in rows if user_id is not None}
+
+
+def net_result_minor(*, user_id: int, currency: str, since: datetime) -> int:
+    """What the player won (> 0) or lost (< 0) at the tables in ``currency`` since
+    ``since``, purchases still on hold counted as lost (``losses_minor``)."""
+    return -losses_minor(user_ids=[user_id], currency=currency, since=since).get(user_id, 0)
 
 
 def deposited_minor(*, user_id: int, currency: str, since: datetime) -> int:
@@ -197,11 +218,17 @@ def get_session_summary(*, user_id: int, now: datetime) -> SessionSummary | None
 
 
 def barred_players(
-    *, user_ids: Iterable[int], currency: str, stake_minor: int, now: datetime
+    *, user_ids: Iterable[int], currency: str, stake_minor: int | None, now: datetime
 ) -> dict[int, DomainError]:
     """The players among ``user_ids`` who may not stake ``stake_minor`` in ``currency`` now,
     each with the error that says why. A handful of queries whatever the number of players
-    (the deal calls it for every seat)."""
+    (the deal calls it for every seat).
+
+    ``stake_minor``: the money the player would newly put at risk (minor units). A loss
+    limit refuses when his losses of the last 24 hours (``losses_minor``: purchases on hold
+    included) plus the stake pass it: with a stake of 0 (a Hold'em hand played with chips
+    already bought), only a player already past his limit (he lowered it) is refused.
+    None: nothing is staked (a deposit, a free draw or redeal); loss limits do not apply."""
     ids = list(user_ids)
     barred: dict[int, DomainError] = {}
     if not ids:
@@ -242,25 +269,34 @@ def barred_players(
                     f"of {settings.SESSION_BREAK_MINUTES} minutes",
                     limit_minutes=minutes,
                 )
-    if loss_limits and stake_minor > 0:
-        nets = _net_results([i for i in loss_limits if i not in barred], currency, now - WINDOW)
+    if loss_limits and stake_minor is not None:
+        losses = losses_minor(
+            user_ids=[i for i in loss_limits if i not in barred], currency=currency, since=now - WINDOW
+        )
         for user_id, limit_minor in loss_limits.items():
             if user_id in barred:
                 continue
-            loss_after = -nets.get(user_id, 0) + stake_minor
+            loss_after = losses.get(user_id, 0) + stake_minor
             if loss_after > limit_minor:
+                said = (
+                    f"this would take your losses of the last 24 hours to {format_minor(loss_after, currency)}"
+                    if stake_minor
+                    else f"your losses of the last 24 hours are {format_minor(loss_after, currency)}"
+                )
                 barred[user_id] = LossLimitError(
-                    f"this would take your losses of the last 24 hours to {format_minor(loss_after, currency)}, "
-                    f"over your loss limit of {format_minor(limit_minor, currency)}",
+                    f"{said}, over your loss limit of {format_minor(limit_minor, currency)}",
                     limit_minor=limit_minor,
                     loss_minor=loss_after - stake_minor,
                 )
     return barred
 
 
-def check_can_play(*, user_id: int, currency: str, stake_minor: int, now: datetime) -> None:
+def check_can_play(*, user_id: int, currency: str, stake_minor: int | None, now: datetime) -> None:
     """Raise why the player may not stake ``stake_minor`` now (SuspendedError,
-    SelfExcludedError, TimeOutError, SessionLimitError, LossLimitError); None if he may."""
+    SelfExcludedError, TimeOutError, SessionLimitError, LossLimitError); None if he may.
+    ``stake_minor`` as in ``barred_players`` (None: nothing staked). A caller about to move
+    the stake locks the player's wallet first, so that two stakes at once (two tables)
+    cannot both pass the loss limit."""
     refusal = barred_players(user_ids=[user_id], currency=currency, stake_minor=stake_minor, now=now).get(user_id)
     if refusal is not None:
         raise refusal
@@ -268,8 +304,11 @@ def check_can_play(*, user_id: int, currency: str, stake_minor: int, now: dateti
 
 def check_deposit(*, user_id: int, currency: str, amount_minor: int, now: datetime) -> None:
     """Raise SuspendedError, SelfExcludedError, TimeOutError or DepositLimitError when the
-    deposit may not be made; None when it may."""
-    check_can_play(user_id=user_id, currency=currency, stake_minor=0, now=now)
+    deposit may not be made; None when it may. Loss limits never refuse a deposit.
+
+    The caller locks the player's wallet first (``deposit_cash``): deposits are booked at
+    once (no hold), so two deposits at once are counted one after the other."""
+    check_can_play(user_id=user_id, currency=currency, stake_minor=None, now=now)
     limit = PlayerLimit.objects.filter(user_id=user_id, kind=LimitKind.DEPOSIT, currency=currency).first()
     value = effective_value(limit, now=now) if limit is not None else None
     if value is None:

@@ -64,6 +64,7 @@ const REFUSALS = {
   not_seated: () => gettext("You have no seat at this table."),
   not_in_hand: () => gettext("You are not in this hand."),
   phase_closed: () => gettext("The change phase is over."),
+  turn_over: () => gettext("Your time to act is over."),
   redeal_closed: () => gettext("Redeals are closed for this hand."),
   limit_reached: () => gettext("No more can be bought in this hand."),
   invalid_hold: () => gettext("Choose the cards to hold, one per column."),

@@ -221,8 +221,16 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
         table.version += 1
         return
     barred: dict[int, Any] = {}
+    locked: wallet_services.LockedAccounts | None = None
+    accounts: dict[int, int] = {}
     if len(active) >= 2:
         user_ids_all = [user_id for _, user_id in active]
+        accounts = wallet_services.ensure_player_accounts(user_ids=user_ids_all, currency=table.currency)
+        # Locked before the protection reads the players' losses, and until the ante is
+        # taken: a purchase of theirs at another table (which locks the wallet too) is
+        # counted before or after this deal, never beside it. What holds promised is not
+        # spendable. The ante's transfer takes the rows read here instead of reading them again.
+        locked = wallet_services.lock_and_read(np.array([accounts[u] for u in user_ids_all], dtype=np.int64))
         barred = protection.barred_players(
             user_ids=user_ids_all, currency=table.currency, stake_minor=table.ante_minor, now=now
         )
@@ -235,13 +243,9 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
             )
             table.version += 1
         active = [(seat_id, user_id) for seat_id, user_id in active if user_id not in barred]
-    if len(active) >= 2:
+    if len(active) >= 2 and locked is not None:
         user_ids = np.array([user_id for _, user_id in active], dtype=np.int64)
-        accounts = wallet_services.ensure_player_accounts(user_ids=user_ids.tolist(), currency=table.currency)
         account_ids = np.array([accounts[user_id] for user_id in user_ids.tolist()], dtype=np.int64)
-        # Locked until the ante is taken; what holds promised is not spendable. The ante's
-        # transfer takes the rows read here instead of reading them again.
-        locked = wallet_services.lock_and_read(account_ids)
         can_pay = locked.available(account_ids) >= table.ante_minor
         if not can_pay.all():
             broke = [seat_id for (seat_id, _), ok in zip(active, can_pay.tolist(), strict=True) if not ok]

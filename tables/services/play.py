@@ -172,15 +172,18 @@ def _column(model: type[models.Model], name: str) -> str:
     return str(_field(model, name).column)
 
 
-def _check_protection(locked: _Locked, *, user_id: int, stake_minor: int, now: datetime) -> None:
+def _check_protection(locked: _Locked, *, user_id: int, stake_minor: int | None, now: datetime) -> None:
     """The player's protection (wallet/protection.py) before a purchase, when he has any row
-    it could refuse him on (``_Locked.guarded``; a refusal needs one). A paid purchase first
-    locks his wallet, so his losses are read with no purchase of his at another table in
-    flight. The hand's escrow is not locked: purchases of one hand never wait for each other."""
+    it could refuse him on (``_Locked.guarded``; a refusal needs one). ``stake_minor``: the
+    price he pays, None for a free item (it stakes nothing of his). A paid purchase first
+    locks his wallet, so his losses (purchases on hold at every table included) are read with
+    no stake of his at another table in flight: two purchases at once on two tables are
+    counted one after the other. The hand's escrow is not locked: purchases of one hand never
+    wait for each other."""
     if not locked.guarded:
         return
     hand = locked.hand
-    if stake_minor > 0:
+    if stake_minor:
         wallet_services.lock_accounts(
             [wallet_services.ensure_player_account(user_id=user_id, currency=hand.currency).pk]
         )
@@ -224,7 +227,7 @@ def buy_draw(*, table_id: int, user_id: int, now: datetime, free: bool = False) 
     if entry.draws_bought >= config["max_draws"]:
         raise LimitReachedError(f"at most {config['max_draws']} draws in this hand", max_draws=config["max_draws"])
     price = int(config["draw_price_minor"])
-    _check_protection(locked, user_id=user_id, stake_minor=0 if free else price, now=now)
+    _check_protection(locked, user_id=user_id, stake_minor=None if free else price, now=now)
     number = entry.draws_bought + 1
     reference = f"draw:{hand.pk}:{user_id}:{number}"
     _pay(
@@ -271,7 +274,7 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
             max_redeals=config["max_redeals"],
         )
     price = int(config["redeal_price_minor"])
-    _check_protection(locked, user_id=user_id, stake_minor=0 if free else price, now=now)
+    _check_protection(locked, user_id=user_id, stake_minor=None if free else price, now=now)
     # Paid first, numbered last: the redeal counter's lock, which orders the hand's redeals,
     # is held only for the few statements that need the number (the reference names the
     # player and his own redeal count, unique without the hand's number).

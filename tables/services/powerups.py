@@ -26,7 +26,7 @@ from tables.models import GamingSession, PowerUpRules
 from wallet import services as wallet_services
 from wallet.errors import DomainError, InsufficientFundsError
 from wallet.lookups import IntArray
-from wallet.models import AccountKind, Currency, TransferKind
+from wallet.models import Account, AccountKind, Currency, TransferKind
 
 
 class NoFreeItemError(DomainError):
@@ -206,11 +206,16 @@ def take_free_item(
     session.save(update_fields=[stock_field, used_field])
     if price_minor <= 0:
         return []
-    if currency == Currency.FUN:
-        source = wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=currency)
-    else:
-        source = wallet_services.ensure_house_account(kind=AccountKind.PROMOTIONS, currency=currency)
+    source = promotions_account(currency)
     return [wallet_services.Leg(source.pk, -price_minor), wallet_services.Leg(escrow_id, price_minor)]
+
+
+def promotions_account(currency: str) -> Account:
+    """The account that pays free items in ``currency``, and gets them back when their hand
+    is cancelled: the house promotions account (``promotions:<currency>``), or the FUN
+    cashier for FUN chips (virtual: the cashier funds them as it funds sign-up chips)."""
+    kind = AccountKind.CASHIER if currency == Currency.FUN else AccountKind.PROMOTIONS
+    return wallet_services.ensure_house_account(kind=kind, currency=currency)
 
 
 def pay_free_item(*, legs: list[wallet_services.Leg], reference: str, currency: str, memo: str) -> None:

@@ -22,7 +22,7 @@ from tables.engine import fairness
 from tables.engine.widerpoker import NO_HOLD, Board, HandOutcome, board_grid, change_keys, final_hand, hand_outcome
 from tables.models import Entry, Hand, HandStatus, Redeal, RedealCounter, Seat
 from tables.records import board_from_json, carry_key, combination_digits, escrow_key, hand_conditions
-from tables.services import beacon
+from tables.services import beacon, powerups
 from tables.services.seating import connected_users
 from wallet import services as wallet_services
 from wallet.models import Account, AccountKind, TransferKind
@@ -334,22 +334,34 @@ def _leaderboard(
 @transaction.atomic
 def cancel_hand(*, hand_id: int, reason: str, now: datetime) -> bool:
     """Cancel a hand that cannot complete and return every amount wagered in it in full
-    (rules, Notes 3): ante, draws and redeals, from the hand's escrow. False if the hand was
-    already settled or cancelled. Idempotent (reference ``refund:<hand>``)."""
+    (rules, Notes 3), from the hand's escrow, to whoever paid it: to each player his ante
+    and the draws and redeals he bought (``paid_minor - promo_minor``), to the house
+    promotions account the free draws and redeals it paid (``promo_minor``, seed 001, E:
+    a free item is no cash of the player's), to the spin jackpot its award. False if the
+    hand was already settled or cancelled. Idempotent (reference ``refund:<hand>``)."""
     hand = Hand.objects.select_for_update().get(pk=hand_id)
     if hand.status != HandStatus.CHANGE:
         return False
     currency = hand.currency
     escrow = hand_escrow(hand_id=hand.pk, currency=currency)
     capture_purchases(hand=hand, escrow_id=escrow.pk)
-    paid = list(Entry.objects.filter(hand=hand, paid_minor__gt=0).values_list("user_id", "paid_minor"))
-    total = sum(amount for _, amount in paid)
+    paid = list(
+        Entry.objects.filter(hand=hand, paid_minor__gt=0)
+        .annotate(own=F("paid_minor") - F("promo_minor"))
+        .values_list("user_id", "own", "promo_minor")
+    )
+    own = [(user_id, int(amount)) for user_id, amount, _ in paid if amount > 0]
+    promo = sum(int(amount) for _, _, amount in paid)
+    total = sum(amount for _, amount in own) + promo
     if total or hand.spin_award_minor:
         account_ids = [escrow.pk]
         deltas = [-(total + hand.spin_award_minor)]
-        accounts = wallet_services.ensure_player_accounts(user_ids=[user_id for user_id, _ in paid], currency=currency)
-        account_ids.extend(accounts[user_id] for user_id, _ in paid)
-        deltas.extend(amount for _, amount in paid)
+        accounts = wallet_services.ensure_player_accounts(user_ids=[user_id for user_id, _ in own], currency=currency)
+        account_ids.extend(accounts[user_id] for user_id, _ in own)
+        deltas.extend(amount for _, amount in own)
+        if promo:
+            account_ids.append(powerups.promotions_account(currency).pk)
+            deltas.append(promo)
         if hand.spin_award_minor:
             # The spin jackpot goes back to its jackpot (the reset it was paid stays there).
             assert hand.spin_jackpot_id is not None  # a spin award always names its jackpot

@@ -27,6 +27,7 @@ from tables.engine import fairness
 from tables.engine.cards import card_code
 from tables.engine.holdem import (
     PERSONALITIES,
+    RECONNECT_MS,
     ActionKind,
     HandState,
     HoldemError,
@@ -136,14 +137,7 @@ def _play_due_turn(table: Table, conditions: HoldemConditions, hand: HoldemHand,
         record_action(table, hand, state, kind, seat_no, None, now=now)
         return
     connected = is_connected(seat, now=now)
-    assert hand.turn_started_at is not None
-    reconnected = (
-        connected
-        and seat.socket_closed_at is not None
-        and seat.socket_closed_at >= hand.turn_started_at
-        and seat.last_seen_at > seat.socket_closed_at
-    )
-    if reconnected and not hand.turn_extended:
+    if connected and _came_back_in_turn(hand, seat) and not hand.turn_extended:
         # Seed 003: a player who drops and comes back while his turn has time gets 20 s more.
         hand.turn_extended = True
         hand.save(update_fields=["turn_extended"])
@@ -180,6 +174,29 @@ def platform_grace(hand: HoldemHand, *, now: datetime) -> datetime | None:
     latest = turn_deadline(hand, hand.config, grace=False) + timedelta(seconds=settings.PLATFORM_GRACE_MAX_SECONDS)
     grace_until = min(now + step, latest)
     return grace_until if grace_until > now else None
+
+def _came_back_in_turn(hand: HoldemHand, seat: Seat) -> bool:
+    """Whether the player of ``seat`` dropped during the running turn and came back since
+    (seed 003: he gets 20 s more, once)."""
+    assert hand.turn_started_at is not None
+    return (
+        seat.socket_closed_at is not None
+        and seat.socket_closed_at >= hand.turn_started_at
+        and seat.last_seen_at > seat.socket_closed_at
+    )
+
+
+def player_turn_deadline(hand: HoldemHand, seat: Seat) -> datetime:
+    """When the turn of the player to act (``seat``, a connected person acting now) is over:
+    ``turn_deadline`` (10 s to act, then the table's time bank, seed 003), with the 20 s of
+    reconnection time when granted, or when the clock would grant them at the deadline (he
+    dropped during this turn and came back: ``_came_back_in_turn``). An action at or after
+    it is refused (TurnOverError, ``turn_over``): the clock plays the timeout rule, as it
+    would have at the deadline (``phase_deadline <= now`` is due)."""
+    deadline = turn_deadline(hand, hand.config)
+    if hand.turn_extended or not _came_back_in_turn(hand, seat):
+        return deadline
+    return deadline + timedelta(milliseconds=RECONNECT_MS)
 
 
 def record_action(
@@ -364,7 +381,9 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
     barred = protection.barred_players(
         user_ids=[seat.user_id for seat in humans],
         currency=table.currency,
-        stake_minor=conditions.big_blind_minor,
+        # The chips in play were counted against a loss limit when bought (buy_in, until the
+        # cash_out): a hand stakes nothing new; only a player past his limit (lowered since) sits out.
+        stake_minor=0,
         now=now,
     )
     out = {seat.pk for seat in gone} | {seat.pk for seat in humans if seat.user_id in barred}

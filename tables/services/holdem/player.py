@@ -24,6 +24,7 @@ from tables.errors import (
     SeatTakenError,
     TableClosedError,
     TableNotFoundError,
+    TurnOverError,
     WrongGameError,
 )
 from tables.holdem_records import replay, seats_in_hand
@@ -31,6 +32,7 @@ from tables.models import HoldemConditions, Seat, SeatStatus, Table, TableGame, 
 from tables.realtime.push import broadcast_table_on_commit, push_private_on_commit
 from tables.services.holdem import hands, money
 from wallet import protection
+from wallet import services as wallet_services
 
 BLIND_CHOICES = ("wait", "post")
 
@@ -115,6 +117,7 @@ def take_seat(
     if Seat.objects.filter(table=table, position=position).exists():
         raise SeatTakenError(f"seat {position} is taken", seat=position)
     _check_buy_in(conditions, buy_in_minor, stack_minor=0)
+    _lock_buyer(table, user_id)
     protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=buy_in_minor, now=now)
     seat = money.sit_down(
         table=table, user_id=user_id, position=position, buy_in_minor=buy_in_minor, now=now, blind_choice=blind
@@ -132,6 +135,15 @@ def join_holdem(
     """``take_seat`` under the wire's field names (``seat``: the seat number); the Hold'em
     ``join`` action of tables/commands.py."""
     return take_seat(table_id=table_id, user_id=user_id, position=seat, buy_in_minor=buy_in_minor, blind=blind, now=now)
+
+
+def _lock_buyer(table: Table, user_id: int) -> None:
+    """Lock the buyer's wallet and the table's escrow (primary-key order, after the table's
+    row: the global lock order) before the player protection reads his losses: a stake of
+    his at another table (a WiderPoker purchase or deal, another buy-in), which locks the
+    wallet too, is counted before or after this buy-in, never beside it."""
+    wallet = wallet_services.ensure_player_account(user_id=user_id, currency=table.currency)
+    wallet_services.lock_accounts([wallet.pk, money.table_escrow(table).pk])
 
 
 def _check_buy_in(conditions: HoldemConditions, amount_minor: object, *, stack_minor: int) -> None:
@@ -161,6 +173,7 @@ def add_chips(*, table_id: int, user_id: int, amount_minor: int, now: datetime) 
     if _in_running_hand(table, seat):
         raise HandInProgressError("chips can be added between hands only", table_id=table_id)
     _check_buy_in(conditions, amount_minor, stack_minor=int(seat.stack_minor))
+    _lock_buyer(table, user_id)
     protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=amount_minor, now=now)
     money.buy_chips(table=table, seat=seat, amount_minor=amount_minor)
     if seat.status_reason == "no chips":
@@ -194,7 +207,9 @@ def sit_in_holdem(*, table_id: int, user_id: int, now: datetime) -> Seat:
     seat = _seat_of(table, user_id)
     if seat.stack_minor <= 0:
         raise BuyInOutOfRangeError("add chips first", min_minor=conditions.min_buy_in_minor)
-    protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=conditions.big_blind_minor, now=now)
+    # The chips were counted against a loss limit when bought (docs/platform.md, "Player
+    # protection"): sitting in stakes nothing new; only a player already past his limit is refused.
+    protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=0, now=now)
     Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.ACTIVE, status_reason="", last_seen_at=now)
     _wake(table, now)
     table.version += 1
@@ -239,9 +254,10 @@ def act_in_hand(*, table_id: int, user_id: int, kind: object, amount: object = N
     the minimum). Validated by the engine (seed 003). Returns the table's new version.
 
     Raises TableNotFoundError, WrongGameError, InvalidActionError, NotSeatedError,
-    NoHandError, and HoldemActionError with the engine's code (``not_your_turn``,
-    ``illegal_action``, ``amount_too_small``, ``amount_too_large``, ``hand_over``);
-    nothing changes then."""
+    NoHandError, TurnOverError (``turn_over``: his turn's deadline, time bank included, has
+    passed; the clock's timeout rule applies), and HoldemActionError with the engine's code
+    (``not_your_turn``, ``illegal_action``, ``amount_too_small``, ``amount_too_large``,
+    ``hand_over``); nothing changes then."""
     action_kind, action_amount = hands.parse_action(kind, amount)
     table, _ = lock_holdem_table(table_id)
     seat = _seat_of(table, user_id)
@@ -254,6 +270,10 @@ def act_in_hand(*, table_id: int, user_id: int, kind: object, amount: object = N
         raise NotInHandError("you are not dealt in this hand", table_id=table_id)
     assert seat.position is not None
     state = replay(hand)
+    if state.to_act == seat.position and now >= hands.player_turn_deadline(hand, seat):
+        raise TurnOverError(
+            "your time to act is over: the timeout rule plays for you", table_id=table_id, hand_id=hand.pk
+        )
     hands.record_action(table, hand, state, action_kind, seat.position, action_amount, now=now)
     Seat.objects.filter(pk=seat.pk).update(last_seen_at=now)
     save_holdem_table(table)
