@@ -710,8 +710,8 @@ _HOLDEM_HAND_FIELDS = (
 
 
 def _holdem_hand_rows(hands: Any) -> Iterator[tuple[Any, ...]]:
-    counted = hands.annotate(players=Count("seat_rows")).order_by("settled_at", "id")
-    for row in counted.values_list(*_HOLDEM_HAND_FIELDS, "players").iterator(chunk_size=EXPORT_CHUNK):
+    counted = hands.annotate(dealt=Count("seat_rows")).order_by("settled_at", "id")
+    for row in counted.values_list(*_HOLDEM_HAND_FIELDS, "dealt").iterator(chunk_size=EXPORT_CHUNK):
         values = dict(zip((*_HOLDEM_HAND_FIELDS, "players"), row, strict=True))
         settled = values["status"] == HoldemHandStatus.SETTLED
         values["prizes_minor"] = values["pot_minor"] - values["rake_minor"] if settled else 0
