@@ -264,7 +264,7 @@ def audit_export(request: HttpRequest, kind: str, fmt: str) -> StreamingHttpResp
     if fmt == "csv" and kind in auditing.JSON_ONLY_KINDS:
         raise Http404("this export is JSON only")
     _form, filters = _audit_filters(request)
-    export_kind: auditing.ExportKind = kind  # type: ignore[assignment]  # checked just above
+    export_kind: auditing.ExportKind = kind  # checked just above
     header = auditing.export_header(export_kind)
     rows = auditing.iter_export_rows(
         export_kind,

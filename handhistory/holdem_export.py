@@ -135,10 +135,7 @@ def build_holdem_export(hand: HoldemHand, *, audience: Audience, viewer_id: int 
     won = _int_map(results.get("won", {}))
     holes = _by_seat(start, [[card_code(c) for c in pair] for pair in start.holes])
     contributed = _by_seat(final, final.committed) if final is not None else {}
-    rows = {
-        row.seat: row
-        for row in HoldemHandPlayer.objects.filter(hand=hand).select_related("user").order_by("seat")
-    }
+    rows = {row.seat: row for row in HoldemHandPlayer.objects.filter(hand=hand).select_related("user").order_by("seat")}
     seats = []
     for player in sorted(hand.players, key=lambda p: int(p["seat"])):
         seat = int(player["seat"])

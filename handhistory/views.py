@@ -13,9 +13,9 @@ from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
 from handhistory import holdem, selectors
-from handhistory.holdem_export import build_holdem_export
 from handhistory.documents import localized_document, path_lang, render_document
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
+from handhistory.holdem_export import build_holdem_export
 from handhistory.verification import verify_hand
 from tables.services import fairness as fairness_services
 from wallet.errors import DomainError
@@ -76,9 +76,7 @@ def holdem_hand_export(request: HttpRequest, hand_id: int) -> JsonResponse:
     except HandNotFoundError as error:
         raise Http404(str(error)) from error
     staff = selectors.can_view_all_hands(request.user)
-    data = build_holdem_export(
-        hand, audience="staff" if staff else "player", viewer_id=int(request.user.pk or 0)
-    )
+    data = build_holdem_export(hand, audience="staff" if staff else "player", viewer_id=int(request.user.pk or 0))
     response = JsonResponse(data, json_dumps_params={"indent": 1})
     response["Content-Disposition"] = f'attachment; filename="holdem-{hand.table_id}-{hand.number}.json"'
     return response

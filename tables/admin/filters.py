@@ -59,9 +59,9 @@ def practice_filter(table_path: str) -> type[admin.SimpleListFilter]:
 class RealTableFilter(admin.RelatedFieldListFilter):
     """A table filter that lists the operator's tables only, not practice games."""
 
-    def field_choices(self, field: Any, request: HttpRequest, model_admin: Any) -> list[tuple[Any, str]]:
+    def field_choices(self, field: Any, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
         ordering = self.field_admin_ordering(field, request, model_admin) or ("name",)
         return [
-            (table.pk, str(table))
+            (str(table.pk), str(table))
             for table in Table.objects.filter(practice__isnull=True).order_by(*ordering).only("pk", "name")
         ]

@@ -117,9 +117,7 @@ def test_the_report_and_downloads_count_holdem_and_narrow_to_a_player(
 
 
 @pytest.mark.django_db
-def test_a_timed_out_all_in_reaches_the_auditor_as_a_whole_hand_document(
-    alice: User, bob: User, auditor: User
-) -> None:
+def test_a_timed_out_all_in_reaches_the_auditor_as_a_whole_hand_document(alice: User, bob: User, auditor: User) -> None:
     hand = timed_out_hand(alice, bob)
     documents = _download(logged_in(auditor), "holdem_records", "json")
     [document] = documents
@@ -215,4 +213,3 @@ def test_a_day_of_both_games_the_downloads_and_verify_hands_agree_with_the_books
         for field in ("rake_minor", "gross_minor", "pool_minor", "pot_minor"):
             if field in row and field in mine:
                 assert int(row[field]) == int(mine[field]), field
-

@@ -82,9 +82,9 @@ def outsider_check(document: dict[str, Any]) -> list[str]:
     for s in seats:
         if s["starting_minor"] - s["contributed_minor"] + s["won_minor"] != s["finishing_minor"]:
             faults.append(f"seat {s['seat']} finishing stack")
-        if str(s["seat"]) in document["result"]["finishing_stacks"]:
-            if document["result"]["finishing_stacks"][str(s["seat"])] != s["finishing_minor"]:
-                faults.append(f"seat {s['seat']} result")
+        recorded = document["result"]["finishing_stacks"].get(str(s["seat"]))
+        if recorded is not None and recorded != s["finishing_minor"]:
+            faults.append(f"seat {s['seat']} result")
     if any(s["won_minor"] and not any(s["seat"] in p["winners"] for p in document["pots"]) for s in seats):
         faults.append("a winner of no pot")
     return faults
