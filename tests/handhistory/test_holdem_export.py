@@ -178,3 +178,45 @@ def test_strangers_and_running_hands_have_no_export(alice: User, bob: User, caro
     assert logged_in(auditor).get(f"/history/holdem/{running.pk}/export.json").status_code == 404
     with pytest.raises(ValueError):
         build_holdem_export(running, audience="staff")
+
+
+def test_a_big_blind_posted_out_of_position_has_no_phh_but_a_json_export(
+    alice: User, bob: User, carol: User, auditor: User
+) -> None:
+    from tests.conftest import make_player
+
+    dave = make_player("dave")
+    table = holdem_table("Posting Rail")
+    now = timezone.now()
+    users = {0: alice, 2: bob, 4: carol}
+    for position, user in users.items():
+        take_seat(table_id=table.pk, user_id=user.pk, position=position, buy_in_minor=1_000, now=now)
+    tick(table, now)
+    first = HoldemHand.objects.get(table=table)
+    take_seat(table_id=table.pk, user_id=dave.pk, position=1, buy_in_minor=1_000, blind="post", now=now)
+    users[1] = dave
+    while first.status == HoldemHandStatus.PLAYING:
+        legal = replay(first).legal_actions()
+        act_in_hand(
+            table_id=table.pk,
+            user_id=users[legal.seat].pk,
+            kind="fold" if "check" not in legal.kinds else "check",
+            now=now,
+        )
+        first.refresh_from_db()
+    table.refresh_from_db()
+    later = max(now, table.phase_deadline or now) + timedelta(milliseconds=1)
+    tick(table, later)
+    second = HoldemHand.objects.get(table=table, number=2)
+    assert 1 in second.setup.get("posting", [])
+    while second.status == HoldemHandStatus.PLAYING:
+        legal = replay(second).legal_actions()
+        kind = "check" if "check" in legal.kinds else "call"
+        act_in_hand(table_id=table.pk, user_id=users[legal.seat].pk, kind=kind, now=later)
+        second.refresh_from_db()
+    assert not second.phh and second.phh_error
+    document = logged_in(auditor).get(f"/history/holdem/{second.pk}/export.json").json()
+    jsonschema.Draft202012Validator(holdem_export_schema()).validate(document)
+    posted = [bet for bet in document["forced_bets"] if bet["seat"] == 1]
+    assert posted == [{"seat": 1, "kind": "big_blind_out_of_position", "ante_minor": 0, "blind_minor": 10}]
+    assert outsider_check(document) == []
