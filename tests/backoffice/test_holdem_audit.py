@@ -19,6 +19,7 @@ from django.http import StreamingHttpResponse
 from django.utils import timezone
 
 from handhistory.holdem_export import holdem_export_schema
+from jackpots.admin import JackpotForm
 from tables.models import Hand, HoldemHand, HoldemHandStatus
 from tables.services.holdem.money import escrow_key
 from tables.services.holdem.practice import PracticeSetup, start_practice_game
@@ -143,6 +144,7 @@ def test_practice_games_stay_out_of_staff_figures_and_public_lists_unless_asked(
     assert name in client.get("/admin/tables/holdemhand/", {"practice": "yes"}).content.decode()
     assert name not in client.get("/admin/tables/table/").content.decode()
     assert name not in client.get("/admin/tables/seat/").content.decode()
+    assert not JackpotForm().fields["tables"].queryset.filter(pk=hand.table_id).exists()  # type: ignore[attr-defined]
     report = client.get("/backoffice/audit/", {"start": _today(), "end": _today(), "group": "table"})
     assert report.context["rows"] == [] and name not in report.content.decode()
     asked = client.get("/backoffice/audit/", {"start": _today(), "end": _today(), "group": "table", "practice": "yes"})
