@@ -99,6 +99,7 @@ def test_the_report_and_downloads_count_holdem_and_narrow_to_a_player(
     assert (holdem.gross_minor, holdem.rake_minor) == (hand.pot_minor, hand.rake_minor)
     assert holdem.prizes_minor == hand.pot_minor - hand.rake_minor
     assert "download-holdem_hands-csv" in page.content.decode()
+    assert 'href="/admin/tables/holdemhand/"' in page.content.decode()
     [row] = _download(client, "holdem_hands", "csv")
     assert (int(row["id"]), row["table_name"], row["server_seed"]) == (hand.pk, "Hold'em Rail", hand.server_seed)
     assert (int(row["pot_minor"]), int(row["rake_minor"]), int(row["players"])) == (hand.pot_minor, hand.rake_minor, 2)
