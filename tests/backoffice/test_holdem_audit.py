@@ -82,6 +82,12 @@ def test_the_auditor_finds_holdem_hands_in_the_admin_and_searches_both_games_by_
     wider = f"/history/hands/{settled_hand.pk}/"
     assert wider in client.get("/admin/tables/hand/", {"q": "alice"}).content.decode()
     assert wider not in client.get("/admin/tables/hand/", {"q": "carol"}).content.decode()
+    # The ledger too: alice's transfers (her sign-up grant, her buy-in), not carol's.
+    transfers = client.get("/admin/wallet/transfer/", {"q": "alice"}).content.decode()
+    assert f"fun_grant:{alice.pk}" in transfers and f"fun_grant:{carol.pk}" not in transfers
+    assert "buy_in:" in transfers
+    legs = client.get("/admin/wallet/ledgerentry/", {"q": "carol"}).content.decode()
+    assert f"player:{carol.pk}:FUN" in legs and f"player:{alice.pk}:FUN" not in legs
     # Read-only: the auditor changes nothing.
     assert client.post(f"/admin/tables/holdemhand/{hand.pk}/delete/", {"post": "yes"}).status_code == 403
 
