@@ -62,15 +62,20 @@ def day_bounds(start: date, end: date) -> tuple[datetime, datetime]:
     )
 
 
-def list_table_day_totals(*, start: date, end: date, by_day: bool = True) -> list[TableDayTotals]:
+def list_table_day_totals(
+    *, start: date, end: date, by_day: bool = True, practice: bool = False
+) -> list[TableDayTotals]:
     """Totals per table and UTC day of settlement (or per table over the whole range when
     ``by_day`` is False), for hands ended from ``start`` to ``end`` inclusive; most recent
-    day first, then table name. Prizes are the pool less the breakage carried forward."""
+    day first, then table name. Prizes are the pool less the breakage carried forward.
+    Practice games (private play-chip tables, seed 004) are not the operator's figures:
+    left out, or alone counted with ``practice=True``."""
     since, until = day_bounds(start, end)
     hands = Hand.objects.filter(
         status__in=[HandStatus.SETTLED, HandStatus.CANCELLED],
         settled_at__gte=since,
         settled_at__lt=until,
+        table__practice__isnull=not practice,
     )
     group = ["table_id", "table__name", "table__currency"]
     if by_day:
@@ -105,18 +110,23 @@ def list_table_day_totals(*, start: date, end: date, by_day: bool = True) -> lis
         )
         for row in rows
     ]
-    combined = widerpoker + _holdem_table_day_totals(since=since, until=until, by_day=by_day)
+    combined = widerpoker + _holdem_table_day_totals(since=since, until=until, by_day=by_day, practice=practice)
     combined.sort(key=lambda row: row.table_name)
     if by_day:
         combined.sort(key=lambda row: row.day or date.min, reverse=True)
     return combined
 
 
-def _holdem_table_day_totals(*, since: datetime, until: datetime, by_day: bool) -> list[TableDayTotals]:
+def _holdem_table_day_totals(
+    *, since: datetime, until: datetime, by_day: bool, practice: bool = False
+) -> list[TableDayTotals]:
     """Hold'em tables' rows of ``list_table_day_totals``: the pots as gross, their rake,
     prizes = pot - rake (what the winners took), entries = players dealt in; no breakage."""
     hands = HoldemHand.objects.filter(
-        status__in=[HoldemHandStatus.SETTLED, HoldemHandStatus.CANCELLED], settled_at__gte=since, settled_at__lt=until
+        status__in=[HoldemHandStatus.SETTLED, HoldemHandStatus.CANCELLED],
+        settled_at__gte=since,
+        settled_at__lt=until,
+        table__practice__isnull=not practice,
     )
     group = ["table_id", "table__name", "table__currency"]
     if by_day:
@@ -130,7 +140,10 @@ def _holdem_table_day_totals(*, since: datetime, until: datetime, by_day: bool) 
         rake=Coalesce(Sum("rake_minor", filter=settled), 0),
     )
     players = HoldemHandPlayer.objects.filter(
-        hand__status=HoldemHandStatus.SETTLED, hand__settled_at__gte=since, hand__settled_at__lt=until
+        hand__status=HoldemHandStatus.SETTLED,
+        hand__settled_at__gte=since,
+        hand__settled_at__lt=until,
+        hand__table__practice__isnull=not practice,
     )
     player_group = ["hand__table_id"]
     if by_day:
@@ -186,6 +199,8 @@ def list_config_changes(*, table_id: int | None = None) -> QuerySet[TableConfigC
     return changes.order_by("-changed_at", "-id")
 
 
-def list_table_choices() -> list[tuple[int, str]]:
-    """(id, name) of every table, by name, for report filters."""
-    return list(Table.objects.order_by("name").values_list("id", "name"))
+def list_table_choices(*, practice: bool = False) -> list[tuple[int, str]]:
+    """(id, name) of the operator's tables, by name, for report filters; practice games
+    (seed 004) only with ``practice=True``, and then those alone."""
+    tables = Table.objects.filter(practice__isnull=not practice)
+    return list(tables.order_by("name").values_list("id", "name"))

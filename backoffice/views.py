@@ -168,19 +168,23 @@ def config_changes(request: HttpRequest) -> HttpResponse:
 
 
 class AuditReportForm(DateRangeForm):
-    """The auditor report's filters: a date range, the grouping, a table, a currency."""
+    """The auditor report's filters: a date range, the grouping, a table, a currency, a
+    player (username, exact) and whether to show practice games instead (default: no)."""
 
     group = forms.ChoiceField(
         choices=[("day", "day"), ("table", "table"), ("player", "player")], required=False, initial="day"
     )
     table = forms.TypedChoiceField(coerce=int, required=False, empty_value=None, choices=[])
     currency = forms.ChoiceField(required=False, choices=[("", "all"), *Currency.choices])
+    player = forms.CharField(required=False, max_length=150, strip=True)
+    practice = forms.ChoiceField(required=False, choices=[("", "no"), ("yes", "yes")])
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         table_field = self.fields["table"]
         assert isinstance(table_field, forms.TypedChoiceField)
-        table_field.choices = [("", "all"), *selectors.list_table_choices()]
+        practice = bool(self.data.get("practice") == "yes")
+        table_field.choices = [("", "all"), *selectors.list_table_choices(practice=practice)]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -198,6 +202,8 @@ def _audit_filters(request: HttpRequest) -> tuple[AuditReportForm, dict[str, Any
             "end": data["end"],
             "table_id": data.get("table"),
             "currency": data.get("currency") or None,
+            "player": data.get("player") or None,
+            "practice": data.get("practice") == "yes",
             "group_by": data["group"],
         }
     today = timezone.now().date()
@@ -206,6 +212,8 @@ def _audit_filters(request: HttpRequest) -> tuple[AuditReportForm, dict[str, Any
         "end": today,
         "table_id": None,
         "currency": None,
+        "player": None,
+        "practice": False,
         "group_by": "day",
     }
 
@@ -220,9 +228,7 @@ def audit_report(request: HttpRequest) -> HttpResponse:
     # By player, a busy day has tens of thousands of rows: render one page of them (the
     # downloads hold every row); rendering 27,000 rows took 9-27 s (docs/benchmarks.md).
     page = Paginator(rows, AUDIT_ROWS_PER_PAGE).get_page(request.GET.get("page"))
-    charts = auditing.list_chart_series(
-        start=filters["start"], end=filters["end"], table_id=filters["table_id"], currency=filters["currency"]
-    )
+    charts = auditing.list_chart_series(**{name: value for name, value in filters.items() if name != "group_by"})
     query = request.GET.copy()
     query.pop("page", None)
     page_query = query.urlencode()
@@ -236,7 +242,7 @@ def audit_report(request: HttpRequest) -> HttpResponse:
         page=page,
         page_query=page_query,
         charts=[_chart_dict(chart) for chart in charts],
-        exports=auditing.EXPORT_KINDS,
+        exports=[(kind, kind not in auditing.JSON_ONLY_KINDS) for kind in auditing.EXPORT_KINDS],
         export_query=query.urlencode(),
         **filters,
     )
@@ -249,10 +255,14 @@ def _chart_dict(chart: auditing.ChartSeries) -> dict[str, Any]:
 @require_GET
 @staff_member_required
 def audit_export(request: HttpRequest, kind: str, fmt: str) -> StreamingHttpResponse:
-    """Stream ``hands``, ``entries`` or ``transfers`` (ledger legs) of the range as CSV or a
-    JSON array, read in chunks: a month of a busy table never sits in memory."""
+    """Stream ``hands``, ``entries``, ``transfers`` (ledger legs), ``holdem_hands`` or
+    ``holdem_players`` of the range as CSV or a JSON array, or ``holdem_records`` (whole
+    Hold'em hand documents) as JSON, read in chunks: a month of a busy table never sits in
+    memory. Filters as the report's (table, currency, player, practice)."""
     if kind not in auditing.EXPORT_KINDS or fmt not in {"csv", "json"}:
         raise Http404("no such export")
+    if fmt == "csv" and kind in auditing.JSON_ONLY_KINDS:
+        raise Http404("this export is JSON only")
     _form, filters = _audit_filters(request)
     export_kind: auditing.ExportKind = kind  # checked just above
     header = auditing.export_header(export_kind)
@@ -262,8 +272,13 @@ def audit_export(request: HttpRequest, kind: str, fmt: str) -> StreamingHttpResp
         end=filters["end"],
         table_id=filters["table_id"],
         currency=filters["currency"],
+        player=filters["player"],
+        practice=filters["practice"],
     )
-    pieces = auditing.stream_csv(header, rows) if fmt == "csv" else auditing.stream_json(header, rows)
+    if kind in auditing.JSON_ONLY_KINDS:
+        pieces = auditing.stream_json_documents(rows)
+    else:
+        pieces = auditing.stream_csv(header, rows) if fmt == "csv" else auditing.stream_json(header, rows)
     content_type = "text/csv; charset=utf-8" if fmt == "csv" else "application/json"
     response = StreamingHttpResponse(pieces, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{kind}-{filters["start"]}-{filters["end"]}.{fmt}"'

@@ -527,7 +527,8 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
     """What the public commitments page shows: every seed chain (table, anchor, length, how
     many hands used it, when published), the latest hands' commitments with their chain
     position and beacon round (the seed and chain seed only once the hand is over), the
-    latest Hold'em hands' commitments likewise, and the beacon values used. Nothing secret."""
+    latest Hold'em hands' commitments likewise, and the beacon values used. Nothing secret.
+    Practice games are private (seed 004): their chains and hands are not listed."""
     from tables.models import BeaconRound, HoldemHand, SeedChain
 
     chains = [
@@ -539,7 +540,9 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
             "used": chain.next_index - 1,
             "created_at": chain.created_at,
         }
-        for chain in SeedChain.objects.select_related("table").order_by("table__name", "created_at", "pk")
+        for chain in SeedChain.objects.select_related("table")
+        .filter(table__practice__isnull=True)
+        .order_by("table__name", "created_at", "pk")
     ]
     latest = [
         {
@@ -565,7 +568,9 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
             "index": hand.chain_index,
             "chain_seed": hand.chain_seed if hand.is_terminal else None,
         }
-        for hand in HoldemHand.objects.select_related("table").order_by("-started_at", "-pk")[:hands]
+        for hand in HoldemHand.objects.select_related("table")
+        .filter(table__practice__isnull=True)
+        .order_by("-started_at", "-pk")[:hands]
     ]
     return {"chains": chains, "hands": latest, "rounds": rounds, "holdem_hands": holdem}
 

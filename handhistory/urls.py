@@ -16,4 +16,5 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("hands/<int:hand_id>/export.json", views.hand_export, name="hand-export"),
     path("holdem/<int:hand_id>/", views.holdem_hand_detail, name="holdem-hand"),
     path("holdem/<int:hand_id>/hand.phh", views.holdem_hand_phh, name="holdem-phh"),
+    path("holdem/<int:hand_id>/export.json", views.holdem_hand_export, name="holdem-export"),
 ]

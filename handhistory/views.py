@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET
 from handhistory import holdem, selectors
 from handhistory.documents import localized_document, path_lang, render_document
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
+from handhistory.holdem_export import build_holdem_export
 from handhistory.verification import verify_hand
 from tables.services import fairness as fairness_services
 from wallet.errors import DomainError
@@ -61,6 +62,23 @@ def holdem_hand_phh(request: HttpRequest, hand_id: int) -> HttpResponse:
         raise Http404(hand.phh_error or "this hand has no PHH text")
     response = HttpResponse(hand.phh, content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="holdem-{hand.table_id}-{hand.number}.phh"'
+    return response
+
+
+@require_GET
+@login_required
+def holdem_hand_export(request: HttpRequest, hand_id: int) -> JsonResponse:
+    """The hand as a ``widerpoker-holdem-hand/1`` document (docs/holdem-export.md): staff who
+    may view every hand get every hole card (the hand is over), a player of the hand the
+    cards shown at the showdown and his own only. 404 as the detail page."""
+    try:
+        hand = holdem.get_holdem_hand(hand_id=hand_id, viewer=request.user)
+    except HandNotFoundError as error:
+        raise Http404(str(error)) from error
+    staff = selectors.can_view_all_hands(request.user)
+    data = build_holdem_export(hand, audience="staff" if staff else "player", viewer_id=int(request.user.pk or 0))
+    response = JsonResponse(data, json_dumps_params={"indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="holdem-{hand.table_id}-{hand.number}.json"'
     return response
 
 

@@ -24,7 +24,10 @@ class JackpotForm(forms.ModelForm):  # type: ignore[type-arg]  # django-stubs ge
     for every table its currency, one jackpot per kind, at most 10% together."""
 
     tables = forms.ModelMultipleChoiceField(
-        queryset=Table.objects.all(), required=False, help_text="Tables that feed this jackpot and can win it."
+        # Practice games (private play-chip tables, seed 004) feed no jackpot.
+        queryset=Table.objects.filter(practice__isnull=True),
+        required=False,
+        help_text="Tables that feed this jackpot and can win it.",
     )
 
     class Meta:

@@ -10,10 +10,11 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
+from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from tables.engine.widerpoker import HandConditions, JackpotFeed, simulate_prizes
-from tables.models import Table, draw_price
+from tables.models import Table, TableGame, draw_price
 
 CHART_POINTS = 400
 LISTED_PLACES = 30
@@ -23,11 +24,17 @@ def _hundredths(value: Decimal) -> int:
     return int(value * 100)
 
 
+def simulator_tables() -> QuerySet[Table]:
+    """The tables the simulator offers: the operator's WiderPoker tables, cheapest ante
+    first. Hold'em tables have no prize pool, and practice games are private (ux N10)."""
+    return Table.objects.filter(game=TableGame.WIDERPOKER, practice__isnull=True).order_by("ante_minor", "name")
+
+
 class SimulatorForm(forms.Form):
     """Conditions in the units players read (money 1.00, percent), players and purchases."""
 
     table = forms.ModelChoiceField(
-        queryset=Table.objects.order_by("ante_minor", "name"),
+        queryset=simulator_tables(),
         required=False,
         empty_label=_("Custom conditions"),
         label=_("Table"),

@@ -17,9 +17,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from handhistory.documents import localized_document, path_lang, render_document
 from lobby.services import UsernameTakenError, register_player
-from lobby.simulator import SimulatorForm, run_simulation
+from lobby.simulator import SimulatorForm, run_simulation, simulator_tables
 from tables.holdem_lobby import list_holdem_lobby_rows
-from tables.models import Table
 from tables.realtime.push import push_player_on_commit
 from tables.selectors import list_lobby_tables
 from wallet.errors import DomainError
@@ -68,7 +67,7 @@ def simulator(request: HttpRequest) -> HttpResponse:
             result = run_simulation(form.cleaned_data)
     else:
         table = (
-            Table.objects.filter(pk=request.GET.get("table") or 0).first()
+            simulator_tables().filter(pk=request.GET.get("table") or 0).first()
             if request.GET.get("table", "").isdigit()
             else None
         )

@@ -63,8 +63,19 @@ def replay(hand: HoldemHand) -> HandState:
     ``timeout_all_in`` too), then the showdown played by the house policy when betting is
     over (``play_showdown``: losers muck when allowed). Raises HoldemError if the stored
     actions are not legal (never for a hand this module wrote)."""
+    state = start_state(hand)
+    for action in hand.actions:
+        state = apply_action(state, str(action["kind"]), int(action["seat"]), action.get("amount"))
+    return play_showdown(state)
+
+
+def start_state(hand: HoldemHand) -> HandState:
+    """The engine state of ``hand`` when it is dealt, before any stored action: antes and
+    blinds posted (a big blind posted out of position by a seat of ``setup["posting"]``
+    too, seed 003 The First round), hole cards dealt from the deck of its server seed
+    (docs/provably-fair.md, 12). Raises HoldemError (``SetupError``) for an invalid setup."""
     setup = hand.setup
-    state = start_hand(
+    return start_hand(
         HandSetup(
             structure_of(hand.config),
             tuple(None if stack is None else int(stack) for stack in setup["stacks"]),
@@ -74,9 +85,6 @@ def replay(hand: HoldemHand) -> HandState:
             frozenset(setup.get("posting", ())),
         )
     )
-    for action in hand.actions:
-        state = apply_action(state, str(action["kind"]), int(action["seat"]), action.get("amount"))
-    return play_showdown(state)
 
 
 def apply_action(state: HandState, kind: str, seat: int, amount: int | None) -> HandState:

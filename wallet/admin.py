@@ -190,7 +190,8 @@ class AccountAdmin(ReadOnlyAdmin):
 class TransferAdmin(ReadOnlyAdmin):
     list_display = ("reference", "kind", "currency", "memo", "created_by", "created_at")
     list_filter = ("kind", "currency")
-    search_fields = ("reference", "memo")
+    # A player's username finds the transfers that moved one of his accounts.
+    search_fields = ("reference", "memo", "entries__account__user__username")
     date_hierarchy = "created_at"
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Transfer]:
@@ -213,7 +214,7 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
     def balance_after(self, obj: LedgerEntry) -> str:
         return format_minor(obj.balance_after_minor, obj.account.currency)
 
-    search_fields = ("account__key", "transfer__reference")
+    search_fields = ("account__key", "transfer__reference", "account__user__username")
 
 
 # --- player protection (wallet/protection.py) -------------------------------------------------

@@ -1,4 +1,6 @@
-"""Read-only admin of the rows services write: seats, hands, entries, the conditions audit log."""
+"""Read-only admin of the rows services write: seats, hands, entries, the conditions audit log.
+Hands are searchable by a player's username; table filters list real tables, not practice
+games (tables/admin/filters.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
+from tables.admin.filters import RealTableFilter, practice_filter
 from tables.admin.secrets import (
     HIDDEN_UNTIL_CHANGE_ENDS,
     HIDDEN_UNTIL_OVER,
@@ -40,7 +43,7 @@ class SeatAdmin(ReadOnlyAdmin):
         "last_seen_at",
         "ws_connections",
     )
-    list_filter = ("status", "table")
+    list_filter = (practice_filter("table"), "status", ("table", RealTableFilter))
     search_fields = ("user__username", "table__name")
     list_select_related = ("table", "user")
 
@@ -62,10 +65,10 @@ class HandAdmin(SecretFieldsAdmin, ReadOnlyAdmin):
         "pool",
         "history_link",
     )
-    list_filter = ("status", "table")
+    list_filter = ("status", ("table", RealTableFilter))
     list_select_related = ("table",)
     date_hierarchy = "started_at"
-    search_fields = ("table__name", "commitment")
+    search_fields = ("table__name", "commitment", "entries__user__username")
     fields = (
         "table",
         "number",
@@ -140,7 +143,7 @@ class EntryAdmin(SecretFieldsAdmin, ReadOnlyAdmin):
         "place",
         "prize",
     )
-    list_filter = ("hand__table", "hand__status")
+    list_filter = (("hand__table", RealTableFilter), "hand__status")
     list_select_related = ("hand", "user")
     # Newest first by the partition key and id: the partitions' primary key (hand_id, id)
     # gives the page (by id alone, PostgreSQL would sort every partition's rows).
@@ -229,7 +232,7 @@ class TableConfigChangeAdmin(ReadOnlyAdmin):
         "reason",
         "applied_at",
     )
-    list_filter = ("table", "field")
+    list_filter = (("table", RealTableFilter), "field")
     list_select_related = ("table", "changed_by")
     search_fields = ("reason", "table__name", "changed_by__username")
     date_hierarchy = "changed_at"

@@ -12,6 +12,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.utils import timezone
 
+from tables.admin.filters import RealTableFilter
 from tables.errors import InvalidTableConfigError
 from tables.models import PowerUpRules, SpecialHandSchedule
 from tables.services.conditions import OVERRIDABLE
@@ -66,7 +67,7 @@ class SpecialHandForm(forms.ModelForm):  # type: ignore[type-arg]  # django-stub
 class SpecialHandScheduleAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs generic
     form = SpecialHandForm
     list_display = ("name", "table", "kind", "when", "changes", "is_active")
-    list_filter = ("kind", "is_active", "table")
+    list_filter = ("kind", "is_active", ("table", RealTableFilter))
 
     @admin.display(description="When")
     def when(self, row: SpecialHandSchedule) -> str:

@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from tables import services
+from tables.admin.filters import practice_filter
 from tables.admin.forms import (
     _CONDITION_FIELDS,
     ChangeConditionsForm,
@@ -61,7 +62,7 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
         "is_open",
         "pending",
     )
-    list_filter = ("game", "mode", "currency", "phase", "is_open")
+    list_filter = (practice_filter(""), "game", "mode", "currency", "phase", "is_open")
     search_fields = ("name",)
     actions = ["open_tables", "close_tables", "cancel_running_hands"]
     change_form_template = "admin/tables/table/change_form.html"
