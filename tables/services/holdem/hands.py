@@ -175,6 +175,7 @@ def platform_grace(hand: HoldemHand, *, now: datetime) -> datetime | None:
     grace_until = min(now + step, latest)
     return grace_until if grace_until > now else None
 
+
 def _came_back_in_turn(hand: HoldemHand, seat: Seat) -> bool:
     """Whether the player of ``seat`` dropped during the running turn and came back since
     (seed 003: he gets 20 s more, once)."""
