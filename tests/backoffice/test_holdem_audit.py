@@ -49,13 +49,14 @@ def _download(client: Any, kind: str, fmt: str, **params: Any) -> Any:
 
 def practice_hand() -> HoldemHand:
     """A bots-only practice game (seed 004) with one hand settled."""
-    now = timezone.now()
+    # Played from noon today: the clock runs the practice game ahead of the real one, and its
+    # hand still ends today (a finished hand's record is final, so it cannot be moved after).
+    now = timezone.localtime().replace(hour=12, minute=0, second=0, microsecond=0)
     game = start_practice_game(user_id=None, setup=QUICK, now=now)
     run_until(game.table, now, hands=1)
     hand = HoldemHand.objects.filter(table=game.table).exclude(status=HoldemHandStatus.PLAYING).first()
     assert hand is not None and hand.status == HoldemHandStatus.SETTLED
-    # The clock ran the practice game ahead of the real one; its hand ended today all the same.
-    HoldemHand.objects.filter(pk=hand.pk).update(settled_at=now)
+    assert hand.settled_at is not None and timezone.localtime(hand.settled_at).date() == now.date()
     return hand
 
 
