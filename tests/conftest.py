@@ -102,6 +102,29 @@ def auditor(db: Any) -> User:
 
 
 @pytest.fixture
+def staff_croupier(db: Any) -> User:
+    """A croupier as production makes one: staff in the Croupiers group (``create_staff_groups``),
+    not a superuser. For tests of what the role may do through the admin's doors."""
+    from backoffice.management.commands.create_staff_groups import ensure_staff_groups
+
+    ensure_staff_groups()
+    user = User.objects.create_user(username="cris", password="cris pass 1", is_staff=True)
+    user.groups.add(Group.objects.get(name="Croupiers"))
+    return user
+
+
+@pytest.fixture
+def staff_auditor(db: Any) -> User:
+    """An auditor as production makes one: staff in the Auditors group, not a superuser."""
+    from backoffice.management.commands.create_staff_groups import ensure_staff_groups
+
+    ensure_staff_groups()
+    user = User.objects.create_user(username="audrey", password="audrey pass 1", is_staff=True)
+    user.groups.add(Group.objects.get(name="Auditors"))
+    return user
+
+
+@pytest.fixture
 def now() -> datetime:
     """The injected clock: the current time to the second."""
     return timezone.now().replace(microsecond=0)

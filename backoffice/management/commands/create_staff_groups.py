@@ -3,8 +3,15 @@
 * **Auditors** may view everything the platform records (hands, entries, tables and their
   audit log, wallets, transfers and ledger entries) and the back-office reports, and change
   nothing.
-* **Croupiers** may also run tables: change a table's conditions (with a reason), open,
-  close, cancel a hand with refunds, and record cash deposits and withdrawals.
+* **Croupiers** may also run tables and promotions: create tables, change a table's
+  conditions (with a reason), open, close, cancel a hand with refunds; create, change, pause
+  and delete special-hand schedules; create, change and retire jackpots; change the power-up
+  rules; record cash deposits and withdrawals, fund the jackpot reserve and promotions; and
+  suspend or reinstate a player.
+
+Everything else (staff users and groups, deleting records) is for superusers only. The table
+"Staff roles" in docs/deployment.md says the same, and tests/backoffice/test_staff_roles.py
+holds these groups to it.
 """
 
 from __future__ import annotations
@@ -15,7 +22,19 @@ from django.contrib.auth.models import Group, Permission
 from django.core.management.base import BaseCommand
 
 APPS = ("tables", "wallet", "handhistory", "backoffice", "jackpots", "auth")
-CROUPIER_CHANGES = (("tables", "add_table"), ("tables", "change_table"), ("wallet", "change_account"))
+CROUPIER_CHANGES = (
+    ("tables", "add_table"),
+    ("tables", "change_table"),
+    ("tables", "add_specialhandschedule"),
+    ("tables", "change_specialhandschedule"),
+    ("tables", "delete_specialhandschedule"),
+    ("tables", "add_poweruprules"),
+    ("tables", "change_poweruprules"),
+    ("jackpots", "add_jackpot"),
+    ("jackpots", "change_jackpot"),
+    ("wallet", "change_account"),
+    ("wallet", "add_suspension"),
+)
 
 
 def ensure_staff_groups() -> dict[str, int]:
