@@ -61,7 +61,7 @@ class ServiceAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # generic over 
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
         try:
-            return self._changeform_view(request, object_id, form_url, extra_context)  # type: ignore[attr-defined]  # private in Django, absent from django-stubs
+            return self._changeform_view(request, object_id, form_url, extra_context)  # type: ignore[attr-defined,no-any-return]  # private in Django, absent from django-stubs
         except DomainError as error:
             # The form was valid, then the service refused (the books moved in between):
             # nothing was saved; say why, never a 500.
@@ -71,7 +71,7 @@ class ServiceAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # generic over 
     def delete_view(
         self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
-        return self._delete_view(request, object_id, extra_context)  # type: ignore[attr-defined]  # private in Django, absent from django-stubs
+        return self._delete_view(request, object_id, extra_context)  # type: ignore[attr-defined,no-any-return]  # private in Django, absent from django-stubs
 
     view_fields: tuple[str, ...] = ()
     """What staff who may only view (auditors) read on the change page: model fields and
