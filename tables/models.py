@@ -499,7 +499,7 @@ class TableConfigChange(models.Model):
         ordering = ["-changed_at", "-id"]
 
     def __str__(self) -> str:
-        return f"{self.table_id}.{self.field}: {self.old_value} -> {self.new_value}"
+        return f"{self.table_id or '-'}.{self.field}: {self.old_value} -> {self.new_value}"
 
 
 class SpecialHandKind(models.TextChoices):

@@ -135,30 +135,58 @@ class ReasonForm(forms.Form):
 # --- Hold'em conditions ------------------------------------------------------------------
 
 
+_HOLDEM_HUNDREDTHS = frozenset(
+    {"small_blind_minor", "big_blind_minor", "big_bet_minor", "min_buy_in_minor", "max_buy_in_minor"}
+    | {"rake_bps", "rake_cap_minor", "ante_minor"}
+)
+"""The Hold'em conditions typed in hundredths: money in major units, the rake in percent."""
+
+
+def _holdem_money(label: str, *, required: bool = True, minimum: str = "0.01") -> forms.DecimalField:
+    return forms.DecimalField(
+        label=label, required=required, min_value=Decimal(minimum), max_digits=14, decimal_places=2
+    )
+
+
 class HoldemConditionsForm(forms.Form):
-    """A Hold'em table's conditions (tables.models.HOLDEM_CONFIG_FIELDS), amounts in minor
-    units (cents, FUN chips); the rules are checked by the Hold'em services."""
+    """A Hold'em table's conditions (tables.models.HOLDEM_CONFIG_FIELDS) as a croupier reads
+    them: amounts in the table's currency with its decimals (0.05), the rake in percent;
+    ``config()`` gives minor units and basis points. The rules are checked by the Hold'em
+    services. The fields keep the configuration's names, so a refusal shows on its field."""
 
     betting = forms.ChoiceField(choices=HoldemBetting.choices)
-    small_blind_minor = forms.IntegerField(label="Small blind (minor units)", min_value=0)
-    big_blind_minor = forms.IntegerField(label="Big blind = lower stake (minor units)", min_value=1)
-    big_bet_minor = forms.IntegerField(label="Upper stake (limit's big bet, minor units)", min_value=1)
+    small_blind_minor = _holdem_money("Small blind", minimum="0")
+    big_blind_minor = _holdem_money("Big blind = lower stake")
+    big_bet_minor = _holdem_money("Upper stake (limit's big bet)")
     seats = forms.IntegerField(min_value=2, max_value=10)
-    min_buy_in_minor = forms.IntegerField(label="Minimum buy-in (minor units)", min_value=1)
-    max_buy_in_minor = forms.IntegerField(label="Maximum buy-in (minor units)", min_value=1)
-    rake_bps = forms.IntegerField(label="Rake (basis points, 500 = 5%)", min_value=0, max_value=1000)
-    rake_cap_minor = forms.IntegerField(label="Rake cap per hand (minor units; empty: none)", required=False)
+    min_buy_in_minor = _holdem_money("Minimum buy-in")
+    max_buy_in_minor = _holdem_money("Maximum buy-in")
+    rake_bps = forms.DecimalField(
+        label="Rake (%)", min_value=0, max_value=10, decimal_places=2, help_text="At most 10 %, e.g. 5."
+    )
+    rake_cap_minor = _holdem_money("Rake cap per hand (empty: none)", required=False, minimum="0")
     time_bank_seconds = forms.IntegerField(label="Time bank (s)", min_value=0, max_value=120)
     bot_seats = forms.IntegerField(label="House bots (fun tables only)", min_value=0, max_value=9)
     show_probabilities = forms.BooleanField(required=False)
-    ante_minor = forms.IntegerField(label="Ante (minor units; empty: none)", min_value=0, required=False)
+    ante_minor = _holdem_money("Ante (empty: none)", required=False, minimum="0")
     max_raises = forms.IntegerField(
         label="Raises per betting round (empty: the structure's own)", min_value=1, max_value=9, required=False
     )
 
+    @staticmethod
+    def initial_from(config: dict[str, Any]) -> dict[str, Any]:
+        """Form initial values from a configuration in minor units and basis points."""
+        return {
+            name: _from_hundredths(value) if name in _HOLDEM_HUNDREDTHS and value is not None else value
+            for name, value in config.items()
+        }
+
     def config(self) -> dict[str, Any]:
-        """The cleaned conditions, keyed by HOLDEM_CONFIG_FIELDS."""
+        """The cleaned conditions, keyed by HOLDEM_CONFIG_FIELDS (minor units, basis points)."""
         values = {field: self.cleaned_data[field] for field in HOLDEM_CONFIG_FIELDS}
+        for name in _HOLDEM_HUNDREDTHS:
+            if values.get(name) is not None:
+                values[name] = _to_hundredths(values[name])
         values["ante_minor"] = values["ante_minor"] or 0
         return values
 

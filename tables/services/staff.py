@@ -23,7 +23,7 @@ from jackpots.models import DEFAULT_ONE_IN, Jackpot, JackpotKind
 from tables.errors import InvalidTableConfigError
 from tables.models import PowerUpRules, Table, TableConfigChange
 from tables.services.conditions import validate_overrides
-from tables.services.powerups import validate_rules
+from tables.services.powerups import save_rules
 from wallet.models import Account, AccountKind, Currency, Transfer
 from wallet.money import format_minor
 from wallet.services import house_account_key
@@ -238,17 +238,9 @@ def save_power_up_rules(*, values: dict[str, Any], staff_user_id: int, reason: s
     with ``reason`` as ``powerups``. Applies from the next hand dealt. Raises
     InvalidTableConfigError naming the field; nothing changes."""
     _require_reason(reason, InvalidTableConfigError)
-    unknown = set(values) - set(POWER_UP_FIELDS)
-    if unknown:
-        raise InvalidTableConfigError(f"unknown power-up rule {sorted(unknown)[0]!r}", field=sorted(unknown)[0])
     PowerUpRules.objects.get_or_create(pk=1)
-    row = PowerUpRules.objects.select_for_update().get(pk=1)
-    old = describe_power_up_rules(row)
-    merged = old | values
-    validate_rules(merged | {"is_active": True})
-    for name, value in merged.items():
-        setattr(row, name, value)
-    row.save()
+    old = describe_power_up_rules(PowerUpRules.objects.select_for_update().get(pk=1))
+    row = save_rules(**values)  # validated as a whole; unknown rules refused
     new = describe_power_up_rules(row)
     if new != old:
         record_staff_change(

@@ -306,3 +306,33 @@ def test_an_auditor_reads_every_staff_page_and_submits_none(staff_auditor: User,
     assert SpecialHandSchedule.objects.filter(pk=schedule.pk).exists()
     assert TableConfigChange.objects.count() == before
     assert not Jackpot.objects.filter(name="Auditor pot").exists()
+
+
+def test_the_schedule_form_saves_outside_the_test_transaction_for_a_superuser_too(croupier: User) -> None:
+    """The finding as reported (issue 20): the admin's own transaction around the durable
+    ``save_schedule`` answered 500 for every user, superusers included."""
+    table = create_fun_table()
+    response = logged_in(croupier).post(f"{SCHEDULES}add/", schedule_form(table))
+    assert response.status_code == 302
+    assert SpecialHandSchedule.objects.filter(table=table, name="Happy hour").exists()
+
+
+def test_the_audit_log_pages_read_in_peoples_units(staff_croupier: User, staff_auditor: User) -> None:
+    from tests.backoffice.test_admin import CONDITIONS
+
+    table = create_fun_table()
+    croupier = logged_in(staff_croupier)
+    croupier.post(
+        f"/admin/tables/table/{table.pk}/conditions/", {**CONDITIONS, "rake_percent": "7.00", "reason": "busy night"}
+    )
+    fund(croupier, "500.00")
+    for url in (
+        f"/admin/tables/table/{table.pk}/change/",
+        "/admin/tables/tableconfigchange/",
+        "/backoffice/config-changes/",
+    ):
+        page = logged_in(staff_auditor).get(url).content.decode()
+        assert "7 %" in page, url
+        assert "rake_bps" not in page.replace('title="rake_bps"', ""), url
+    log = logged_in(staff_auditor).get("/backoffice/config-changes/").content.decode()
+    assert "House funding: reserve (EUR)" in log and "500.00 EUR" in log
