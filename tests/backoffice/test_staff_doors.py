@@ -336,3 +336,19 @@ def test_the_audit_log_pages_read_in_peoples_units(staff_croupier: User, staff_a
         assert "rake_bps" not in page.replace('title="rake_bps"', ""), url
     log = logged_in(staff_auditor).get("/backoffice/config-changes/").content.decode()
     assert "House funding: reserve (EUR)" in log and "500.00 EUR" in log
+
+
+def test_a_croupier_creates_a_holdem_table_and_closes_and_opens_tables_with_a_reason(staff_croupier: User) -> None:
+    from tests.backoffice.test_holdem_admin import FORM
+
+    client = logged_in(staff_croupier)
+    created = client.post(
+        "/admin/tables/table/add-holdem/", {**FORM, "name": "Croupier Holdem", "mode": "fun", "currency": "FUN"}
+    )
+    assert created.status_code == 302, created.content.decode()[:2000]
+    table = Table.objects.get(name="Croupier Holdem")
+    for action, is_open in (("close_tables", False), ("open_tables", True)):
+        data = {"action": action, "_selected_action": [table.pk], "apply": "yes", "reason": "maintenance"}
+        assert client.post("/admin/tables/table/", data).status_code == 302
+        assert Table.objects.get(pk=table.pk).is_open is is_open
+    assert TableConfigChange.objects.filter(table=table, reason="maintenance").count() == 2
