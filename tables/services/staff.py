@@ -23,7 +23,7 @@ from jackpots.models import DEFAULT_ONE_IN, Jackpot, JackpotKind
 from tables.errors import InvalidTableConfigError
 from tables.models import PowerUpRules, Table, TableConfigChange
 from tables.services.conditions import validate_overrides
-from tables.services.powerups import save_rules
+from tables.services.powerups import apply_rules
 from wallet.models import Account, AccountKind, Currency, Transfer
 from wallet.money import format_minor
 from wallet.services import house_account_key
@@ -240,7 +240,7 @@ def save_power_up_rules(*, values: dict[str, Any], staff_user_id: int, reason: s
     _require_reason(reason, InvalidTableConfigError)
     PowerUpRules.objects.get_or_create(pk=1)
     old = describe_power_up_rules(PowerUpRules.objects.select_for_update().get(pk=1))
-    row = save_rules(**values)  # validated as a whole; unknown rules refused
+    row = apply_rules(**values)  # validated as a whole; unknown rules refused
     new = describe_power_up_rules(row)
     if new != old:
         record_staff_change(
