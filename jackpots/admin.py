@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from jackpots import services
 from jackpots.models import Jackpot, JackpotEvent, JackpotKind
-from tables.admin.forms import add_domain_error, initial_from_overrides, override_fields, overrides_from
+from tables.admin.forms import add_domain_error, add_override_fields, initial_from_overrides, overrides_from
 from tables.models import Table
 from tables.services.staff import JackpotInput, fund_house, save_jackpot, validate_jackpot_input
 from wallet.admin import ServiceAdmin
@@ -83,9 +83,6 @@ class JackpotForm(forms.ModelForm):  # type: ignore[type-arg]  # django-stubs ge
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for name, field in override_fields().items():
-            field.label = f"Spin hand: {field.label}"
-            self.fields[name] = field
         if self.instance.pk:
             self.initial["tables"] = list(self.instance.tables.all())
             self.initial["contribution_percent"] = Decimal(self.instance.contribution_bps) / 100
@@ -119,6 +116,9 @@ class JackpotForm(forms.ModelForm):  # type: ignore[type-arg]  # django-stubs ge
         except DomainError as error:
             add_domain_error(self, error, aliases=_ALIASES)
         return data
+
+
+add_override_fields(JackpotForm, label_prefix="Spin hand: ")
 
 
 class HouseFundingForm(forms.Form):

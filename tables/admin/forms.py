@@ -247,6 +247,20 @@ def override_fields() -> dict[str, forms.Field]:
     return fields
 
 
+def add_override_fields(form_class: type[forms.BaseForm], *, label_prefix: str = "") -> None:
+    """Declare ``override_fields()`` on ``form_class`` (before its ``reason``), so the admin,
+    which lays out a form's declared fields, shows them."""
+    fields = {}
+    for name, field in override_fields().items():
+        field.label = f"{label_prefix}{field.label}"
+        fields[name] = field
+    for attribute in ("base_fields", "declared_fields"):
+        current = dict(getattr(form_class, attribute))
+        reason = current.pop("reason", None)
+        merged = {**current, **fields, **({"reason": reason} if reason is not None else {})}
+        setattr(form_class, attribute, merged)
+
+
 def overrides_from(cleaned: dict[str, Any]) -> dict[str, Any]:
     """The overrides mapping (basis points, minor units, seconds) of the filled-in fields."""
     from tables.services.conditions import OVERRIDABLE

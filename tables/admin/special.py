@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from tables.admin.forms import ReasonForm, add_domain_error, initial_from_overrides, override_fields, overrides_from
+from tables.admin.forms import ReasonForm, add_domain_error, add_override_fields, initial_from_overrides, overrides_from
 from tables.errors import InvalidTableConfigError
 from tables.models import PowerUpRules, SpecialHandSchedule
 from tables.services.powerups import validate_rules
@@ -60,8 +60,6 @@ class SpecialHandForm(forms.ModelForm):  # type: ignore[type-arg]  # django-stub
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for name, field in override_fields().items():
-            self.fields[name] = field
         if "every_n" in self.fields:  # the view-only page has none of the form's fields
             self.fields["every_n"].help_text = 'For "every N hands": N, 2 or more.'
             self.fields["one_in"].help_text = 'For "1 in N hands": N, from 2.'
@@ -95,6 +93,9 @@ class SpecialHandForm(forms.ModelForm):  # type: ignore[type-arg]  # django-stub
         except DomainError as error:
             add_domain_error(self, error)
         return data
+
+
+add_override_fields(SpecialHandForm)
 
 
 @admin.register(SpecialHandSchedule)

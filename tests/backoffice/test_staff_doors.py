@@ -70,6 +70,17 @@ def jackpot_form(table: Table, **fields: Any) -> dict[str, Any]:
 # --- special-hand schedules ------------------------------------------------------------------
 
 
+def test_the_add_pages_show_each_rule_as_a_field_in_peoples_units(staff_croupier: User) -> None:
+    client = logged_in(staff_croupier)
+    schedule_page = client.get(f"{SCHEDULES}add/").content.decode()
+    jackpot_page = client.get(f"{JACKPOTS}add/").content.decode()
+    for page in (schedule_page, jackpot_page):
+        assert 'name="paid_fraction_bps"' in page and 'name="redeal_price_minor"' in page and 'name="tips"' in page
+        assert "Share of entries paid (%)" in page and "JSON" not in page and "(bps)" not in page
+    assert 'name="contribution_percent"' in jackpot_page and 'name="starting_amount"' in jackpot_page
+    assert 'name="times"' in schedule_page and 'name="reason"' in schedule_page
+
+
 def test_a_croupier_creates_a_special_hand_schedule_in_percent_through_the_admin_form(
     staff_croupier: User,
 ) -> None:
