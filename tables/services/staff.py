@@ -127,6 +127,12 @@ def validate_jackpot_input(data: JackpotInput, *, jackpot_id: int | None) -> tup
         raise InvalidJackpotError("a jackpot needs a name players can read", field="name")
     if data.starting_minor < 0:
         raise InvalidJackpotError("the starting amount cannot be negative", field="starting_minor")
+    if jackpot_id is None and data.kind != JackpotKind.ROYAL and data.starting_minor <= 0:
+        # A spin adds its whole balance to a hand's pool and the screens say how much: a spin
+        # jackpot that starts empty would announce "0.00 added" (issue 20).
+        raise InvalidJackpotError(
+            "a spin jackpot starts with money: give a starting amount (or a reset amount)", field="starting_minor"
+        )
     if jackpot_id is None and data.starting_minor > 0 and data.currency != Currency.FUN:
         reserve = Account.objects.filter(key=house_account_key(AccountKind.RESERVE, data.currency)).first()
         held = reserve.balance_minor if reserve is not None else 0

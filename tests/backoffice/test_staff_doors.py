@@ -212,6 +212,19 @@ def test_a_starting_amount_beyond_the_reserve_is_refused_on_its_field(staff_crou
     assert Account.objects.get(kind="reserve", currency="EUR").balance_minor == 2000
 
 
+def test_a_spin_jackpot_that_would_start_at_nothing_is_refused(staff_croupier: User) -> None:
+    table = create_fun_table()
+    client = logged_in(staff_croupier)
+    empty = jackpot_form(table, currency="FUN", reset_amount="0", starting_amount="")
+    response = client.post(f"{JACKPOTS}add/", empty)
+    assert response.status_code == 200
+    assert "starting amount" in str(response.context["adminform"].form.errors["starting_amount"])
+    fun = client.post(f"{JACKPOTS}add/", jackpot_form(table, currency="FUN", starting_amount="25.00"))
+    assert fun.status_code == 302, fun.content.decode()[:3000]
+    jackpot = Jackpot.objects.get()
+    assert Account.objects.get(key=jackpot.account_key).balance_minor == 2500  # FUN chips: from the cashier
+
+
 def test_a_jackpot_change_needs_a_reason_and_is_audited_on_every_table_it_feeds(staff_croupier: User) -> None:
     table, other = cash_table(), cash_table("Second Rail")
     client = logged_in(staff_croupier)
