@@ -87,39 +87,25 @@ def carol(db: Any) -> User:
 
 @pytest.fixture
 def croupier(db: Any) -> User:
-    """Casino staff: admin access to tables and wallets."""
-    return User.objects.create_user(username="croupier", password="croupier pass 1", is_staff=True, is_superuser=True)
-
-
-@pytest.fixture
-def auditor(db: Any) -> User:
-    """Read-only staff: may view hands and the books, change nothing."""
-    user = User.objects.create_user(username="auditor", password="auditor pass 1", is_staff=True)
-    group, _ = Group.objects.get_or_create(name="Auditors")
-    group.permissions.set(Permission.objects.filter(codename__startswith="view_"))
-    user.groups.add(group)
-    return user
-
-
-@pytest.fixture
-def staff_croupier(db: Any) -> User:
-    """A croupier as production makes one: staff in the Croupiers group (``create_staff_groups``),
-    not a superuser. For tests of what the role may do through the admin's doors."""
+    """Casino staff as production makes them: a member of the Croupiers group
+    (``create_staff_groups``; docs/deployment.md, "Staff roles"), not a superuser, so every
+    test that acts as a croupier goes through the role's own permissions."""
     from backoffice.management.commands.create_staff_groups import ensure_staff_groups
 
     ensure_staff_groups()
-    user = User.objects.create_user(username="cris", password="cris pass 1", is_staff=True)
+    user = User.objects.create_user(username="croupier", password="croupier pass 1", is_staff=True)
     user.groups.add(Group.objects.get(name="Croupiers"))
     return user
 
 
 @pytest.fixture
-def staff_auditor(db: Any) -> User:
-    """An auditor as production makes one: staff in the Auditors group, not a superuser."""
+def auditor(db: Any) -> User:
+    """Read-only staff as production makes them: a member of the Auditors group (may view
+    hands, the books and every record, change nothing), not a superuser."""
     from backoffice.management.commands.create_staff_groups import ensure_staff_groups
 
     ensure_staff_groups()
-    user = User.objects.create_user(username="audrey", password="audrey pass 1", is_staff=True)
+    user = User.objects.create_user(username="auditor", password="auditor pass 1", is_staff=True)
     user.groups.add(Group.objects.get(name="Auditors"))
     return user
 

@@ -67,14 +67,14 @@ def test_staff_change_holdem_conditions_with_a_reason(croupier: User) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_croupier_reads_and_types_holdem_money_in_the_currency_and_the_rake_in_percent(
-    staff_croupier: User,
+    croupier: User,
 ) -> None:
     from django.utils import timezone
 
     from tables import services
 
     table = holdem_table()
-    client = logged_in(staff_croupier)
+    client = logged_in(croupier)
     url = f"/admin/tables/table/{table.pk}/conditions/"
     conditions = HoldemConditions.objects.get(table=table)
     form = client.get(url).context["form"]

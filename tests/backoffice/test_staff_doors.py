@@ -70,8 +70,8 @@ def jackpot_form(table: Table, **fields: Any) -> dict[str, Any]:
 # --- special-hand schedules ------------------------------------------------------------------
 
 
-def test_the_add_pages_show_each_rule_as_a_field_in_peoples_units(staff_croupier: User) -> None:
-    client = logged_in(staff_croupier)
+def test_the_add_pages_show_each_rule_as_a_field_in_peoples_units(croupier: User) -> None:
+    client = logged_in(croupier)
     schedule_page = client.get(f"{SCHEDULES}add/").content.decode()
     jackpot_page = client.get(f"{JACKPOTS}add/").content.decode()
     for page in (schedule_page, jackpot_page):
@@ -82,24 +82,24 @@ def test_the_add_pages_show_each_rule_as_a_field_in_peoples_units(staff_croupier
 
 
 def test_a_croupier_creates_a_special_hand_schedule_in_percent_through_the_admin_form(
-    staff_croupier: User,
+    croupier: User,
 ) -> None:
     table = create_fun_table()
-    response = logged_in(staff_croupier).post(f"{SCHEDULES}add/", schedule_form(table))
+    response = logged_in(croupier).post(f"{SCHEDULES}add/", schedule_form(table))
     assert response.status_code == 302, response.content.decode()[:2000]
     schedule = SpecialHandSchedule.objects.get(table=table)
     assert schedule.every_n == 10
     assert schedule.overrides == {"paid_fraction_bps": 5000, "tips": False}
     change = TableConfigChange.objects.get(table=table, field=f"special_hand:{schedule.pk}")
-    assert change.changed_by == staff_croupier and change.reason == "Friday promotion"
+    assert change.changed_by == croupier and change.reason == "Friday promotion"
     assert change.old_value == {} and change.new_value["overrides"] == {"paid_fraction_bps": 5000, "tips": False}
-    listing = logged_in(staff_croupier).get(SCHEDULES).content.decode()
+    listing = logged_in(croupier).get(SCHEDULES).content.decode()
     assert "share of entries paid 50 %" in listing
 
 
-def test_a_croupier_edits_a_schedule_and_the_audit_log_keeps_before_and_after(staff_croupier: User) -> None:
+def test_a_croupier_edits_a_schedule_and_the_audit_log_keeps_before_and_after(croupier: User) -> None:
     table = create_fun_table()
-    client = logged_in(staff_croupier)
+    client = logged_in(croupier)
     client.post(f"{SCHEDULES}add/", schedule_form(table))
     schedule = SpecialHandSchedule.objects.get(table=table)
     page = client.get(f"{SCHEDULES}{schedule.pk}/change/")
@@ -117,13 +117,13 @@ def test_a_croupier_edits_a_schedule_and_the_audit_log_keeps_before_and_after(st
     assert change.old_value["every_n"] == 10 and change.new_value["every_n"] == 20
 
 
-def test_a_wrong_override_is_refused_on_its_own_field_and_nothing_is_saved(staff_croupier: User) -> None:
+def test_a_wrong_override_is_refused_on_its_own_field_and_nothing_is_saved(croupier: User) -> None:
     table = create_fun_table()
-    response = logged_in(staff_croupier).post(f"{SCHEDULES}add/", schedule_form(table, paid_fraction_bps="0"))
+    response = logged_in(croupier).post(f"{SCHEDULES}add/", schedule_form(table, paid_fraction_bps="0"))
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors
     assert "paid_fraction_bps" in errors, errors
-    nothing = logged_in(staff_croupier).post(
+    nothing = logged_in(croupier).post(
         f"{SCHEDULES}add/", schedule_form(table, paid_fraction_bps="", tips="", reason="x")
     )
     assert "at least one rule" in str(nothing.context["adminform"].form.errors)
@@ -131,9 +131,9 @@ def test_a_wrong_override_is_refused_on_its_own_field_and_nothing_is_saved(staff
     assert not TableConfigChange.objects.filter(field__startswith="special_hand").exists()
 
 
-def test_a_croupier_pauses_resumes_and_deletes_a_schedule_with_a_reason(staff_croupier: User) -> None:
+def test_a_croupier_pauses_resumes_and_deletes_a_schedule_with_a_reason(croupier: User) -> None:
     table = create_fun_table()
-    client = logged_in(staff_croupier)
+    client = logged_in(croupier)
     client.post(f"{SCHEDULES}add/", schedule_form(table))
     schedule = SpecialHandSchedule.objects.get(table=table)
     selected = {"_selected_action": [schedule.pk], "apply": "yes"}
@@ -150,14 +150,14 @@ def test_a_croupier_pauses_resumes_and_deletes_a_schedule_with_a_reason(staff_cr
     log = list(TableConfigChange.objects.filter(field=f"special_hand:{schedule.pk}").order_by("id"))
     assert [row.reason for row in log] == ["Friday promotion", "quiet night", "busy again", "season over"]
     assert log[-1].new_value == {} and log[-1].old_value["name"] == "Happy hour"
-    assert all(row.changed_by == staff_croupier for row in log)
+    assert all(row.changed_by == croupier for row in log)
 
 
 # --- house funding and jackpots --------------------------------------------------------------
 
 
-def test_a_croupier_funds_the_reserve_and_promotions_with_a_reason(staff_croupier: User) -> None:
-    client = logged_in(staff_croupier)
+def test_a_croupier_funds_the_reserve_and_promotions_with_a_reason(croupier: User) -> None:
+    client = logged_in(croupier)
     assert client.get(HOUSE_FUNDING).status_code == 200
     assert "fund-house/" in client.get(JACKPOTS).content.decode()
     assert fund(client, "500.00").status_code == 302
@@ -167,11 +167,11 @@ def test_a_croupier_funds_the_reserve_and_promotions_with_a_reason(staff_croupie
     log = {row.field: row for row in TableConfigChange.objects.filter(field__startswith="house:")}
     assert log["house:reserve:EUR"].new_value["amount_minor"] == 50000
     assert log["house:promotions:EUR"].reason == "free draws for the weekend"
-    assert log["house:promotions:EUR"].changed_by == staff_croupier and log["house:promotions:EUR"].table is None
+    assert log["house:promotions:EUR"].changed_by == croupier and log["house:promotions:EUR"].table is None
 
 
-def test_a_resubmitted_funding_form_moves_the_money_once(staff_croupier: User) -> None:
-    client = logged_in(staff_croupier)
+def test_a_resubmitted_funding_form_moves_the_money_once(croupier: User) -> None:
+    client = logged_in(croupier)
     form = {"account": "reserve", "currency": "EUR", "amount": "10.00", "reason": "budget", "token": str(uuid.uuid4())}
     assert client.post(HOUSE_FUNDING, form).status_code == 302
     assert client.post(HOUSE_FUNDING, form).status_code == 302
@@ -180,10 +180,10 @@ def test_a_resubmitted_funding_form_moves_the_money_once(staff_croupier: User) -
 
 
 def test_a_croupier_creates_a_jackpot_for_a_table_with_a_starting_amount_from_the_reserve(
-    staff_croupier: User,
+    croupier: User,
 ) -> None:
     table = cash_table()
-    client = logged_in(staff_croupier)
+    client = logged_in(croupier)
     fund(client, "80.00")
     response = client.post(f"{JACKPOTS}add/", jackpot_form(table))
     assert response.status_code == 302, response.content.decode()[:3000]
@@ -195,14 +195,14 @@ def test_a_croupier_creates_a_jackpot_for_a_table_with_a_starting_amount_from_th
     assert Transfer.objects.filter(reference=f"jackpot-start:{jackpot.pk}").exists()
     assert JackpotEvent.objects.get(jackpot=jackpot).kind == JackpotEventKind.SEEDED
     change = TableConfigChange.objects.get(table=table, field=f"jackpot:{jackpot.pk}")
-    assert change.changed_by == staff_croupier and change.new_value["starting_minor"] == 5000
+    assert change.changed_by == croupier and change.new_value["starting_minor"] == 5000
     lobby = Client().get("/").content.decode()
     assert "50.00" in lobby and "Bronze EUR" in lobby
 
 
-def test_a_starting_amount_beyond_the_reserve_is_refused_on_its_field(staff_croupier: User) -> None:
+def test_a_starting_amount_beyond_the_reserve_is_refused_on_its_field(croupier: User) -> None:
     table = cash_table()
-    client = logged_in(staff_croupier)
+    client = logged_in(croupier)
     fund(client, "20.00")
     response = client.post(f"{JACKPOTS}add/", jackpot_form(table))
     assert response.status_code == 200
@@ -212,9 +212,9 @@ def test_a_starting_amount_beyond_the_reserve_is_refused_on_its_field(staff_crou
     assert Account.objects.get(kind="reserve", currency="EUR").balance_minor == 2000
 
 
-def test_a_spin_jackpot_that_would_start_at_nothing_is_refused(staff_croupier: User) -> None:
+def test_a_spin_jackpot_that_would_start_at_nothing_is_refused(croupier: User) -> None:
     table = create_fun_table()
-    client = logged_in(staff_croupier)
+    client = logged_in(croupier)
     empty = jackpot_form(table, currency="FUN", reset_amount="0", starting_amount="")
     response = client.post(f"{JACKPOTS}add/", empty)
     assert response.status_code == 200
@@ -225,9 +225,9 @@ def test_a_spin_jackpot_that_would_start_at_nothing_is_refused(staff_croupier: U
     assert Account.objects.get(key=jackpot.account_key).balance_minor == 2500  # FUN chips: from the cashier
 
 
-def test_a_jackpot_change_needs_a_reason_and_is_audited_on_every_table_it_feeds(staff_croupier: User) -> None:
+def test_a_jackpot_change_needs_a_reason_and_is_audited_on_every_table_it_feeds(croupier: User) -> None:
     table, other = cash_table(), cash_table("Second Rail")
-    client = logged_in(staff_croupier)
+    client = logged_in(croupier)
     fund(client, "100.00")
     client.post(f"{JACKPOTS}add/", jackpot_form(table))
     jackpot = Jackpot.objects.get()
@@ -254,9 +254,9 @@ def test_a_jackpot_change_needs_a_reason_and_is_audited_on_every_table_it_feeds(
 # --- power-up rules, table conditions, tables, cash ------------------------------------------
 
 
-def test_a_croupier_changes_the_power_up_rules_with_a_reason(staff_croupier: User) -> None:
+def test_a_croupier_changes_the_power_up_rules_with_a_reason(croupier: User) -> None:
     rules = PowerUpRules.objects.get_or_create(pk=1)[0]
-    client = logged_in(staff_croupier)
+    client = logged_in(croupier)
     url = f"/admin/tables/poweruprules/{rules.pk}/change/"
     form = client.get(url).context["adminform"].form
     data = {name: value for name, value in form.initial.items() if name in form.fields and value is not None}
@@ -267,13 +267,13 @@ def test_a_croupier_changes_the_power_up_rules_with_a_reason(staff_croupier: Use
     assert rules.max_level == 7
     change = TableConfigChange.objects.get(field="powerups")
     assert change.old_value["max_level"] == 5 and change.new_value["max_level"] == 7
-    assert change.changed_by == staff_croupier and change.table is None
+    assert change.changed_by == croupier and change.table is None
 
 
-def test_a_croupier_creates_a_table_and_changes_its_rake_through_the_admin(staff_croupier: User) -> None:
+def test_a_croupier_creates_a_table_and_changes_its_rake_through_the_admin(croupier: User) -> None:
     from tests.backoffice.test_admin import CONDITIONS
 
-    client = logged_in(staff_croupier)
+    client = logged_in(croupier)
     created = client.post(
         "/admin/tables/table/add/", {**CONDITIONS, "name": "Croupier Rail", "mode": "fun", "currency": "FUN"}
     )
@@ -286,12 +286,12 @@ def test_a_croupier_creates_a_table_and_changes_its_rake_through_the_admin(staff
     assert TableConfigChange.objects.get(table=table, field="rake_bps").new_value == 700
 
 
-def test_a_croupier_records_a_cash_deposit(staff_croupier: User, alice: User) -> None:
+def test_a_croupier_records_a_cash_deposit(croupier: User, alice: User) -> None:
     from wallet import services as wallet_services
 
     account = wallet_services.ensure_player_account(user_id=alice.pk, currency="EUR")
     form = {"direction": "deposit", "amount": "12.50", "reason": "bank transfer 991", "token": str(uuid.uuid4())}
-    assert logged_in(staff_croupier).post(f"/admin/wallet/account/{account.pk}/cash/", form).status_code == 302
+    assert logged_in(croupier).post(f"/admin/wallet/account/{account.pk}/cash/", form).status_code == 302
     account.refresh_from_db()
     assert account.balance_minor == 1250
 
@@ -299,15 +299,15 @@ def test_a_croupier_records_a_cash_deposit(staff_croupier: User, alice: User) ->
 # --- auditors read everything, change nothing ------------------------------------------------
 
 
-def test_an_auditor_reads_every_staff_page_and_submits_none(staff_auditor: User, staff_croupier: User) -> None:
+def test_an_auditor_reads_every_staff_page_and_submits_none(auditor: User, croupier: User) -> None:
     table = cash_table()
-    croupier = logged_in(staff_croupier)
+    croupier = logged_in(croupier)
     fund(croupier, "100.00")
     croupier.post(f"{JACKPOTS}add/", jackpot_form(table))
     croupier.post(f"{SCHEDULES}add/", schedule_form(table))
     jackpot, schedule = Jackpot.objects.get(), SpecialHandSchedule.objects.get()
     rules = PowerUpRules.objects.get_or_create(pk=1)[0]
-    client = logged_in(staff_auditor)
+    client = logged_in(auditor)
     for url in (
         JACKPOTS,
         f"{JACKPOTS}{jackpot.pk}/change/",
@@ -332,20 +332,21 @@ def test_an_auditor_reads_every_staff_page_and_submits_none(staff_auditor: User,
     assert not Jackpot.objects.filter(name="Auditor pot").exists()
 
 
-def test_the_schedule_form_saves_outside_the_test_transaction_for_a_superuser_too(croupier: User) -> None:
+def test_the_schedule_form_saves_outside_the_test_transaction_for_a_superuser_too() -> None:
     """The finding as reported (issue 20): the admin's own transaction around the durable
     ``save_schedule`` answered 500 for every user, superusers included."""
     table = create_fun_table()
-    response = logged_in(croupier).post(f"{SCHEDULES}add/", schedule_form(table))
+    superuser = User.objects.create_superuser(username="root", password="root pass 1", email="")
+    response = logged_in(superuser).post(f"{SCHEDULES}add/", schedule_form(table))
     assert response.status_code == 302
     assert SpecialHandSchedule.objects.filter(table=table, name="Happy hour").exists()
 
 
-def test_the_audit_log_pages_read_in_peoples_units(staff_croupier: User, staff_auditor: User) -> None:
+def test_the_audit_log_pages_read_in_peoples_units(croupier: User, auditor: User) -> None:
     from tests.backoffice.test_admin import CONDITIONS
 
     table = create_fun_table()
-    croupier = logged_in(staff_croupier)
+    croupier = logged_in(croupier)
     croupier.post(
         f"/admin/tables/table/{table.pk}/conditions/", {**CONDITIONS, "rake_percent": "7.00", "reason": "busy night"}
     )
@@ -355,17 +356,17 @@ def test_the_audit_log_pages_read_in_peoples_units(staff_croupier: User, staff_a
         "/admin/tables/tableconfigchange/",
         "/backoffice/config-changes/",
     ):
-        page = logged_in(staff_auditor).get(url).content.decode()
+        page = logged_in(auditor).get(url).content.decode()
         assert "7 %" in page, url
         assert "rake_bps" not in page.replace('title="rake_bps"', ""), url
-    log = logged_in(staff_auditor).get("/backoffice/config-changes/").content.decode()
+    log = logged_in(auditor).get("/backoffice/config-changes/").content.decode()
     assert "House funding: reserve (EUR)" in log and "500.00 EUR" in log
 
 
-def test_a_croupier_creates_a_holdem_table_and_closes_and_opens_tables_with_a_reason(staff_croupier: User) -> None:
+def test_a_croupier_creates_a_holdem_table_and_closes_and_opens_tables_with_a_reason(croupier: User) -> None:
     from tests.backoffice.test_holdem_admin import FORM
 
-    client = logged_in(staff_croupier)
+    client = logged_in(croupier)
     created = client.post(
         "/admin/tables/table/add-holdem/", {**FORM, "name": "Croupier Holdem", "mode": "fun", "currency": "FUN"}
     )
