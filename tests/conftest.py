@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import Group, Permission, User
+from django.contrib.auth.models import Group, User
 from django.db import connection
 from django.utils import timezone
 from hypothesis import settings as hypothesis_settings

@@ -301,10 +301,10 @@ def test_a_croupier_records_a_cash_deposit(croupier: User, alice: User) -> None:
 
 def test_an_auditor_reads_every_staff_page_and_submits_none(auditor: User, croupier: User) -> None:
     table = cash_table()
-    croupier = logged_in(croupier)
-    fund(croupier, "100.00")
-    croupier.post(f"{JACKPOTS}add/", jackpot_form(table))
-    croupier.post(f"{SCHEDULES}add/", schedule_form(table))
+    desk = logged_in(croupier)
+    fund(desk, "100.00")
+    desk.post(f"{JACKPOTS}add/", jackpot_form(table))
+    desk.post(f"{SCHEDULES}add/", schedule_form(table))
     jackpot, schedule = Jackpot.objects.get(), SpecialHandSchedule.objects.get()
     rules = PowerUpRules.objects.get_or_create(pk=1)[0]
     client = logged_in(auditor)
@@ -346,11 +346,11 @@ def test_the_audit_log_pages_read_in_peoples_units(croupier: User, auditor: User
     from tests.backoffice.test_admin import CONDITIONS
 
     table = create_fun_table()
-    croupier = logged_in(croupier)
-    croupier.post(
+    desk = logged_in(croupier)
+    desk.post(
         f"/admin/tables/table/{table.pk}/conditions/", {**CONDITIONS, "rake_percent": "7.00", "reason": "busy night"}
     )
-    fund(croupier, "500.00")
+    fund(desk, "500.00")
     for url in (
         f"/admin/tables/table/{table.pk}/change/",
         "/admin/tables/tableconfigchange/",
