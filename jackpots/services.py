@@ -29,7 +29,7 @@ from jackpots.models import (
     account_key,
 )
 from wallet import services as wallet_services
-from wallet.models import Account, AccountKind, Currency, TransferKind
+from wallet.models import Account, AccountKind, Currency, Transfer, TransferKind
 from wallet.money import format_minor
 
 SPIN_KINDS = (JackpotKind.GOLD, JackpotKind.SILVER, JackpotKind.BRONZE)
@@ -84,7 +84,8 @@ def validate_table_jackpots(*, table_currency: str, jackpots: list[Jackpot]) -> 
     from tables.engine.widerpoker import spin_outcomes
 
     try:
-        spin_outcomes(spin_one_in([feed(jackpot) for jackpot in jackpots]))
+        # kind and odds only: a jackpot being created has no id, hence no feed key, yet
+        spin_outcomes(spin_one_in([{"kind": jackpot.kind, "one_in": jackpot.one_in} for jackpot in jackpots]))
     except ValueError as error:
         raise InvalidJackpotError(str(error), field="jackpots") from error
 
@@ -255,18 +256,68 @@ def fund_jackpot(*, jackpot_id: int, amount_minor: int, reference: str, staff_us
 def fund_house_account(*, kind: str, currency: str, amount_minor: int, reference: str, staff_user_id: int) -> None:
     """Move house money from the cashier into the jackpot reserve or the promotions account.
     Idempotent on ``reference``. Raises InvalidJackpotError for a bad kind or amount."""
+    post_house_funding(
+        kind=kind, currency=currency, amount_minor=amount_minor, reference=reference, staff_user_id=staff_user_id
+    )
+
+
+def post_house_funding(
+    *, kind: str, currency: str, amount_minor: int, reference: str, staff_user_id: int, reason: str = ""
+) -> Transfer:
+    """The building block of ``fund_house_account`` (plain atomic, for a caller that also
+    writes its audit row): cashier -> reserve or promotions, ``amount_minor`` in minor units,
+    the ``reason`` in the transfer's memo. Idempotent on ``reference`` (the transfer recorded
+    the first time is returned). Raises InvalidJackpotError (``field``: kind, amount_minor)."""
     if kind not in (AccountKind.RESERVE, AccountKind.PROMOTIONS):
         raise InvalidJackpotError("only the jackpot reserve and promotions are funded this way", field="kind")
+    if currency not in Currency.values:
+        raise InvalidJackpotError(f"unknown currency {currency!r}", field="currency")
     if amount_minor <= 0:
         raise InvalidJackpotError("the amount must be positive", field="amount_minor")
     target = wallet_services.ensure_house_account(kind=kind, currency=currency)
     cashier = wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=currency)
-    wallet_services.post_transfer(
+    return wallet_services.post_transfer(
         reference=reference,
         kind=TransferKind.HOUSE_FUNDING,
         currency=currency,
         legs=[wallet_services.Leg(cashier.pk, -amount_minor), wallet_services.Leg(target.pk, amount_minor)],
-        memo=f"House funds {kind} (staff {staff_user_id})",
+        memo=f"House funds {kind} (staff {staff_user_id})" + (f": {reason}" if reason else ""),
+        created_by_id=staff_user_id,
+    )
+
+
+def seed_from_reserve(
+    *, jackpot: Jackpot, amount_minor: int, reference: str, staff_user_id: int, now: datetime
+) -> None:
+    """A new jackpot's starting amount, ``amount_minor`` in minor units, moved from the house's
+    jackpot reserve (from the cashier for FUN chips, which are virtual, like a reset: see
+    ``reset_legs``) in one transfer ``reference``, recorded as a "funded by the house" event.
+    Plain atomic: call inside the caller's transaction. Raises InvalidJackpotError
+    (``field="starting_minor"``) when the reserve holds less than the amount: fund the
+    reserve first (nothing moved)."""
+    if amount_minor <= 0:
+        return
+    account = jackpot_account(jackpot)
+    legs = reset_legs(jackpot_account_id=account.pk, currency=jackpot.currency, reset_minor=amount_minor)
+    if legs.paid_minor < amount_minor:
+        raise InvalidJackpotError(
+            f"the jackpot reserve holds {format_minor(legs.paid_minor, jackpot.currency)}, less than "
+            f"{format_minor(amount_minor, jackpot.currency)}: fund the reserve first",
+            field="starting_minor",
+        )
+    wallet_services.post_transfer(
+        reference=reference,
+        kind=TransferKind.HOUSE_FUNDING,
+        currency=jackpot.currency,
+        legs=legs.legs,
+        memo=f"{jackpot.name} starts at {format_minor(amount_minor, jackpot.currency)} (staff {staff_user_id})",
+        created_by_id=staff_user_id,
+    )
+    JackpotEvent.objects.get_or_create(
+        jackpot=jackpot,
+        kind=JackpotEventKind.SEEDED,
+        transfer_reference=reference,
+        defaults={"amount_minor": amount_minor, "created_at": now},
     )
 
 

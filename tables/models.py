@@ -502,9 +502,13 @@ class Redeal(models.Model):
 
 
 class TableConfigChange(models.Model):
-    """Audit log of every staff change to a table's configuration (DESIGN 14)."""
+    """Audit log of every staff change to a table's configuration (DESIGN 14), and of the
+    staff changes that are no one table's: a jackpot's settings (one row per table it feeds
+    or fed, and one without a table), the power-up rules, house funding. ``field`` names
+    what changed (``rake_bps``, ``special_hand:<id>``, ``jackpot:<id>``, ``powerups``,
+    ``house:<kind>:<currency>``); ``old_value``/``new_value`` are the before and after."""
 
-    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="config_changes")
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, null=True, blank=True, related_name="config_changes")
     changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     changed_at = models.DateTimeField()
     field = models.CharField(max_length=40)
@@ -517,7 +521,7 @@ class TableConfigChange(models.Model):
         ordering = ["-changed_at", "-id"]
 
     def __str__(self) -> str:
-        return f"{self.table_id}.{self.field}: {self.old_value} -> {self.new_value}"
+        return f"{self.table_id or '-'}.{self.field}: {self.old_value} -> {self.new_value}"
 
 
 class SpecialHandKind(models.TextChoices):

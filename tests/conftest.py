@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.contrib.auth.models import Group, Permission, User
+from django.contrib.auth.models import Group, User
 from django.db import connection
 from django.utils import timezone
 from hypothesis import settings as hypothesis_settings
@@ -87,17 +87,26 @@ def carol(db: Any) -> User:
 
 @pytest.fixture
 def croupier(db: Any) -> User:
-    """Casino staff: admin access to tables and wallets."""
-    return User.objects.create_user(username="croupier", password="croupier pass 1", is_staff=True, is_superuser=True)
+    """Casino staff as production makes them: a member of the Croupiers group
+    (``create_staff_groups``; docs/deployment.md, "Staff roles"), not a superuser, so every
+    test that acts as a croupier goes through the role's own permissions."""
+    from backoffice.management.commands.create_staff_groups import ensure_staff_groups
+
+    ensure_staff_groups()
+    user = User.objects.create_user(username="croupier", password="croupier pass 1", is_staff=True)
+    user.groups.add(Group.objects.get(name="Croupiers"))
+    return user
 
 
 @pytest.fixture
 def auditor(db: Any) -> User:
-    """Read-only staff: may view hands and the books, change nothing."""
+    """Read-only staff as production makes them: a member of the Auditors group (may view
+    hands, the books and every record, change nothing), not a superuser."""
+    from backoffice.management.commands.create_staff_groups import ensure_staff_groups
+
+    ensure_staff_groups()
     user = User.objects.create_user(username="auditor", password="auditor pass 1", is_staff=True)
-    group, _ = Group.objects.get_or_create(name="Auditors")
-    group.permissions.set(Permission.objects.filter(codename__startswith="view_"))
-    user.groups.add(group)
+    user.groups.add(Group.objects.get(name="Auditors"))
     return user
 
 

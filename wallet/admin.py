@@ -47,6 +47,45 @@ class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # generic over
         return False
 
 
+class ServiceAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # generic over several models
+    """An admin whose saves and deletes are entry-point services (``durable=True``, STYLE,
+    Services and transactions): the service owns the transaction, so the admin does not
+    open one around the form (Django's own would make every durable save answer 500).
+    ``save_model``/``delete_model`` call the service; nothing else writes."""
+
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        try:
+            return self._changeform_view(request, object_id, form_url, extra_context)  # type: ignore[attr-defined,no-any-return]  # private in Django, absent from django-stubs
+        except DomainError as error:
+            # The form was valid, then the service refused (the books moved in between):
+            # nothing was saved; say why, never a 500.
+            messages.error(request, f"Nothing was saved: {error} [{error.code}]")
+            return HttpResponseRedirect(request.get_full_path())
+
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        return self._delete_view(request, object_id, extra_context)  # type: ignore[attr-defined,no-any-return]  # private in Django, absent from django-stubs
+
+    view_fields: tuple[str, ...] = ()
+    """What staff who may only view (auditors) read on the change page: model fields and
+    display methods (the form's own fields, in people's units, are for those who change)."""
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is not None and self.view_fields and not self.has_change_permission(request, obj):
+            return self.view_fields
+        return super().get_fields(request, obj)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """Nothing: the service saved the related rows with the object."""
+
+
 class CashMovementForm(forms.Form):
     """A staff deposit or withdrawal: direction, amount in major units, mandatory reason.
 

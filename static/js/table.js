@@ -289,6 +289,8 @@ function renderBanner(table, currency) {
     const what = overrides.map(([key, o]) => {
       if (OVERRIDE_LABELS[key]) return OVERRIDE_LABELS[key](o.value);
       if (key.endsWith("_minor")) return `${key.replace("_minor", "").replaceAll("_", " ")} ${formatMinor(o.value, currency)}`;
+      if (key.endsWith("_bps")) return `${key.replace("_bps", "").replaceAll("_", " ")} ${localDecimal(o.value / 100)}%`;
+      if (key.endsWith("_seconds")) return `${key.replace("_seconds", "").replaceAll("_", " ")} ${o.value} s`;
       return `${key.replaceAll("_", " ")} ${o.value}`;
     });
     const special = overrides.some(([, o]) => o.source === "special");

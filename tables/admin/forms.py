@@ -135,30 +135,58 @@ class ReasonForm(forms.Form):
 # --- Hold'em conditions ------------------------------------------------------------------
 
 
+_HOLDEM_HUNDREDTHS = frozenset(
+    {"small_blind_minor", "big_blind_minor", "big_bet_minor", "min_buy_in_minor", "max_buy_in_minor"}
+    | {"rake_bps", "rake_cap_minor", "ante_minor"}
+)
+"""The Hold'em conditions typed in hundredths: money in major units, the rake in percent."""
+
+
+def _holdem_money(label: str, *, required: bool = True, minimum: str = "0.01") -> forms.DecimalField:
+    return forms.DecimalField(
+        label=label, required=required, min_value=Decimal(minimum), max_digits=14, decimal_places=2
+    )
+
+
 class HoldemConditionsForm(forms.Form):
-    """A Hold'em table's conditions (tables.models.HOLDEM_CONFIG_FIELDS), amounts in minor
-    units (cents, FUN chips); the rules are checked by the Hold'em services."""
+    """A Hold'em table's conditions (tables.models.HOLDEM_CONFIG_FIELDS) as a croupier reads
+    them: amounts in the table's currency with its decimals (0.05), the rake in percent;
+    ``config()`` gives minor units and basis points. The rules are checked by the Hold'em
+    services. The fields keep the configuration's names, so a refusal shows on its field."""
 
     betting = forms.ChoiceField(choices=HoldemBetting.choices)
-    small_blind_minor = forms.IntegerField(label="Small blind (minor units)", min_value=0)
-    big_blind_minor = forms.IntegerField(label="Big blind = lower stake (minor units)", min_value=1)
-    big_bet_minor = forms.IntegerField(label="Upper stake (limit's big bet, minor units)", min_value=1)
+    small_blind_minor = _holdem_money("Small blind", minimum="0")
+    big_blind_minor = _holdem_money("Big blind = lower stake")
+    big_bet_minor = _holdem_money("Upper stake (limit's big bet)")
     seats = forms.IntegerField(min_value=2, max_value=10)
-    min_buy_in_minor = forms.IntegerField(label="Minimum buy-in (minor units)", min_value=1)
-    max_buy_in_minor = forms.IntegerField(label="Maximum buy-in (minor units)", min_value=1)
-    rake_bps = forms.IntegerField(label="Rake (basis points, 500 = 5%)", min_value=0, max_value=1000)
-    rake_cap_minor = forms.IntegerField(label="Rake cap per hand (minor units; empty: none)", required=False)
+    min_buy_in_minor = _holdem_money("Minimum buy-in")
+    max_buy_in_minor = _holdem_money("Maximum buy-in")
+    rake_bps = forms.DecimalField(
+        label="Rake (%)", min_value=0, max_value=10, decimal_places=2, help_text="At most 10 %, e.g. 5."
+    )
+    rake_cap_minor = _holdem_money("Rake cap per hand (empty: none)", required=False, minimum="0")
     time_bank_seconds = forms.IntegerField(label="Time bank (s)", min_value=0, max_value=120)
     bot_seats = forms.IntegerField(label="House bots (fun tables only)", min_value=0, max_value=9)
     show_probabilities = forms.BooleanField(required=False)
-    ante_minor = forms.IntegerField(label="Ante (minor units; empty: none)", min_value=0, required=False)
+    ante_minor = _holdem_money("Ante (empty: none)", required=False, minimum="0")
     max_raises = forms.IntegerField(
         label="Raises per betting round (empty: the structure's own)", min_value=1, max_value=9, required=False
     )
 
+    @staticmethod
+    def initial_from(config: dict[str, Any]) -> dict[str, Any]:
+        """Form initial values from a configuration in minor units and basis points."""
+        return {
+            name: _from_hundredths(value) if name in _HOLDEM_HUNDREDTHS and value is not None else value
+            for name, value in config.items()
+        }
+
     def config(self) -> dict[str, Any]:
-        """The cleaned conditions, keyed by HOLDEM_CONFIG_FIELDS."""
+        """The cleaned conditions, keyed by HOLDEM_CONFIG_FIELDS (minor units, basis points)."""
         values = {field: self.cleaned_data[field] for field in HOLDEM_CONFIG_FIELDS}
+        for name in _HOLDEM_HUNDREDTHS:
+            if values.get(name) is not None:
+                values[name] = _to_hundredths(values[name])
         values["ante_minor"] = values["ante_minor"] or 0
         return values
 
@@ -187,3 +215,86 @@ class ChangeHoldemConditionsForm(HoldemConditionsForm):
         if not reason:
             raise forms.ValidationError("A reason is required.")
         return reason
+
+
+# --- rules a special hand or a spin jackpot changes, as form fields -----------------------
+
+_SWITCH = [("", "unchanged"), ("on", "shown"), ("off", "hidden")]
+
+
+def override_fields() -> dict[str, forms.Field]:
+    """One optional form field per rule a special hand or a spin jackpot may change
+    (``tables.services.conditions.OVERRIDABLE``), named after the rule, in people's units:
+    shares in percent, money in the currency's major units, durations in seconds; tips and
+    the probability panel as shown / hidden / unchanged. Empty means unchanged."""
+    from tables.services.conditions import OVERRIDABLE
+
+    fields: dict[str, forms.Field] = {}
+    for key, label in OVERRIDABLE.items():
+        text = label[0].upper() + label[1:]
+        if key in ("tips", "panel"):
+            fields[key] = forms.ChoiceField(label=text, choices=_SWITCH, required=False)
+        elif key.endswith("_bps"):
+            fields[key] = forms.DecimalField(
+                label=text, required=False, min_value=0, max_digits=7, decimal_places=2, help_text="e.g. 50 for half"
+            )
+        elif key.endswith("_minor"):
+            fields[key] = forms.DecimalField(
+                label=text, required=False, min_value=0, max_digits=14, decimal_places=2, help_text="e.g. 2.00"
+            )
+        else:
+            fields[key] = forms.IntegerField(label=text, required=False, min_value=0)
+    return fields
+
+
+def add_override_fields(form_class: type[forms.BaseForm], *, label_prefix: str = "") -> None:
+    """Declare ``override_fields()`` on ``form_class`` (before its ``reason``), so the admin,
+    which lays out a form's declared fields, shows them."""
+    fields = {}
+    for name, field in override_fields().items():
+        field.label = f"{label_prefix}{field.label}"
+        fields[name] = field
+    for attribute in ("base_fields", "declared_fields"):
+        current = dict(getattr(form_class, attribute))
+        reason = current.pop("reason", None)
+        merged = {**current, **fields, **({"reason": reason} if reason is not None else {})}
+        setattr(form_class, attribute, merged)
+
+
+def overrides_from(cleaned: dict[str, Any]) -> dict[str, Any]:
+    """The overrides mapping (basis points, minor units, seconds) of the filled-in fields."""
+    from tables.services.conditions import OVERRIDABLE
+
+    overrides: dict[str, Any] = {}
+    for key in OVERRIDABLE:
+        value = cleaned.get(key)
+        if value is None or value == "":
+            continue
+        if key in ("tips", "panel"):
+            overrides[key] = value == "on"
+        elif key.endswith(("_bps", "_minor")):
+            overrides[key] = _to_hundredths(Decimal(value))
+        else:
+            overrides[key] = int(value)
+    return overrides
+
+
+def initial_from_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Form initial values of stored overrides (the reverse of ``overrides_from``)."""
+    initial: dict[str, Any] = {}
+    for key, value in (overrides or {}).items():
+        if key in ("tips", "panel"):
+            initial[key] = "on" if value else "off"
+        elif key.endswith(("_bps", "_minor")):
+            initial[key] = _from_hundredths(int(value))
+        else:
+            initial[key] = value
+    return initial
+
+
+def add_domain_error(form: forms.BaseForm, error: DomainError, *, aliases: dict[str, str] | None = None) -> None:
+    """Show a service's refusal on the form field it names (``extra["field"]``, through
+    ``aliases`` when the form names it otherwise), or on the whole form; with its code."""
+    name = str(error.extra.get("field", ""))
+    name = (aliases or {}).get(name, name)
+    form.add_error(name if name in form.fields else None, f"{error} [{error.code}]")

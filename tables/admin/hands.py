@@ -15,6 +15,7 @@ from tables.admin.secrets import (
     SecretFieldsAdmin,
     cards_visible_to_staff,
 )
+from tables.config_text import field_text, value_text
 from tables.engine.widerpoker import HandCategory, combination_from_index
 from tables.models import Entry, Hand, HandStatus, Seat, TableConfigChange
 from wallet.admin import ReadOnlyAdmin
@@ -220,19 +221,32 @@ class EntryAdmin(SecretFieldsAdmin, ReadOnlyAdmin):
 
 @admin.register(TableConfigChange)
 class TableConfigChangeAdmin(ReadOnlyAdmin):
-    """The audit log of table configuration changes (who, when, old, new, why)."""
+    """The audit log of staff changes (who, when, before, after, why), in people's units
+    (``tables.config_text``); the stored values stay in minor units and basis points."""
 
     list_display = (
         "changed_at",
         "table",
-        "field",
-        "old_value",
-        "new_value",
+        "what",
+        "before",
+        "after",
         "changed_by",
         "reason",
         "applied_at",
     )
     list_filter = (("table", RealTableFilter), "field")
     list_select_related = ("table", "changed_by")
-    search_fields = ("reason", "table__name", "changed_by__username")
+    search_fields = ("reason", "table__name", "changed_by__username", "field")
     date_hierarchy = "changed_at"
+
+    @admin.display(description="What", ordering="field")
+    def what(self, change: TableConfigChange) -> str:
+        return field_text(change.field)
+
+    @admin.display(description="Before")
+    def before(self, change: TableConfigChange) -> str:
+        return value_text(change.field, change.old_value, change.table.currency if change.table else None)
+
+    @admin.display(description="After")
+    def after(self, change: TableConfigChange) -> str:
+        return value_text(change.field, change.new_value, change.table.currency if change.table else None)

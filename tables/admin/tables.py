@@ -194,18 +194,20 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
         """Create a Hold'em table through ``create_holdem_table`` (which checks the rules)."""
         if not self.has_add_permission(request):
             raise PermissionDenied
-        initial = {
-            "betting": "no-limit",
-            "small_blind_minor": 5,
-            "big_blind_minor": 10,
-            "big_bet_minor": 20,
-            "seats": 6,
-            "min_buy_in_minor": 200,
-            "max_buy_in_minor": 1_000,
-            "rake_bps": 500,
-            "time_bank_seconds": 20,
-            "bot_seats": 0,
-        }
+        initial = HoldemCreateForm.initial_from(
+            {
+                "betting": "no-limit",
+                "small_blind_minor": 5,
+                "big_blind_minor": 10,
+                "big_bet_minor": 20,
+                "seats": 6,
+                "min_buy_in_minor": 200,
+                "max_buy_in_minor": 1_000,
+                "rake_bps": 500,
+                "time_bank_seconds": 20,
+                "bot_seats": 0,
+            }
+        )
         form = HoldemCreateForm(request.POST or None, initial=initial)
         if request.method == "POST" and form.is_valid():
             try:
@@ -239,7 +241,7 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
             "show_delete": False,
             "recent_changes": (
                 TableConfigChange.objects.filter(table_id=int(object_id))
-                .select_related("changed_by")
+                .select_related("changed_by", "table")
                 .order_by("-changed_at", "-id")[:20]
                 if object_id.isdigit()
                 else []
@@ -294,7 +296,9 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
         """Hold'em conditions with a reason, through ``change_table_config`` (audit-logged;
         applied by the clock before the next hand)."""
         current = HoldemConditions.objects.get(table=table).snapshot() | table.pending_changes
-        form = ChangeHoldemConditionsForm(request.POST or None, initial=current)
+        form = ChangeHoldemConditionsForm(
+            request.POST or None, initial=ChangeHoldemConditionsForm.initial_from(current)
+        )
         if request.method == "POST" and form.is_valid():
             changes = {field: value for field, value in form.config().items() if current[field] != value}
             if not changes:

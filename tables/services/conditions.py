@@ -16,13 +16,13 @@ from tables.models import MAX_DRAW_PRICE_BPS, draw_price
 OVERRIDABLE: dict[str, str] = {
     "change_seconds": "change phase length (seconds)",
     "redeal_seconds": "redeals on sale for (seconds)",
-    "paid_fraction_bps": "share of entries paid (bps)",
-    "min_prize_minor": "minimum prize (minor units)",
+    "paid_fraction_bps": "share of entries paid (%)",
+    "min_prize_minor": "minimum prize (amount)",
     "tips": "tips shown",
     "panel": "probability panel shown",
-    "draw_price_bps": "price of each draw after the first (share of the ante, bps)",
+    "draw_price_bps": "price of each draw after the first (% of the ante)",
     "max_draws": "draws per hand",
-    "redeal_price_minor": "price of a redeal (minor units)",
+    "redeal_price_minor": "price of a redeal (amount)",
     "max_redeals": "redeals per hand",
 }
 """What a special hand or a spin jackpot may change, and how the screens name it."""

@@ -258,7 +258,13 @@ def session_states(*, table_id: int, user_ids: set[int]) -> dict[int, dict[str, 
 @transaction.atomic(durable=True)
 def save_rules(**values: Any) -> PowerUpRules:
     """Change some or all power-up rules (validated as a whole); they apply from the next
-    hand dealt. Raises InvalidTableConfigError (nothing changes)."""
+    hand dealt. Raises InvalidTableConfigError (nothing changes). Staff change them through
+    ``tables.services.staff.save_power_up_rules``, which asks for a reason and logs it."""
+    return apply_rules(**values)
+
+
+def apply_rules(**values: Any) -> PowerUpRules:
+    """The building block of ``save_rules``: no transaction of its own, call it inside one."""
     row = rules()
     current = {
         field.name: getattr(row, field.name) for field in PowerUpRules._meta.concrete_fields if field.name != "id"

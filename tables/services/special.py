@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
@@ -26,6 +27,7 @@ from tables.engine.widerpoker import special_hand_draw
 from tables.errors import InvalidTableConfigError
 from tables.models import SpecialHandKind, SpecialHandSchedule, Table, TableConfigChange
 from tables.services.conditions import OVERRIDABLE, apply_overrides, validate_overrides
+from wallet.money import format_minor
 
 _TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
 MAX_ONE_IN = 1_000_000
@@ -129,6 +131,77 @@ def save_schedule(
     return row
 
 
+@transaction.atomic(durable=True)
+def set_schedule_active(*, schedule_id: int, is_active: bool, staff_user_id: int, reason: str, now: datetime) -> bool:
+    """Pause (``is_active=False``) or resume a special-hand schedule, audit-logged with
+    ``reason`` as ``special_hand:<id>``; from the next hand dealt. Returns False when it was
+    already so (nothing logged). Resuming checks the table's other active schedules again.
+    Raises InvalidTableConfigError (no reason, an overlap); nothing changes."""
+    if not reason.strip():
+        raise InvalidTableConfigError("say why the special hands change", field="reason")
+    table_id = SpecialHandSchedule.objects.values_list("table_id", flat=True).get(pk=schedule_id)
+    table = Table.objects.select_for_update().get(pk=table_id)
+    row = SpecialHandSchedule.objects.get(pk=schedule_id)
+    if row.is_active == is_active:
+        return False
+    old = _describe(row)
+    if is_active:
+        validate_schedule(table, _as_input(row, is_active=True), exclude_id=row.pk)
+    row.is_active = is_active
+    row.save(update_fields=["is_active"])
+    _log(table=table, row_id=row.pk, old=old, new=_describe(row), staff_user_id=staff_user_id, reason=reason, now=now)
+    return True
+
+
+@transaction.atomic(durable=True)
+def delete_schedule(*, schedule_id: int, staff_user_id: int, reason: str, now: datetime) -> None:
+    """Delete a special-hand schedule; the audit log keeps what it was (``special_hand:<id>``,
+    new value empty) with ``reason``. Hands already dealt keep the conditions they were
+    dealt with (``Hand.config``). Raises InvalidTableConfigError without a reason."""
+    if not reason.strip():
+        raise InvalidTableConfigError("say why the special hands change", field="reason")
+    table_id = SpecialHandSchedule.objects.values_list("table_id", flat=True).get(pk=schedule_id)
+    table = Table.objects.select_for_update().get(pk=table_id)
+    row = SpecialHandSchedule.objects.get(pk=schedule_id)
+    old = _describe(row)
+    row.delete()
+    _log(table=table, row_id=schedule_id, old=old, new={}, staff_user_id=staff_user_id, reason=reason, now=now)
+
+
+def _as_input(row: SpecialHandSchedule, *, is_active: bool) -> ScheduleInput:
+    return ScheduleInput(
+        name=row.name,
+        kind=row.kind,
+        every_n=row.every_n,
+        times=tuple(row.times),
+        one_in=row.one_in,
+        overrides=dict(row.overrides),
+        is_active=is_active,
+    )
+
+
+def _log(
+    *,
+    table: Table,
+    row_id: int,
+    old: dict[str, Any],
+    new: dict[str, Any],
+    staff_user_id: int,
+    reason: str,
+    now: datetime,
+) -> None:
+    TableConfigChange.objects.create(
+        table=table,
+        changed_by_id=staff_user_id,
+        changed_at=now,
+        field=f"special_hand:{row_id}",
+        old_value=old,
+        new_value=new,
+        reason=reason.strip()[:255],
+        applied_at=now,  # read by the next hand dealt
+    )
+
+
 def _describe(row: SpecialHandSchedule) -> dict[str, Any]:
     return {
         "name": row.name,
@@ -188,7 +261,7 @@ def next_special(table: Table, *, now: datetime) -> str | None:
     """What the lobby and the game screen announce about the table's next special hand."""
     notes: list[str] = []
     for schedule in SpecialHandSchedule.objects.filter(table=table, is_active=True).order_by("pk"):
-        changes = describe_overrides(schedule.overrides)
+        changes = describe_overrides(schedule.overrides, table.currency)
         if schedule.kind == SpecialHandKind.EVERY_N and schedule.every_n:
             upcoming = table.hands_dealt + 1
             left = (-upcoming) % int(schedule.every_n)
@@ -204,14 +277,28 @@ def next_special(table: Table, *, now: datetime) -> str | None:
     return "; ".join(notes) or None
 
 
-def describe_overrides(overrides: dict[str, Any]) -> str:
-    """Overrides as players read them: ``"no tips, 3 draws"``."""
+def percent_of_bps(bps: int) -> str:
+    """Basis points as a percent without trailing zeros: 5000 -> ``"50"``, 1250 -> ``"12.5"``."""
+    text = f"{(Decimal(bps) / 100).quantize(Decimal('0.01')):f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def describe_overrides(overrides: dict[str, Any], currency: str | None = None) -> str:
+    """Overrides as players read them, in people's units: ``"no tips, 3 draws, share of
+    entries paid 50 %, change phase length 30 s, price of a redeal 2.00 EUR"`` (shares in
+    percent, durations in seconds, money in the currency with its decimals; without
+    ``currency`` money shows its decimals only)."""
     parts = []
     for key, value in overrides.items():
+        label = OVERRIDABLE.get(key, key).split(" (")[0]
         if key in ("tips", "panel"):
             parts.append(f"{'' if value else 'no '}{'tips' if key == 'tips' else 'probability panel'}")
         elif key.endswith("_minor"):
-            parts.append(f"{OVERRIDABLE[key].split(' (')[0]} {value / 100:.2f}")
+            parts.append(f"{label} {format_minor(int(value), currency) if currency else f'{value / 100:.2f}'}")
+        elif key.endswith("_bps"):
+            parts.append(f"{label} {percent_of_bps(int(value))} %")
+        elif key.endswith("_seconds"):
+            parts.append(f"{label} {value} s")
         else:
-            parts.append(f"{OVERRIDABLE.get(key, key).split(' (')[0]} {value}")
+            parts.append(f"{label} {value}")
     return ", ".join(parts)

@@ -14,13 +14,13 @@ pytestmark = pytest.mark.django_db
 
 FORM = {
     "betting": "pot-limit",
-    "small_blind_minor": "5",
-    "big_blind_minor": "10",
-    "big_bet_minor": "20",
+    "small_blind_minor": "0.05",
+    "big_blind_minor": "0.10",
+    "big_bet_minor": "0.20",
     "seats": "6",
-    "min_buy_in_minor": "200",
-    "max_buy_in_minor": "1000",
-    "rake_bps": "500",
+    "min_buy_in_minor": "2.00",
+    "max_buy_in_minor": "10.00",
+    "rake_bps": "5",
     "rake_cap_minor": "",
     "time_bank_seconds": "20",
     "bot_seats": "2",
@@ -51,8 +51,8 @@ def test_staff_change_holdem_conditions_with_a_reason(croupier: User) -> None:
     client = logged_in(croupier)
     url = f"/admin/tables/table/{table.pk}/conditions/"
     assert client.get(url).status_code == 200
-    data = {**FORM, "betting": "no-limit", "bot_seats": "0", "rake_bps": "300", "reason": "weekend promo"}
-    data["rake_cap_minor"] = "30"
+    data = {**FORM, "betting": "no-limit", "bot_seats": "0", "rake_bps": "3", "reason": "weekend promo"}
+    data["rake_cap_minor"] = "0.30"
     assert client.post(url, data).status_code == 302
     change = TableConfigChange.objects.get(table=table, field="rake_bps")
     assert (change.old_value, change.new_value, change.reason) == (500, 300, "weekend promo")
@@ -63,3 +63,25 @@ def test_staff_change_holdem_conditions_with_a_reason(croupier: User) -> None:
 
     services.advance_table(table_id=table.pk, now=timezone.now())
     assert HoldemConditions.objects.get(table=table).rake_bps == 300
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_croupier_reads_and_types_holdem_money_in_the_currency_and_the_rake_in_percent(
+    croupier: User,
+) -> None:
+    from django.utils import timezone
+
+    from tables import services
+
+    table = holdem_table()
+    client = logged_in(croupier)
+    url = f"/admin/tables/table/{table.pk}/conditions/"
+    conditions = HoldemConditions.objects.get(table=table)
+    form = client.get(url).context["form"]
+    assert form.initial["rake_bps"] == conditions.rake_bps / 100
+    assert form.initial["big_blind_minor"] * 100 == conditions.big_blind_minor
+    data = {**FORM, "bot_seats": "0", "rake_bps": "2.5", "rake_cap_minor": "0.30", "reason": "cheaper rake"}
+    assert client.post(url, data).status_code == 302
+    services.advance_table(table_id=table.pk, now=timezone.now())
+    conditions.refresh_from_db()
+    assert (conditions.rake_bps, conditions.rake_cap_minor, conditions.big_blind_minor) == (250, 30, 10)

@@ -30,7 +30,8 @@ def test_seed_demo_is_idempotent() -> None:
     holdem = {table.name: table for table in Table.objects.filter(game="holdem").select_related("holdem")}
     assert {(t.mode, t.holdem.bot_seats > 0) for t in holdem.values()} == {("fun", True), ("cash", False)}
     croupier = User.objects.get(username="croupier")
-    assert croupier.is_staff and croupier.is_superuser
+    assert croupier.is_staff and not croupier.is_superuser
+    assert list(croupier.groups.values_list("name", flat=True)) == ["Croupiers"]
     assert croupier.check_password("croupier-demo")
 
 

@@ -146,3 +146,20 @@ def test_times_of_day_make_the_first_hand_after_each_time_special(croupier: User
     assert flags.count(False) == 1  # the first hand dealt at or after 12:00, and only that one
     first_after = next(h for h in hands if h.started_at >= noon)
     assert Hand.objects.get(pk=first_after.pk).config["tips"] is False
+
+
+def test_the_banner_says_shares_in_percent_money_in_the_currency_and_times_in_seconds(
+    table: Table, croupier: User, now: datetime
+) -> None:
+    schedule(
+        table,
+        croupier,
+        now,
+        overrides={"paid_fraction_bps": 5000, "redeal_price_minor": 150, "change_seconds": 45, "draw_price_bps": 1250},
+    )
+    line = get_lobby_table(table_id=table.pk)["next_special"]
+    assert "share of entries paid 50 %" in line
+    assert "price of each draw after the first 12.5 %" in line
+    assert "price of a redeal 1.50 FUN" in line
+    assert "change phase length 45 s" in line
+    assert "5000" not in line and "bps" not in line

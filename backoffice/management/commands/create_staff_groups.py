@@ -3,9 +3,15 @@
 * **Auditors** may view everything the platform records (hands, entries, tables and their
   audit log, wallets, transfers and ledger entries) and the back-office reports, and change
   nothing.
-* **Croupiers** may also run tables: change a table's conditions (with a reason), open,
-  close, cancel a hand with refunds, record cash deposits and withdrawals, and suspend or
-  reinstate players (with a reason; the automated play review, docs/platform.md).
+* **Croupiers** may also run tables and promotions: create tables, change a table's
+  conditions (with a reason), open, close, cancel a hand with refunds; create, change, pause
+  and delete special-hand schedules; create, change and retire jackpots; change the power-up
+  rules; record cash deposits and withdrawals, fund the jackpot reserve and promotions; and
+  suspend or reinstate a player (with a reason; the automated play review, docs/platform.md).
+
+Everything else (staff users and groups, deleting records) is for superusers only. The table
+"Staff roles" in docs/deployment.md says the same, and tests/backoffice/test_staff_roles.py
+holds these groups to it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,13 @@ APPS = ("tables", "wallet", "handhistory", "backoffice", "jackpots", "auth")
 CROUPIER_CHANGES = (
     ("tables", "add_table"),
     ("tables", "change_table"),
+    ("tables", "add_specialhandschedule"),
+    ("tables", "change_specialhandschedule"),
+    ("tables", "delete_specialhandschedule"),
+    ("tables", "add_poweruprules"),
+    ("tables", "change_poweruprules"),
+    ("jackpots", "add_jackpot"),
+    ("jackpots", "change_jackpot"),
     ("wallet", "change_account"),
     # Suspend and reinstate players (seed 001, Notes 4), from the automated play review or
     # the suspension form, always with a reason.

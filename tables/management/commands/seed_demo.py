@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand, CommandError
 
 from backoffice.management.commands.create_staff_groups import ensure_staff_groups
@@ -89,10 +89,17 @@ DEMO_HOLDEM_TABLES: tuple[dict[str, Any], ...] = (
 """One Hold'em fun table with house bots and one cash Hold'em table (no bots: seed 001 Notes 4)."""
 
 DEMO_STAFF = ("croupier", "croupier-demo")
+"""The demo croupier: a member of the Croupiers group, not a superuser, so the demo shows
+what a croupier may do (docs/deployment.md, "Staff roles")."""
+DEMO_AUDITOR = ("auditor", "auditor-demo")
+"""The demo auditor: a member of the Auditors group (reads everything, changes nothing)."""
 
 
 class Command(BaseCommand):
-    help = "Create the demo tables, the staff groups and the demo staff user (croupier / croupier-demo)."
+    help = (
+        "Create the demo tables, the staff groups and the demo staff users "
+        "(croupier / croupier-demo, auditor / auditor-demo)."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument(
@@ -124,9 +131,13 @@ class Command(BaseCommand):
             self.stdout.write(f"group {name!r}: {count} permissions")
         if options["no_staff"]:
             return
-        username, password = DEMO_STAFF
-        if User.objects.filter(username=username).exists():
-            self.stdout.write(f"staff user {username!r} exists, skipped")
-        else:
-            User.objects.create_superuser(username=username, password=password, email="")
-            self.stdout.write(f"staff user {username!r} created (password {password!r})")
+        for (username, password), group in ((DEMO_STAFF, "Croupiers"), (DEMO_AUDITOR, "Auditors")):
+            user = User.objects.filter(username=username).first()
+            if user is None:
+                user = User.objects.create_user(username=username, password=password, is_staff=True)
+                self.stdout.write(f"staff user {username!r} ({group}) created (password {password!r})")
+            else:
+                self.stdout.write(f"staff user {username!r} exists, kept in {group}")
+            # Earlier demos made the croupier a superuser: the demo staff hold their role only.
+            User.objects.filter(pk=user.pk).update(is_staff=True, is_superuser=False)
+            user.groups.set(Group.objects.filter(name=group))

@@ -1,0 +1,121 @@
+"""The configuration audit log (``TableConfigChange``) as staff read it: what changed named in
+words and values in people's units (money in the currency with its decimals, shares in
+percent, durations in seconds), never ``rake_bps -> 700`` (issue 20, item 2).
+
+Pure formatting over a row's ``field``, ``old_value``, ``new_value`` and its table's
+currency; the stored values stay in minor units and basis points (docs/auditing.md).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from wallet.money import format_minor
+
+FIELD_NAMES = {
+    "ante_minor": "Ante",
+    "draw_price_bps": "Draw price (share of the ante)",
+    "max_draws": "Draws per hand",
+    "redeal_price_minor": "Redeal price",
+    "max_redeals": "Redeals per hand",
+    "redeal_seconds": "Redeal time",
+    "change_seconds": "Change phase",
+    "results_seconds": "Results shown",
+    "rake_bps": "Rake",
+    "rake_cap_minor": "Rake cap",
+    "paid_fraction_bps": "Paid entries",
+    "min_prize_minor": "Minimum prize",
+    "is_open": "Open",
+    "powerups": "Power-up rules",
+}
+
+
+def percent_text(bps: int) -> str:
+    """Basis points as people write a percent: 700 -> ``"7 %"``, 1250 -> ``"12.5 %"``."""
+    text = f"{(Decimal(int(bps)) / 100).quantize(Decimal('0.01')):f}"
+    return (text.rstrip("0").rstrip(".") if "." in text else text) + " %"
+
+
+def field_text(field: str) -> str:
+    """What a log row's ``field`` names: ``rake_bps`` -> ``"Rake"``, ``jackpot:3`` ->
+    ``"Jackpot #3"``, ``house:reserve:EUR`` -> ``"House funding: reserve (EUR)"``."""
+    if field in FIELD_NAMES:
+        return FIELD_NAMES[field]
+    subject, _, rest = field.partition(":")
+    if subject == "special_hand":
+        return f"Special hand #{rest}"
+    if subject == "jackpot":
+        return f"Jackpot #{rest}"
+    if subject == "house":
+        kind, _, currency = rest.partition(":")
+        return f"House funding: {kind} ({currency})"
+    for suffix in ("_minor", "_bps", "_seconds"):
+        field = field.removesuffix(suffix)
+    return field.replace("_", " ").capitalize()
+
+
+def value_text(field: str, value: Any, currency: str | None) -> str:
+    """One value of a log row in people's units (module docstring); ``{}`` (a schedule that
+    did not exist yet, or was deleted) is ``"—"``."""
+    if value is None or value == {} or value == "":
+        return "—"
+    subject = field.partition(":")[0]
+    if isinstance(value, dict):
+        if subject == "special_hand":
+            return _schedule_text(value, currency)
+        if subject == "jackpot":
+            return _jackpot_text(value)
+        if subject == "house":
+            return _house_text(value, field.rpartition(":")[2])
+        return ", ".join(f"{key.replace('_', ' ')} {_scalar(key, item, currency)}" for key, item in value.items())
+    return _scalar(field, value, currency)
+
+
+def _scalar(key: str, value: Any, currency: str | None) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) and key.endswith("_minor"):
+        return format_minor(value, currency or "")
+    if isinstance(value, int) and key.endswith("_bps"):
+        return percent_text(value)
+    if isinstance(value, int) and key.endswith("_seconds"):
+        return f"{value} s"
+    return str(value)
+
+
+def _schedule_text(value: dict[str, Any], currency: str | None) -> str:
+    from tables.services.special import describe_overrides
+
+    kind = value.get("kind")
+    if kind == "every_n":
+        when = f"every {value.get('every_n')} hands"
+    elif kind == "times":
+        when = "at " + ", ".join(value.get("times") or [])
+    else:
+        when = f"1 hand in {value.get('one_in')}"
+    state = "active" if value.get("is_active") else "paused"
+    return f"{value.get('name')}: {when}: {describe_overrides(value.get('overrides') or {}, currency)} ({state})"
+
+
+def _jackpot_text(value: dict[str, Any]) -> str:
+    currency = str(value.get("currency") or "")
+    parts = [
+        f"{value.get('name')} ({value.get('kind')}, {currency})",
+        f"{percent_text(int(value.get('contribution_bps') or 0))} of the gross",
+        f"restarts from {format_minor(int(value.get('reset_minor') or 0), currency)}",
+    ]
+    if value.get("one_in"):
+        parts.append(f"drawn 1 in {value['one_in']} hands")
+    if "starting_minor" in value:
+        parts.append(f"starts at {format_minor(int(value['starting_minor']), currency)}")
+    parts.append("tables " + (", ".join(str(pk) for pk in value.get("tables") or []) or "none"))
+    parts.append("active" if value.get("is_active") else "retired")
+    return ", ".join(parts)
+
+
+def _house_text(value: dict[str, Any], currency: str) -> str:
+    text = f"balance {format_minor(int(value.get('balance_minor') or 0), currency)}"
+    if "amount_minor" in value:
+        text += f" (+{format_minor(int(value['amount_minor']), currency)}, transfer {value.get('transfer')})"
+    return text
