@@ -160,6 +160,9 @@ def test_a_hand_played_to_the_end_pays_the_pot_and_the_rake(table: Table, alice:
     assert hand.pot_minor == 200 and hand.rake_minor == 10  # 5% of 200, flop dealt
     assert _rake_balance() - rake_before == 10
     assert sum(hand.results["finishing_stacks"].values()) == 2_000 - 10
+    # The record says what each pot paid (docs/holdem.md, rake): one pot here, its rake 10.
+    [pot] = hand.results["pots"]
+    assert pot["amount"] == 200 and pot["rake"] == 10 and set(pot["winners"]) <= {0, 3}
     assert len(hand.board) == 5
     table.refresh_from_db()
     assert table.phase == "results"

@@ -63,7 +63,7 @@ from .errors import (
 )
 from .eval7 import evaluate7, evaluate7_one, evaluate_best
 from .phh import PhhHand, hand_to_phh, read_phh, replay_phh
-from .pots import Pot, build_pots, split_pot
+from .pots import Pot, PotResult, build_pots, rake_pots, split_pot
 from .showdown import best_strengths
 from .simulation import BotPlayer, MatchResult, Player, play_match
 from .state import (
@@ -126,6 +126,7 @@ __all__ = [
     "Player",
     "PlayerEquity",
     "Pot",
+    "PotResult",
     "SetupError",
     "Standing",
     "Street",
@@ -150,6 +151,7 @@ __all__ = [
     "leaderboard",
     "play_match",
     "play_showdown",
+    "rake_pots",
     "random_action",
     "read_clock",
     "read_phh",

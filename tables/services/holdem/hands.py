@@ -246,6 +246,12 @@ def _settle(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) 
         "won": {str(s): int(w) for s, w in zip(state.seats, state.winnings or (), strict=True) if w},
         "shown": shown,
         "showdown": showdown,
+        # Each pot, main first: its chips before rake, its rake and the seats that shared
+        # the rest (docs/holdem.md, rake: every pot pays its own rake).
+        "pots": [
+            {"amount": p.amount, "rake": p.rake, "winners": [state.seats[k] for k in p.winners]}
+            for p in state.pot_results
+        ],
     }
     hand.board = [card_code(c) for c in state.board]
     hand.pot_minor = sum(state.committed)
