@@ -172,11 +172,11 @@ def get_holdem_history(*, hand_id: int, viewer: Viewer) -> HoldemHistory:
     openings: list[dict[str, Any]] = []
     checks: list[HoldemCheck] = []
     if state is not None:
-        commitments = card_commitments(hand, state.player_count)
+        commitments = card_commitments(hand, state)
         openings = shown_openings(hand, state)
         for row in HoldemHandPlayer.objects.filter(hand=hand, user_id=viewer_id or 0):
             if row.seat in state.seats and str(row.seat) not in shown:
-                openings += hole_openings(hand, state.player_count, state.seats.index(row.seat))
+                openings += hole_openings(hand, state, state.seats.index(row.seat))
         openings.sort(key=lambda o: int(o["position"]))
         checks.append(verify_openings(commitments, openings))
     if seeds_visible:

@@ -23,9 +23,9 @@ from tables.engine.holdem import (
     HandState,
     Structure,
     TurnClock,
+    card_commitment,
     card_salts,
     deadline_ms,
-    deal_commitments,
     deal_positions,
     dealt_positions,
     holdem_deck,
@@ -129,20 +129,21 @@ def seed_is_public(hand: HoldemHand, *, now: datetime) -> bool:
     return public_at is not None and now >= public_at
 
 
-def card_commitments(hand: HoldemHand, players: int) -> list[str]:
+def card_commitments(hand: HoldemHand, state: HandState) -> list[str]:
     """The public commitment of every deck position the hand deals (``2n + 8``, burns
-    included), in position order: ``SHA-256(card code || salt)``, salts from the seed."""
-    return list(deal_commitments(bytes.fromhex(hand.server_seed), players))
+    included), in position order: ``SHA-256(card code || salt)``, salts from the seed and
+    the cards from ``state``'s deck (the seed's, ``replay``)."""
+    salts = card_salts(bytes.fromhex(hand.server_seed), dealt_positions(state.player_count))
+    return [card_commitment(state.setup.deck[i], salt) for i, salt in enumerate(salts)]
 
 
-def hole_openings(hand: HoldemHand, players: int, k: int) -> list[dict[str, Any]]:
+def hole_openings(hand: HoldemHand, state: HandState, k: int) -> list[dict[str, Any]]:
     """Player ``k``'s (dealing order) two hole positions opened: ``position``, ``card``,
     ``salt`` (hex). For him alone, or for everyone once the hand shows them."""
-    deck = holdem_deck(bytes.fromhex(hand.server_seed))
-    salts = card_salts(bytes.fromhex(hand.server_seed), dealt_positions(players))
-    return [
-        {"position": p, "card": card_code(deck[p]), "salt": salts[p].hex()} for p in deal_positions(players).holes[k]
-    ]
+    n = state.player_count
+    salts = card_salts(bytes.fromhex(hand.server_seed), dealt_positions(n))
+    deck = state.setup.deck
+    return [{"position": p, "card": card_code(deck[p]), "salt": salts[p].hex()} for p in deal_positions(n).holes[k]]
 
 
 def shown_openings(hand: HoldemHand, state: HandState) -> list[dict[str, Any]]:
@@ -153,9 +154,8 @@ def shown_openings(hand: HoldemHand, state: HandState) -> list[dict[str, Any]]:
     if not hand.is_terminal or hand.status == HoldemHandStatus.CANCELLED:
         return []
     n = state.player_count
-    seed = bytes.fromhex(hand.server_seed)
-    deck = holdem_deck(seed)
-    salts = card_salts(seed, dealt_positions(n))
+    deck = state.setup.deck
+    salts = card_salts(bytes.fromhex(hand.server_seed), dealt_positions(n))
     positions = deal_positions(n)
     opened = list(positions.board[: len(state.board)])
     shown = hand.results.get("shown", {})

@@ -121,7 +121,7 @@ def _hand_view(hand: HoldemHand, state: HandState, *, now: datetime) -> HoldemHa
         board=board,
         pots=pots,
         total_pot_minor=state.total_pot if not state.is_over else sum(state.committed),
-        card_commitments=card_commitments(hand, n),
+        card_commitments=card_commitments(hand, state),
         to_act=None if over else state.to_act,
         turn_started_at=None if over else _iso(hand.turn_started_at),
         act_deadline=_iso(deadline),
@@ -206,7 +206,7 @@ def get_holdem_private_frame(*, table_id: int, user_id: int, now: datetime) -> H
             if seat.position in state.seats:
                 k = state.seats.index(int(seat.position or 0))
                 hole = [card_code(c) for c in state.holes[k]]
-                openings = [cast(HoldemCardOpening, o) for o in hole_openings(hand, state.player_count, k)]
+                openings = [cast(HoldemCardOpening, o) for o in hole_openings(hand, state, k)]
                 if not hand.is_terminal:
                     stack = int(state.stacks[k])
                     if state.to_act == seat.position and state.phase is Phase.BETTING:
