@@ -474,6 +474,11 @@ DRAND_URL: str = env.str(
 )
 # How long settlement waits for the beacon round before the hand is cancelled and refunded.
 BEACON_MAX_WAIT_SECONDS: int = _int("POKER_BEACON_MAX_WAIT_SECONDS", 60, minimum=5)
+# A finished Hold'em hand's seeds (which give every card of the deck, folded hands included)
+# reach staff at once and the hand's players and the public this many hours after the hand
+# ends; until then each player verifies his own and the shown cards against the per-card
+# commitments (docs/provably-fair.md, "Card commitments"). 0: at the end of the hand.
+HOLDEM_SEED_DELAY_HOURS: int = _int("POKER_HOLDEM_SEED_DELAY_HOURS", 24, minimum=0, maximum=24 * 366)
 # Length of a table's seed chain (hands it deals before a new chain is published).
 SEED_CHAIN_LENGTH: int = _int("POKER_SEED_CHAIN_LENGTH", 10_000, minimum=10, maximum=1_000_000)
 # WebSocket inbound rate limit: a token bucket per connection.

@@ -2,27 +2,41 @@
 results, its PHH text, and its verification from the revealed seed.
 
 Access as for WiderPoker hands: the hand's players and staff who may view every hand, and
-only once the hand is over (its seed is secret before). Verification recomputes, from the
-revealed chain seed and the client seeds, the commitment (SHA-256 of the chain seed), the
-hand seed (docs/provably-fair.md, Algorithm 2), the deck (section 12) and the whole hand
-through the engine, which must give the stored board and finishing stacks; the PHH text
-must replay (``replay_phh``) to the same stacks.
+only once the hand is over. Secrecy (docs/provably-fair.md, Card commitments): a player sees
+his own hole cards and those shown at the showdown, never a folded or mucked hand; the
+seeds, which give the whole deck, reach staff once the hand is over and its players once
+``holdem_records.seed_is_public`` (the end plus ``HOLDEM_SEED_DELAY_HOURS``). Until then a
+player verifies the cards he may see against the per-card commitments published at the
+deal; once the seeds are public, verification recomputes from the chain seed and the client
+seeds the commitment (SHA-256 of the chain seed), the hand seed (Algorithm 2), the deck
+(section 12), every card commitment and the whole hand through the engine, which must give
+the stored board and finishing stacks; the PHH text must replay (``replay_phh``) to the same
+stacks. A player's PHH download writes the hands he may not see as ``????``.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from handhistory.errors import HandNotFoundError
 from handhistory.selectors import Viewer, can_view_all_hands
 from tables.engine import fairness
 from tables.engine.cards import card_code
-from tables.engine.holdem import HoldemError, replay_phh
-from tables.holdem_records import replay
+from tables.engine.holdem import HoldemError, hide_holes, replay_phh
+from tables.holdem_records import (
+    card_commitments,
+    hole_openings,
+    replay,
+    seed_is_public,
+    seed_public_at,
+    shown_openings,
+)
 from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus
 
 
@@ -45,6 +59,10 @@ class HoldemHistory:
     players: list[dict[str, Any]]
     actions: list[dict[str, Any]]
     checks: list[HoldemCheck]
+    seeds_visible: bool = False
+    seed_public_at: datetime | None = None
+    commitments: tuple[str, ...] = ()
+    openings: tuple[dict[str, Any], ...] = ()
 
     @property
     def verified(self) -> bool:
@@ -75,8 +93,24 @@ def get_holdem_hand(*, hand_id: int, viewer: Viewer) -> HoldemHand:
     return hand
 
 
+def verify_openings(commitments: list[str], openings: list[dict[str, Any]]) -> HoldemCheck:
+    """Whether every opened position (``position``, ``card`` code, ``salt`` hex) hashes to
+    its published commitment, ``SHA-256(card || salt)`` (docs/provably-fair.md, Card
+    commitments)."""
+    bad = [
+        int(o["position"])
+        for o in openings
+        if int(o["position"]) >= len(commitments)
+        or hashlib.sha256(str(o["card"]).encode("ascii") + bytes.fromhex(str(o["salt"]))).hexdigest()
+        != commitments[int(o["position"])]
+    ]
+    detail = f"positions {bad} do not match" if bad else f"{len(openings)} cards"
+    return HoldemCheck("cards you can see match the commitments published at the deal", not bad, detail)
+
+
 def verify_holdem_hand(hand: HoldemHand) -> list[HoldemCheck]:
-    """Recompute a terminal hand from its revealed seed (see the module doc)."""
+    """Recompute a terminal hand from its seeds (see the module doc): for staff at once, for
+    its players once the seeds are public."""
     checks = [
         HoldemCheck(
             "commitment = SHA-256(chain seed)",
@@ -132,11 +166,49 @@ def get_holdem_history(*, hand_id: int, viewer: Viewer) -> HoldemHistory:
                 "button": row.seat == int(hand.setup["button"]),
             }
         )
+    now = timezone.now()
+    seeds_visible = staff or seed_is_public(hand, now=now)
+    commitments: list[str] = []
+    openings: list[dict[str, Any]] = []
+    checks: list[HoldemCheck] = []
+    if state is not None:
+        commitments = card_commitments(hand, state)
+        openings = shown_openings(hand, state)
+        for row in HoldemHandPlayer.objects.filter(hand=hand, user_id=viewer_id or 0):
+            if row.seat in state.seats and str(row.seat) not in shown:
+                openings += hole_openings(hand, state, state.seats.index(row.seat))
+        openings.sort(key=lambda o: int(o["position"]))
+        checks.append(verify_openings(commitments, openings))
+    if seeds_visible:
+        checks += verify_holdem_hand(hand)
     return HoldemHistory(
         hand=hand,
         table_name=hand.table.name,
         currency=str(hand.config.get("currency", hand.table.currency)),
         players=players,
         actions=list(hand.actions),
-        checks=verify_holdem_hand(hand),
+        checks=checks,
+        seeds_visible=seeds_visible,
+        seed_public_at=seed_public_at(hand),
+        commitments=tuple(commitments),
+        openings=tuple(openings),
     )
+
+
+def holdem_phh_for(*, hand: HoldemHand, viewer: Viewer) -> str:
+    """The hand's PHH text as this viewer may download it: whole for staff who may view every
+    hand (the hand is over); for a player, every hole card he may not see (not his, not shown
+    at the showdown) written ``????`` (PHH's unknown card). Empty when the hand has no PHH."""
+    if not hand.phh or can_view_all_hands(viewer):
+        return hand.phh
+    viewer_id = int(viewer.pk or 0) if viewer.is_authenticated else 0
+    shown = hand.results.get("shown", {})
+    order = _dealing_order(hand)
+    mine = {int(row.seat) for row in HoldemHandPlayer.objects.filter(hand=hand, user_id=viewer_id)}
+    keep = {k for k, seat in enumerate(order) if seat in mine or str(seat) in shown}
+    return hide_holes(hand.phh, keep)
+
+
+def _dealing_order(hand: HoldemHand) -> tuple[int, ...]:
+    """The hand's seats in dealing order (PHH's p1 .. pn)."""
+    return replay(hand).seats

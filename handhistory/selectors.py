@@ -20,6 +20,7 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
 from handhistory.verification import ENTRY_RECORD_FIELDS
@@ -30,6 +31,7 @@ from tables.engine.widerpoker import (
     hold_code,
     hold_from_mask,
 )
+from tables.holdem_records import seed_is_public
 from tables.labels import category_name
 from tables.models import Entry, Hand, HandStatus
 from tables.records import spin_feed
@@ -531,6 +533,8 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
     Practice games are private (seed 004): their chains and hands are not listed."""
     from tables.models import BeaconRound, HoldemHand, SeedChain
 
+    now = timezone.now()
+
     chains = [
         {
             "table": chain.table.name,
@@ -566,7 +570,9 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
             "commitment": hand.commitment,
             "chain": hand.chain_id,
             "index": hand.chain_index,
-            "chain_seed": hand.chain_seed if hand.is_terminal else None,
+            # Hold'em seeds follow the hand's release time (docs/provably-fair.md, Card
+            # commitments); the next hand's commitment equals this chain seed all the same.
+            "chain_seed": hand.chain_seed if seed_is_public(hand, now=now) else None,
         }
         for hand in HoldemHand.objects.select_related("table")
         .filter(table__practice__isnull=True)

@@ -53,14 +53,17 @@ def holdem_hand_detail(request: HttpRequest, hand_id: int) -> HttpResponse:
 @login_required
 def holdem_hand_phh(request: HttpRequest, hand_id: int) -> HttpResponse:
     """The hand in PHH, the field's standard format (docs/holdem.md, Hand histories), as a
-    download; 404 as the detail page, and for a hand PHH cannot express."""
+    download; 404 as the detail page, and for a hand PHH cannot express. A player's copy
+    writes the hole cards he may not see as ``????`` (``holdem.holdem_phh_for``)."""
     try:
         hand = holdem.get_holdem_hand(hand_id=hand_id, viewer=request.user)
     except HandNotFoundError as error:
         raise Http404(str(error)) from error
     if not hand.phh:
         raise Http404(hand.phh_error or "this hand has no PHH text")
-    response = HttpResponse(hand.phh, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(
+        holdem.holdem_phh_for(hand=hand, viewer=request.user), content_type="text/plain; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="holdem-{hand.table_id}-{hand.number}.phh"'
     return response
 

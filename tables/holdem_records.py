@@ -10,6 +10,9 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
+
+from tables.engine.cards import card_code
 from tables.engine.holdem import (
     ACT_MS,
     TIME_BANK_MS,
@@ -20,12 +23,16 @@ from tables.engine.holdem import (
     HandState,
     Structure,
     TurnClock,
+    card_commitment,
+    card_salts,
     deadline_ms,
+    deal_positions,
+    dealt_positions,
     holdem_deck,
     play_showdown,
     start_hand,
 )
-from tables.models import HoldemHand
+from tables.models import HoldemHand, HoldemHandStatus
 
 
 def structure_of(config: Mapping[str, Any]) -> Structure:
@@ -114,3 +121,58 @@ def turn_deadline(hand: HoldemHand, config: dict[str, Any], *, grace: bool = Tru
 def seats_in_hand(hand: HoldemHand) -> set[int]:
     """The seat numbers dealt into ``hand``."""
     return {int(player["seat"]) for player in hand.players}
+
+
+# --- secrecy and card commitments (docs/provably-fair.md, "Card commitments") --------------
+
+
+def seed_public_at(hand: HoldemHand) -> datetime | None:
+    """When the hand's seeds become public (to its players and everyone): its end plus
+    ``settings.HOLDEM_SEED_DELAY_HOURS``; None while it is played. Derived from the time,
+    so nothing is written to the finished hand when it passes."""
+    if not hand.is_terminal or hand.settled_at is None:
+        return None
+    return hand.settled_at + timedelta(hours=settings.HOLDEM_SEED_DELAY_HOURS)
+
+
+def seed_is_public(hand: HoldemHand, *, now: datetime) -> bool:
+    """Whether the hand's ``server_seed`` and ``chain_seed`` may reach anyone (see
+    ``seed_public_at``); staff who may view every hand see them once the hand is over."""
+    public_at = seed_public_at(hand)
+    return public_at is not None and now >= public_at
+
+
+def card_commitments(hand: HoldemHand, state: HandState) -> list[str]:
+    """The public commitment of every deck position the hand deals (``2n + 8``, burns
+    included), in position order: ``SHA-256(card code || salt)``, salts from the seed and
+    the cards from ``state``'s deck (the seed's, ``replay``)."""
+    salts = card_salts(bytes.fromhex(hand.server_seed), dealt_positions(state.player_count))
+    return [card_commitment(state.setup.deck[i], salt) for i, salt in enumerate(salts)]
+
+
+def hole_openings(hand: HoldemHand, state: HandState, k: int) -> list[dict[str, Any]]:
+    """Player ``k``'s (dealing order) two hole positions opened: ``position``, ``card``,
+    ``salt`` (hex). For him alone, or for everyone once the hand shows them."""
+    n = state.player_count
+    salts = card_salts(bytes.fromhex(hand.server_seed), dealt_positions(n))
+    deck = state.setup.deck
+    return [{"position": p, "card": card_code(deck[p]), "salt": salts[p].hex()} for p in deal_positions(n).holes[k]]
+
+
+def shown_openings(hand: HoldemHand, state: HandState) -> list[dict[str, Any]]:
+    """The positions everyone may check once the hand is over: the board cards dealt and
+    the hole cards shown at the showdown (``results["shown"]``), each with its card and
+    salt; folded and mucked hands and the burns stay closed. Empty while the hand runs
+    and for a cancelled hand."""
+    if not hand.is_terminal or hand.status == HoldemHandStatus.CANCELLED:
+        return []
+    n = state.player_count
+    deck = state.setup.deck
+    salts = card_salts(bytes.fromhex(hand.server_seed), dealt_positions(n))
+    positions = deal_positions(n)
+    opened = list(positions.board[: len(state.board)])
+    shown = hand.results.get("shown", {})
+    for k, seat in enumerate(state.seats):
+        if str(seat) in shown:
+            opened.extend(positions.holes[k])
+    return [{"position": p, "card": card_code(deck[p]), "salt": salts[p].hex()} for p in sorted(opened)]

@@ -1,8 +1,11 @@
 """Reads of Hold'em tables: the public table frame, a player's private frame, hands.
 
 The frames' shapes are in ``tables/realtime/frames.py`` (documented in docs/protocol.md). The
-secret rule: hole cards appear in the public frame only when shown at the showdown, the
-server seed only once the hand is over; a player's own cards only in his private frame.
+secret rule: hole cards appear in the public frame only when shown at the showdown; a
+player's own cards (and their salts) only in his private frame; the seeds, which give every
+card of the deck, only once ``holdem_records.seed_is_public`` (the hand's end plus a delay).
+Fairness meanwhile rests on the per-card commitments published at the deal
+(docs/provably-fair.md, Card commitments).
 """
 
 from __future__ import annotations
@@ -17,12 +20,22 @@ from django.utils import timezone
 from tables.engine.cards import card_code
 from tables.engine.holdem import ActionKind, HandState, Phase, equity
 from tables.errors import TableNotFoundError, WrongGameError
-from tables.holdem_records import replay, turn_deadline
+from tables.holdem_records import (
+    card_commitments,
+    hole_openings,
+    replay,
+    seed_is_public,
+    seed_public_at,
+    shown_openings,
+    turn_deadline,
+)
 from tables.models import HoldemConditions, HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table, TableGame
 from tables.realtime.frames import (
+    HoldemCardOpening,
     HoldemConfig,
     HoldemHandView,
     HoldemLegalView,
+    HoldemPotResultView,
     HoldemPotView,
     HoldemPrivateFrame,
     HoldemResultView,
@@ -67,19 +80,28 @@ def _street(state: HandState) -> str:
     return STREETS[int(state.street)]
 
 
-def _hand_view(hand: HoldemHand, state: HandState) -> HoldemHandView:
+def _hand_view(hand: HoldemHand, state: HandState, *, now: datetime) -> HoldemHandView:
     n = state.player_count
     small, big = (1, 0) if n == 2 else (0, 1)
     over = hand.is_terminal
     deadline = turn_deadline(hand, hand.config) if hand.turn_started_at and not over else None
     result: HoldemResultView | None = None
     if over:
+        public = seed_is_public(hand, now=now)
         result = HoldemResultView(
             won={str(k): int(v) for k, v in hand.results.get("won", {}).items()},
             rake_minor=hand.rake_minor,
             showdown=bool(hand.results.get("showdown")),
-            server_seed=hand.server_seed,
-            chain_seed=hand.chain_seed,
+            pots=[
+                HoldemPotResultView(
+                    amount_minor=int(p["amount"]), rake_minor=int(p["rake"]), winners=list(p["winners"])
+                )
+                for p in hand.results.get("pots", [])
+            ],
+            revealed=[cast(HoldemCardOpening, o) for o in shown_openings(hand, state)],
+            seed_public_at=_iso(seed_public_at(hand)),
+            server_seed=hand.server_seed if public else None,
+            chain_seed=hand.chain_seed if public else None,
         )
     if hand.status == HoldemHandStatus.CANCELLED:
         pots: list[HoldemPotView] = []
@@ -99,6 +121,7 @@ def _hand_view(hand: HoldemHand, state: HandState) -> HoldemHandView:
         board=board,
         pots=pots,
         total_pot_minor=state.total_pot if not state.is_over else sum(state.committed),
+        card_commitments=card_commitments(hand, state),
         to_act=None if over else state.to_act,
         turn_started_at=None if over else _iso(hand.turn_started_at),
         act_deadline=_iso(deadline),
@@ -157,7 +180,7 @@ def get_holdem_table_frame(*, table_id: int, now: datetime) -> HoldemTableFrame:
         server_time=now.isoformat(),
         config=_config(table, conditions),
         seats=seats,
-        hand=None if hand is None or state is None else _hand_view(hand, state),
+        hand=None if hand is None or state is None else _hand_view(hand, state, now=now),
     )
 
 
@@ -172,6 +195,7 @@ def get_holdem_private_frame(*, table_id: int, user_id: int, now: datetime) -> H
         .first()
     )
     hole: list[str] | None = None
+    openings: list[HoldemCardOpening] | None = None
     legal_view: HoldemLegalView | None = None
     chance: float | None = None
     stack = 0 if seat is None else int(seat.stack_minor)
@@ -182,6 +206,7 @@ def get_holdem_private_frame(*, table_id: int, user_id: int, now: datetime) -> H
             if seat.position in state.seats:
                 k = state.seats.index(int(seat.position or 0))
                 hole = [card_code(c) for c in state.holes[k]]
+                openings = [cast(HoldemCardOpening, o) for o in hole_openings(hand, state, k)]
                 if not hand.is_terminal:
                     stack = int(state.stacks[k])
                     if state.to_act == seat.position and state.phase is Phase.BETTING:
@@ -206,6 +231,7 @@ def get_holdem_private_frame(*, table_id: int, user_id: int, now: datetime) -> H
         status=None if seat is None else seat.status,
         blind_choice="" if seat is None else seat.blind_choice,
         hole=hole,
+        hole_openings=openings,
         legal=legal_view,
         equity=chance,
         wallet_minor=wallet_selectors.get_balance_minor(user_id=user_id, currency=table.currency),

@@ -422,7 +422,9 @@ function renderFooter() {
   $("commitment").textContent = current ? current.commitment : "–";
   const over = Boolean(current?.result);
   $("seed-wrap").hidden = !over;
-  $("seed").textContent = over ? current.result.server_seed : "";
+  // The seeds give the whole deck, folded hands included: null until result.seed_public_at
+  // (docs/provably-fair.md, Card commitments).
+  $("seed").textContent = !over ? "" : current.result.server_seed ?? fmt(gettext("published %(when)s"), { when: current.result.seed_public_at ?? "" });
   const link = $("hand-link");
   const phh = $("phh-link");
   link.hidden = !over;

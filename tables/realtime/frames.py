@@ -184,15 +184,40 @@ class HoldemPotView(TypedDict):
     seats: list[int]
 
 
+class HoldemCardOpening(TypedDict):
+    """One dealt deck position opened: its ``card`` code and 32-byte ``salt`` (hex), which
+    must hash to the position's commitment: ``SHA-256(card || salt)`` (docs/provably-fair.md,
+    Card commitments)."""
+
+    position: int
+    card: str
+    salt: str
+
+
+class HoldemPotResultView(TypedDict):
+    """One settled pot, main pot first: its chips before rake, its own rake, the seats that
+    shared the rest (docs/holdem.md, rake)."""
+
+    amount_minor: int
+    rake_minor: int
+    winners: list[int]
+
+
 class HoldemResultView(TypedDict):
     """A finished hand: chips won per seat (``"3": 240``), the rake, whether it went to a
-    showdown, and the revealed seed (docs/provably-fair.md)."""
+    showdown, each pot's rake (``pots``), the board and shown cards opened against their
+    commitments (``revealed``), and the seeds: null until ``seed_public_at`` (the hand's
+    end plus the operator's delay, docs/provably-fair.md, Card commitments); from then on
+    they reproduce every commitment."""
 
     won: dict[str, int]
     rake_minor: int
     showdown: bool
-    server_seed: str
-    chain_seed: str
+    pots: list[HoldemPotResultView]
+    revealed: list[HoldemCardOpening]
+    seed_public_at: str | None
+    server_seed: str | None
+    chain_seed: str | None
 
 
 class HoldemHandView(TypedDict):
@@ -200,7 +225,8 @@ class HoldemHandView(TypedDict):
     complete; ``to_act``: the seat to act or null; ``act_deadline``: when his turn times
     out (the countdown starts ``time_bank_seconds`` before it, after 10 s to act);
     ``pots`` (collected chips, the main pot first) plus the seats' ``bet_minor`` make the
-    whole ``total_pot_minor``."""
+    whole ``total_pot_minor``; ``card_commitments``: from the deal, one SHA-256 per dealt
+    deck position ``0 .. 2n+7`` (docs/provably-fair.md, Card commitments)."""
 
     id: int
     number: int
@@ -212,6 +238,7 @@ class HoldemHandView(TypedDict):
     board: list[str]
     pots: list[HoldemPotView]
     total_pot_minor: int
+    card_commitments: list[str]
     to_act: int | None
     turn_started_at: str | None
     act_deadline: str | None
@@ -250,7 +277,8 @@ class HoldemLegalView(TypedDict):
 
 class HoldemPrivateFrame(TypedDict):
     """One player's own view of a Hold'em table, to his group only: his seat (null when
-    not seated), hole cards (null when not dealt in), legal actions when it is his turn,
+    not seated), hole cards (null when not dealt in) with their ``hole_openings`` (deck
+    position, card and salt of each, to check against the hand's commitments), legal actions when it is his turn,
     his wallet balance in the table's currency, and the probability of winning (null
     unless the table shows probabilities; equity against random hands of the players
     still in, ``docs/holdem.md``, Equity)."""
@@ -263,6 +291,7 @@ class HoldemPrivateFrame(TypedDict):
     status: str | None
     blind_choice: str
     hole: list[str] | None
+    hole_openings: list[HoldemCardOpening] | None
     legal: HoldemLegalView | None
     equity: float | None
     wallet_minor: int

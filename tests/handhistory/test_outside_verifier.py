@@ -6,14 +6,18 @@ free draws included. Nothing here imports the engine."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
-from datetime import datetime
+import struct
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import jsonschema
 import pytest
 from django.contrib.auth.models import User
+from django.utils import timezone
 
 from handhistory.selectors import export_schema
 from jackpots import services as jackpot_services
@@ -153,3 +157,77 @@ def test_ordinary_special_and_jackpot_hands_verify_from_their_exports(
     # The verifier can fail: a pool one cent off is caught.
     exports[0]["hand"]["pool_minor"] += 1
     assert outside_verify(exports[0], ref) == ["rake or pool"]
+
+
+def holdem_reference() -> dict[str, Any]:
+    """Section 10's reference code plus section 12's ``holdem_deal``, read from the page."""
+    namespace = reference_code()
+    section = PAGE.read_text().split("## 12. Texas Hold'em")[1]
+    code = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert code is not None
+    exec(code.group(1), namespace)
+    return namespace
+
+
+def opens(commitment: str, card: str, salt_hex: str) -> bool:
+    """Card commitments (docs/provably-fair.md, section 12): SHA-256(card code || salt)."""
+    return hashlib.sha256(card.encode() + bytes.fromhex(salt_hex)).hexdigest() == commitment
+
+
+def salt(seed: bytes, position: int) -> bytes:
+    """Block ``position`` of stream ``holdem-card-salt`` (section 2's block rule)."""
+    return hmac.new(seed, b"holdem-card-salt\x00" + struct.pack(">Q", position), hashlib.sha256).digest()
+
+
+def test_a_holdem_player_verifies_his_and_the_shown_cards_at_once_and_the_whole_deck_after_the_delay(
+    alice: User, bob: User
+) -> None:
+    # Written from docs/provably-fair.md (section 12, Card commitments) and docs/protocol.md
+    # alone, through the snapshot URL a client reads; nothing of the engine is imported.
+    from tests.tables.holdem_helpers import holdem_table, tick
+
+    table = holdem_table("Verifier Hold'em")
+    for user, seat in ((alice, 0), (bob, 1)):
+        client = logged_in(user)
+        joined = client.post(
+            f"/api/tables/{table.pk}/holdem/join/",
+            {"seat": seat, "buy_in_minor": 1_000},
+            content_type="application/json",
+        )
+        assert joined.status_code == 200, joined.json()
+    tick(table, timezone.now() + timedelta(milliseconds=1))
+    a, b = logged_in(alice), logged_in(bob)
+    at_deal = a.get(f"/tables/{table.pk}/snapshot.json").json()
+    commitments = at_deal["table"]["hand"]["card_commitments"]
+    own = at_deal["private"]["hole_openings"]
+    assert len(commitments) == 2 * 2 + 8 and len(own) == 2
+    assert all(opens(commitments[o["position"]], o["card"], o["salt"]) for o in own)
+    clients = {0: a, 1: b}
+    for _ in range(20):  # check or call down to the showdown, through the REST doors
+        hand_frame = a.get(f"/tables/{table.pk}/snapshot.json").json()["table"]["hand"]
+        seat = hand_frame["to_act"]
+        if hand_frame["result"] is not None or seat is None:
+            break
+        legal = clients[seat].get(f"/tables/{table.pk}/snapshot.json").json()["private"]["legal"]
+        kind = "check" if "check" in legal["kinds"] else "call"
+        acted = clients[seat].post(f"/api/tables/{table.pk}/holdem/{kind}/", {}, content_type="application/json")
+        assert acted.status_code == 200, acted.json()
+    over = a.get(f"/tables/{table.pk}/snapshot.json").json()["table"]["hand"]
+    result = over["result"]
+    assert result is not None and over["card_commitments"] == commitments
+    assert result["server_seed"] is None and result["chain_seed"] is None
+    assert result["revealed"] and all(
+        opens(commitments[o["position"]], o["card"], o["salt"]) for o in result["revealed"]
+    )
+    assert [o["card"] for o in result["revealed"] if o["position"] >= 2 * 2 + 1] == over["board"]
+    # After the delay the snapshot gives the seed, and the seed reproduces every commitment
+    # published at the deal (section 12's deck, then the salts): the whole deck checks.
+    later = datetime.fromisoformat(result["seed_public_at"]) + timedelta(seconds=1)
+    with mock.patch("django.utils.timezone.now", return_value=later):  # a day later: a new login
+        released = logged_in(alice).get(f"/tables/{table.pk}/snapshot.json").json()["table"]["hand"]["result"]
+    seed = bytes.fromhex(released["server_seed"])
+    ref = holdem_reference()
+    cards, _hole, _board, _burns = ref["holdem_deal"](seed, 2)
+    codes = [RANKS[c // 4] + SUITS[c % 4] for c in cards]
+    assert all(opens(c, codes[i], salt(seed, i).hex()) for i, c in enumerate(commitments))
+    assert hashlib.sha256(bytes.fromhex(released["chain_seed"])).hexdigest() == over["commitment"]

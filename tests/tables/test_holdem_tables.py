@@ -160,6 +160,9 @@ def test_a_hand_played_to_the_end_pays_the_pot_and_the_rake(table: Table, alice:
     assert hand.pot_minor == 200 and hand.rake_minor == 10  # 5% of 200, flop dealt
     assert _rake_balance() - rake_before == 10
     assert sum(hand.results["finishing_stacks"].values()) == 2_000 - 10
+    # The record says what each pot paid (docs/holdem.md, rake): one pot here, its rake 10.
+    [pot] = hand.results["pots"]
+    assert pot["amount"] == 200 and pot["rake"] == 10 and set(pot["winners"]) <= {0, 3}
     assert len(hand.board) == 5
     table.refresh_from_db()
     assert table.phase == "results"
@@ -263,16 +266,23 @@ def test_hole_cards_never_reach_public_frames_or_other_players(table: Table, ali
     assert hand.commitment in public
 
 
-def test_the_seed_is_public_once_the_hand_is_over(table: Table, alice: User, bob: User) -> None:
+def test_the_seed_is_public_the_delay_after_the_hand_is_over(table: Table, alice: User, bob: User) -> None:
+    # The seeds give every hole card, folded ones included: public only after the delay
+    # (docs/provably-fair.md, Card commitments; tests/tables/test_holdem_privacy.py).
     now = timezone.now()
     seat_two(table, alice, bob, now)
     tick(table, now)
     hand = HoldemHand.objects.get(table=table)
     user = alice if replay(hand).to_act == 0 else bob
     act_in_hand(table_id=table.pk, user_id=user.pk, kind="fold", now=now)
+    hand.refresh_from_db()
     frame = get_holdem_table_frame(table_id=table.pk, now=now)
     assert frame["hand"] is not None and frame["hand"]["result"] is not None
-    assert frame["hand"]["result"]["server_seed"] == hand.server_seed
+    assert frame["hand"]["result"]["server_seed"] is None
+    assert hand.settled_at is not None
+    later = get_holdem_table_frame(table_id=table.pk, now=hand.settled_at + timedelta(hours=24))
+    assert later["hand"] is not None and later["hand"]["result"] is not None
+    assert later["hand"]["result"]["server_seed"] == hand.server_seed
 
 
 def test_the_button_moves_clockwise(table: Table, alice: User, bob: User, carol: User) -> None:

@@ -49,7 +49,17 @@ from .clocks import (
     timeout_action,
 )
 from .dealing import MAX_PLAYERS, MIN_PLAYERS, DealPositions, deal_positions
-from .deck import LABEL_HOLDEM_DECK, Deal, deal_cards, holdem_deck
+from .deck import (
+    LABEL_CARD_SALT,
+    LABEL_HOLDEM_DECK,
+    Deal,
+    card_commitment,
+    card_salts,
+    deal_cards,
+    deal_commitments,
+    dealt_positions,
+    holdem_deck,
+)
 from .equity import Equity, PlayerEquity, equity
 from .errors import (
     AmountTooLargeError,
@@ -62,8 +72,8 @@ from .errors import (
     SetupError,
 )
 from .eval7 import evaluate7, evaluate7_one, evaluate_best
-from .phh import PhhHand, hand_to_phh, read_phh, replay_phh
-from .pots import Pot, build_pots, split_pot
+from .phh import PhhHand, hand_to_phh, hide_holes, read_phh, replay_phh
+from .pots import Pot, PotResult, build_pots, rake_pots, split_pot
 from .showdown import best_strengths
 from .simulation import BotPlayer, MatchResult, Player, play_match
 from .state import (
@@ -83,6 +93,7 @@ from .structure import MAX_RAKE_BPS, PHH_LIMIT_CAPS, SEED_LIMIT_CAPS, Betting, S
 __all__ = [
     "ACT_MS",
     "DECISION_TABLE",
+    "LABEL_CARD_SALT",
     "LABEL_HOLDEM_DECK",
     "LAG",
     "MAX_PLAYERS",
@@ -126,6 +137,7 @@ __all__ = [
     "Player",
     "PlayerEquity",
     "Pot",
+    "PotResult",
     "SetupError",
     "Standing",
     "Street",
@@ -137,19 +149,25 @@ __all__ = [
     "blind_level",
     "build_pots",
     "calling_station",
+    "card_commitment",
+    "card_salts",
     "deadline_ms",
     "deal_cards",
+    "deal_commitments",
     "deal_positions",
+    "dealt_positions",
     "decide",
     "equity",
     "evaluate7",
     "evaluate7_one",
     "evaluate_best",
     "hand_to_phh",
+    "hide_holes",
     "holdem_deck",
     "leaderboard",
     "play_match",
     "play_showdown",
+    "rake_pots",
     "random_action",
     "read_clock",
     "read_phh",

@@ -20,27 +20,37 @@ algorithm, with a worked test vector, is ``docs/provably-fair.md``, *Texas Hold'
 
 from __future__ import annotations
 
+import hashlib
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from ..cards import DECK_SIZE, card_code
-from ..rng import shuffled
+from ..rng import hmac_sha256_many, shuffled
 from .dealing import MAX_PLAYERS, MIN_PLAYERS, DealPositions, deal_positions
 
 __all__ = [
+    "LABEL_CARD_SALT",
     "LABEL_HOLDEM_DECK",
     "MAX_PLAYERS",
     "MIN_PLAYERS",
     "Deal",
     "DealPositions",
+    "card_commitment",
+    "card_salts",
     "deal_cards",
+    "deal_commitments",
     "deal_positions",
+    "dealt_positions",
     "holdem_deck",
 ]
 
 LABEL_HOLDEM_DECK: Final = "holdem-deck"
 """Stream label of the Hold'em shuffle (``docs/provably-fair.md``, *Texas Hold'em*)."""
+
+LABEL_CARD_SALT: Final = "holdem-card-salt"
+"""Label of the per-position card salts (``docs/provably-fair.md``, *Card commitments*)."""
 
 
 def holdem_deck(server_seed: bytes) -> tuple[int, ...]:
@@ -91,3 +101,48 @@ def deal_cards(deck: Sequence[int], n_players: int) -> Deal:
         burns=(deck[b1], deck[b2], deck[b3]),
         board=(deck[f1], deck[f2], deck[f3], deck[t], deck[r]),
     )
+
+
+def dealt_positions(n_players: int) -> int:
+    """How many deck positions a hand of ``n_players`` deals, burns included: ``2n + 8``
+    (positions ``0 .. 2n+7``, ``deal_positions``). Raises ``SetupError`` unless 2..10."""
+    deal_positions(n_players)
+    return 2 * n_players + 8
+
+
+def card_salts(server_seed: bytes, count: int) -> tuple[bytes, ...]:
+    """The 32-byte salt of each deck position ``0 .. count-1``: block ``i`` of stream
+    ``"holdem-card-salt"``, i.e. ``HMAC-SHA256(server_seed, "holdem-card-salt" 0x00 i)``
+    with ``i`` as an unsigned 64-bit big-endian integer (``docs/provably-fair.md``,
+    *Card commitments*). A salt tells nothing of the seed or of any other salt. Raises
+    ``ValueError`` unless ``server_seed`` is 32 bytes.
+
+    >>> [s.hex()[:8] for s in card_salts(bytes(range(32)), 2)]
+    ['18586a84', '3686bd20']
+    """
+    if len(server_seed) != 32:
+        raise ValueError("a server seed is 32 bytes")
+    prefix = LABEL_CARD_SALT.encode("ascii") + b"\x00"
+    return tuple(hmac_sha256_many(server_seed, prefix, (struct.pack(">Q", i) for i in range(count))))
+
+
+def card_commitment(card: int, salt: bytes) -> str:
+    """The commitment to one dealt card: lowercase hex ``SHA-256(UTF-8(card code) || salt)``
+    (the code as in ``docs/provably-fair.md`` section 3, e.g. ``"As"``; ``salt`` 32 bytes).
+
+    >>> card_commitment(51, bytes(32))[:12]
+    '85d96e031fe7'
+    """
+    return hashlib.sha256(card_code(card).encode("ascii") + bytes(salt)).hexdigest()
+
+
+def deal_commitments(server_seed: bytes, n_players: int) -> tuple[str, ...]:
+    """The commitments of every position a hand deals (``dealt_positions``): position ``i``
+    commits to ``holdem_deck(server_seed)[i]`` with salt ``card_salts(server_seed, ...)[i]``.
+    Published at the deal; opening one (card and salt) proves that card without telling
+    anything of the others (``docs/provably-fair.md``, *Card commitments*). Raises
+    ``ValueError`` for a bad seed or player count.
+    """
+    deck = holdem_deck(server_seed)
+    count = dealt_positions(n_players)
+    return tuple(card_commitment(deck[i], salt) for i, salt in enumerate(card_salts(server_seed, count)))

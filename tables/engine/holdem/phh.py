@@ -17,8 +17,9 @@ No I/O: text in, text out. ``tomllib`` reads; a small writer emits the fields us
 from __future__ import annotations
 
 import json
+import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,9 @@ from .errors import HoldemError, PhhError
 from .state import Action, ActionKind, HandSetup, HandState, Phase, play_showdown, start_hand
 from .structure import PHH_LIMIT_CAPS, Betting, Structure
 
-__all__ = ["PhhHand", "hand_to_phh", "read_phh", "replay_phh"]
+__all__ = ["PhhHand", "hand_to_phh", "hide_holes", "read_phh", "replay_phh"]
+
+_HOLE_DEAL = re.compile(r"'d dh p(\d+) ((?:[2-9TJQKA][cdhs]){2})'")
 
 
 def _player(k: int) -> str:
@@ -212,6 +215,26 @@ def _structure(data: Mapping[str, Any], n: int) -> Structure:
     except HoldemError as error:
         raise PhhError(str(error)) from None
     raise PhhError(f"unsupported variant {variant!r}: FT or NT")
+
+
+def hide_holes(text: str, keep: Collection[int]) -> str:
+    """``text`` (as ``hand_to_phh`` writes it) with the hole cards of every player not in
+    ``keep`` (player indices, dealing order: p1 is 0) written ``????``, PHH's unknown
+    cards. Cards shown at the showdown stay in their ``sm`` lines; a mucked hand is ``pK
+    sm`` without cards. Used for the players' download: a hole card reaches nobody but its
+    owner unless shown (docs/holdem.md, Hand histories).
+
+    >>> hide_holes("actions = ['d dh p1 AsKs', 'd dh p2 7c2d', 'p1 f']", {1})
+    "actions = ['d dh p1 ????', 'd dh p2 7c2d', 'p1 f']"
+    """
+    kept = {int(k) for k in keep}
+
+    def hide(match: re.Match[str]) -> str:
+        if int(match.group(1)) - 1 in kept:
+            return match.group(0)
+        return f"'d dh p{match.group(1)} ????'"
+
+    return _HOLE_DEAL.sub(hide, text)
 
 
 def read_phh(text: str) -> PhhHand:

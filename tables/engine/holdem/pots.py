@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Pot", "build_pots", "split_pot"]
+__all__ = ["Pot", "PotResult", "build_pots", "rake_pots", "split_pot"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +21,16 @@ class Pot:
 
     amount: int
     eligible: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PotResult:
+    """How one settled pot was paid: its ``amount`` before rake and its ``rake`` in chips,
+    and the player indices (dealing order, ascending) who shared the rest (``winners``)."""
+
+    amount: int
+    rake: int
+    winners: tuple[int, ...]
 
 
 def build_pots(contributions: Sequence[int], live: Sequence[bool]) -> tuple[Pot, ...]:
@@ -48,6 +58,34 @@ def build_pots(contributions: Sequence[int], live: Sequence[bool]) -> tuple[Pot,
         elif amount:
             pots.append(Pot(amount, eligible))
     return tuple(pots)
+
+
+def rake_pots(amounts: Sequence[int], *, rake_bps: int, rake_cap: int | None, flop_dealt: bool) -> tuple[int, ...]:
+    """The rake of each pot, in chips, paid by that pot's own winners (docs/holdem.md, rake).
+
+    ``amounts``: the pots' sizes in chips, main pot first, as settled (losing hands left
+    first, so these are the pots pokerkit pushes). Each pot pays ``floor(amount * rake_bps
+    / 10000)``, as pokerkit rakes pot by pot, so a short stack who wins the main pot never
+    pays the side pot's rake (seed 003, Showdown: each pot is won on its own). No flop, no
+    drop: all zero when the hand ended before the flop. ``rake_cap`` (``None``: no cap) is
+    per hand: when ``floor(total * rake_bps / 10000)`` passes it, each pot pays
+    ``floor(rake_cap * amount / total)`` instead, its share of the cap by size (never more
+    than its own uncapped rake; the sum is at most the cap, short of it by less than one
+    chip per pot).
+
+    >>> rake_pots([10_000, 45_050], rake_bps=500, rake_cap=None, flop_dealt=True)
+    (500, 2252)
+    >>> rake_pots([1_000, 3_000], rake_bps=500, rake_cap=100, flop_dealt=True)
+    (25, 75)
+    >>> rake_pots([1_000], rake_bps=500, rake_cap=None, flop_dealt=False)
+    (0,)
+    """
+    if not flop_dealt or not rake_bps:
+        return tuple(0 for _ in amounts)
+    total = sum(amounts)
+    if rake_cap is not None and total * rake_bps // 10_000 > rake_cap:
+        return tuple(rake_cap * amount // total for amount in amounts)
+    return tuple(amount * rake_bps // 10_000 for amount in amounts)
 
 
 def split_pot(amount: int, winners: Sequence[int]) -> dict[int, int]:

@@ -36,7 +36,7 @@ from .errors import (
     NotYourTurnError,
     SetupError,
 )
-from .pots import Pot, build_pots, split_pot
+from .pots import Pot, PotResult, build_pots, rake_pots, split_pot
 from .showdown import best_strengths
 from .structure import Betting, Structure
 
@@ -63,7 +63,8 @@ class HandState:
     Per-player tuples are in dealing order (``seats[k]`` is player ``k``'s table seat):
     ``stacks`` (chips behind), ``bets`` (this street, not yet collected), ``committed``
     (collected into the pots), ``folded``, ``mucked``, ``protected`` (timed out all-in).
-    ``winnings`` and ``rake`` are set when the phase is ``COMPLETE``; ``runout`` is true
+    ``winnings``, ``rake`` and ``pot_results`` (each pot's amount, rake and winners, main
+    pot first) are set when the phase is ``COMPLETE``; ``runout`` is true
     when the showdown came from an all-in before the river (all hands are then shown);
     ``hand_strengths`` (evaluator scale, higher is better) is filled at the showdown.
     """
@@ -90,6 +91,7 @@ class HandState:
     log: tuple[Event, ...] = ()
     winnings: tuple[int, ...] | None = None
     rake: int = 0
+    pot_results: tuple[PotResult, ...] = ()
     runout: bool = False
     hand_strengths: tuple[int, ...] = ()
     starting_stacks: tuple[int, ...] = field(default=())
@@ -456,30 +458,33 @@ class HandState:
             # Losing hands leave first, then the pots are formed among the winning hands:
             # layers with the same contenders are one pot (docs/holdem.md, odd chips).
             live = self.winning_players()
-        pots = list(build_pots(self.committed, live))
-        rake = self.structure.rake(sum(p.amount for p in pots), flop_dealt=len(self.board) >= 3)
-        remaining = rake
-        for k, pot in enumerate(pots):
-            taken = min(remaining, pot.amount)
-            pots[k] = Pot(pot.amount - taken, pot.eligible)
-            remaining -= taken
+        pots = build_pots(self.committed, live)
+        # Each pot is raked on its own and its rake paid by its own winners (docs/holdem.md,
+        # rake; as pokerkit): the main pot's winner never pays the side pot's rake.
+        s = self.structure
+        rakes = rake_pots(
+            [p.amount for p in pots], rake_bps=s.rake_bps, rake_cap=s.rake_cap, flop_dealt=len(self.board) >= 3
+        )
         winnings = [0] * self.player_count
-        if sum(self._live()) == 1:
-            winner = live.index(True)
-            winnings[winner] = sum(p.amount for p in pots)
-        else:
-            strengths = self.hand_strengths or tuple(int(v) for v in self.strengths())
-            for pot in pots:
+        results: list[PotResult] = []
+        alone = sum(self._live()) == 1
+        strengths = () if alone else self.hand_strengths or tuple(int(v) for v in self.strengths())
+        for pot, rake in zip(pots, rakes, strict=True):
+            if alone:  # everyone else folded: he wins every pot
+                winners: tuple[int, ...] = (live.index(True),)
+            else:
                 best = max(strengths[j] for j in pot.eligible)
-                winners = [j for j in pot.eligible if strengths[j] == best]
-                for j, share in split_pot(pot.amount, winners).items():
-                    winnings[j] += share
+                winners = tuple(j for j in pot.eligible if strengths[j] == best)
+            for j, share in split_pot(pot.amount - rake, winners).items():
+                winnings[j] += share
+            results.append(PotResult(pot.amount, rake, winners))
         stacks = tuple(s + w for s, w in zip(self.stacks, winnings, strict=True))
         return self._evolve(
             stacks=stacks,
             phase=Phase.COMPLETE,
             winnings=tuple(winnings),
-            rake=rake,
+            rake=sum(rakes),
+            pot_results=tuple(results),
             actors=(),
             showdown_queue=(),
         )

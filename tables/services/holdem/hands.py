@@ -268,8 +268,9 @@ def _start_turn(table: Table, hand: HoldemHand, state: HandState, *, now: dateti
 
 def _settle(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) -> None:
     """Pay the pots: the seats' stacks become the finishing stacks, the rake moves from the
-    escrow to the rake account (no flop, no drop: the engine's ``rake``), the hand is
-    stored with its board, results and PHH text, and the server seed becomes public.
+    escrow to the rake account (each pot's own, no flop no drop: ``pots.rake_pots``), the hand is
+    stored with its board, results and PHH text; its seeds become public later
+    (``holdem_records.seed_public_at``: nothing is written to the hand then).
     Leaving players are cashed out; players left without chips sit out."""
     finishing = state.finishing_stacks()
     starting = dict(zip(state.seats, state.starting_stacks, strict=True))
@@ -294,6 +295,12 @@ def _settle(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) 
         "won": {str(s): int(w) for s, w in zip(state.seats, state.winnings or (), strict=True) if w},
         "shown": shown,
         "showdown": showdown,
+        # Each pot, main first: its chips before rake, its rake and the seats that shared
+        # the rest (docs/holdem.md, rake: every pot pays its own rake).
+        "pots": [
+            {"amount": p.amount, "rake": p.rake, "winners": [state.seats[k] for k in p.winners]}
+            for p in state.pot_results
+        ],
     }
     hand.board = [card_code(c) for c in state.board]
     hand.pot_minor = sum(state.committed)

@@ -17,8 +17,12 @@ from hypothesis import strategies as st
 from tables.engine import card_code, category_of_strength
 from tables.engine.holdem.deck import (
     LABEL_HOLDEM_DECK,
+    card_commitment,
+    card_salts,
     deal_cards,
+    deal_commitments,
     deal_positions,
+    dealt_positions,
     holdem_deck,
 )
 from tables.engine.holdem.eval7 import evaluate7_one
@@ -149,3 +153,26 @@ def test_each_card_reaches_each_top_position_about_equally_often() -> None:
     expected = 2600 / 52
     chi2 = sum((counts.get(card, 0) - expected) ** 2 / expected for card in range(52))
     assert chi2 < 101.0  # the 1e-4 upper quantile of chi-square with 51 dof is about 100.9
+
+
+def salt_vector() -> dict[str, str]:
+    text = PAGE.read_text()
+    block = text.split("<!-- holdem-salt-vector:begin -->")[1].split("<!-- holdem-salt-vector:end -->")[0]
+    return dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+
+
+def test_the_card_salts_and_commitments_match_the_page() -> None:
+    page = salt_vector()
+    seed = bytes.fromhex(page["server_seed"])
+    n = int(page["players"])
+    salts = card_salts(seed, dealt_positions(n))
+    commitments = deal_commitments(seed, n)
+    assert len(commitments) == int(page["commitments"]) == 2 * n + 8
+    for i in (0, 3, 13):
+        message = b"holdem-card-salt\x00" + struct.pack(">Q", i)
+        assert hmac.new(seed, message, hashlib.sha256).hexdigest() == page[f"salt_{i}"] == salts[i].hex()
+        assert commitments[i] == page[f"commitment_{i}"]
+    card = card_code(holdem_deck(seed)[13])
+    assert card == page["card_13"]
+    assert hashlib.sha256(card.encode() + bytes.fromhex(page["salt_13"])).hexdigest() == page["commitment_13"]
+    assert card_commitment(holdem_deck(seed)[13], salts[13]) == page["commitment_13"]

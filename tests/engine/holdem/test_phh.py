@@ -14,6 +14,7 @@ from tables.engine.holdem import (
     PhhError,
     Structure,
     hand_to_phh,
+    hide_holes,
     play_showdown,
     replay_phh,
 )
@@ -192,3 +193,19 @@ def test_the_phh_text_of_a_small_hand_is_stable() -> None:
         "finishing_stacks = [48, 62]\n"
         "_raise_caps = [3, 4, 4, 4]\n"
     )
+
+
+def test_hidden_holes_are_pokerkits_unknown_cards_and_a_mucked_hand_still_replays() -> None:
+    # A player's download hides every hand he may not see (docs/holdem.md, Hand histories):
+    # here the loser mucks at the showdown, so the winner's copy shows his cards only.
+    structure = Structure.no_limit(1, 2)
+    state = new_hand(structure, [100, 100, 100], button=2, holes=["AcAd", "7c2d", "KcKd"], board="3s8h9dTs4c")
+    state = play_showdown(check_down(state), muck_losers=True)
+    assert state.mucked == (False, True, True)
+    text = hide_holes(hand_to_phh(state), {0})
+    assert "d dh p1 AcAd" in text and "d dh p2 ????" in text and "d dh p3 ????" in text
+    assert "7c2d" not in text and "KcKd" not in text
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        *_, last = pokerkit.HandHistory.loads(text)
+    assert tuple(last.stacks) == state.stacks

@@ -11,10 +11,12 @@ from tables.engine.holdem import (
     IllegalActionError,
     Phase,
     Pot,
+    PotResult,
     Structure,
     best_strengths,
     build_pots,
     play_showdown,
+    rake_pots,
     split_pot,
 )
 
@@ -127,3 +129,38 @@ def test_rake_is_taken_after_the_flop_and_capped() -> None:
     state = new_hand(structure, [100, 100], button=1)
     state = act(state, ActionKind.FOLD)
     assert state.rake == 0  # no flop, no drop
+
+
+def test_each_pot_is_raked_from_its_own_winners_so_a_short_stack_pays_only_his_pot() -> None:
+    # The audit's hand 27 in small: the short stack wins the main pot, another player the
+    # side pot four times larger. Raking the hand from the main pot first charged the short
+    # stack the whole rake; each pot now pays its own 5% (docs/holdem.md, rake; pokerkit).
+    structure = Structure.no_limit(50, 100, rake_bps=500)
+    holes = ["AcAd", "KcKd", "QcQd"]  # dealing order: the short stack is player 0
+    state = new_hand(structure, [2_000, 20_000, 20_000], button=2, holes=holes, board="2s3h7d8cJs")
+    while state.phase is Phase.BETTING:
+        state = act(state, A if A in state.legal_actions().kinds else C)
+    state = play_showdown(state)
+    assert state.pot_results == (PotResult(6_000, 300, (0,)), PotResult(36_000, 1_800, (1,)))
+    assert state.rake == 2_100
+    assert state.stacks == (6_000 - 300, 36_000 - 1_800, 0)
+
+
+def test_the_hand_cap_is_shared_by_the_pots_in_proportion_to_their_size() -> None:
+    structure = Structure.no_limit(50, 100, rake_bps=500, rake_cap=1_000)
+    holes = ["AcAd", "KcKd", "QcQd"]
+    state = new_hand(structure, [2_000, 20_000, 20_000], button=2, holes=holes, board="2s3h7d8cJs")
+    while state.phase is Phase.BETTING:
+        state = act(state, A if A in state.legal_actions().kinds else C)
+    state = play_showdown(state)
+    # 5% of 42,000 is 2,100, over the cap of 1,000: 1,000 x 6,000 / 42,000 and x 36,000 / 42,000.
+    assert [p.rake for p in state.pot_results] == [142, 857]
+    assert state.rake == 999  # at most the cap
+    assert state.stacks == (6_000 - 142, 36_000 - 857, 0)
+
+
+def test_rake_pots_is_zero_without_a_flop_and_never_above_each_pots_own_rake() -> None:
+    assert rake_pots([500, 900], rake_bps=1_000, rake_cap=None, flop_dealt=False) == (0, 0)
+    for cap in (0, 1, 7, 50, 139, 140, 10_000):
+        rakes = rake_pots([500, 900], rake_bps=1_000, rake_cap=cap, flop_dealt=True)
+        assert sum(rakes) <= cap and rakes[0] <= 50 and rakes[1] <= 90
