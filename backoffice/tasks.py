@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from backoffice.operations import run_books_check
 from config.partitions import ensure_partitions as ensure
 
 
@@ -12,3 +13,10 @@ def ensure_partitions() -> list[str]:
     """Create the partitions of entries and ledger legs the next ids need (daily, from
     beat; config/partitions.py). Returns the names created (none on SQLite)."""
     return ensure(ahead=2)
+
+
+@shared_task(ignore_result=True)
+def check_books() -> bool:
+    """Run the books check (the one ``verify_books`` runs) and record its result for the
+    metrics and the status page (every ``POKER_BOOKS_CHECK_MINUTES``, from beat)."""
+    return run_books_check().ok

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from django.contrib.auth.models import User
 
+from config import metrics
 from tables.engine import fairness
 from tables.engine.cards import card_code
 from tables.engine.holdem import (
@@ -45,6 +46,7 @@ from tables.models import (
     Seat,
     SeatStatus,
     Table,
+    TableGame,
     TableMode,
     TablePhase,
 )
@@ -223,6 +225,13 @@ def _settle(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) 
     escrow to the rake account (no flop, no drop: the engine's ``rake``), the hand is
     stored with its board, results and PHH text, and the server seed becomes public.
     Leaving players are cashed out; players left without chips sit out."""
+    with metrics.timed(metrics.SETTLEMENT_DURATION, TableGame.HOLDEM):
+        _pay_pots(table, hand, state, now=now)
+    metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "settled")
+    _end_hand(table, now=now)
+
+
+def _pay_pots(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) -> None:
     finishing = state.finishing_stacks()
     starting = dict(zip(state.seats, state.starting_stacks, strict=True))
     if sum(starting.values()) != sum(finishing.values()) + state.rake:
@@ -257,7 +266,6 @@ def _settle(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) 
     hand.status = HoldemHandStatus.SETTLED
     hand.settled_at = now
     hand.save()
-    _end_hand(table, now=now)
 
 
 def _end_hand(table: Table, *, now: datetime) -> None:
@@ -295,6 +303,7 @@ def cancel_holdem_hand(*, table: Table, reason: str, now: datetime) -> bool:
     hand.cancel_reason = reason[:200]
     hand.settled_at = now
     hand.save(update_fields=["status", "cancel_reason", "settled_at"])
+    metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "cancelled")
     _end_hand(table, now=now)
     return True
 
@@ -350,7 +359,9 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
         table.phase = TablePhase.WAITING
         table.phase_deadline = None
         return
-    _deal(table, conditions, seats, now=now)
+    with metrics.timed(metrics.DEAL_DURATION, TableGame.HOLDEM):
+        _deal(table, conditions, seats, now=now)
+    metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "dealt")
 
 
 def _manage_bots(table: Table, conditions: HoldemConditions, *, now: datetime) -> None:
