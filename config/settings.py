@@ -482,9 +482,9 @@ LOGGING = {
     "formatters": {
         "json": {
             "()": "pythonjsonlogger.json.JsonFormatter",
-            "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s %(process)d",
-            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger", "process": "pid"},
-            "timestamp": False,
+            "fmt": "%(levelname)s %(name)s %(message)s %(process)d",
+            "rename_fields": {"levelname": "level", "name": "logger", "process": "pid"},
+            "timestamp": "time",  # ISO 8601, UTC
         },
         "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(role)s %(process)d] %(message)s"},
     },
