@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest, multiprocess
 from prometheus_client import REGISTRY as PROCESS_REGISTRY
 
 from backoffice.operations import FiguresCollector, check_readiness
@@ -83,8 +83,6 @@ def registry() -> CollectorRegistry:
     figures read at scrape time."""
     if not metrics.MULTIPROCESS:
         return PROCESS_REGISTRY
-    from prometheus_client import multiprocess
-
     combined = CollectorRegistry()
     multiprocess.MultiProcessCollector(combined)  # type: ignore[no-untyped-call]  # untyped in prometheus_client
     combined.register(_figures_collector)

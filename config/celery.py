@@ -13,6 +13,7 @@ from typing import Any
 
 from celery import Celery
 from celery.signals import task_postrun, task_prerun, worker_process_shutdown
+from prometheus_client import multiprocess
 
 from config.observability import pop, push
 
@@ -38,8 +39,6 @@ def _unbind_task(task_id: str = "", **kwargs: Any) -> None:
 
 def _mark_metrics_dead(pid: int | None = None, **kwargs: Any) -> None:
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        from prometheus_client import multiprocess
-
         multiprocess.mark_process_dead(pid or os.getpid())  # type: ignore[no-untyped-call]  # untyped
 
 

@@ -20,17 +20,29 @@ multiprocess mode); no metric reads the database on a request or a purchase.
 
 from __future__ import annotations
 
+import atexit
 import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from django.db import transaction
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import Counter, Gauge, Histogram, multiprocess
 
 MULTIPROCESS = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
 """Whether samples go to the shared multiprocess directory (read when this module loads,
 as prometheus_client does)."""
+
+
+def _mark_dead() -> None:
+    """Drop this process's live gauges (its open sockets, its pool) when it exits, so a
+    restarted daphne does not leave its last values behind (Celery's forked children, which
+    skip ``atexit``, are marked by config/celery.py)."""
+    multiprocess.mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]  # untyped in prometheus_client
+
+
+if MULTIPROCESS:
+    atexit.register(_mark_dead)
 
 HTTP_REQUESTS = Counter(
     "widerpoker_http_requests",
