@@ -119,15 +119,32 @@ def clear_caches() -> None:
     _figures.clear()
 
 
+READINESS_DATABASE_TIMEOUT_SECONDS = 2.0
+"""How long readiness waits for a pooled connection: a balancer's poll must not hang for the
+requests' ``DB_POOL_TIMEOUT_SECONDS`` when the pool is exhausted (that is a failure too)."""
+
+
+def _ping_database() -> str:
+    """``SELECT 1`` through this process's pool (PostgreSQL: borrowed straight from the pool
+    with a short timeout) or its connection (SQLite); returns the vendor. Raises on failure."""
+    pool = getattr(connection, "pool", None) if connection.vendor == "postgresql" else None
+    if pool is not None:
+        with pool.connection(timeout=READINESS_DATABASE_TIMEOUT_SECONDS) as raw:
+            raw.execute("SELECT 1").fetchone()
+        return "postgresql (pool)"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+    return connection.vendor
+
+
 def _check_database() -> Check:
     started = time.perf_counter()
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            cursor.fetchone()
+        vendor = _ping_database()
     except Exception as error:
         return Check("database", "fail", type(error).__name__, time.perf_counter() - started)
-    return Check("database", "ok", connection.vendor, time.perf_counter() - started)
+    return Check("database", "ok", vendor, time.perf_counter() - started)
 
 
 def _check_redis() -> Check:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 from django.contrib.auth.models import User
-from django.db import OperationalError
+from django.db import OperationalError, connection
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -91,6 +91,9 @@ def test_readiness_detail_is_given_on_loopback_and_with_the_token_only(settings:
     assert detail["status"] == "ok"
     assert set(detail["checks"]) == {"database", "redis", "clock", "beacon"}
     assert detail["checks"]["database"]["state"] == "ok"
+    assert detail["checks"]["database"]["detail"] == {"postgresql": "postgresql (pool)"}.get(
+        connection.vendor, connection.vendor
+    )
     with_token = Client().get("/readyz", HTTP_AUTHORIZATION="Bearer s3cret-ops-token", **RELAYED).json()
     assert "checks" in with_token
     wrong = Client().get("/readyz", HTTP_AUTHORIZATION="Bearer guess", **RELAYED).json()
@@ -120,7 +123,7 @@ def test_an_unreachable_database_makes_the_process_unavailable(monkeypatch: pyte
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise OperationalError("connection refused")
 
-    monkeypatch.setattr("backoffice.operations.connection.cursor", refuse)
+    monkeypatch.setattr("backoffice.operations._ping_database", refuse)
     outsider = Client().get("/readyz", **OUTSIDER)
     assert outsider.status_code == 503
     assert outsider.json() == {"status": "unavailable"}
@@ -131,6 +134,30 @@ def test_an_unreachable_database_makes_the_process_unavailable(monkeypatch: pyte
         "detail": "OperationalError",
         "seconds": detail["checks"]["database"]["seconds"],
     }
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the connection pool is PostgreSQL's")
+@pytest.mark.django_db
+def test_an_exhausted_pool_fails_readiness_in_two_seconds_not_the_requests_thirty() -> None:
+    from psycopg_pool import PoolTimeout
+
+    pool = connection.pool
+    held = []
+    try:
+        while True:
+            try:
+                held.append(pool.getconn(timeout=0.2))
+            except PoolTimeout:
+                break
+        started = time.perf_counter()
+        response = Client().get("/readyz", **LOOPBACK)
+        waited = time.perf_counter() - started
+    finally:
+        for raw in held:
+            pool.putconn(raw)
+    assert response.status_code == 503
+    assert response.json()["checks"]["database"]["detail"] == "PoolTimeout"
+    assert waited < operations.READINESS_DATABASE_TIMEOUT_SECONDS + 1.5
 
 
 @pytest.mark.django_db
