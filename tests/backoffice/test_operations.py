@@ -173,6 +173,19 @@ def test_a_late_clock_makes_the_process_degraded_but_keeps_it_in_the_balancer(se
 
 
 @pytest.mark.django_db
+def test_a_clock_that_never_ticked_is_late_only_once_the_process_is_older_than_the_threshold(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.TABLE_CLOCK = "in-process"
+    monkeypatch.setattr(operations, "STARTED_AT", time.time() - 2)
+    assert Client().get("/readyz", **LOOPBACK).json()["checks"]["clock"]["state"] == "ok"
+    operations.clear_caches()
+    monkeypatch.setattr(operations, "STARTED_AT", time.time() - 60)
+    body = Client().get("/readyz", **LOOPBACK).json()
+    assert (body["status"], body["checks"]["clock"]["state"]) == ("degraded", "warn")
+
+
+@pytest.mark.django_db
 def test_a_silent_beacon_is_reported_from_its_first_failure() -> None:
     ops_state.record_beacon(ok=True, at=time.time() - 100)
     ops_state.record_beacon(ok=False, at=time.time() - 40)
