@@ -132,6 +132,7 @@ def _ping_database() -> str:
     with a short timeout) or its connection (SQLite); returns the vendor. Raises on failure."""
     pool = getattr(connection, "pool", None) if connection.vendor == "postgresql" else None
     if pool is not None:
+        pool.open()  # Django opens its pool at the first query; readiness may come first
         with pool.connection(timeout=READINESS_DATABASE_TIMEOUT_SECONDS) as raw:
             raw.execute("SELECT 1").fetchone()
         return "postgresql (pool)"

@@ -3,6 +3,7 @@ Prometheus, an outsider and staff call them; the alert rules against the metrics
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -158,6 +159,35 @@ def test_an_exhausted_pool_fails_readiness_in_two_seconds_not_the_requests_thirt
     assert response.status_code == 503
     assert response.json()["checks"]["database"]["detail"] == "PoolTimeout"
     assert waited < operations.READINESS_DATABASE_TIMEOUT_SECONDS + 1.5
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the connection pool is PostgreSQL's")
+@pytest.mark.django_db(transaction=True)
+def test_a_fresh_process_is_ready_at_its_first_poll_before_any_other_query() -> None:
+    """Django opens its pool at a process's first query; a balancer's first poll comes first."""
+    import os
+    import subprocess
+    import sys
+
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+        "DJANGO_SETTINGS_MODULE": "config.settings_test",
+    }
+    code = (
+        "import django; django.setup(); from django.test import Client; "
+        "print(Client().get('/readyz', REMOTE_ADDR='127.0.0.1').content.decode())"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=True
+    )
+    body = json.loads(result.stdout.strip().splitlines()[-1])
+    assert body["checks"]["database"] == {
+        "state": "ok",
+        "detail": "postgresql (pool)",
+        "seconds": body["checks"]["database"]["seconds"],
+    }
 
 
 @pytest.mark.django_db
