@@ -270,3 +270,38 @@ def test_one_browser_session_stays_on_one_daphne_process(deployment: Deployment)
         assert status == 200
     served = sorted(_lobby_count(port) - then for port, then in zip(deployment.backends, before, strict=True))
     assert served == [0, 8]
+
+
+def test_a_rolling_restart_goes_one_ready_process_at_a_time_and_stops_at_one_not_ready(
+    deployment: Deployment, tmp_path: Path
+) -> None:
+    log = tmp_path / "restarts.log"
+    recorder = tmp_path / "restart"
+    recorder.write_text(f'#!/bin/sh\necho "$1" >> {log}\n')
+    recorder.chmod(0o755)
+    env = {**os.environ, "RESTART_COMMAND": str(recorder), "READY_TIMEOUT": "3"}
+    ports = " ".join(map(str, deployment.backends))
+    done = subprocess.run(
+        ["bin/rolling-restart"], cwd=ROOT, env={**env, "WEB_PORTS": ports}, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    first, second = deployment.backends
+    assert log.read_text().split() == [
+        f"widerpoker-web@{first}",
+        f"widerpoker-web@{second}",
+        "widerpoker-worker",
+        "widerpoker-beat",
+    ]
+    log.unlink()
+    dead = free_port()  # nothing listens there: that process never comes back ready
+    stopped = subprocess.run(
+        ["bin/rolling-restart"],
+        cwd=ROOT,
+        env={**env, "WEB_PORTS": f"{first} {dead}"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert stopped.returncode == 1
+    assert f"widerpoker-web@{dead} is not ready before its restart" in stopped.stderr
+    assert not log.exists()  # nothing was restarted while a process was already out
