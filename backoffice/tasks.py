@@ -6,6 +6,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from backoffice import services
+from backoffice.operations import run_books_check
 from config.partitions import ensure_partitions as ensure
 
 
@@ -21,3 +22,10 @@ def record_play_patterns() -> int:
     """Recompute the players' play patterns for the automated play review (hourly, from
     beat; backoffice.services.record_play_patterns). Returns the players recorded."""
     return services.record_play_patterns(now=timezone.now())
+
+
+@shared_task(ignore_result=True)
+def check_books() -> bool:
+    """Run the books check (the one ``verify_books`` runs) and record its result for the
+    metrics and the status page (every ``POKER_BOOKS_CHECK_MINUTES``, from beat)."""
+    return run_books_check().ok

@@ -10,6 +10,7 @@ app_name = "backoffice"
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("", views.dashboard, name="dashboard"),
+    path("status/", views.status, name="status"),
     path("rake/", views.rake_report, name="rake"),
     path("rake.csv", views.rake_report_csv, name="rake-csv"),
     path("config-changes/", views.config_changes, name="config-changes"),

@@ -4,7 +4,7 @@ auditors (view-only staff) use them as croupiers do."""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from django import forms
@@ -17,12 +17,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from backoffice import auditing, selectors
+from backoffice import auditing, operations, selectors
 from backoffice.spreadsheet import csv_writer
 from tables.selectors import list_lobby_tables
 from wallet.models import Currency, LedgerHead
 from wallet.money import format_minor
-from wallet.selectors import check_books
 
 CHANGES_PER_PAGE = 50
 AUDIT_ROWS_PER_PAGE = 200  # rows of the auditor report shown at once (the downloads have all)
@@ -77,7 +76,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         today=today,
         rows=rows,
         totals=selectors.sum_by_currency(rows),
-        books=check_books(),
+        books=operations.run_books_check(),  # recorded for the metrics and the status page
         heads=list(LedgerHead.objects.order_by("currency")),
     )
 
@@ -283,3 +282,29 @@ def audit_export(request: HttpRequest, kind: str, fmt: str) -> StreamingHttpResp
     response = StreamingHttpResponse(pieces, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{kind}-{filters["start"]}-{filters["end"]}.{fmt}"'
     return response
+
+
+@require_GET
+@staff_member_required
+def status(request: HttpRequest) -> HttpResponse:
+    """The platform's health for staff (Croupiers and Auditors read it alike): this
+    process's readiness checks, the ASGI processes and their heartbeats, the table clock and
+    each table's lateness, the beacon, the last books check, the open hands and their ages.
+    The same reads as ``/readyz`` and ``/metrics`` (backoffice/operations.py)."""
+    figures = operations.read_figures()
+    return _page(
+        request,
+        "backoffice/status.html",
+        _("Platform status"),
+        readiness=operations.check_readiness(),
+        figures=figures,
+        tick_age=None if figures.tick is None else max(0.0, figures.now.timestamp() - figures.tick.at),
+        clock_late_seconds=operations.clock_late_seconds(),
+        books_at=None if figures.books is None else datetime.fromtimestamp(figures.books.at, tz=UTC),
+        beacon_ok_at=None
+        if figures.beacon.last_ok_at is None
+        else datetime.fromtimestamp(figures.beacon.last_ok_at, tz=UTC),
+        beacon_failing_since=None
+        if figures.beacon.failing_since is None
+        else datetime.fromtimestamp(figures.beacon.failing_since, tz=UTC),
+    )

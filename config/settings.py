@@ -145,6 +145,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: /healthz, /readyz and /metrics for balancers and Prometheus, before the host
+    # check and the HTTPS redirect (backoffice/health.py). Then requests are counted.
+    "backoffice.health.OperationsMiddleware",
+    "config.observability.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -485,10 +489,38 @@ SEED_CHAIN_LENGTH: int = _int("POKER_SEED_CHAIN_LENGTH", 10_000, minimum=10, max
 WS_RATE_PER_SECOND: float = _float("POKER_WS_RATE_PER_SECOND", 10.0, minimum=0.1)
 WS_RATE_BURST: int = _int("POKER_WS_RATE_BURST", 20, minimum=1)
 
+# --- Operating it (docs/deployment.md, "Operating it") ----------------------------------------
+# A bearer token that may read /metrics and /readyz's detail from anywhere (empty: loopback only).
+OPS_TOKEN: str = env.str("POKER_OPS_TOKEN", default="")
+# The clock's last tick older than this is late (readiness "degraded", the status page).
+OPS_CLOCK_LATE_SECONDS: int = _int("POKER_CLOCK_LATE_SECONDS", 10, minimum=2)
+# Beat runs the books check (wallet.selectors.check_books) this often; 0: never.
+BOOKS_CHECK_MINUTES: int = _int("POKER_BOOKS_CHECK_MINUTES", 60, minimum=0)
+if BOOKS_CHECK_MINUTES:
+    CELERY_BEAT_SCHEDULE["check-books"] = {
+        "task": "backoffice.tasks.check_books",
+        "schedule": BOOKS_CHECK_MINUTES * 60.0,
+        "options": {"expires": BOOKS_CHECK_MINUTES * 60.0},
+    }
+
+# Logs: one JSON object per line (production's default) with the request, task, table or
+# hand it concerns, or plain text (the embedded default); config/observability.py.
+LOG_FORMAT: str = _choice("LOG_FORMAT", ("json", "text"), "text" if EMBEDDED_DEFAULT else "json")
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # worker and beat log through LOGGING too
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"context": {"()": "config.observability.ContextFilter"}},
+    "formatters": {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(levelname)s %(name)s %(message)s %(process)d",
+            "rename_fields": {"levelname": "level", "name": "logger", "process": "pid"},
+            "timestamp": "time",  # ISO 8601, UTC
+        },
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(role)s %(process)d] %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}},
     "root": {
         "handlers": ["console"],
         "level": _choice("LOG_LEVEL", ("debug", "info", "warning", "error"), "info").upper(),

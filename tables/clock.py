@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
+
+from config import metrics, ops_state
 
 logger = logging.getLogger(__name__)
 
@@ -25,12 +28,14 @@ TICK_SECONDS = 1.0
 def tick() -> int:
     """One clock tick: take the sockets of dead ASGI processes off their seats, advance due
     tables, move the purchases confirmed since the last tick into their hands' escrows, then
-    push changed prize pools."""
+    push changed prize pools. A completed tick is recorded for readiness and the metrics
+    (config/ops_state.py: one cache write)."""
     from tables.services import advance_due_tables, publish_live_pools
     from tables.services.presence import reap_dead_processes
     from tables.services.settlement import capture_running_purchases
 
     close_old_connections()
+    started = time.perf_counter()
     try:
         now = timezone.now()
         try:
@@ -43,6 +48,9 @@ def tick() -> int:
         except Exception:
             logger.exception("capturing purchases failed; the holds wait for the next tick or the settlement")
         publish_live_pools()
+        elapsed = time.perf_counter() - started
+        metrics.CLOCK_TICK_DURATION.observe(elapsed)
+        ops_state.record_tick(duration_seconds=elapsed, advanced=advanced)
         return advanced
     finally:
         close_old_connections()

@@ -32,6 +32,8 @@ from typing import Any, Final
 
 from django.http import QueryDict
 
+from config import metrics
+from config.observability import bind
 from tables.errors import InvalidHoldError, TableNotFoundError
 from wallet.errors import DomainError
 
@@ -255,10 +257,19 @@ def execute(action: Action, *, table_id: int, user_id: int, now: datetime, game:
     the player's private state to his sockets (tables/realtime/push.py): the caller answers
     with an ``ack`` (socket) or the new state (REST) and sends nothing else. Raises the
     service's DomainError (nothing changed) or UnknownActionError for a socket-only frame.
+    Each run is counted, confirmed or refused with its code (``widerpoker_player_actions``;
+    purchases are the actions ``buy_draw`` and ``redeal``).
     """
     command = find_command(action.name, game=game)
     assert command.run is not None
-    return command.run(table_id=table_id, user_id=user_id, now=now, **action.params)
+    with bind(table_id=table_id, user_id=user_id):
+        try:
+            result = command.run(table_id=table_id, user_id=user_id, now=now, **action.params)
+        except DomainError as error:
+            metrics.PLAYER_ACTIONS.labels(game, action.name, "refused", error.code).inc()
+            raise
+    metrics.PLAYER_ACTIONS.labels(game, action.name, "confirmed", "").inc()
+    return result
 
 
 def parse_free(value: object) -> bool:

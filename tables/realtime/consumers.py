@@ -24,6 +24,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.utils import timezone
 
+from config import metrics
 from tables import commands, selectors, services
 from tables.commands import FRAME_ENVELOPE, WIDERPOKER, Action, frame_ref, parse_action, read_frame
 from tables.errors import TableNotFoundError
@@ -65,6 +66,7 @@ class TableConsumer(AsyncWebsocketConsumer):
     user_id: int
     game: str = WIDERPOKER
     counted = False  # whether this socket is counted in its seat's ws_connections
+    metered = False  # whether this socket is counted in widerpoker_websockets_open
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -84,12 +86,17 @@ class TableConsumer(AsyncWebsocketConsumer):
             table_id=self.table_id, user_id=self.user_id, opened=True, now=timezone.now()
         )
         await self.accept()
+        metrics.SOCKETS_OPEN.inc()
+        self.metered = True
         hub = get_hub()
         hub.add(self)
         await hub.wait_subscribed()
         await self.send_snapshot()
 
     async def disconnect(self, code: int) -> None:
+        if self.metered:
+            metrics.SOCKETS_OPEN.dec()
+            self.metered = False
         if not hasattr(self, "table_id"):
             return
         get_hub().discard(self)

@@ -27,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from config import ops_state
 from tables.models import BeaconRound
 
 logger = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ def value(round_number: int, *, now: datetime) -> bytes | None:
     if stored:
         return bytes.fromhex(stored)
     fetched = local_value(round_number) if kind == "local" else _drand(round_number)
+    ops_state.record_beacon(ok=fetched is not None)
     if fetched is None:
         return None
     try:

@@ -25,6 +25,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Case, F, Value, When
 
+from config import metrics
+from config.observability import bind
 from jackpots import services as jackpot_services
 from tables.bulk import PreparedRows, insert_rows, prepare_rows
 from tables.engine import fairness
@@ -116,7 +118,8 @@ def advance_due_tables(
         # Each table is isolated: whatever one raises, even while being recovered, the
         # others of this tick still advance (security audit F13).
         try:
-            advanced += advance_table(table_id=table_id, now=now)
+            with bind(table_id=table_id):
+                advanced += advance_table(table_id=table_id, now=now)
         except Exception:
             logger.exception("table %s failed to advance; cancelling its hand", table_id)
             try:
@@ -252,7 +255,9 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
             _update_seats(broke, status=SeatStatus.SITTING_OUT, status_reason="insufficient funds")
             table.version += 1
         if int(can_pay.sum()) >= 2:
-            hand = _deal(table, user_ids[can_pay], account_ids[can_pay], locked=locked, now=now)
+            with metrics.timed(metrics.DEAL_DURATION, TableGame.WIDERPOKER):
+                hand = _deal(table, user_ids[can_pay], account_ids[can_pay], locked=locked, now=now)
+            metrics.count_on_commit(metrics.HANDS, TableGame.WIDERPOKER, "dealt")
             _record_not_dealt(hand, seats, gone_set, active, can_pay.tolist(), barred)
 
 
@@ -496,7 +501,8 @@ def _settle_table(table: Table, *, now: datetime) -> None:
         table.phase_deadline = now + timedelta(seconds=table.results_seconds)
         table.version += 1
         return
-    settle_hand(hand_id=table.current_hand_id, now=now)
+    with metrics.timed(metrics.SETTLEMENT_DURATION, TableGame.WIDERPOKER):
+        settle_hand(hand_id=table.current_hand_id, now=now)
     table.phase = TablePhase.RESULTS
     table.phase_deadline = now + timedelta(seconds=table.results_seconds)
     table.version += 1

@@ -6,6 +6,7 @@ Seed 001: B.3 (third phase), C.1 (multidraw), Rake, Notes 2 (disconnection), Not
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +16,7 @@ from django.db import transaction
 from django.db.models import F, Subquery
 from django.db.models.functions import Coalesce
 
+from config import metrics
 from jackpots import services as jackpot_services
 from jackpots.models import feed_key
 from tables.bulk import update_rows
@@ -29,6 +31,8 @@ from wallet.models import Account, AccountKind, TransferKind
 from wallet.money import format_minor
 
 LEADERBOARD_SIZE = 10
+
+logger = logging.getLogger(__name__)
 
 
 def hand_change_keys(hand: Hand, *, now: datetime) -> tuple[tuple[int, ...], ...] | None:
@@ -67,6 +71,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     hand = Hand.objects.select_for_update().get(pk=hand_id)
     if hand.status != HandStatus.CHANGE:
         return False
+    metrics.count_on_commit(metrics.HANDS, "widerpoker", "settled")
     config = hand.config
     currency = str(config["currency"])
     board = board_from_json(hand.board)
@@ -382,4 +387,6 @@ def cancel_hand(*, hand_id: int, reason: str, now: datetime) -> bool:
     hand.cancel_reason = reason[:200]
     hand.settled_at = now
     hand.save(update_fields=["status", "cancel_reason", "settled_at"])
+    metrics.count_on_commit(metrics.HANDS, "widerpoker", "cancelled")
+    logger.warning("hand %s cancelled and refunded: %s", hand.pk, reason, extra={"hand_id": hand.pk})
     return True

@@ -23,6 +23,7 @@ import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
 
+from config import metrics
 from tables.engine import fairness
 from tables.engine.cards import card_code
 from tables.engine.holdem import (
@@ -47,6 +48,7 @@ from tables.models import (
     Seat,
     SeatStatus,
     Table,
+    TableGame,
     TableMode,
     TablePhase,
 )
@@ -272,6 +274,13 @@ def _settle(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) 
     stored with its board, results and PHH text; its seeds become public later
     (``holdem_records.seed_public_at``: nothing is written to the hand then).
     Leaving players are cashed out; players left without chips sit out."""
+    with metrics.timed(metrics.SETTLEMENT_DURATION, TableGame.HOLDEM):
+        _pay_pots(table, hand, state, now=now)
+    metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "settled")
+    _end_hand(table, now=now)
+
+
+def _pay_pots(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) -> None:
     finishing = state.finishing_stacks()
     starting = dict(zip(state.seats, state.starting_stacks, strict=True))
     if sum(starting.values()) != sum(finishing.values()) + state.rake:
@@ -312,7 +321,6 @@ def _settle(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) 
     hand.status = HoldemHandStatus.SETTLED
     hand.settled_at = now
     hand.save()
-    _end_hand(table, now=now)
 
 
 def _end_hand(table: Table, *, now: datetime) -> None:
@@ -350,6 +358,7 @@ def cancel_holdem_hand(*, table: Table, reason: str, now: datetime) -> bool:
     hand.cancel_reason = reason[:200]
     hand.settled_at = now
     hand.save(update_fields=["status", "cancel_reason", "settled_at"])
+    metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "cancelled")
     _end_hand(table, now=now)
     return True
 
@@ -407,7 +416,9 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
         table.phase = TablePhase.WAITING
         table.phase_deadline = None
         return
-    _deal(table, conditions, seats, now=now)
+    with metrics.timed(metrics.DEAL_DURATION, TableGame.HOLDEM):
+        _deal(table, conditions, seats, now=now)
+    metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "dealt")
 
 
 def _manage_bots(table: Table, conditions: HoldemConditions, *, now: datetime) -> None:
