@@ -76,29 +76,31 @@ def _forced_bets(hand: HoldemHand, start: HandState) -> list[dict[str, Any]]:
 
 def _pots(hand: HoldemHand, state: HandState) -> list[dict[str, Any]]:
     """Main pot first, then side pots, with the seats that could win each and those that won
-    it. ``rake_minor`` per pot is what the record states per pot when it does (``results
-    ["pots"]``), else null: the hand's rake is ``rake_minor`` at the top of the document."""
+    it. ``rake_minor`` per pot is what the settlement recorded per pot (``results["pots"]``:
+    ``amount``, ``rake``, ``winners``; docs/holdem.md, every pot pays its own rake), else null
+    (hands settled before per-pot rake): the hand's rake is ``rake_minor`` at the top."""
+    engine_pots = state.pots()
+    eligible = [[state.seats[j] for j in pot.eligible] for pot in engine_pots]
     recorded = hand.results.get("pots")
     if isinstance(recorded, list):
         return [
             {
-                "amount_minor": int(pot["amount_minor"]),
-                "rake_minor": None if pot.get("rake_minor") is None else int(pot["rake_minor"]),
-                "eligible_seats": [int(s) for s in pot.get("eligible_seats", pot.get("winners", []))],
-                "winners": [int(s) for s in pot.get("winners", [])],
+                "amount_minor": int(pot["amount"]),
+                "rake_minor": None if pot.get("rake") is None else int(pot["rake"]),
+                "eligible_seats": eligible[i] if i < len(eligible) else [int(s) for s in pot["winners"]],
+                "winners": [int(s) for s in pot["winners"]],
             }
-            for pot in recorded
+            for i, pot in enumerate(recorded)
         ]
     strengths = state.hand_strengths
     pots = []
-    for pot in state.pots():
-        eligible = [state.seats[j] for j in pot.eligible]
+    for pot, seats in zip(engine_pots, eligible, strict=True):
         if len(pot.eligible) > 1 and strengths:
             best = max(strengths[j] for j in pot.eligible)
             winners = [state.seats[j] for j in pot.eligible if strengths[j] == best]
         else:
-            winners = eligible
-        pots.append({"amount_minor": pot.amount, "rake_minor": None, "eligible_seats": eligible, "winners": winners})
+            winners = seats
+        pots.append({"amount_minor": pot.amount, "rake_minor": None, "eligible_seats": seats, "winners": winners})
     return pots
 
 

@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from tables.admin.filters import RealTableFilter, practice_filter
+from tables.admin.filters import ChangedFieldFilter, RealTableFilter, practice_filter
 from tables.admin.secrets import (
     HIDDEN_UNTIL_CHANGE_ENDS,
     HIDDEN_UNTIL_OVER,
@@ -234,7 +234,7 @@ class TableConfigChangeAdmin(ReadOnlyAdmin):
         "reason",
         "applied_at",
     )
-    list_filter = (("table", RealTableFilter), "field")
+    list_filter = (("table", RealTableFilter), ChangedFieldFilter)
     list_select_related = ("table", "changed_by")
     search_fields = ("reason", "table__name", "changed_by__username", "field")
     date_hierarchy = "changed_at"

@@ -87,6 +87,9 @@ def outsider_check(document: dict[str, Any]) -> list[str]:
             faults.append(f"seat {s['seat']} result")
     if any(s["won_minor"] and not any(s["seat"] in p["winners"] for p in document["pots"]) for s in seats):
         faults.append("a winner of no pot")
+    pot_rakes = [p["rake_minor"] for p in document["pots"]]
+    if None in pot_rakes or sum(pot_rakes) != document["rake_minor"]:
+        faults.append("the pots' rakes are not the hand's rake")
     return faults
 
 
