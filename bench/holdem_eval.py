@@ -162,10 +162,12 @@ def main() -> None:
         rows.append((f"per-call peer: {name}", "(reference)", f"{rate / 1e6:.3f} M hands/s", True))
     if peers:
         best_name = max(peers, key=lambda name: peers[name])
-        for label, mine, target in (("checked", checked_rates, ">= 20x"), ("unchecked", unchecked_rates, "(info)")):
-            ratio = statistics.median(m / p for m, p in zip(mine, peer_rates[best_name], strict=True))
-            ok = ratio >= 20 or target == "(info)"
-            rows.append((f"evaluate7 ({label}) / fastest peer ({best_name})", target, f"{ratio:.0f}x", ok))
+        for label, mine, target in (("checked", checked_rates, ">= 25x"), ("unchecked", unchecked_rates, "(info)")):
+            # min / median of the per-round ratios (issue 23, item 8: >= 25x in the same run)
+            per_round = [m / p for m, p in zip(mine, peer_rates[best_name], strict=True)]
+            low, ratio = min(per_round), statistics.median(per_round)
+            ok = low >= 25 or target == "(info)"
+            rows.append((f"evaluate7 ({label}) / fastest peer ({best_name})", target, f"{low:.0f}x / {ratio:.0f}x", ok))
     import_s, build_s = first_call_seconds()
     rows.append(
         (
