@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from treys import Card, Evaluator
 
-from tables.engine.evaluator import RANK_KEYS
+from tables.engine.evaluator import RANK_KEYS, strength_of
 from tables.engine.widerpoker import (
     MAX_STRENGTH,
     HandCategory,
@@ -23,7 +23,6 @@ from tables.engine.widerpoker import (
     evaluate_many,
     evaluate_product,
 )
-from tables.engine.evaluator import strength_of
 
 TEXTBOOK_COUNTS = {
     HandCategory.ROYAL_FLUSH: 4,
@@ -255,9 +254,9 @@ def test_scalar_strength_of_agrees_with_evaluate_many_on_all_2598960_hands(
 def test_strength_of_and_evaluate_agree_for_ids_numpy_ints_and_codes(hand: list[int]) -> None:
     strength = int(evaluate_many(np.array([hand], dtype=np.uint8))[0])
     assert strength_of(hand) == strength_of(tuple(hand)) == strength
-    assert strength_of([np.int64(card) for card in hand]) == strength
+    assert strength_of([np.int64(card) for card in hand]) == strength  # type: ignore[misc]
     assert strength_of([card_code(card) for card in hand]) == strength
-    value = evaluate([np.uint8(card) for card in hand])
+    value = evaluate([np.uint8(card) for card in hand])  # type: ignore[misc]
     assert value.strength == strength and value.cards == tuple(hand)
     assert all(type(card) is int for card in value.cards)
 

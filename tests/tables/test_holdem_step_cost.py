@@ -26,7 +26,7 @@ from tables.holdem_selectors import get_holdem_private_frame, get_holdem_table_f
 from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
 from tables.realtime import hub, push
 from tables.realtime.frames import dumps
-from tables.services.holdem import replay, sit_out_holdem, take_seat
+from tables.services.holdem import act_in_hand, replay, sit_out_holdem, take_seat
 from tests.tables.holdem_helpers import holdem_table
 
 MAX_BOT_ACTION_STATEMENTS = 7
@@ -142,3 +142,49 @@ def test_a_tables_private_frames_come_from_one_read_and_equal_each_players_own(a
         assert frames[user_id] == dumps(get_holdem_private_frame(table_id=table.pk, user_id=user_id, now=moment))
     holes = [json.loads(frames[user_id])["hole"] for user_id in users]
     assert sum(hole is not None for hole in holes) >= 2  # the dealt players see their own cards
+
+
+MAX_PLAYER_ACTION_STATEMENTS = 8
+"""A person's action (``act_in_hand``, what the REST call and the socket frame run): lock
+the table, its conditions, the seats, the running hand, the hand's ``UPDATE``, his seat's
+``last_seen_at``, the table's ``UPDATE``; the push: none. It was 17 (perf audit)."""
+
+
+def test_a_players_action_with_its_push_is_bounded_and_pushes_the_fresh_frame(alice: User, bob: User) -> None:
+    now = timezone.now()
+    table = holdem_table("Two people")
+    take_seat(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=1_000, now=now)
+    take_seat(table_id=table.pk, user_id=bob.pk, position=3, buy_in_minor=1_000, now=now)
+    by_seat = {0: alice, 3: bob}
+    for _ in range(5):  # deal
+        table.refresh_from_db()
+        now = max(now, table.phase_deadline or now) + timedelta(milliseconds=1)
+        for user in (alice, bob):
+            services.touch_presence(table_id=table.pk, user_id=user.pk, now=now)
+        services.advance_table(table_id=table.pk, now=now)
+        if HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).exists():
+            break
+    hand = HoldemHand.objects.get(table=table, status=HoldemHandStatus.PLAYING)
+    published: list[tuple[int, str | None, bool]] = []
+    lobby_lines: list[int] = []
+    original, original_lobby = hub.publish_table_frame, push.publish_lobby_line
+
+    def record(table_id: int, text: str | None, *, refresh_private: bool = False) -> None:
+        published.append((table_id, text, refresh_private))
+
+    hub.publish_table_frame = record
+    push.publish_lobby_line = lambda table_id: lobby_lines.append(table_id)
+    try:
+        legal = replay(hand).legal_actions()
+        with CaptureQueriesContext(connection) as queries:
+            act_in_hand(table_id=table.pk, user_id=by_seat[legal.seat].pk, kind="call", now=now)
+    finally:
+        hub.publish_table_frame, push.publish_lobby_line = original, original_lobby
+    assert len(statements(queries)) <= MAX_PLAYER_ACTION_STATEMENTS, "\n".join(statements(queries))
+    assert not lobby_lines
+    [(table_id, text, refresh_private)] = published
+    assert table_id == table.pk and refresh_private and text is not None
+    pushed = json.loads(text)
+    assert pushed["hand"]["to_act"] is not None  # the hand goes on: a check is due
+    fresh = get_holdem_table_frame(table_id=table.pk, now=datetime.fromisoformat(pushed["server_time"]))
+    assert dumps(fresh) == text
