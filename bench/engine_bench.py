@@ -7,6 +7,11 @@ Run from the repository root:
 Prints a markdown table (figure, target, measured, verdict) ready for docs/engine.md.
 Timings are medians of repeated runs on warm caches; the per-call peer is treys's
 ``Evaluator().evaluate([], hand)`` (and phevaluator / eval7 when already installed).
+
+With eval7 installed, ``--rounds N`` (default 3) also times ours against eval7 in the same
+rounds, interleaved, so a busy machine slows both alike: ``evaluate_many`` per hand,
+the scalar ``evaluate()`` and ``strength_of()`` per call, against ``eval7.evaluate`` per
+call; each ratio is given as min / median over the rounds (issue 23, item 8).
 """
 
 from __future__ import annotations
@@ -98,6 +103,68 @@ def peer_rates(hands: npt.NDArray[np.uint8]) -> dict[str, float]:
     return rates
 
 
+def eval7_rounds(rounds: int) -> list[tuple[str, str, str, bool]]:
+    """Ours against eval7 per call, interleaved in each round; ratio rows (min / median)."""
+    try:
+        import eval7
+    except ImportError:
+        return []
+    from tables.engine.evaluator import strength_of
+
+    hands = random_hands(1_000_000, 11)
+    rows = [tuple(row) for row in hands[:20_000].tolist()]
+    deck = [eval7.Card(engine.card_code(card)) for card in range(52)]
+    e7_hands = [[deck[c] for c in row] for row in rows]
+    e7 = eval7.evaluate
+    evaluate, strength = engine.evaluate, strength_of
+
+    def run_eval7() -> None:
+        for hand in e7_hands:
+            e7(hand)
+
+    def run_evaluate() -> None:
+        for hand in rows:
+            evaluate(hand)
+
+    def run_strength() -> None:
+        for hand in rows:
+            strength(hand)
+
+    ratios: dict[str, list[float]] = {"many": [], "evaluate": [], "strength_of": []}
+    for _ in range(rounds):
+        peer = median_seconds(run_eval7, 3, 1) / len(rows)
+        many = median_seconds(lambda: engine.evaluate_many(hands), 5, 1) / len(hands)
+        one = median_seconds(run_evaluate, 3, 1) / len(rows)
+        bare = median_seconds(run_strength, 3, 1) / len(rows)
+        ratios["many"].append(peer / many)
+        ratios["evaluate"].append(peer / one)
+        ratios["strength_of"].append(peer / bare)
+
+    def span(values: list[float], digits: int) -> str:
+        return f"{min(values):.{digits}f}x / {statistics.median(values):.{digits}f}x"
+
+    return [
+        (
+            "evaluate_many per hand / eval7 per call (same rounds)",
+            ">= 50x",
+            span(ratios["many"], 0),
+            min(ratios["many"]) >= 50,
+        ),
+        (
+            "eval7 per call / evaluate() per call (same rounds)",
+            ">= 1x",
+            span(ratios["evaluate"], 2),
+            min(ratios["evaluate"]) >= 1,
+        ),
+        (
+            "eval7 per call / strength_of() per call (same rounds)",
+            ">= 1x",
+            span(ratios["strength_of"], 2),
+            min(ratios["strength_of"]) >= 1,
+        ),
+    ]
+
+
 def import_seconds() -> tuple[float, float]:
     """Median cold import of tables.engine in a fresh interpreter: with numpy, and alone."""
     script = (
@@ -132,7 +199,7 @@ def table_bytes() -> int:
     return total
 
 
-def main() -> None:
+def main(rounds: int = 3) -> None:
     importlib.import_module("tables.engine.widerpoker.replay")
     rows: list[tuple[str, str, str, bool]] = []
 
@@ -192,6 +259,8 @@ def main() -> None:
     replay_s = median_seconds(lambda: engine.replay_hand(seed, entries), 5, 1)
     rows.append(("replay_hand, 10,000 entries", "well under 1 s", f"{replay_s * 1e3:.0f} ms", replay_s < 0.5))
 
+    rows.extend(eval7_rounds(rounds))
+
     with_numpy, alone = import_seconds()
     rows.append(
         (
@@ -212,4 +281,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of ours against eval7, interleaved")
+    main(parser.parse_args().rounds)

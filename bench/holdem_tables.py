@@ -11,8 +11,10 @@ settlement with its rake transfer, the next deal from the seed chain). Runs agai
         .venv/bin/python bench/holdem_tables.py --tables 4 --hands 50
 
 Prints hands per second, clock steps per second, the mean and 95th percentile of a step,
-and checks the books (ledger intact, each escrow = the seats' stacks) and that every
-stored hand's PHH replays to its finishing stacks.
+the SQL statements sent by the clock's steps and their pushes (per hand, and the median
+per table advance, which is a betting action: most steps are), and checks the books
+(ledger intact, each escrow = the seats' stacks) and that every stored hand's PHH replays
+to its finishing stacks.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def main(tables: int, hands: int) -> None:
     django.setup()
     from django.contrib.auth.models import User
     from django.core.management import call_command
+    from django.db import connection
     from django.db.models import Sum
     from django.utils import timezone
 
@@ -70,15 +73,25 @@ def main(tables: int, hands: int) -> None:
         sit_out_holdem(table_id=table.pk, user_id=host.pk, now=now)
         ids.append(table.pk)
     steps: list[float] = []
+    sent: list[int] = []  # statements of one advance_due_tables call, push included
+    step_statements: list[float] = []
+
+    def count_statement(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        sent[-1] += 1
+        return execute(sql, params, many, context)
+
     started = time.perf_counter()
     while HoldemHand.objects.filter(status=HoldemHandStatus.SETTLED).count() < hands * tables:
         deadlines = [d for d in Table.objects.filter(pk__in=ids).values_list("phase_deadline", flat=True) if d]
         now = max(now, min(deadlines)) if deadlines else now + timedelta(seconds=1)
         Seat.objects.filter(table_id__in=ids, is_bot=False).update(last_seen_at=now)
         t0 = time.perf_counter()
-        advanced = services.advance_due_tables(now=now)
+        sent.append(0)
+        with connection.execute_wrapper(count_statement):
+            advanced = services.advance_due_tables(now=now)
         if advanced:
             steps.append((time.perf_counter() - t0) / advanced)
+            step_statements.append(sent[-1] / advanced)
     elapsed = time.perf_counter() - started
     settled = HoldemHand.objects.filter(status=HoldemHandStatus.SETTLED)
     replayed = 0
@@ -102,6 +115,10 @@ def main(tables: int, hands: int) -> None:
     print(f"| clock steps (table advances) | {len(steps)} ({len(steps) / elapsed:.0f}/s) |")
     mean, p95 = 1000 * sum(steps) / len(steps), 1000 * steps[int(0.95 * len(steps))]
     print(f"| step, mean / p95 | {mean:.1f} ms / {p95:.1f} ms |")
+    step_statements.sort()
+    median_statements = step_statements[len(step_statements) // 2]
+    print(f"| SQL statements per hand (clock steps and their pushes) | {sum(sent) / count:.0f} |")
+    print(f"| SQL statements per table advance, median (a betting action) | {median_statements:.0f} |")
     print(f"| PHH replayed to the stored stacks | {replayed}/{count} |")
     print("| books (ledger, escrow = stacks) | ok |")
 

@@ -10,12 +10,13 @@ Fairness meanwhile rests on the per-card commitments published at the deal
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
 import numpy as np
 from django.db.models import QuerySet
-from django.utils import timezone
 
 from tables.engine.cards import card_code
 from tables.engine.holdem import ActionKind, HandState, Phase, equity
@@ -130,6 +131,29 @@ def _hand_view(hand: HoldemHand, state: HandState, *, now: datetime) -> HoldemHa
     )
 
 
+@dataclass(frozen=True)
+class HoldemTableRows:
+    """The rows a Hold'em table's public frame is built from, besides the table itself.
+
+    ``hand`` is the table's newest hand (running, else the last one) and ``state`` its
+    replayed engine state (None with no hand); ``seats`` are the table's positioned seats
+    with their users loaded, in any order and of any status (the frame drops ``left``
+    ones). A clock step that just played an action already holds all of them and passes
+    them to the push (``build_holdem_table_frame``), which then sends no SQL statement
+    (perf audit 2026-11-26, section 3: the push re-read all of it and replayed the hand
+    a second time)."""
+
+    conditions: HoldemConditions
+    hand: HoldemHand | None
+    state: HandState | None
+    seats: Sequence[Seat]
+
+
+def read_holdem_seats(table: Table) -> list[Seat]:
+    """The table's positioned seats with their users, by position: one statement."""
+    return list(Seat.objects.filter(table=table, position__isnull=False).select_related("user").order_by("position"))
+
+
 def get_holdem_table_frame(*, table_id: int, now: datetime) -> HoldemTableFrame:
     """The public state of a Hold'em table (frame ``holdem_state``): seats, stacks, bets,
     pots with side pots, board, button, blinds, whose turn and until when. Raises
@@ -137,16 +161,21 @@ def get_holdem_table_frame(*, table_id: int, now: datetime) -> HoldemTableFrame:
     table, conditions = get_holdem_table(table_id)
     hand = find_current_hand(table)
     state = replay(hand) if hand is not None else None
+    return build_holdem_table_frame(table, HoldemTableRows(conditions, hand, state, read_holdem_seats(table)), now=now)
+
+
+def build_holdem_table_frame(table: Table, rows: HoldemTableRows, *, now: datetime) -> HoldemTableFrame:
+    """``get_holdem_table_frame`` from rows already read (no SQL): the same frame, field for
+    field, as a fresh read of the same committed rows gives."""
+    conditions, hand, state = rows.conditions, rows.hand, rows.state
     in_hand: dict[int, int] = {} if state is None else {seat: k for k, seat in enumerate(state.seats)}
     shown: dict[str, list[str]] = hand.results.get("shown", {}) if hand is not None and hand.is_terminal else {}
     waiting = set(hand.setup.get("waiting", ())) if hand is not None and not hand.is_terminal else set()
     cancelled = hand is not None and hand.status == HoldemHandStatus.CANCELLED
     seats: list[HoldemSeatView] = []
-    for seat in (
-        Seat.objects.filter(table=table, position__isnull=False)
-        .exclude(status=SeatStatus.LEFT)
-        .select_related("user")
-        .order_by("position")
+    for seat in sorted(
+        (seat for seat in rows.seats if seat.position is not None and seat.status != SeatStatus.LEFT),
+        key=lambda seat: int(seat.position or 0),
     ):
         position = int(seat.position or 0)
         k = in_hand.get(position)
@@ -194,34 +223,44 @@ def get_holdem_private_frame(*, table_id: int, user_id: int, now: datetime) -> H
         .exclude(status=SeatStatus.LEFT)
         .first()
     )
+    hand = find_current_hand(table) if seat is not None else None
+    state = replay(hand) if hand is not None and hand.status != HoldemHandStatus.CANCELLED else None
+    wallet = wallet_selectors.get_balance_minor(user_id=user_id, currency=table.currency)
+    return _private_frame(table, conditions, seat, hand, state, wallet)
+
+
+def _private_frame(
+    table: Table,
+    conditions: HoldemConditions,
+    seat: Seat | None,
+    hand: HoldemHand | None,
+    state: HandState | None,
+    wallet_minor: int,
+) -> HoldemPrivateFrame:
+    """A player's ``holdem_private`` frame from rows already read: ``state`` is ``hand``'s
+    replay (None for no hand or a cancelled one)."""
     hole: list[str] | None = None
     openings: list[HoldemCardOpening] | None = None
     legal_view: HoldemLegalView | None = None
     chance: float | None = None
     stack = 0 if seat is None else int(seat.stack_minor)
-    if seat is not None:
-        hand = find_current_hand(table)
-        if hand is not None and hand.status != HoldemHandStatus.CANCELLED:
-            state = replay(hand)
-            if seat.position in state.seats:
-                k = state.seats.index(int(seat.position or 0))
-                hole = [card_code(c) for c in state.holes[k]]
-                openings = [cast(HoldemCardOpening, o) for o in hole_openings(hand, state, k)]
-                if not hand.is_terminal:
-                    stack = int(state.stacks[k])
-                    if state.to_act == seat.position and state.phase is Phase.BETTING:
-                        legal = state.legal_actions()
-                        legal_view = HoldemLegalView(
-                            kinds=[
-                                kind.value for kind in legal.kinds if kind not in (ActionKind.SHOW, ActionKind.MUCK)
-                            ],
-                            call_minor=legal.call_amount,
-                            min_to_minor=legal.min_to,
-                            max_to_minor=legal.max_to,
-                            all_in_to_minor=legal.all_in_to,
-                        )
-                    if conditions.show_probabilities and not state.folded[k]:
-                        chance = _equity(state, k, hand.pk)
+    if seat is not None and hand is not None and state is not None and seat.position in state.seats:
+        k = state.seats.index(int(seat.position or 0))
+        hole = [card_code(c) for c in state.holes[k]]
+        openings = [cast(HoldemCardOpening, o) for o in hole_openings(hand, state, k)]
+        if not hand.is_terminal:
+            stack = int(state.stacks[k])
+            if state.to_act == seat.position and state.phase is Phase.BETTING:
+                legal = state.legal_actions()
+                legal_view = HoldemLegalView(
+                    kinds=[kind.value for kind in legal.kinds if kind not in (ActionKind.SHOW, ActionKind.MUCK)],
+                    call_minor=legal.call_amount,
+                    min_to_minor=legal.min_to,
+                    max_to_minor=legal.max_to,
+                    all_in_to_minor=legal.all_in_to,
+                )
+            if conditions.show_probabilities and not state.folded[k]:
+                chance = _equity(state, k, hand.pk)
     return HoldemPrivateFrame(
         type="holdem_private",
         table_id=table.pk,
@@ -234,7 +273,7 @@ def get_holdem_private_frame(*, table_id: int, user_id: int, now: datetime) -> H
         hole_openings=openings,
         legal=legal_view,
         equity=chance,
-        wallet_minor=wallet_selectors.get_balance_minor(user_id=user_id, currency=table.currency),
+        wallet_minor=wallet_minor,
     )
 
 
@@ -256,8 +295,21 @@ def list_holdem_hands(*, table_id: int) -> QuerySet[HoldemHand]:
 
 def render_holdem_private_frames(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
     """Each player's ``holdem_private`` frame, serialised (the hub's per-socket private
-    state at a Hold'em table)."""
-    now = timezone.now()
+    state at a Hold'em table): the same frames as ``get_holdem_private_frame`` gives each,
+    from one read of the table, its conditions, the players' seats, the hand (replayed
+    once) and their wallets: 5 statements for the table, not 5 per player (perf audit
+    2026-11-26, section 3). Raises TableNotFoundError, WrongGameError."""
+    table, conditions = get_holdem_table(table_id)
+    seats = {
+        seat.user_id: seat
+        for seat in Seat.objects.filter(table=table, user_id__in=user_ids, position__isnull=False).exclude(
+            status=SeatStatus.LEFT
+        )
+    }
+    hand = find_current_hand(table) if seats else None
+    state = replay(hand) if hand is not None and hand.status != HoldemHandStatus.CANCELLED else None
+    wallets = wallet_selectors.get_balances_minor(user_ids=user_ids, currency=table.currency)
     return {
-        user_id: dumps(get_holdem_private_frame(table_id=table_id, user_id=user_id, now=now)) for user_id in user_ids
+        user_id: dumps(_private_frame(table, conditions, seats.get(user_id), hand, state, wallets[user_id]))
+        for user_id in user_ids
     }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Q, QuerySet, Sum
@@ -22,6 +22,17 @@ def get_balance_minor(*, user_id: int, currency: str) -> int:
     and not yet captured (``held_minor``); 0 when the wallet was never opened."""
     account = find_player_account(user_id=user_id, currency=currency)
     return account.balance_minor - account.held_minor if account is not None else 0
+
+
+def get_balances_minor(*, user_ids: Iterable[int], currency: str) -> dict[int, int]:
+    """``get_balance_minor`` of many players in one statement: user id -> what he may spend
+    in ``currency``, minor units (0 for a wallet never opened)."""
+    ids = list(user_ids)
+    keys = {player_account_key(user_id, currency): user_id for user_id in ids}
+    balances = dict.fromkeys(ids, 0)
+    for key, balance, held in Account.objects.filter(key__in=keys).values_list("key", "balance_minor", "held_minor"):
+        balances[keys[key]] = balance - held
+    return balances
 
 
 def list_player_balances(*, user_id: int) -> dict[str, int]:

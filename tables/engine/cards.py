@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable
-from typing import Final, SupportsIndex
+from typing import Final
 
 __all__ = [
     "DECK_SIZE",
@@ -72,11 +72,24 @@ def card_code(card: int) -> str:
 
 
 def _checked_id(card: object) -> int:
-    """``card`` as a plain int 0..51 (numpy integers accepted), else ``ValueError``."""
-    index = operator.index(card) if isinstance(card, SupportsIndex) else -1
-    if isinstance(card, bool) or not 0 <= index < DECK_SIZE:
-        raise ValueError(f"card id must be an integer in 0..51, got {card!r}")
-    return index
+    """``card`` as a plain int 0..51 (numpy integers accepted), else ``ValueError``.
+
+    A plain ``int`` takes the fast path (one type test and a range test). Anything else
+    goes through ``operator.index`` in a ``try``: a runtime check against the
+    ``SupportsIndex`` protocol cost about 9 µs per card (perf audit 2026-11-26, section 1).
+    """
+    if type(card) is int:
+        if 0 <= card < DECK_SIZE:
+            return card
+    elif not isinstance(card, bool):
+        try:
+            index = operator.index(card)  # type: ignore[arg-type]
+        except TypeError:
+            pass
+        else:
+            if 0 <= index < DECK_SIZE:
+                return index
+    raise ValueError(f"card id must be an integer in 0..51, got {card!r}")
 
 
 def parse_cards(codes: Iterable[str]) -> tuple[int, ...]:

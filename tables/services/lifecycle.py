@@ -50,7 +50,7 @@ from tables.models import (
 )
 from tables.realtime.frames import TableRestartedFrame, dumps
 from tables.realtime.hub import publish_table_frame
-from tables.realtime.push import broadcast_table_on_commit
+from tables.realtime.push import broadcast_holdem_action_on_commit, broadcast_table_on_commit
 from tables.records import board_to_json
 from tables.services import beacon, degradation, powerups
 from tables.services import fairness as fairness_services
@@ -157,10 +157,11 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
         return False
     expected_version = table.version
     holdem = table.game == TableGame.HOLDEM
+    held = None
     if holdem:
         from tables.services.holdem.hands import advance_holdem_table
 
-        advance_holdem_table(table, now=now)
+        held = advance_holdem_table(table, now=now)
     elif table.phase == TablePhase.CHANGE:
         _settle_table(table, now=now)
     else:
@@ -171,7 +172,10 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
         # One step, one broadcast, one version: clients read a gap as a missed frame.
         table.version = expected_version + 1
     saved = _save_table(table, expected_version=expected_version)
-    if saved:
+    if saved and held is not None:
+        # A betting action: the frame from the rows the step holds, no lobby line.
+        broadcast_holdem_action_on_commit(table, held)
+    elif saved:
         # Every phase change is public, and every seated player's screen must follow it.
         broadcast_table_on_commit(table.pk, refresh_private=True)
     return saved

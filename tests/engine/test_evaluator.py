@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import numpy as np
 import numpy.typing as npt
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from treys import Card, Evaluator
 
-from tables.engine.evaluator import RANK_KEYS
+from tables.engine.evaluator import RANK_KEYS, strength_of
 from tables.engine.widerpoker import (
     MAX_STRENGTH,
     HandCategory,
@@ -238,3 +239,72 @@ def test_each_category_has_the_textbook_number_of_distinct_hand_values() -> None
     distinct = [1277, 2860, 858, 858, 10, 1277, 156, 156, 9, 1]  # high card .. royal flush
     counts = np.bincount(category_of(np.arange(1, MAX_STRENGTH + 1)), minlength=10)
     assert counts.tolist() == distinct
+
+
+@pytest.mark.slow
+def test_scalar_strength_of_agrees_with_evaluate_many_on_all_2598960_hands(
+    all_hands: npt.NDArray[np.uint8],
+) -> None:
+    expected = evaluate_many(all_hands).tolist()
+    assert [strength_of(hand) for hand in map(tuple, all_hands.tolist())] == expected
+
+
+@settings(max_examples=300)
+@given(hands)
+def test_strength_of_and_evaluate_agree_for_ids_numpy_ints_and_codes(hand: list[int]) -> None:
+    strength = int(evaluate_many(np.array([hand], dtype=np.uint8))[0])
+    assert strength_of(hand) == strength_of(tuple(hand)) == strength
+    assert strength_of([np.int64(card) for card in hand]) == strength  # type: ignore[misc]
+    assert strength_of([card_code(card) for card in hand]) == strength
+    value = evaluate([np.uint8(card) for card in hand])  # type: ignore[misc]
+    assert value.strength == strength and value.cards == tuple(hand)
+    assert all(type(card) is int for card in value.cards)
+
+
+@pytest.mark.parametrize(
+    "cards",
+    [
+        [0, 1, 2, 3, 3],  # a repeated card
+        [True, 4, 8, 12, 21],  # a bool is not a card id, though True == 1
+        [False, 4, 8, 12, 21],
+        [-1, 4, 8, 12, 21],  # negative: would read from the end of a table
+        [52, 4, 8, 12, 21],
+        [103, 4, 8, 12, 21],
+        [104, 4, 8, 12, 21],
+        [3.0, 4, 8, 12, 21],
+        [0, 4, 8, 12],
+        "As Ks",
+        "AsKsQ",
+    ],
+)
+def test_strength_of_and_evaluate_reject_what_is_not_five_distinct_cards(cards: list[object]) -> None:
+    with pytest.raises(ValueError):
+        strength_of(cards)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        evaluate(cards)  # type: ignore[arg-type]
+
+
+def test_scalar_evaluate_costs_about_a_python_call_not_a_numpy_round_trip() -> None:
+    # perf audit 2026-11-26, section 1: evaluate() on one hand took 72 us, 85-110x eval7's
+    # per-call time, 78% of it an isinstance check against a runtime Protocol per card.
+    # Compared in the same process with a plain-Python reference of similar work (five
+    # tuple reads and a sort), so a busy machine slows both alike: today about 3-6x it.
+    rng = np.random.default_rng(7)
+    rows = [tuple(rng.choice(52, 5, replace=False).tolist()) for _ in range(2_000)]
+    table = tuple(range(52))
+
+    def reference(hand: tuple[int, ...]) -> object:
+        return sorted((table[hand[0]], table[hand[1]], table[hand[2]], table[hand[3]], table[hand[4]]))
+
+    def best_of(function: object) -> float:
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for hand in rows:
+                function(hand)  # type: ignore[operator]
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    base = best_of(reference)
+    assert best_of(strength_of) < 8 * base
+    assert best_of(evaluate) < 20 * base

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -40,6 +41,7 @@ from tables.engine.holdem import (
 )
 from tables.errors import HoldemActionError, InvalidActionError
 from tables.holdem_records import apply_action, replay, turn_deadline
+from tables.holdem_selectors import HoldemTableRows, read_holdem_seats
 from tables.models import (
     HoldemConditions,
     HoldemHand,
@@ -106,38 +108,46 @@ def running_hand(table: Table) -> HoldemHand | None:
 # --- the clock ----------------------------------------------------------------------------
 
 
-def advance_holdem_table(table: Table, *, now: datetime) -> None:
+def advance_holdem_table(table: Table, *, now: datetime) -> HoldemTableRows | None:
     """One clock step of a Hold'em table whose deadline has passed (row locked by the
     caller, which bumps ``version`` when this changes it): play the due turn (a bot's
-    decision, a leaving player's fold, or the timeout rule), or deal the next hand."""
+    decision, a leaving player's fold, or the timeout rule), or deal the next hand.
+
+    Returns the rows the step holds when it played an action that left the hand running
+    (the caller's push builds the public frame from them, ``build_holdem_table_frame``,
+    instead of reading them again), else None (a deal, a settlement, a wait)."""
     conditions = HoldemConditions.objects.get(table=table)
     if table.phase == TablePhase.PLAYING:
         hand = running_hand(table)
         if hand is not None:
-            _play_due_turn(table, conditions, hand, now=now)
-            return
+            return _play_due_turn(table, conditions, hand, now=now)
     _start_hand_or_wait(table, conditions, now=now)
+    return None
 
 
-def _play_due_turn(table: Table, conditions: HoldemConditions, hand: HoldemHand, *, now: datetime) -> None:
+def _play_due_turn(
+    table: Table, conditions: HoldemConditions, hand: HoldemHand, *, now: datetime
+) -> HoldemTableRows | None:
     state = replay(hand)
     if state.is_over:  # settled state not written (should not happen): settle now
         _settle(table, hand, state, now=now)
-        return
+        return None
     seat_no = state.to_act
     assert seat_no is not None
-    seat = Seat.objects.get(table=table, position=seat_no)
-    if seat.is_bot:
-        personality = next((p for p in PERSONALITIES if p.name == seat.bot_personality), PERSONALITIES[2])
-        rng = np.random.default_rng(secrets.randbits(64))
-        action = decide(state, personality, rng)
-        record_action(table, hand, state, action.kind, action.seat, action.amount, now=now)
-        return
-    if seat.leaving:
-        legal = state.legal_actions()
-        kind = ActionKind.FOLD if ActionKind.FOLD in legal.kinds else ActionKind.CHECK
-        record_action(table, hand, state, kind, seat_no, None, now=now)
-        return
+    # One read of every seat: the one to act, the next one (``_start_turn``) and the frame.
+    seats = read_holdem_seats(table)
+    by_position = {seat.position: seat for seat in seats}
+    seat = by_position.get(seat_no) or Seat.objects.get(table=table, position=seat_no)
+    if seat.is_bot or seat.leaving:
+        if seat.is_bot:
+            personality = next((p for p in PERSONALITIES if p.name == seat.bot_personality), PERSONALITIES[2])
+            action = decide(state, personality, np.random.default_rng(secrets.randbits(64)))
+            kind, actor, amount = action.kind, action.seat, action.amount
+        else:
+            kind = ActionKind.FOLD if ActionKind.FOLD in state.legal_actions().kinds else ActionKind.CHECK
+            actor, amount = seat_no, None
+        new_state = record_action(table, hand, state, kind, actor, amount, now=now, seats=by_position)
+        return None if new_state.is_over else HoldemTableRows(conditions, hand, new_state, seats)
     connected = is_connected(seat, now=now)
     if connected and _came_back_in_turn(hand, seat) and not hand.turn_extended:
         # Seed 003: a player who drops and comes back while his turn has time gets 20 s more.
@@ -146,16 +156,19 @@ def _play_due_turn(table: Table, conditions: HoldemConditions, hand: HoldemHand,
         table.phase_deadline = turn_deadline(hand, hand.config)
         if table.phase_deadline > now:
             table.version += 1
-            return
+            return None
     grace_until = platform_grace(hand, now=now)
     if grace_until is not None:
         hand.turn_grace_until = grace_until
         hand.save(update_fields=["turn_grace_until"])
         table.phase_deadline = grace_until
         table.version += 1
-        return
+        return None
     action = timeout_action(state, connected=connected)
-    record_action(table, hand, state, action.kind, action.seat, action.amount, now=now, timeout=True)
+    new_state = record_action(
+        table, hand, state, action.kind, action.seat, action.amount, now=now, timeout=True, seats=by_position
+    )
+    return None if new_state.is_over else HoldemTableRows(conditions, hand, new_state, seats)
 
 
 def platform_grace(hand: HoldemHand, *, now: datetime) -> datetime | None:
@@ -212,10 +225,12 @@ def record_action(
     *,
     now: datetime,
     timeout: bool = False,
+    seats: Mapping[int | None, Seat] | None = None,
 ) -> HandState:
     """Apply one action to ``state`` (the engine validates it: HoldemActionError with the
     engine's code, nothing changed), store it, and move the table on: the next turn's
-    deadline, or the settlement when the hand is over. Returns the new state."""
+    deadline, or the settlement when the hand is over. Returns the new state. ``seats``
+    (by position), when the caller has read them, spares reading the next seat."""
     try:
         new_state = apply_action(state, kind.value, seat, amount)
     except HoldemError as error:
@@ -233,7 +248,7 @@ def record_action(
         hand.save(update_fields=["actions"])
         _settle(table, hand, new_state, now=now)
         return new_state
-    _start_turn(table, hand, new_state, now=now)
+    _start_turn(table, hand, new_state, now=now, seats=seats)
     hand.save(update_fields=["actions", "turn_started_at", "turn_extended", "turn_grace_until"])
     return new_state
 
@@ -249,14 +264,18 @@ def _stored_amount(state: HandState, kind: ActionKind, seat: int, amount: int | 
     return int(state.bets[k])
 
 
-def _start_turn(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) -> None:
+def _start_turn(
+    table: Table, hand: HoldemHand, state: HandState, *, now: datetime, seats: Mapping[int | None, Seat] | None = None
+) -> None:
     """The next player's turn starts now: his deadline (a bot's or a leaving player's
-    turn is played at once by the clock)."""
+    turn is played at once by the clock). ``seats``: the table's seats by position, when
+    the caller holds them (else the next seat is read)."""
     hand.turn_started_at = now
     hand.turn_extended = False
     hand.turn_grace_until = None
     seat_no = state.to_act
-    seat = Seat.objects.only("is_bot", "leaving").get(table=table, position=seat_no)
+    held = None if seats is None else seats.get(seat_no)
+    seat = held or Seat.objects.only("is_bot", "leaving").get(table=table, position=seat_no)
     if seat.is_bot:
         table.phase_deadline = now + BOT_THINK
     elif seat.leaving:

@@ -28,8 +28,9 @@ from tables.errors import (
     WrongGameError,
 )
 from tables.holdem_records import replay, seats_in_hand
+from tables.holdem_selectors import HoldemTableRows, read_holdem_seats
 from tables.models import HoldemConditions, Seat, SeatStatus, Table, TableGame, TablePhase
-from tables.realtime.push import broadcast_table_on_commit, push_private_on_commit
+from tables.realtime.push import broadcast_holdem_action_on_commit, broadcast_table_on_commit, push_private_on_commit
 from tables.services.holdem import hands, money
 from wallet import protection
 from wallet import services as wallet_services
@@ -259,8 +260,13 @@ def act_in_hand(*, table_id: int, user_id: int, kind: object, amount: object = N
     (``not_your_turn``, ``illegal_action``, ``amount_too_small``, ``amount_too_large``,
     ``hand_over``); nothing changes then."""
     action_kind, action_amount = hands.parse_action(kind, amount)
-    table, _ = lock_holdem_table(table_id)
-    seat = _seat_of(table, user_id)
+    table, conditions = lock_holdem_table(table_id)
+    # One read of every seat: the player's, the next to act (``record_action``) and the
+    # pushed frame's (perf audit 2026-11-26, section 3).
+    seats = read_holdem_seats(table)
+    seat = next((s for s in seats if s.user_id == user_id and s.status != SeatStatus.LEFT), None)
+    if seat is None:
+        raise NotSeatedError("take a seat first", table_id=table.pk)
     hand = hands.running_hand(table)
     if hand is None:
         raise NoHandError("no hand is being played", table_id=table_id)
@@ -274,8 +280,15 @@ def act_in_hand(*, table_id: int, user_id: int, kind: object, amount: object = N
         raise TurnOverError(
             "your time to act is over: the timeout rule plays for you", table_id=table_id, hand_id=hand.pk
         )
-    hands.record_action(table, hand, state, action_kind, seat.position, action_amount, now=now)
+    by_position = {s.position: s for s in seats}
+    new_state = hands.record_action(
+        table, hand, state, action_kind, seat.position, action_amount, now=now, seats=by_position
+    )
     Seat.objects.filter(pk=seat.pk).update(last_seen_at=now)
+    seat.last_seen_at = now
     save_holdem_table(table)
-    broadcast_table_on_commit(table.pk, refresh_private=True)
+    if new_state.is_over:
+        broadcast_table_on_commit(table.pk, refresh_private=True)
+    else:  # the frame from the rows held here, no lobby line (docs/protocol.md)
+        broadcast_holdem_action_on_commit(table, HoldemTableRows(conditions, hand, new_state, seats))
     return table.version

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import time
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -225,3 +227,46 @@ def test_every_rank_multiset_and_every_flush_mask_agrees_with_phevaluator() -> N
     hands = np.array(rows, dtype=np.uint8)
     peer = np.array([phevaluator.evaluate_cards(*row) for row in rows], dtype=np.int64)
     assert np.array_equal(evaluate7(hands).astype(np.int64), 7463 - peer)
+
+
+def test_scalar_evaluate7_one_agrees_with_evaluate7_on_random_and_flush_hands() -> None:
+    hands = random_hands(20_000, 23)
+    assert [evaluate7_one(row) for row in hands.tolist()] == evaluate7(hands).tolist()
+    rng = np.random.default_rng(29)
+    flushes = []
+    for _ in range(3_000):  # five to seven cards of one suit: the flush table's path
+        suit = int(rng.integers(0, 4))
+        size = int(rng.integers(5, 8))
+        ranks = rng.choice(13, size, replace=False)
+        others = rng.choice([c for c in range(52) if c & 3 != suit], 7 - size, replace=False)
+        flushes.append([int(4 * r + suit) for r in ranks] + [int(c) for c in others])
+    assert [evaluate7_one(row) for row in flushes] == evaluate7(np.array(flushes, dtype=np.uint8)).tolist()
+    assert evaluate7_one(tuple(flushes[0])) == evaluate7_one([np.int64(c) for c in flushes[0]])  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("cards", [[0, 0, 1, 2, 3, 4, 5], [-1, 4, 8, 12, 21, 25, 50], [52, 4, 8, 12, 21, 25, 50]])
+def test_scalar_evaluate7_one_refuses_a_repeated_or_unknown_card(cards: list[int]) -> None:
+    with pytest.raises(ValueError):
+        evaluate7_one(cards)
+
+
+def test_scalar_evaluate7_one_costs_a_few_python_operations_not_a_numpy_round_trip() -> None:
+    # perf audit 2026-11-26, section 1: evaluate7_one took 102-125 us (one numpy row), about
+    # 100x eval7's per-call time. Compared with a plain-Python reference of similar size in
+    # the same process (a busy machine slows both alike): about 5-8x it now, 250x before.
+    rows = [tuple(row) for row in random_hands(2_000, 31).tolist()]
+    table = tuple(range(52))
+
+    def reference(hand: tuple[int, ...]) -> object:
+        return sorted(table[card] for card in hand)
+
+    def best_of(function: Callable[[tuple[int, ...]], object]) -> float:
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for hand in rows:
+                function(hand)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    assert best_of(evaluate7_one) < 40 * best_of(reference)

@@ -1,0 +1,190 @@
+"""What one Hold'em clock step costs the database (issue 23, "Scale by design", item 6;
+perf audit 2026-11-26, section 3; docs/benchmarks.md, "Hold'em tables").
+
+A bot's betting action was 16 statements: 7 for the step and 9 for the push after the
+commit (the public frame re-read the table, conditions, hand and seats and replayed the
+hand again; the lobby line read the table, its players, jackpots and next special hand).
+The push now builds the frame from the rows the step holds and sends no lobby line for an
+action, so the whole action, push included, is pinned here. Its frame must stay byte for
+byte the frame a fresh read gives. The hub's private frames of a table come from one read.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from tables import services
+from tables.holdem_selectors import get_holdem_private_frame, get_holdem_table_frame, render_holdem_private_frames
+from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
+from tables.realtime import hub, push
+from tables.realtime.frames import dumps
+from tables.services.holdem import act_in_hand, replay, sit_out_holdem, take_seat
+from tests.tables.holdem_helpers import holdem_table
+
+MAX_BOT_ACTION_STATEMENTS = 7
+"""Lock the table, its conditions, the running hand, its seats (with their users), the
+hand's ``UPDATE``, the table's ``UPDATE``; the push: none."""
+
+PRIVATE_FRAMES_STATEMENTS = 5
+"""The table, its conditions, the players' seats, the hand, their wallets: for any number."""
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def statements(queries: CaptureQueriesContext) -> list[str]:
+    """The SQL statements sent, transaction control (``BEGIN``, ``COMMIT``, savepoints) aside."""
+    return [
+        q["sql"]
+        for q in queries.captured_queries
+        if "SAVEPOINT" not in q["sql"] and q["sql"] not in ("BEGIN", "COMMIT")
+    ]
+
+
+def bot_table(host: User, now: datetime) -> Table:
+    """The table of ``bench/holdem_tables.py``: one person sitting out and five house bots."""
+    table = holdem_table("Bots at work", seats=6, bot_seats=5)
+    take_seat(table_id=table.pk, user_id=host.pk, position=0, buy_in_minor=1_000, now=now)
+    sit_out_holdem(table_id=table.pk, user_id=host.pk, now=now)
+    return table
+
+
+def bot_actions(
+    table: Table, now: datetime, *, wanted: int, limit: int = 400
+) -> list[tuple[list[int], list[str], list[Any]]]:
+    """Advance the clock until ``wanted`` steps were a bot's betting action that left its
+    hand running; each as (lobby lines sent, the step's statements, frames published)."""
+    published: list[Any] = []
+    original = hub.publish_table_frame
+
+    def record(table_id: int, text: str | None, *, refresh_private: bool = False) -> None:
+        published.append((table_id, text, refresh_private))
+        original(table_id, text, refresh_private=refresh_private)
+
+    found: list[tuple[list[int], list[str], list[Any]]] = []
+    hub.publish_table_frame = record
+    lobby_lines: list[int] = []
+    original_lobby = push.publish_lobby_line
+    push.publish_lobby_line = lambda table_id: lobby_lines.append(table_id)
+    try:
+        for _ in range(limit):
+            table.refresh_from_db()
+            now = max(now, table.phase_deadline or now) + timedelta(milliseconds=1)
+            Seat.objects.filter(table=table, is_bot=False).update(last_seen_at=now)
+            hand = HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).first()
+            before = None if hand is None else (hand.pk, len(hand.actions), replay(hand).to_act)
+            bot_to_act = (
+                before is not None and Seat.objects.filter(table=table, position=before[2], is_bot=True).exists()
+            )
+            published.clear()
+            lobby_lines.clear()
+            with CaptureQueriesContext(connection) as queries:
+                services.advance_table(table_id=table.pk, now=now)
+            if not bot_to_act or before is None:
+                continue
+            hand = HoldemHand.objects.get(pk=before[0])
+            if hand.status == HoldemHandStatus.PLAYING and len(hand.actions) == before[1] + 1:
+                found.append((list(lobby_lines), statements(queries), list(published)))
+                if len(found) >= wanted:
+                    return found
+    finally:
+        hub.publish_table_frame = original
+        push.publish_lobby_line = original_lobby
+    raise AssertionError(f"only {len(found)} bot actions in {limit} steps")
+
+
+def test_a_bot_action_with_its_push_sends_at_most_seven_statements(alice: User) -> None:
+    now = timezone.now()
+    table = bot_table(alice, now)
+    for lobby_lines, sql, published in bot_actions(table, now, wanted=6):
+        assert len(published) == 1, published  # the public frame was pushed, once
+        assert len(sql) <= MAX_BOT_ACTION_STATEMENTS, "\n".join(sql)
+        assert not lobby_lines  # the lobby line (4 statements more) is not sent for an action
+
+
+def test_the_pushed_frame_of_a_bot_action_is_the_frame_a_fresh_read_gives(alice: User) -> None:
+    now = timezone.now()
+    table = bot_table(alice, now)
+    actions = bot_actions(table, now, wanted=1)
+    _lobby, _sql, published = actions[-1]
+    table_id, text, refresh_private = published[0]
+    assert table_id == table.pk and refresh_private
+    pushed = json.loads(text)
+    # A fresh read of the committed rows, at the pushed frame's own clock.
+    fresh = get_holdem_table_frame(table_id=table.pk, now=datetime.fromisoformat(pushed["server_time"]))
+    assert dumps(fresh) == text
+    assert pushed["version"] == Table.objects.get(pk=table.pk).version
+    assert pushed["hand"]["to_act"] is not None and len(pushed["seats"]) >= 3
+
+
+def test_a_tables_private_frames_come_from_one_read_and_equal_each_players_own(alice: User) -> None:
+    now = timezone.now()
+    table = bot_table(alice, now)
+    bot_actions(table, now, wanted=1)
+    users = set(
+        Seat.objects.filter(table=table, position__isnull=False)
+        .exclude(status=SeatStatus.LEFT)
+        .values_list("user_id", flat=True)
+    )
+    assert len(users) >= 3
+    with CaptureQueriesContext(connection) as queries:
+        frames = render_holdem_private_frames(table_id=table.pk, user_ids=users | {-1})
+    assert len(statements(queries)) <= PRIVATE_FRAMES_STATEMENTS, "\n".join(statements(queries))
+    moment = timezone.now()
+    for user_id in users | {-1}:
+        assert frames[user_id] == dumps(get_holdem_private_frame(table_id=table.pk, user_id=user_id, now=moment))
+    holes = [json.loads(frames[user_id])["hole"] for user_id in users]
+    assert sum(hole is not None for hole in holes) >= 2  # the dealt players see their own cards
+
+
+MAX_PLAYER_ACTION_STATEMENTS = 8
+"""A person's action (``act_in_hand``, what the REST call and the socket frame run): lock
+the table, its conditions, the seats, the running hand, the hand's ``UPDATE``, his seat's
+``last_seen_at``, the table's ``UPDATE``; the push: none. It was 17 (perf audit)."""
+
+
+def test_a_players_action_with_its_push_is_bounded_and_pushes_the_fresh_frame(alice: User, bob: User) -> None:
+    now = timezone.now()
+    table = holdem_table("Two people")
+    take_seat(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=1_000, now=now)
+    take_seat(table_id=table.pk, user_id=bob.pk, position=3, buy_in_minor=1_000, now=now)
+    by_seat = {0: alice, 3: bob}
+    for _ in range(5):  # deal
+        table.refresh_from_db()
+        now = max(now, table.phase_deadline or now) + timedelta(milliseconds=1)
+        for user in (alice, bob):
+            services.touch_presence(table_id=table.pk, user_id=user.pk, now=now)
+        services.advance_table(table_id=table.pk, now=now)
+        if HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).exists():
+            break
+    hand = HoldemHand.objects.get(table=table, status=HoldemHandStatus.PLAYING)
+    published: list[tuple[int, str | None, bool]] = []
+    lobby_lines: list[int] = []
+    original, original_lobby = hub.publish_table_frame, push.publish_lobby_line
+
+    def record(table_id: int, text: str | None, *, refresh_private: bool = False) -> None:
+        published.append((table_id, text, refresh_private))
+
+    hub.publish_table_frame = record
+    push.publish_lobby_line = lambda table_id: lobby_lines.append(table_id)
+    try:
+        legal = replay(hand).legal_actions()
+        with CaptureQueriesContext(connection) as queries:
+            act_in_hand(table_id=table.pk, user_id=by_seat[legal.seat].pk, kind="call", now=now)
+    finally:
+        hub.publish_table_frame, push.publish_lobby_line = original, original_lobby
+    assert len(statements(queries)) <= MAX_PLAYER_ACTION_STATEMENTS, "\n".join(statements(queries))
+    assert not lobby_lines
+    [(table_id, text, refresh_private)] = published
+    assert table_id == table.pk and refresh_private and text is not None
+    pushed = json.loads(text)
+    assert pushed["hand"]["to_act"] is not None  # the hand goes on: a check is due
+    fresh = get_holdem_table_frame(table_id=table.pk, now=datetime.fromisoformat(pushed["server_time"]))
+    assert dumps(fresh) == text
