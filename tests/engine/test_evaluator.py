@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import time
 
 import numpy as np
 import numpy.typing as npt
@@ -282,29 +281,3 @@ def test_strength_of_and_evaluate_reject_what_is_not_five_distinct_cards(cards: 
         strength_of(cards)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         evaluate(cards)  # type: ignore[arg-type]
-
-
-def test_scalar_evaluate_costs_about_a_python_call_not_a_numpy_round_trip() -> None:
-    # perf audit 2026-11-26, section 1: evaluate() on one hand took 72 us, 85-110x eval7's
-    # per-call time, 78% of it an isinstance check against a runtime Protocol per card.
-    # Compared in the same process with a plain-Python reference of similar work (five
-    # tuple reads and a sort), so a busy machine slows both alike: today about 3-6x it.
-    rng = np.random.default_rng(7)
-    rows = [tuple(rng.choice(52, 5, replace=False).tolist()) for _ in range(2_000)]
-    table = tuple(range(52))
-
-    def reference(hand: tuple[int, ...]) -> object:
-        return sorted((table[hand[0]], table[hand[1]], table[hand[2]], table[hand[3]], table[hand[4]]))
-
-    def best_of(function: object) -> float:
-        times = []
-        for _ in range(5):
-            start = time.perf_counter()
-            for hand in rows:
-                function(hand)  # type: ignore[operator]
-            times.append(time.perf_counter() - start)
-        return min(times)
-
-    base = best_of(reference)
-    assert best_of(strength_of) < 8 * base
-    assert best_of(evaluate) < 20 * base

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import time
-from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -248,25 +246,3 @@ def test_scalar_evaluate7_one_agrees_with_evaluate7_on_random_and_flush_hands() 
 def test_scalar_evaluate7_one_refuses_a_repeated_or_unknown_card(cards: list[int]) -> None:
     with pytest.raises(ValueError):
         evaluate7_one(cards)
-
-
-def test_scalar_evaluate7_one_costs_a_few_python_operations_not_a_numpy_round_trip() -> None:
-    # perf audit 2026-11-26, section 1: evaluate7_one took 102-125 us (one numpy row), about
-    # 100x eval7's per-call time. Compared with a plain-Python reference of similar size in
-    # the same process (a busy machine slows both alike): about 5-8x it now, 250x before.
-    rows = [tuple(row) for row in random_hands(2_000, 31).tolist()]
-    table = tuple(range(52))
-
-    def reference(hand: tuple[int, ...]) -> object:
-        return sorted(table[card] for card in hand)
-
-    def best_of(function: Callable[[tuple[int, ...]], object]) -> float:
-        times = []
-        for _ in range(5):
-            start = time.perf_counter()
-            for hand in rows:
-                function(hand)
-            times.append(time.perf_counter() - start)
-        return min(times)
-
-    assert best_of(evaluate7_one) < 40 * best_of(reference)
