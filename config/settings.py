@@ -468,6 +468,15 @@ PRESENCE_PROCESS_TIMEOUT_SECONDS: int = _int("POKER_PRESENCE_PROCESS_TIMEOUT_SEC
 BEACON: str = env.str("POKER_BEACON", default="local")
 if BEACON not in {"local", "drand"}:
     raise ImproperlyConfigured("POKER_BEACON is local or drand")
+# The local beacon is the operator's own key: a production install (DATABASE_URL set) must use
+# drand. POKER_BEACON_ALLOW_LOCAL=1 is for the test suite (config/settings_test.py) and
+# benchmarks on PostgreSQL only, never for real money (docs/deployment.md).
+BEACON_ALLOW_LOCAL: bool = _bool("POKER_BEACON_ALLOW_LOCAL", False)
+if DATABASE_URL and BEACON == "local" and not BEACON_ALLOW_LOCAL:
+    raise ImproperlyConfigured(
+        "POKER_BEACON=local in production (DATABASE_URL set): the local beacon is keyed by the operator, "
+        "so players cannot check it; set POKER_BEACON=drand (docs/deployment.md, Randomness beacon)"
+    )
 BEACON_KEY: str = (
     env.str("POKER_BEACON_KEY", default="") or hashlib.sha256(b"wp-beacon-key:" + SECRET_KEY.encode()).hexdigest()
 )
