@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -449,6 +449,25 @@ def _chain(hand: Hand) -> dict[str, Any] | None:
     return {"id": hand.chain_id, "anchor": hand.chain.anchor, "length": hand.chain.length, "index": hand.chain_index}
 
 
+def _beacon(hand: Hand) -> dict[str, Any] | None:
+    """The hand's beacon round as the export writes it; a drand round also carries its BLS
+    signature (optional, 2026-11-26), so the value can be checked without asking drand."""
+    if hand.beacon_round is None:
+        return None
+    data: dict[str, Any] = {"source": beacon.source(), "round": hand.beacon_round, "value": hand.beacon_value or None}
+    if hand.beacon_value:
+        from tables.models import BeaconRound
+
+        signature = (
+            BeaconRound.objects.filter(round=hand.beacon_round, value=hand.beacon_value)
+            .values_list("signature", flat=True)
+            .first()
+        )
+        if signature:
+            data["signature"] = signature
+    return data
+
+
 def _spin_kind(hand: Hand) -> str | None:
     """The kind of the spin jackpot drawn in the hand, as its frozen conditions name it."""
     feed = spin_feed(hand.config, hand.spin_jackpot_id)
@@ -485,9 +504,7 @@ def get_hand_export(*, hand_id: int, viewer: Viewer) -> dict[str, Any]:
             "commitment": hand.commitment,
             "chain": _chain(hand),
             "chain_seed": hand.chain_seed or None,
-            "beacon": {"source": beacon.source(), "round": hand.beacon_round, "value": hand.beacon_value or None}
-            if hand.beacon_round is not None
-            else None,
+            "beacon": _beacon(hand),
             "server_seed": hand.server_seed,
             "board": hand.board,
             "change_keys": hand.change_keys,
@@ -509,6 +526,9 @@ def get_hand_export(*, hand_id: int, viewer: Viewer) -> dict[str, Any]:
                 {"reference": t.reference, "kind": t.kind, "at": t.created_at.isoformat()} for t in transfers
             ],
             "cancel_reason": hand.cancel_reason,
+            # Optional (format 2, 2026-11-26; docs/export-format.md): only a hand cancelled
+            # once its beacon round was due has it.
+            **({"beacon_evidence": hand.beacon_evidence} if hand.beacon_evidence else {}),
         },
         "entries": [_export_entry(row, purchases) for row in entries.iterator(chunk_size=2000)],
     }
@@ -562,7 +582,9 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
         }
         for hand in Hand.objects.select_related("table").filter(algorithm__gte=2).order_by("-started_at", "-pk")[:hands]
     ]
-    rounds = list(BeaconRound.objects.order_by("-round").values("source", "round", "value", "fetched_at")[:hands])
+    rounds = list(
+        BeaconRound.objects.order_by("-round").values("source", "round", "value", "signature", "fetched_at")[:hands]
+    )
     holdem = [
         {
             "table": hand.table.name,
@@ -578,7 +600,73 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
         .filter(table__practice__isnull=True)
         .order_by("-started_at", "-pk")[:hands]
     ]
-    return {"chains": chains, "hands": latest, "rounds": rounds, "holdem_hands": holdem}
+    return {
+        "chains": chains,
+        "hands": latest,
+        "rounds": rounds,
+        "holdem_hands": holdem,
+        "cancellations": list_beacon_cancellations(limit=hands),
+        "cancellation_rates": list_cancellation_rates(),
+    }
+
+
+def list_beacon_cancellations(*, limit: int = 50) -> list[dict[str, Any]]:
+    """The latest WiderPoker hands cancelled once their beacon round was due, newest first,
+    each with its table, number, reason and the evidence kept at cancellation
+    (``tables.services.beacon.outage_evidence``). Public: such a cancellation may be an
+    operator walking away from an outcome it disliked, so it is never hidden."""
+    return [
+        {
+            "table": hand.table.name,
+            "table_id": hand.table_id,
+            "hand_id": hand.pk,
+            "number": hand.number,
+            "cancelled_at": hand.settled_at,
+            "reason": hand.cancel_reason,
+            "evidence": hand.beacon_evidence,
+        }
+        for hand in Hand.objects.select_related("table")
+        .filter(status=HandStatus.CANCELLED, beacon_evidence__isnull=False, table__practice__isnull=True)
+        .order_by("-settled_at", "-pk")[:limit]
+    ]
+
+
+def list_cancellation_rates(*, months: int = 12) -> list[dict[str, Any]]:
+    """Cancellations per table and per calendar month (UTC) of the last ``months`` months,
+    newest month first: ``dealt`` terminal WiderPoker hands, ``cancelled`` of them,
+    ``after_beacon`` those cancelled once their beacon round was due, and ``rate`` the
+    cancelled share in percent (one decimal)."""
+    from zoneinfo import ZoneInfo
+
+    from django.db.models import Count, Q
+    from django.db.models.functions import TruncMonth
+
+    since = timezone.now() - timedelta(days=31 * months)
+    rows = (
+        Hand.objects.filter(
+            status__in=[HandStatus.SETTLED, HandStatus.CANCELLED], started_at__gte=since, table__practice__isnull=True
+        )
+        .annotate(month=TruncMonth("started_at", tzinfo=ZoneInfo("UTC")))
+        .values("month", "table_id", "table__name")
+        .annotate(
+            dealt=Count("id"),
+            cancelled=Count("id", filter=Q(status=HandStatus.CANCELLED)),
+            after_beacon=Count("id", filter=Q(status=HandStatus.CANCELLED, beacon_evidence__isnull=False)),
+        )
+        .order_by("-month", "table__name")
+    )
+    return [
+        {
+            "month": row["month"].strftime("%Y-%m"),
+            "table": row["table__name"],
+            "table_id": row["table_id"],
+            "dealt": row["dealt"],
+            "cancelled": row["cancelled"],
+            "after_beacon": row["after_beacon"],
+            "rate": f"{100 * row['cancelled'] / row['dealt']:.1f}",
+        }
+        for row in rows
+    ]
 
 
 EXPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "widerpoker-hand-2.json"

@@ -492,11 +492,12 @@ def _settle_table(table: Table, *, now: datetime) -> None:
     assert table.current_hand_id is not None
     hand = Hand.objects.only("id", "algorithm", "beacon_round", "change_deadline").get(pk=table.current_hand_id)
     chained = hand.algorithm >= fairness.ALGORITHM_CHAIN and hand.beacon_round is not None
-    if chained and beacon.value(int(hand.beacon_round or 0), now=now) is None:
+    answer = beacon.fetch(int(hand.beacon_round or 0), now=now) if chained else None
+    if answer is not None and answer.value is None:
         if now - hand.change_deadline < timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS):
             table.phase_deadline = now + timedelta(seconds=1)
             return
-        cancel_hand(hand_id=hand.pk, reason="the randomness beacon did not answer", now=now)
+        cancel_hand(hand_id=hand.pk, reason="the randomness beacon did not answer", now=now, beacon_answer=answer.error)
         table.phase = TablePhase.RESULTS
         table.phase_deadline = now + timedelta(seconds=table.results_seconds)
         table.version += 1
