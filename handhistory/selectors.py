@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -555,19 +556,7 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
 
     now = timezone.now()
 
-    chains = [
-        {
-            "table": chain.table.name,
-            "id": chain.pk,
-            "anchor": chain.anchor,
-            "length": chain.length,
-            "used": chain.next_index - 1,
-            "created_at": chain.created_at,
-        }
-        for chain in SeedChain.objects.select_related("table")
-        .filter(table__practice__isnull=True)
-        .order_by("table__name", "created_at", "pk")
-    ]
+    chains = list_anchors()
     latest = [
         {
             "table": hand.table.name,
@@ -607,6 +596,66 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
         "holdem_hands": holdem,
         "cancellations": list_beacon_cancellations(limit=hands),
         "cancellation_rates": list_cancellation_rates(),
+    }
+
+
+def list_anchors() -> list[dict[str, Any]]:
+    """Every public seed chain (practice games' excepted), by table then publication: table,
+    chain id, anchor, length, hands used, ``created_at`` (aware, UTC) and the beacon round it
+    was published with (``published_round``, its release time and value; docs/provably-fair.md,
+    "Anchors")."""
+    from tables.models import SeedChain
+
+    return [
+        {
+            "table": chain.table.name,
+            "table_id": chain.table_id,
+            "id": chain.pk,
+            "anchor": chain.anchor,
+            "length": chain.length,
+            "used": chain.next_index - 1,
+            "created_at": chain.created_at.astimezone(UTC),
+            "published_round": chain.published_round,
+            "published_round_at": None
+            if chain.published_round is None
+            else beacon.time_of(chain.published_round).astimezone(UTC),
+            "published_round_value": chain.published_round_value or None,
+        }
+        for chain in SeedChain.objects.select_related("table")
+        .filter(table__practice__isnull=True)
+        .order_by("table__name", "created_at", "pk")
+    ]
+
+
+ANCHORS_FORMAT = "widerpoker-anchors/1"
+
+
+def get_anchors_feed() -> dict[str, Any]:
+    """The anchors feed (``/history/commitments/anchors.json``) an outsider archives: the
+    beacon (source; for drand the chain hash, public key, genesis and period) and every
+    chain of ``list_anchors`` with times as ISO 8601 in UTC. Nothing secret."""
+    from tables import drand
+
+    return {
+        "format": ANCHORS_FORMAT,
+        "generated_at": timezone.now().astimezone(UTC).isoformat(),
+        "beacon": {
+            "source": beacon.source(),
+            "chain_hash": drand.QUICKNET_CHAIN_HASH,
+            "scheme": drand.SCHEME,
+            "genesis_time": settings.BEACON_GENESIS_UNIX,
+            "period_seconds": settings.BEACON_PERIOD_SECONDS,
+        },
+        "chains": [
+            {
+                **chain,
+                "created_at": chain["created_at"].isoformat(),
+                "published_round_at": None
+                if chain["published_round_at"] is None
+                else chain["published_round_at"].isoformat(),
+            }
+            for chain in list_anchors()
+        ],
     }
 
 

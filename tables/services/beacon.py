@@ -106,6 +106,27 @@ def value(round_number: int, *, now: datetime) -> bytes | None:
     return fetch(round_number, now=now).value
 
 
+def round_at_publication(*, now: datetime) -> tuple[int, str]:
+    """The beacon round a seed chain's anchor is published with, and its value (hex): one
+    that existed at ``now``, so the publication cannot be older than it. The local beacon:
+    the last round released at ``now``. drand: the newest round the platform holds (fetched
+    and verified for a hand), if released by ``now``; else the last round released at
+    ``now`` without its value (anyone reads it from drand). Never asks the network: this
+    runs inside the deal's transaction."""
+    latest = max(1, round_after(now) - 1)
+    if source() == "local":
+        return latest, local_value(latest).hex()
+    held = (
+        BeaconRound.objects.filter(source="drand", round__lte=latest)
+        .order_by("-round")
+        .values_list("round", "value")
+        .first()
+    )
+    if held is not None and held[0] >= latest - 200:  # at most ten minutes old
+        return int(held[0]), str(held[1])
+    return latest, ""
+
+
 def outage_evidence(round_number: int, *, waited_since: datetime, now: datetime, answer: str) -> dict[str, Any]:
     """The record a hand cancelled after its beacon round was due keeps (and its export
     shows as ``beacon_evidence``): the beacon, the round awaited and when it was due, since
