@@ -552,7 +552,7 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
     position and beacon round (the seed and chain seed only once the hand is over), the
     latest Hold'em hands' commitments likewise, and the beacon values used. Nothing secret.
     Practice games are private (seed 004): their chains and hands are not listed."""
-    from tables.models import BeaconRound, HoldemHand, SeedChain
+    from tables.models import BeaconRound, HoldemHand
 
     now = timezone.now()
 
