@@ -437,7 +437,9 @@ def _export_entry(row: dict[str, Any], purchases: dict[int, list[dict[str, Any]]
     data = {("player" if key == "user__username" else key): value for key, value in row.items()}
     user_id = data.pop("user_id")
     hold_at = data.pop("hold_at")
-    data["hold_at"] = hold_at.isoformat() if hold_at else None
+    # A redeal resets the hold (hold_mask NULL) and leaves the old time in the row: the
+    # export gives both as null then, as docs/export-format.md says.
+    data["hold_at"] = hold_at.isoformat() if hold_at and data.get("hold_mask") is not None else None
     data["best_draw"] = None if data["best_draw"] is None else int(data["best_draw"]) + 1
     data["purchases"] = purchases.get(user_id, [])
     return data
