@@ -57,7 +57,7 @@ from tables.services import fairness as fairness_services
 from tables.services.conditions import apply_overrides
 from tables.services.seating import seat_presence
 from tables.services.settlement import cancel_hand, hand_escrow, settle_hand
-from tables.services.special import special_overrides
+from tables.services.special import merge_special, special_draws
 from wallet import protection
 from wallet import services as wallet_services
 from wallet.lookups import IntArray
@@ -272,9 +272,10 @@ def hand_config(table: Table, seed: bytes, *, now: datetime) -> tuple[dict[str, 
     drawn from the hand's stream changes (seed 001, Jackpots 2; docs/provably-fair.md)."""
     config = table.config_snapshot()
     previous = Hand.objects.filter(table=table).order_by("-number").values_list("started_at", flat=True).first()
-    overrides, names = special_overrides(
-        table, number=table.hands_dealt + 1, seed=seed, now=now, previous_start=previous
-    )
+    draws = special_draws(table, number=table.hands_dealt + 1, seed=seed, now=now, previous_start=previous)
+    overrides, names = merge_special(draws)
+    if draws:  # the schedules checked and their rule ("1 in N": N), for auditors
+        config["special_schedules"] = draws
     if overrides:
         try:
             config = apply_overrides(config, overrides, source="special")

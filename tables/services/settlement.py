@@ -209,6 +209,17 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     hand.jackpot_results = {
         "contributions": dict(split.contributions),
         "royal": royal_results,
+        # Each jackpot's balance as this hand settled, before and after its legs (contribution,
+        # royal shares, reset): an auditor follows a jackpot from hand to hand in the exports
+        # (docs/export-format.md, jackpot_results.balances).
+        "balances": {
+            key: {
+                "before_minor": int(balances[key]),
+                "after_minor": int(balances[key])
+                + sum(int(leg.delta_minor) for leg in legs if leg.account_id == account_id),
+            }
+            for key, account_id in jackpot_accounts.items()
+        },
     }
     hand.leaderboard = _leaderboard(board=board, keys=keys, rows=rows, outcome=outcome)
     hand.save(
