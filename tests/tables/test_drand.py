@@ -37,7 +37,7 @@ def page_reference_code() -> dict[str, Any]:
     section = PAGE.split("### 1.6 The beacon")[1].split("### 1.7")[0]
     code = section.split("```python")[1].split("```")[0]
     namespace: dict[str, Any] = {}
-    exec(compile(code, "docs/provably-fair.md", "exec"), namespace)  # noqa: S102 - the page's own code
+    exec(compile(code, "docs/provably-fair.md", "exec"), namespace)  # the page's own reference code
     return namespace
 
 
