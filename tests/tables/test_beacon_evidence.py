@@ -20,10 +20,11 @@ from django.test import Client
 from django.test.utils import override_settings
 
 from handhistory.selectors import export_schema
+from handhistory.verification import verify_hand
 from tables import services
 from tables.models import BeaconRound, Hand, HandStatus, Table
 from tables.services import beacon
-from tests.helpers import deal_hand, logged_in
+from tests.helpers import deal_hand, logged_in, settle
 from wallet.selectors import check_books
 
 # Real quicknet rounds (tests/tables/drand_quicknet.json records them with the chain info).
@@ -138,3 +139,32 @@ def test_a_hand_whose_round_comes_with_a_forged_signature_is_cancelled_not_dealt
     assert hand.beacon_evidence is not None and "signature does not verify" in hand.beacon_evidence["answer"]
     assert not BeaconRound.objects.filter(round=int(hand.beacon_round or 0)).exists()
     assert check_books().ok
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_hand_settles_on_a_real_quicknet_round_and_anyone_can_check_its_signature(
+    table: Table, alice: User, bob: User, now: datetime, monkeypatch: Any
+) -> None:
+    # Shift the clock's genesis so that this hand's round is a recorded quicknet round.
+    real = VECTORS["rounds"][1]
+    deadline = now + timedelta(seconds=table.change_seconds)
+    genesis = int(deadline.timestamp()) - (real["round"] - 2)
+    with override_settings(BEACON="drand", BEACON_GENESIS_UNIX=genesis, BEACON_PERIOD_SECONDS=1):
+        _serve(monkeypatch, {real["round"]: real})
+        hand = deal_hand(table, [alice, bob], now)
+        assert hand.beacon_round == real["round"]
+        hand = settle(table)
+        assert hand.status == HandStatus.SETTLED and hand.beacon_value == real["randomness"]
+        data = logged_in(bob).get(f"/history/hands/{hand.pk}/export.json").json()
+        jsonschema.validate(data, export_schema(), format_checker=jsonschema.FormatChecker())
+        assert data["hand"]["beacon"] == {
+            "source": "drand",
+            "round": real["round"],
+            "value": real["randomness"],
+            "signature": real["signature"],
+        }
+        assert "beacon_evidence" not in data["hand"]
+        assert verify_hand(hand_id=hand.pk).ok
+        # A stored signature that does not verify is caught by the platform's own check.
+        BeaconRound.objects.filter(round=real["round"]).update(signature=VECTORS["rounds"][2]["signature"])
+        assert "beacon value of its round" in {m.check for m in verify_hand(hand_id=hand.pk).mismatches}
