@@ -682,22 +682,32 @@ def list_beacon_cancellations(*, limit: int = 50) -> list[dict[str, Any]]:
     ]
 
 
+RATES_CACHE_KEY = "commitments:cancellation-rates"
+RATES_CACHE_SECONDS = 300
+
+
 def list_cancellation_rates(*, months: int = 12) -> list[dict[str, Any]]:
-    """Cancellations per table and per calendar month (UTC) of the last ``months`` months,
-    newest month first: ``dealt`` terminal WiderPoker hands, ``cancelled`` of them,
-    ``after_beacon`` those cancelled once their beacon round was due, and ``rate`` the
-    cancelled share in percent (one decimal)."""
+    """Cancellations per table and per calendar month (UTC, by the month the hand ended) of
+    the last ``months`` months, newest month first: ``dealt`` terminal WiderPoker hands,
+    ``cancelled`` of them, ``after_beacon`` those cancelled once their beacon round was due,
+    and ``rate`` the cancelled share in percent (one decimal). An aggregate over every hand
+    of the period on a public page: computed at most every ``RATES_CACHE_SECONDS``."""
     from zoneinfo import ZoneInfo
 
+    from django.core.cache import cache
     from django.db.models import Count, Q
     from django.db.models.functions import TruncMonth
 
+    key = f"{RATES_CACHE_KEY}:{months}"
+    cached = cache.get(key)
+    if cached is not None:
+        return list(cached)
     since = timezone.now() - timedelta(days=31 * months)
     rows = (
         Hand.objects.filter(
-            status__in=[HandStatus.SETTLED, HandStatus.CANCELLED], started_at__gte=since, table__practice__isnull=True
+            status__in=[HandStatus.SETTLED, HandStatus.CANCELLED], settled_at__gte=since, table__practice__isnull=True
         )
-        .annotate(month=TruncMonth("started_at", tzinfo=ZoneInfo("UTC")))
+        .annotate(month=TruncMonth("settled_at", tzinfo=ZoneInfo("UTC")))
         .values("month", "table_id", "table__name")
         .annotate(
             dealt=Count("id"),
@@ -706,7 +716,7 @@ def list_cancellation_rates(*, months: int = 12) -> list[dict[str, Any]]:
         )
         .order_by("-month", "table__name")
     )
-    return [
+    rates = [
         {
             "month": row["month"].strftime("%Y-%m"),
             "table": row["table__name"],
@@ -718,6 +728,8 @@ def list_cancellation_rates(*, months: int = 12) -> list[dict[str, Any]]:
         }
         for row in rows
     ]
+    cache.set(key, rates, RATES_CACHE_SECONDS)
+    return rates
 
 
 EXPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "widerpoker-hand-2.json"

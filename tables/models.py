@@ -386,6 +386,10 @@ class Hand(models.Model):
             models.Index(fields=["settled_at"], name="hand_settled_at"),
             # A table's hands of the last day (tables.selectors.find_missed_result).
             models.Index(fields=["table", "settled_at"], name="hand_table_settled"),
+            # The commitments page's hands cancelled after their beacon round (few, public).
+            models.Index(
+                fields=["settled_at"], name="hand_beacon_cancelled", condition=Q(beacon_evidence__isnull=False)
+            ),
         ]
 
     def __str__(self) -> str:

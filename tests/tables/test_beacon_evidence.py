@@ -9,17 +9,18 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.test import Client
 from django.test.utils import override_settings
 
-from handhistory.selectors import export_schema
+from handhistory.selectors import RATES_CACHE_KEY, export_schema
 from handhistory.verification import verify_hand
 from tables import services
 from tables.models import BeaconRound, Hand, HandStatus, Table
@@ -79,12 +80,14 @@ def test_a_hand_cancelled_for_a_silent_beacon_keeps_the_evidence_in_its_export_a
     assert "127.0.0.1:9" in evidence["answer"] and "Error" in evidence["answer"]  # the refused connection
     assert evidence["value"] is None and evidence["url"] == UNREACHABLE
 
-    # Anyone, logged in or not: the cancellation, its reason and the rate of its table's month.
+    # Anyone, logged in or not: the cancellation, its reason and the rate of its table's month
+    # (recomputed every five minutes: this test does not wait).
+    cache.delete(f"{RATES_CACHE_KEY}:12")
     page = Client().get("/history/commitments/").content.decode()
     assert "the randomness beacon did not answer" in page
     assert f"Test Rail #{hand.number}" in page and str(hand.beacon_round) in page
     rates = page[page.index('data-testid="cancellation-rates"') :]
-    month = hand.started_at.strftime("%Y-%m")
+    month = late.astimezone(UTC).strftime("%Y-%m")
     row = rates[rates.index(month) : rates.index("</tr>", rates.index(month))]
     assert [cell.split("<")[0] for cell in row.split('<td class="num">')[1:]] == ["1", "1", "1", "100.0"]
 
