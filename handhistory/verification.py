@@ -42,6 +42,7 @@ from tables.engine.widerpoker import (
     hand_outcome,
     hold_from_mask,
     replay_hand,
+    special_hand_draw,
     spin_jackpot_draw,
 )
 from tables.models import BeaconRound, Entry, Hand, HandStatus
@@ -242,6 +243,11 @@ def _verify_public(report: VerificationReport, hand: Hand, replay: HandReplay, c
         "out": [card_code(card) for card in replay.board.out],
     }
     report.compare("board", "hand", board, hand.board)
+    for schedule in hand.config.get("special_schedules", ()):
+        if schedule.get("kind") == "chance" and schedule.get("one_in"):
+            # "1 in N" (docs/provably-fair.md, section 2, stream special-hand).
+            fired = special_hand_draw(bytes.fromhex(hand.server_seed), int(schedule["one_in"]))
+            report.compare(f"special hand {schedule.get('name')!r} drawn", "hand", fired, schedule.get("fired"))
     report.compare("entry count", "hand", count, hand.entry_count)
     report.compare("redeal count", "hand", len(replay.redeal_combinations), hand.redeal_count)
     if hand.status == HandStatus.SETTLED:

@@ -12,11 +12,13 @@ import pytest
 from django.contrib.auth.models import User
 
 from handhistory.selectors import export_schema
+from handhistory.verification import verify_hand
 from jackpots import services as jackpot_services
 from jackpots.models import Jackpot, JackpotKind
 from tables.engine.widerpoker import SpinJackpot, special_hand_draw, spin_jackpot_draw
+from tables.models import Hand
 from tables.services.special import ScheduleInput, save_schedule
-from tests.helpers import create_fun_table, deal_hand, logged_in, settle, steer_next_hand
+from tests.helpers import behind_the_apps_back, create_fun_table, deal_hand, logged_in, settle, steer_next_hand
 from wallet.models import Account
 
 pytestmark = pytest.mark.django_db
@@ -51,6 +53,12 @@ def test_the_export_carries_the_one_in_n_rule_so_an_auditor_recomputes_the_speci
     # What the auditor does with it: randbelow(N) == 0 on stream special-hand of the seed.
     assert special_hand_draw(bytes.fromhex(data["hand"]["server_seed"]), rule["one_in"]) is special
     assert (config.get("special") == ["Lucky"]) is special and hand.pk == data["hand"]["id"]
+    # The platform's own verification recomputes the draw too, and catches a rewritten one.
+    assert verify_hand(hand_id=hand.pk).ok
+    rewritten = {**config, "special_schedules": [{**rule, "fired": not special}]}
+    with behind_the_apps_back():
+        Hand.objects.filter(pk=hand.pk).update(config=rewritten)
+    assert "special hand 'Lucky' drawn" in {m.check for m in verify_hand(hand_id=hand.pk).mismatches}
 
 
 def test_the_export_gives_each_jackpots_balance_before_and_after_the_hand(
