@@ -7,7 +7,7 @@ RFC 9380 suite whose domain separation tag is ``DST``; the chain's public key is
 (96 bytes compressed). The round's **randomness**, the value the platform uses, is
 ``SHA-256(signature)``. A round is valid when ``e(signature, G2 generator) == e(H(m),
 public key)``. The pairing arithmetic is the py-arkworks-bls12381 library's (Rust arkworks
-bindings); about 3-5 ms a round on one core.
+bindings); 3-8 ms a round measured on a shared 2-core machine.
 
 Pure functions: no Django, no network.
 """

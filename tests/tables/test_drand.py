@@ -90,4 +90,4 @@ def test_a_round_verifies_in_a_few_milliseconds() -> None:
     start = time.perf_counter()
     for _ in range(10):
         assert drand.verify_round(good["round"], signature)
-    assert (time.perf_counter() - start) / 10 < 0.25  # measured 3-5 ms on the shared machine
+    assert (time.perf_counter() - start) / 10 < 0.25  # measured 3-8 ms on the shared machine
