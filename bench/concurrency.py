@@ -179,6 +179,7 @@ def main() -> None:
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DATABASE_URL": database_url,
+        "POKER_BEACON_ALLOW_LOCAL": "1",  # benchmarks run the local beacon on PostgreSQL (docs/deployment.md)
         "REDIS_URL": os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/8"),
         "POKER_REDIS_PREFIX": f"burst{os.getpid()}",
         "DJANGO_SECRET_KEY": "bench-only-key-never-used-in-production-0123456789abcdef",

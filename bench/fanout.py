@@ -518,6 +518,7 @@ def main() -> None:
 
     workdir = Path(tempfile.mkdtemp(prefix="fanout-"))
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "TABLE_CLOCK": "in-process"}
+    env.setdefault("POKER_BEACON_ALLOW_LOCAL", "1")  # benchmarks run the local beacon (docs/deployment.md)
     if args.database_url:  # PostgreSQL, as in production: a scratch database, recreated
         recreate_database(args.database_url)
         env["DATABASE_URL"] = args.database_url

@@ -51,6 +51,7 @@ MEASURED_DAY = "2026-06-11"  # day 200 of the generated year
 def _setup(code: Path) -> None:
     sys.path.insert(0, str(code))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("POKER_BEACON_ALLOW_LOCAL", "1")  # the local beacon on PostgreSQL (docs/deployment.md)
     os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-never-used-in-production-0123456789abcdef")
     os.environ.setdefault("DJANGO_HTTPS", "off")
     os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver,127.0.0.1")

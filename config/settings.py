@@ -468,6 +468,15 @@ PRESENCE_PROCESS_TIMEOUT_SECONDS: int = _int("POKER_PRESENCE_PROCESS_TIMEOUT_SEC
 BEACON: str = env.str("POKER_BEACON", default="local")
 if BEACON not in {"local", "drand"}:
     raise ImproperlyConfigured("POKER_BEACON is local or drand")
+# The local beacon is the operator's own key: a production install (DATABASE_URL set) must use
+# drand. POKER_BEACON_ALLOW_LOCAL=1 is for the test suite (config/settings_test.py) and
+# benchmarks on PostgreSQL only, never for real money (docs/deployment.md).
+BEACON_ALLOW_LOCAL: bool = _bool("POKER_BEACON_ALLOW_LOCAL", False)
+if DATABASE_URL and BEACON == "local" and not BEACON_ALLOW_LOCAL:
+    raise ImproperlyConfigured(
+        "POKER_BEACON=local in production (DATABASE_URL set): the local beacon is keyed by the operator, "
+        "so players cannot check it; set POKER_BEACON=drand (docs/deployment.md, Randomness beacon)"
+    )
 BEACON_KEY: str = (
     env.str("POKER_BEACON_KEY", default="") or hashlib.sha256(b"wp-beacon-key:" + SECRET_KEY.encode()).hexdigest()
 )
@@ -476,6 +485,15 @@ BEACON_GENESIS_UNIX: int = _int("POKER_BEACON_GENESIS_UNIX", 1692803367)  # dran
 DRAND_URL: str = env.str(
     "POKER_DRAND_URL", default="https://api.drand.sh/52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971"
 )
+# The drand chain's public key (compressed G2, hex): every round's signature is checked against
+# it before its value is used (tables/drand.py). quicknet's by default.
+DRAND_PUBLIC_KEY: str = env.str(
+    "POKER_DRAND_PUBLIC_KEY",
+    default="83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c8c4b450b6a0a6c3ac6a5776a2d1064510d1fec"
+    "758c921cc22b0e17e63aaf4bcb5ed66304de9cf809bd274ca73bab4af5a6e9c76a4bc09e76eae8991ef5ece45a",
+)
+if len(DRAND_PUBLIC_KEY) != 192 or any(c not in "0123456789abcdef" for c in DRAND_PUBLIC_KEY):
+    raise ImproperlyConfigured("POKER_DRAND_PUBLIC_KEY is 192 lowercase hex characters (a compressed G2 point)")
 # How long settlement waits for the beacon round before the hand is cancelled and refunded.
 BEACON_MAX_WAIT_SECONDS: int = _int("POKER_BEACON_MAX_WAIT_SECONDS", 60, minimum=5)
 # A finished Hold'em hand's seeds (which give every card of the deck, folded hands included)

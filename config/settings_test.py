@@ -12,6 +12,9 @@ import os
 # of its own; production settings refuse to load without DJANGO_SECRET_KEY.
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-suite-only-key-0123456789abcdefghijklmnopqrstuvwxyz")
 os.environ.setdefault("DJANGO_HTTPS", "off")
+# The suite runs on PostgreSQL with the local beacon (it cannot reach drand): an explicit
+# opt-in that production must never set (docs/deployment.md, "Randomness beacon").
+os.environ.setdefault("POKER_BEACON_ALLOW_LOCAL", "1")
 
 from config.settings import *  # noqa: F403
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -436,7 +437,9 @@ def _export_entry(row: dict[str, Any], purchases: dict[int, list[dict[str, Any]]
     data = {("player" if key == "user__username" else key): value for key, value in row.items()}
     user_id = data.pop("user_id")
     hold_at = data.pop("hold_at")
-    data["hold_at"] = hold_at.isoformat() if hold_at else None
+    # A redeal resets the hold (hold_mask NULL) and leaves the old time in the row: the
+    # export gives both as null then, as docs/export-format.md says.
+    data["hold_at"] = hold_at.isoformat() if hold_at and data.get("hold_mask") is not None else None
     data["best_draw"] = None if data["best_draw"] is None else int(data["best_draw"]) + 1
     data["purchases"] = purchases.get(user_id, [])
     return data
@@ -447,6 +450,25 @@ def _chain(hand: Hand) -> dict[str, Any] | None:
     if hand.chain_id is None or hand.chain is None:
         return None
     return {"id": hand.chain_id, "anchor": hand.chain.anchor, "length": hand.chain.length, "index": hand.chain_index}
+
+
+def _beacon(hand: Hand) -> dict[str, Any] | None:
+    """The hand's beacon round as the export writes it; a drand round also carries its BLS
+    signature (optional, 2026-11-26), so the value can be checked without asking drand."""
+    if hand.beacon_round is None:
+        return None
+    data: dict[str, Any] = {"source": beacon.source(), "round": hand.beacon_round, "value": hand.beacon_value or None}
+    if hand.beacon_value:
+        from tables.models import BeaconRound
+
+        signature = (
+            BeaconRound.objects.filter(round=hand.beacon_round, value=hand.beacon_value)
+            .values_list("signature", flat=True)
+            .first()
+        )
+        if signature:
+            data["signature"] = signature
+    return data
 
 
 def _spin_kind(hand: Hand) -> str | None:
@@ -485,9 +507,7 @@ def get_hand_export(*, hand_id: int, viewer: Viewer) -> dict[str, Any]:
             "commitment": hand.commitment,
             "chain": _chain(hand),
             "chain_seed": hand.chain_seed or None,
-            "beacon": {"source": beacon.source(), "round": hand.beacon_round, "value": hand.beacon_value or None}
-            if hand.beacon_round is not None
-            else None,
+            "beacon": _beacon(hand),
             "server_seed": hand.server_seed,
             "board": hand.board,
             "change_keys": hand.change_keys,
@@ -509,6 +529,9 @@ def get_hand_export(*, hand_id: int, viewer: Viewer) -> dict[str, Any]:
                 {"reference": t.reference, "kind": t.kind, "at": t.created_at.isoformat()} for t in transfers
             ],
             "cancel_reason": hand.cancel_reason,
+            # Optional (format 2, 2026-11-26; docs/export-format.md): only a hand cancelled
+            # once its beacon round was due has it.
+            **({"beacon_evidence": hand.beacon_evidence} if hand.beacon_evidence else {}),
         },
         "entries": [_export_entry(row, purchases) for row in entries.iterator(chunk_size=2000)],
     }
@@ -531,23 +554,11 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
     position and beacon round (the seed and chain seed only once the hand is over), the
     latest Hold'em hands' commitments likewise, and the beacon values used. Nothing secret.
     Practice games are private (seed 004): their chains and hands are not listed."""
-    from tables.models import BeaconRound, HoldemHand, SeedChain
+    from tables.models import BeaconRound, HoldemHand
 
     now = timezone.now()
 
-    chains = [
-        {
-            "table": chain.table.name,
-            "id": chain.pk,
-            "anchor": chain.anchor,
-            "length": chain.length,
-            "used": chain.next_index - 1,
-            "created_at": chain.created_at,
-        }
-        for chain in SeedChain.objects.select_related("table")
-        .filter(table__practice__isnull=True)
-        .order_by("table__name", "created_at", "pk")
-    ]
+    chains = list_anchors()
     latest = [
         {
             "table": hand.table.name,
@@ -562,7 +573,9 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
         }
         for hand in Hand.objects.select_related("table").filter(algorithm__gte=2).order_by("-started_at", "-pk")[:hands]
     ]
-    rounds = list(BeaconRound.objects.order_by("-round").values("source", "round", "value", "fetched_at")[:hands])
+    rounds = list(
+        BeaconRound.objects.order_by("-round").values("source", "round", "value", "signature", "fetched_at")[:hands]
+    )
     holdem = [
         {
             "table": hand.table.name,
@@ -578,7 +591,145 @@ def list_commitments(*, hands: int = 50) -> dict[str, Any]:
         .filter(table__practice__isnull=True)
         .order_by("-started_at", "-pk")[:hands]
     ]
-    return {"chains": chains, "hands": latest, "rounds": rounds, "holdem_hands": holdem}
+    return {
+        "chains": chains,
+        "hands": latest,
+        "rounds": rounds,
+        "holdem_hands": holdem,
+        "cancellations": list_beacon_cancellations(limit=hands),
+        "cancellation_rates": list_cancellation_rates(),
+    }
+
+
+def list_anchors() -> list[dict[str, Any]]:
+    """Every public seed chain (practice games' excepted), by table then publication: table,
+    chain id, anchor, length, hands used, ``created_at`` (aware, UTC) and the beacon round it
+    was published with (``published_round``, its release time and value; docs/provably-fair.md,
+    "Anchors")."""
+    from tables.models import SeedChain
+
+    return [
+        {
+            "table": chain.table.name,
+            "table_id": chain.table_id,
+            "id": chain.pk,
+            "anchor": chain.anchor,
+            "length": chain.length,
+            "used": chain.next_index - 1,
+            "created_at": chain.created_at.astimezone(UTC),
+            "published_round": chain.published_round,
+            "published_round_at": None
+            if chain.published_round is None
+            else beacon.time_of(chain.published_round).astimezone(UTC),
+            "published_round_value": chain.published_round_value or None,
+        }
+        for chain in SeedChain.objects.select_related("table")
+        .filter(table__practice__isnull=True)
+        .order_by("table__name", "created_at", "pk")
+    ]
+
+
+ANCHORS_FORMAT = "widerpoker-anchors/1"
+
+
+def get_anchors_feed() -> dict[str, Any]:
+    """The anchors feed (``/history/commitments/anchors.json``) an outsider archives: the
+    beacon (source; for drand the chain hash, public key, genesis and period) and every
+    chain of ``list_anchors`` with times as ISO 8601 in UTC. Nothing secret."""
+    from tables import drand
+
+    return {
+        "format": ANCHORS_FORMAT,
+        "generated_at": timezone.now().astimezone(UTC).isoformat(),
+        "beacon": {
+            "source": beacon.source(),
+            "chain_hash": drand.QUICKNET_CHAIN_HASH,
+            "scheme": drand.SCHEME,
+            "genesis_time": settings.BEACON_GENESIS_UNIX,
+            "period_seconds": settings.BEACON_PERIOD_SECONDS,
+        },
+        "chains": [
+            {
+                **chain,
+                "created_at": chain["created_at"].isoformat(),
+                "published_round_at": None
+                if chain["published_round_at"] is None
+                else chain["published_round_at"].isoformat(),
+            }
+            for chain in list_anchors()
+        ],
+    }
+
+
+def list_beacon_cancellations(*, limit: int = 50) -> list[dict[str, Any]]:
+    """The latest WiderPoker hands cancelled once their beacon round was due, newest first,
+    each with its table, number, reason and the evidence kept at cancellation
+    (``tables.services.beacon.outage_evidence``). Public: such a cancellation may be an
+    operator walking away from an outcome it disliked, so it is never hidden."""
+    return [
+        {
+            "table": hand.table.name,
+            "table_id": hand.table_id,
+            "hand_id": hand.pk,
+            "number": hand.number,
+            "cancelled_at": hand.settled_at,
+            "reason": hand.cancel_reason,
+            "evidence": hand.beacon_evidence,
+        }
+        for hand in Hand.objects.select_related("table")
+        .filter(status=HandStatus.CANCELLED, beacon_evidence__isnull=False, table__practice__isnull=True)
+        .order_by("-settled_at", "-pk")[:limit]
+    ]
+
+
+RATES_CACHE_KEY = "commitments:cancellation-rates"
+RATES_CACHE_SECONDS = 300
+
+
+def list_cancellation_rates(*, months: int = 12) -> list[dict[str, Any]]:
+    """Cancellations per table and per calendar month (UTC, by the month the hand ended) of
+    the last ``months`` months, newest month first: ``dealt`` terminal WiderPoker hands,
+    ``cancelled`` of them, ``after_beacon`` those cancelled once their beacon round was due,
+    and ``rate`` the cancelled share in percent (one decimal). An aggregate over every hand
+    of the period on a public page: computed at most every ``RATES_CACHE_SECONDS``."""
+    from zoneinfo import ZoneInfo
+
+    from django.core.cache import cache
+    from django.db.models import Count, Q
+    from django.db.models.functions import TruncMonth
+
+    key = f"{RATES_CACHE_KEY}:{months}"
+    cached = cache.get(key)
+    if cached is not None:
+        return list(cached)
+    since = timezone.now() - timedelta(days=31 * months)
+    rows = (
+        Hand.objects.filter(
+            status__in=[HandStatus.SETTLED, HandStatus.CANCELLED], settled_at__gte=since, table__practice__isnull=True
+        )
+        .annotate(month=TruncMonth("settled_at", tzinfo=ZoneInfo("UTC")))
+        .values("month", "table_id", "table__name")
+        .annotate(
+            dealt=Count("id"),
+            cancelled=Count("id", filter=Q(status=HandStatus.CANCELLED)),
+            after_beacon=Count("id", filter=Q(status=HandStatus.CANCELLED, beacon_evidence__isnull=False)),
+        )
+        .order_by("-month", "table__name")
+    )
+    rates = [
+        {
+            "month": row["month"].strftime("%Y-%m"),
+            "table": row["table__name"],
+            "table_id": row["table_id"],
+            "dealt": row["dealt"],
+            "cancelled": row["cancelled"],
+            "after_beacon": row["after_beacon"],
+            "rate": f"{100 * row['cancelled'] / row['dealt']:.1f}",
+        }
+        for row in rows
+    ]
+    cache.set(key, rates, RATES_CACHE_SECONDS)
+    return rates
 
 
 EXPORT_SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "widerpoker-hand-2.json"

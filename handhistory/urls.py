@@ -13,6 +13,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("hands/<int:hand_id>/", views.hand_detail, name="hand"),
     path("provably-fair/", views.provably_fair, name="provably-fair"),
     path("commitments/", views.commitments, name="commitments"),
+    path("commitments/anchors.json", views.anchors_feed, name="anchors"),
     path("hands/<int:hand_id>/export.json", views.hand_export, name="hand-export"),
     path("holdem/<int:hand_id>/", views.holdem_hand_detail, name="holdem-hand"),
     path("holdem/<int:hand_id>/hand.phh", views.holdem_hand_phh, name="holdem-phh"),

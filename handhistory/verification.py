@@ -25,8 +25,11 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
 from jackpots import services as jackpot_services
+from tables import drand
 from tables.engine import fairness
 from tables.engine.widerpoker import (
     HOLD_ALL,
@@ -39,9 +42,10 @@ from tables.engine.widerpoker import (
     hand_outcome,
     hold_from_mask,
     replay_hand,
+    special_hand_draw,
     spin_jackpot_draw,
 )
-from tables.models import Entry, Hand, HandStatus
+from tables.models import BeaconRound, Entry, Hand, HandStatus
 from tables.records import hand_conditions, spin_feed
 from tables.services import beacon
 
@@ -189,7 +193,7 @@ def _choices(hand: Hand, entry: dict[str, Any]) -> EntryChoices:
 def _verify_chain(report: VerificationReport, hand: Hand, entries: list[dict[str, Any]]) -> None:
     """Algorithm 2: the chain element links to the table's published anchor, the hand seed
     comes from it and the players' client seeds, the entry order from the hand seed, and the
-    beacon value is the round's (checked here for the local beacon; drand's is public)."""
+    beacon value is the round's (the local beacon's recomputed; drand's from its signature)."""
     chain_seed = bytes.fromhex(hand.chain_seed)
     report.compare("commitment", "hand", hashlib.sha256(chain_seed).hexdigest(), hand.commitment)
     assert hand.chain is not None and hand.chain_index is not None
@@ -211,6 +215,18 @@ def _verify_chain(report: VerificationReport, hand: Hand, entries: list[dict[str
         report.compare(
             "beacon value of its round", "hand", beacon.local_value(hand.beacon_round).hex(), hand.beacon_value
         )
+    elif hand.beacon_value and hand.beacon_round is not None:
+        # drand: the stored signature must verify against the chain's key, and the value
+        # be its SHA-256 (docs/provably-fair.md, section 1.6).
+        signature = (
+            BeaconRound.objects.filter(source="drand", round=hand.beacon_round)
+            .values_list("signature", flat=True)
+            .first()
+        )
+        raw = bytes.fromhex(signature or "")
+        valid = bool(raw) and drand.verify_round(int(hand.beacon_round), raw, settings.DRAND_PUBLIC_KEY)
+        drand_value = drand.randomness(raw).hex() if valid else "no drand signature that verifies"
+        report.compare("beacon value of its round", "hand", drand_value, hand.beacon_value)
 
 
 def _verify_public(report: VerificationReport, hand: Hand, replay: HandReplay, count: int) -> None:
@@ -227,6 +243,11 @@ def _verify_public(report: VerificationReport, hand: Hand, replay: HandReplay, c
         "out": [card_code(card) for card in replay.board.out],
     }
     report.compare("board", "hand", board, hand.board)
+    for schedule in hand.config.get("special_schedules", ()):
+        if schedule.get("kind") == "chance" and schedule.get("one_in"):
+            # "1 in N" (docs/provably-fair.md, section 2, stream special-hand).
+            fired = special_hand_draw(bytes.fromhex(hand.server_seed), int(schedule["one_in"]))
+            report.compare(f"special hand {schedule.get('name')!r} drawn", "hand", fired, schedule.get("fired"))
     report.compare("entry count", "hand", count, hand.entry_count)
     report.compare("redeal count", "hand", len(replay.redeal_combinations), hand.redeal_count)
     if hand.status == HandStatus.SETTLED:

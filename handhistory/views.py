@@ -141,6 +141,15 @@ def provably_fair(request: HttpRequest) -> HttpResponse:
     )
 
 
+def anchors_feed(request: HttpRequest) -> HttpResponse:
+    """``/history/commitments/anchors.json``: every seed chain's anchor with its publication
+    time (UTC) and the beacon round it was published with, for outsiders to archive
+    (docs/provably-fair.md, "Anchors"). Public, read-only."""
+    if request.method not in ("GET", "HEAD"):
+        return HttpResponse(status=405)
+    return JsonResponse(selectors.get_anchors_feed(), json_dumps_params={"indent": 1})
+
+
 def commitments(request: HttpRequest) -> HttpResponse:
     """The public page of commitments (docs/provably-fair.md, "Algorithm 2"): every table's
     seed chains with their anchors (published when created, before any hand uses them), the

@@ -267,6 +267,12 @@ class SeedChain(models.Model):
     anchor = models.CharField(max_length=64)
     next_index = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField()
+    published_round = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="The last beacon round released when the anchor was published."
+    )
+    published_round_value = models.CharField(
+        max_length=128, blank=True, help_text="That round's value (empty if the beacon was silent at publication)."
+    )
 
     class Meta:
         ordering = ["table", "-created_at", "-id"]
@@ -295,6 +301,7 @@ class BeaconRound(models.Model):
     source = models.CharField(max_length=10)
     round = models.PositiveBigIntegerField()
     value = models.CharField(max_length=128)
+    signature = models.CharField(max_length=192, blank=True, help_text="drand: the round's BLS signature (hex).")
     fetched_at = models.DateTimeField()
 
     class Meta:
@@ -365,6 +372,11 @@ class Hand(models.Model):
     )
     leaderboard = models.JSONField(default=list, blank=True)
     cancel_reason = models.CharField(max_length=200, blank=True)
+    beacon_evidence = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="A hand cancelled once its beacon round was due: what was awaited and what the beacon answered.",
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["table", "number"], name="hand_number_unique_per_table")]
@@ -374,6 +386,10 @@ class Hand(models.Model):
             models.Index(fields=["settled_at"], name="hand_settled_at"),
             # A table's hands of the last day (tables.selectors.find_missed_result).
             models.Index(fields=["table", "settled_at"], name="hand_table_settled"),
+            # The commitments page's hands cancelled after their beacon round (few, public).
+            models.Index(
+                fields=["settled_at"], name="hand_beacon_cancelled", condition=Q(beacon_evidence__isnull=False)
+            ),
         ]
 
     def __str__(self) -> str:

@@ -19,6 +19,7 @@ from tables.bulk import insert_missing_rows
 from tables.engine import fairness
 from tables.errors import InvalidTableConfigError
 from tables.models import PlayerClientSeed, SeedChain, Table
+from tables.services import beacon
 from wallet.lookups import IntArray
 
 CLIENT_SEED = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
@@ -36,15 +37,20 @@ class InvalidClientSeedError(InvalidTableConfigError):
 
 def new_chain(*, table_id: int, now: datetime, length: int | None = None) -> SeedChain:
     """Create and publish a chain for a table: a secret terminal seed from ``secrets`` and its
-    public anchor (``chain_anchor``)."""
+    public anchor (``chain_anchor``), published with a beacon round that already existed
+    (``beacon.round_at_publication``), so the publication cannot be older than that round
+    (docs/provably-fair.md, "Anchors")."""
     size = length or settings.SEED_CHAIN_LENGTH
     terminal = secrets.token_bytes(32)
+    round_number, round_value = beacon.round_at_publication(now=now)
     return SeedChain.objects.create(
         table_id=table_id,
         length=size,
         terminal_seed=terminal.hex(),
         anchor=fairness.chain_anchor(terminal, size).hex(),
         created_at=now,
+        published_round=round_number,
+        published_round_value=round_value,
     )
 
 

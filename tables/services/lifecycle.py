@@ -57,7 +57,7 @@ from tables.services import fairness as fairness_services
 from tables.services.conditions import apply_overrides
 from tables.services.seating import seat_presence
 from tables.services.settlement import cancel_hand, hand_escrow, settle_hand
-from tables.services.special import special_overrides
+from tables.services.special import merge_special, special_draws
 from wallet import protection
 from wallet import services as wallet_services
 from wallet.lookups import IntArray
@@ -276,9 +276,10 @@ def hand_config(table: Table, seed: bytes, *, now: datetime) -> tuple[dict[str, 
     drawn from the hand's stream changes (seed 001, Jackpots 2; docs/provably-fair.md)."""
     config = table.config_snapshot()
     previous = Hand.objects.filter(table=table).order_by("-number").values_list("started_at", flat=True).first()
-    overrides, names = special_overrides(
-        table, number=table.hands_dealt + 1, seed=seed, now=now, previous_start=previous
-    )
+    draws = special_draws(table, number=table.hands_dealt + 1, seed=seed, now=now, previous_start=previous)
+    overrides, names = merge_special(draws)
+    if draws:  # the schedules checked and their rule ("1 in N": N), for auditors
+        config["special_schedules"] = draws
     if overrides:
         try:
             config = apply_overrides(config, overrides, source="special")
@@ -496,11 +497,12 @@ def _settle_table(table: Table, *, now: datetime) -> None:
     assert table.current_hand_id is not None
     hand = Hand.objects.only("id", "algorithm", "beacon_round", "change_deadline").get(pk=table.current_hand_id)
     chained = hand.algorithm >= fairness.ALGORITHM_CHAIN and hand.beacon_round is not None
-    if chained and beacon.value(int(hand.beacon_round or 0), now=now) is None:
+    answer = beacon.fetch(int(hand.beacon_round or 0), now=now) if chained else None
+    if answer is not None and answer.value is None:
         if now - hand.change_deadline < timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS):
             table.phase_deadline = now + timedelta(seconds=1)
             return
-        cancel_hand(hand_id=hand.pk, reason="the randomness beacon did not answer", now=now)
+        cancel_hand(hand_id=hand.pk, reason="the randomness beacon did not answer", now=now, beacon_answer=answer.error)
         table.phase = TablePhase.RESULTS
         table.phase_deadline = now + timedelta(seconds=table.results_seconds)
         table.version += 1

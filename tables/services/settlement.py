@@ -209,6 +209,17 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     hand.jackpot_results = {
         "contributions": dict(split.contributions),
         "royal": royal_results,
+        # Each jackpot's balance as this hand settled, before and after its legs (contribution,
+        # royal shares, reset): an auditor follows a jackpot from hand to hand in the exports
+        # (docs/export-format.md, jackpot_results.balances).
+        "balances": {
+            key: {
+                "before_minor": int(balances[key]),
+                "after_minor": int(balances[key])
+                + sum(int(leg.delta_minor) for leg in legs if leg.account_id == account_id),
+            }
+            for key, account_id in jackpot_accounts.items()
+        },
     }
     hand.leaderboard = _leaderboard(board=board, keys=keys, rows=rows, outcome=outcome)
     hand.save(
@@ -337,16 +348,27 @@ def _leaderboard(
 
 
 @transaction.atomic
-def cancel_hand(*, hand_id: int, reason: str, now: datetime) -> bool:
+def cancel_hand(*, hand_id: int, reason: str, now: datetime, beacon_answer: str = "") -> bool:
     """Cancel a hand that cannot complete and return every amount wagered in it in full
     (rules, Notes 3), from the hand's escrow, to whoever paid it: to each player his ante
     and the draws and redeals he bought (``paid_minor - promo_minor``), to the house
     promotions account the free draws and redeals it paid (``promo_minor``, seed 001, E:
     a free item is no cash of the player's), to the spin jackpot its award. False if the
-    hand was already settled or cancelled. Idempotent (reference ``refund:<hand>``)."""
+    hand was already settled or cancelled. Idempotent (reference ``refund:<hand>``).
+
+    A hand cancelled once its beacon round was due, for whatever reason, keeps the evidence
+    (``beacon.outage_evidence``: the round awaited, since when, how long, what the beacon
+    last answered, ``beacon_answer`` when the caller has it), public on the commitments page
+    and in its export: an operator who aborts a hand after its outcome could be known
+    leaves a trace (docs/provably-fair.md, "The beacon")."""
     hand = Hand.objects.select_for_update().get(pk=hand_id)
     if hand.status != HandStatus.CHANGE:
         return False
+    if hand.beacon_round is not None and now >= beacon.time_of(int(hand.beacon_round)):
+        answer = beacon_answer or f"not asked: cancelled for another reason ({reason})"
+        hand.beacon_evidence = beacon.outage_evidence(
+            int(hand.beacon_round), waited_since=hand.change_deadline, now=now, answer=answer
+        )
     currency = hand.currency
     escrow = hand_escrow(hand_id=hand.pk, currency=currency)
     capture_purchases(hand=hand, escrow_id=escrow.pk)
@@ -386,7 +408,7 @@ def cancel_hand(*, hand_id: int, reason: str, now: datetime) -> bool:
     hand.status = HandStatus.CANCELLED
     hand.cancel_reason = reason[:200]
     hand.settled_at = now
-    hand.save(update_fields=["status", "cancel_reason", "settled_at"])
+    hand.save(update_fields=["status", "cancel_reason", "settled_at", "beacon_evidence"])
     metrics.count_on_commit(metrics.HANDS, "widerpoker", "cancelled")
     logger.warning("hand %s cancelled and refunded: %s", hand.pk, reason, extra={"hand_id": hand.pk})
     return True

@@ -243,17 +243,45 @@ def fires(
     return False
 
 
+def special_draws(
+    table: Table, *, number: int, seed: bytes, now: datetime, previous_start: datetime | None
+) -> list[dict[str, Any]]:
+    """Every active schedule of the table as checked for hand ``number``, in schedule order:
+    ``name``, ``kind`` (``every_n``, ``times``, ``chance``), its rule (``every_n``; ``times``,
+    "HH:MM" in the platform's time zone; ``one_in`` = N of "1 in N": the hand is special when
+    ``randbelow(N) == 0`` on its stream ``special-hand``, docs/provably-fair.md section 2),
+    ``overrides`` and ``fired``. Frozen in the hand's conditions (``config.special_schedules``)
+    so an auditor can recompute the draw."""
+    return [
+        {
+            "name": schedule.name,
+            "kind": schedule.kind,
+            "every_n": schedule.every_n,
+            "times": list(schedule.times or []),
+            "one_in": schedule.one_in,
+            "overrides": schedule.overrides,
+            "fired": fires(schedule, number=number, seed=seed, now=now, previous_start=previous_start),
+        }
+        for schedule in SpecialHandSchedule.objects.filter(table=table, is_active=True).order_by("pk")
+    ]
+
+
 def special_overrides(
     table: Table, *, number: int, seed: bytes, now: datetime, previous_start: datetime | None
 ) -> tuple[dict[str, Any], list[str]]:
     """The overrides of every active schedule that fires for this hand (merged; schedules
     never change the same rule) and their names."""
+    return merge_special(special_draws(table, number=number, seed=seed, now=now, previous_start=previous_start))
+
+
+def merge_special(draws: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
+    """The merged overrides and the names of the schedules of ``special_draws`` that fired."""
     merged: dict[str, Any] = {}
     names: list[str] = []
-    for schedule in SpecialHandSchedule.objects.filter(table=table, is_active=True).order_by("pk"):
-        if fires(schedule, number=number, seed=seed, now=now, previous_start=previous_start):
-            merged.update(schedule.overrides)
-            names.append(schedule.name)
+    for draw in draws:
+        if draw["fired"]:
+            merged.update(draw["overrides"])
+            names.append(str(draw["name"]))
     return merged, names
 
 

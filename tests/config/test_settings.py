@@ -21,6 +21,7 @@ PRODUCTION = {
     "DJANGO_SECRET_KEY": STRONG_KEY,
     "DJANGO_ALLOWED_HOSTS": "poker.example.com",
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://poker.example.com",
+    "POKER_BEACON": "drand",
 }
 
 
@@ -63,6 +64,18 @@ def test_a_mistyped_setting_refuses_to_load_and_names_the_variable(variable: str
     assert result.returncode != 0
     assert f"{variable}" in result.stderr
     assert "ImproperlyConfigured" in result.stderr
+
+
+def test_production_refuses_the_local_beacon_and_names_the_variable() -> None:
+    # The local beacon is keyed by the operator (docs/deployment.md, "Randomness beacon").
+    result = _run(["check"], **{**PRODUCTION, "POKER_BEACON": "local"})
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr and "POKER_BEACON=local" in result.stderr
+    unset = {key: value for key, value in PRODUCTION.items() if key != "POKER_BEACON"}
+    assert "POKER_BEACON=local" in _run(["check"], **unset).stderr  # the default is refused too
+    # The test suite's explicit opt-in (config/settings_test.py), never set in production.
+    allowed = _run(["check"], **{**PRODUCTION, "POKER_BEACON": "local", "POKER_BEACON_ALLOW_LOCAL": "1"})
+    assert allowed.returncode == 0, allowed.stderr
 
 
 def test_the_clock_cannot_be_beat_without_redis() -> None:

@@ -147,6 +147,7 @@ def test_the_redis_prefix_defaults_to_the_database_name(env: dict[str, str], pre
             "REDIS_URL": "redis://127.0.0.1:6379/0",
             "DJANGO_SECRET_KEY": "x" * 60,
             "DJANGO_SETTINGS_MODULE": "config.settings",
+            "POKER_BEACON": "drand",
         },
         capture_output=True,
         text=True,

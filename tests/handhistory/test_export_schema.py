@@ -81,3 +81,19 @@ def test_the_schema_refuses_what_is_not_a_hand(
     ):
         with pytest.raises(jsonschema.ValidationError):
             validate(broken)
+
+
+def test_a_redeal_that_resets_the_hold_resets_hold_at_in_the_export_too(
+    table: Table, alice: User, bob: User, now: datetime
+) -> None:
+    # fairness audit 2026-11-26: hold_mask null but the old hold_at kept (docs: both null).
+    hand = deal_hand(table, [alice, bob], now)
+    services.set_hold(table_id=table.pk, user_id=alice.pk, hold=[True, True, False, False, False], now=now)
+    services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=now)
+    services.set_hold(table_id=table.pk, user_id=bob.pk, hold=[False, True, False, False, True], now=now)
+    hand = settle(table)
+    data = export_of(hand, alice)
+    validate(data)
+    entries = {e["player"]: e for e in data["entries"]}
+    assert entries["alice"]["hold_mask"] is None and entries["alice"]["hold_at"] is None
+    assert entries["bob"]["hold_mask"] == 0b10010 and entries["bob"]["hold_at"] is not None

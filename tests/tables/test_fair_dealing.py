@@ -89,7 +89,9 @@ def test_a_silent_beacon_cancels_the_hand_and_refunds_in_full(
     table: Table, alice: User, bob: User, now: datetime, monkeypatch: Any
 ) -> None:
     hand = deal_hand(table, [alice, bob], now)
-    monkeypatch.setattr("tables.services.lifecycle.beacon.value", lambda *args, **kwargs: None)
+    monkeypatch.setattr(
+        "tables.services.lifecycle.beacon.fetch", lambda *args, **kwargs: beacon.Answer(None, error="silent")
+    )
     late = hand.change_deadline + timedelta(seconds=61)
     assert services.advance_table(table_id=table.pk, now=late)
     hand.refresh_from_db()
