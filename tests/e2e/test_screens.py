@@ -135,8 +135,9 @@ def _players(browser: Browser, prefix: str) -> tuple[BrowserContext, BrowserCont
 SERVER: list[str] = []
 
 
-def _play_widerpoker_hand(laptop: Page, phone: Page, table: str, extra: list[str], problems: list[str]) -> None:
-    """Both sit at ``table``; the change phase and the results are checked on both screens."""
+def _play_widerpoker_hand(laptop: Page, phone: Page, table: str, extra: list[str], problems: list[str]) -> str:
+    """Both sit at ``table``; the change phase and the results are checked on both screens.
+    Returns the hand page's address."""
     label = "plain" if table == TABLE else "jackpot-special"
     for page in (laptop, phone):
         sit_down(page, SERVER[0], table)
@@ -155,21 +156,167 @@ def _play_widerpoker_hand(laptop: Page, phone: Page, table: str, extra: list[str
         expect(page.locator("[data-testid=result]")).to_be_visible(timeout=40_000)
         expect(page.locator("[data-testid=leaderboard] li")).to_have_count(2)
         _check(page, RESULTS, f"widerpoker-{label}-results-{size}", problems)
+    hand_link = phone.get_attribute("[data-testid=hand-link]", "href")
+    assert hand_link is not None
     for page in (laptop, phone):
         page.click("[data-testid=leave]")
         page.wait_for_url(f"{SERVER[0]}/")
+    return hand_link
 
 
-def test_each_widerpoker_decision_fits_one_screen(server: str, browser: Browser) -> None:
+def _cut(page: Page, selector: str) -> list[str]:
+    """The texts of ``selector`` that their box cuts (an ellipsis, or scrolled out of sight)."""
+    found: list[str] = page.evaluate(
+        """(selector) => [...document.querySelectorAll(selector)]
+            .filter((node) => node.offsetParent !== null && node.scrollWidth > node.clientWidth + 1)
+            .map((node) => node.textContent.trim())""",
+        selector,
+    )
+    return found
+
+
+@pytest.fixture(scope="module")
+def holdem_table(server: str) -> int:
+    """Open the module's tables (see SETUP); the Hold'em table's id."""
     SERVER[:] = [server]
-    table_id = manage(server, "shell", "-c", SETUP).strip().splitlines()[-1]
-    assert table_id.isdigit()
+    return int(manage(server, "shell", "-c", SETUP).strip().splitlines()[-1])
+
+
+def test_each_widerpoker_decision_fits_one_screen(holdem_table: int, browser: Browser) -> None:
     laptop_context, phone_context, laptop, phone = _players(browser, "wp")
     problems: list[str] = []
     _play_widerpoker_hand(laptop, phone, TABLE, [], problems)
     for page in (laptop, phone):
         expect(page.locator("[data-testid=hand-banner]")).to_be_hidden()
-    _play_widerpoker_hand(laptop, phone, JACKPOT_TABLE, ["jackpots", "hand-banner", "next-special"], problems)
+    hand_link = _play_widerpoker_hand(laptop, phone, JACKPOT_TABLE, ["jackpots", "hand-banner", "next-special"], problems)
+    assert not problems, "\n".join(problems)
+
+    # Rough edges: on the phone the header is one line and the conditions are not cut.
+    phone.goto(f"{SERVER[0]}/")
+    phone.get_by_role("link", name=JACKPOT_TABLE, exact=True).click()
+    phone.wait_for_selector("[data-testid=board] .reel .card")
+    header = phone.locator(".site-header").bounding_box()
+    assert header is not None and header["height"] < 56, f"the phone's header is {header}"
+    assert _cut(phone, ".game-conditions") == []
+    conditions = phone.locator(".game-conditions").bounding_box()
+    assert conditions is not None and conditions["x"] + conditions["width"] <= PHONE["width"]
+    # The phone's hand page: the player's own entry has no gold line on every cell.
+    phone.goto(f"{SERVER[0]}{hand_link}")
+    lined = phone.evaluate(
+        """() => [...document.querySelectorAll('tr.hh-me td')]
+            .filter((td) => td.offsetParent !== null && getComputedStyle(td).boxShadow !== 'none').length"""
+    )
+    assert phone.locator("tr.hh-me").count() > 0 and lined == 0, f"{lined} cells of the entry are lined in gold"
+    phone.screenshot(path=str(SCREENSHOTS / "screens-hand-page-phone.png"), full_page=True)
+    # The commitments at 1366: the tables fit their boxes, no sideways scrolling.
+    laptop.goto(f"{SERVER[0]}/history/commitments/")
+    wide = laptop.evaluate(
+        """() => [...document.querySelectorAll('.table-scroll')]
+            .filter((box) => box.scrollWidth > box.clientWidth + 1)
+            .map((box) => `${box.querySelector('table').dataset.testid} ${box.scrollWidth} > ${box.clientWidth}`)"""
+    )
+    laptop.screenshot(path=str(SCREENSHOTS / "screens-commitments-laptop.png"), full_page=True)
+    assert wide == []
+    laptop_context.close()
+    phone_context.close()
+
+
+def _take_seat(page: Page, seat: int, buy_in_minor: int) -> None:
+    page.click(f"[data-testid=take-seat-{seat}]")
+    expect(page.locator("[data-testid=dialog-wallet]")).not_to_have_text("\N{EN DASH}")
+    page.fill("[data-testid=buy-in-amount]", f"{buy_in_minor / 100:.2f}")
+    page.check("[data-testid=blind-post]")
+    page.click("[data-testid=seat-confirm]")
+    expect(page.locator(f"[data-testid=seat-{seat}].seat-mine")).to_be_visible()
+
+
+def _winners(page: Page) -> list[str]:
+    found: list[str] = page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid^="seat-won-"]')].map((node) => node.dataset.testid)"""
+    )
+    return found
+
+
+def _controls(page: Page) -> list[str]:
+    """Every betting control on display (a raise is not offered against an all-in)."""
+    found: list[str] = page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid=action-bar] [data-testid]')]
+            .filter((node) => node.offsetParent !== null).map((node) => node.dataset.testid)"""
+    )
+    return found
+
+
+def test_each_holdem_decision_fits_one_screen(holdem_table: int, browser: Browser) -> None:
+    """Two bots all-in on the blinds; Ben (phone, under the gun) calls, Ana (laptop, on the
+    button) moves all-in, Ben calls: each turn and the showdown are checked on the screen of
+    the player who decides (Ana's also in a narrow window)."""
+    laptop_context, phone_context, ana, ben = _players(browser, "he")
+    problems: list[str] = []
+    for page in (ana, ben):
+        page.goto(f"{SERVER[0]}/tables/{holdem_table}/")
+    _take_seat(ana, 0, 1_000)
+    _take_seat(ben, 3, 3_000)
+    manage(SERVER[0], "shell", "-c", DEAL.format(table_id=holdem_table))
+    expect(ben.locator("[data-testid=action-bar]")).to_be_visible(timeout=20_000)
+    expect(ben.locator("[data-testid=bet-raise]")).to_be_visible()
+    _check(ben, HOLDEM_TURN, "holdem-turn-phone", problems)
+    _check(ana, ["my-card-0", "my-card-1", "board", "total-pot", "timer"], "holdem-waiting-laptop", problems)
+    ben.click("[data-testid=check-call]")
+    expect(ana.locator("[data-testid=action-bar]")).to_be_visible()
+    expect(ana.locator("[data-testid=bet-raise]")).to_be_visible()
+    _check(ana, HOLDEM_TURN, "holdem-turn-laptop", problems)
+    ana.set_viewport_size(PHONE)  # a narrow window on the laptop: the phone's layout
+    _check(ana, HOLDEM_TURN, "holdem-turn-narrow-window", problems)
+    ana.set_viewport_size(LAPTOP)
+    ana.click("[data-testid=all-in]")
+    expect(ben.locator("[data-testid=check-call]")).to_contain_text("Call 9.")
+    _check(ben, HOLDEM_TURN[:6] + _controls(ben), "holdem-turn-against-all-in-phone", problems)
+    ben.click("[data-testid=check-call]")
+    for page, size in ((ana, "laptop"), (ben, "phone")):
+        expect(page.locator("[data-testid=street]")).to_have_attribute("data-street", "complete")
+        expect(page.locator("[data-testid=board] img")).to_have_count(5)
+        expect(page.locator("[data-testid=pot-1]")).to_be_visible()
+        winners = _winners(page)
+        assert winners, "nobody is shown winning"
+        _check(page, HOLDEM_SHOWDOWN + winners, f"holdem-showdown-{size}", problems)
     assert not problems, "\n".join(problems)
     laptop_context.close()
     phone_context.close()
+
+
+def test_practice_bots_are_told_apart_and_clear_of_the_board_on_a_phone(holdem_table: int, browser: Browser) -> None:
+    """A bots-only practice game of six on a phone: each bot's name shows its number, and no
+    seat covers a card of the board."""
+    phone = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
+    page = phone.new_page()
+    page.set_default_timeout(15_000)
+    sign_up(page, SERVER[0], f"prac{os.getpid()}", PASSWORD)
+    page.goto(f"{SERVER[0]}/practice/")
+    page.fill("#id_nickname", "")  # nobody plays: the bots play each other
+    page.select_option("#id_players", "6")
+    page.click("[data-testid=practice-start]")
+    expect(page.locator("[data-testid=practice-banner]")).to_be_visible()
+    expect(page.locator("[data-testid=board] img")).to_have_count(3, timeout=60_000)
+    names = page.evaluate(
+        """() => [...document.querySelectorAll('.seat-name')].map((name) => {
+            const box = name.getBoundingClientRect();
+            const tail = name.querySelector('.seat-name-tail') ?? name;
+            const end = tail.getBoundingClientRect();
+            return {name: name.title || name.textContent, shown: end.right <= box.right + 1 && end.width > 0};
+        })"""
+    )
+    assert len(names) == 6 and all(re.fullmatch(r"practicebot-\d+", n["name"]) for n in names), names
+    assert [n["name"] for n in names if not n["shown"]] == [], "names cut before their number"
+    covered = page.evaluate(
+        """() => {
+            const cards = [...document.querySelectorAll('[data-testid=board] img, [data-testid=board] .pcard')];
+            const seats = [...document.querySelectorAll('.seat')];
+            return cards.flatMap((card, i) => seats.filter((seat) => {
+                const a = card.getBoundingClientRect(), b = seat.getBoundingClientRect();
+                return a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+            }).map((seat) => `board card ${i + 1} under ${seat.dataset.testid}`));
+        }"""
+    )
+    page.screenshot(path=str(SCREENSHOTS / "screens-practice-flop-phone.png"))
+    assert covered == []
+    phone.close()
