@@ -89,19 +89,21 @@ HOLDEM_SHOWDOWN = ["board", "pots", "my-card-0", "my-card-1", "total-pot"]
 
 
 def _outside(page: Page, testids: list[str]) -> list[str]:
-    """The testids not wholly inside the viewport (or not displayed), measured in one go."""
+    """The testids not wholly inside the viewport, not displayed, or covered at their centre
+    by something else (a sticky bar), measured in one go."""
     found: list[str] = page.evaluate(
-        """(ids) => ids.filter((id) => {
-            const node = document.querySelector(`[data-testid="${id}"]`);
-            if (!node || node.offsetParent === null) return true;
-            const r = node.getBoundingClientRect();
-            return r.width === 0 || r.top < 0 || r.left < 0 || r.bottom > innerHeight + 0.5 || r.right > innerWidth + 0.5;
-        }).map((id) => {
+        """(ids) => ids.map((id) => {
             const node = document.querySelector(`[data-testid="${id}"]`);
             if (!node || node.offsetParent === null) return `${id} (not displayed)`;
             const r = node.getBoundingClientRect();
-            return `${id} at x ${Math.round(r.left)}-${Math.round(r.right)}, y ${Math.round(r.top)}-${Math.round(r.bottom)}`;
-        })""",
+            const where = `x ${Math.round(r.left)}-${Math.round(r.right)}, y ${Math.round(r.top)}-${Math.round(r.bottom)}`;
+            if (r.width === 0 || r.top < 0 || r.left < 0 || r.bottom > innerHeight + 0.5 || r.right > innerWidth + 0.5) {
+                return `${id} at ${where}`;
+            }
+            const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+            if (hit && !node.contains(hit) && !hit.contains(node)) return `${id} at ${where} under ${hit.className}`;
+            return null;
+        }).filter(Boolean)""",
         testids,
     )
     return found
@@ -289,7 +291,7 @@ def test_each_holdem_decision_fits_one_screen(holdem_table: int, browser: Browse
 
 def test_practice_bots_are_told_apart_and_clear_of_the_board_on_a_phone(holdem_table: int, browser: Browser) -> None:
     """A bots-only practice game of six on a phone: each bot's name shows its number, and no
-    seat covers a card of the board."""
+    seat covers a card of the board (by the flop some bots may be out already)."""
     phone = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
     page = phone.new_page()
     page.set_default_timeout(15_000)
@@ -308,7 +310,7 @@ def test_practice_bots_are_told_apart_and_clear_of_the_board_on_a_phone(holdem_t
             return {name: name.title || name.textContent, shown: end.right <= box.right + 1 && end.width > 0};
         })"""
     )
-    assert len(names) == 6 and all(re.fullmatch(r"practicebot-\d+", n["name"]) for n in names), names
+    assert len(names) >= 3 and all(re.fullmatch(r"practicebot-\d+", n["name"]) for n in names), names
     assert [n["name"] for n in names if not n["shown"]] == [], "names cut before their number"
     covered = page.evaluate(
         """() => {
