@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect
 
 from tests.e2e.pages import axe_problems, sign_up, sit_down
 from tests.e2e.server import TABLE, manage
@@ -31,8 +31,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PASSWORD = "one-screen-per-decision"
 SCREENSHOTS = Path(os.environ.get("E2E_SCREENSHOTS") or Path(__file__).parent / "screenshots")
-LAPTOP = {"width": 1366, "height": 768}
-PHONE = {"width": 390, "height": 844}
+LAPTOP: ViewportSize = {"width": 1366, "height": 768}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 JACKPOT_TABLE = "E2E Crown Turbo"
 HOLDEM_TABLE = "E2E Screens Hold'em"
 SB, BB, BOT_STACK = 50, 100, 40
@@ -96,8 +96,10 @@ def _outside(page: Page, testids: list[str]) -> list[str]:
             const node = document.querySelector(`[data-testid="${id}"]`);
             if (!node || node.offsetParent === null) return `${id} (not displayed)`;
             const r = node.getBoundingClientRect();
-            const where = `x ${Math.round(r.left)}-${Math.round(r.right)}, y ${Math.round(r.top)}-${Math.round(r.bottom)}`;
-            if (r.width === 0 || r.top < 0 || r.left < 0 || r.bottom > innerHeight + 0.5 || r.right > innerWidth + 0.5) {
+            const [x0, x1, y0, y1] = [r.left, r.right, r.top, r.bottom].map(Math.round);
+            const where = `x ${x0}-${x1}, y ${y0}-${y1}`;
+            const out = r.top < 0 || r.left < 0 || r.bottom > innerHeight + 0.5 || r.right > innerWidth + 0.5;
+            if (r.width === 0 || out) {
                 return `${id} at ${where}`;
             }
             const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
@@ -114,10 +116,11 @@ def _check(page: Page, testids: list[str], name: str, problems: list[str]) -> No
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     expect(page.locator(".reel.spinning")).to_have_count(0)
     page.screenshot(path=str(SCREENSHOTS / f"screens-{name}.png"))
-    size = page.viewport_size or {}
+    size = page.viewport_size
+    window = f"{size['width']}x{size['height']}" if size else "?"
     scrolled = int(page.evaluate("window.scrollY"))
     wide = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
-    problems += [f"{name} ({size.get('width')}x{size.get('height')}): {what}" for what in _outside(page, testids)]
+    problems += [f"{name} ({window}): {what}" for what in _outside(page, testids)]
     if scrolled:
         problems.append(f"{name}: the page scrolled by itself to {scrolled}")
     if wide:
@@ -191,7 +194,9 @@ def test_each_widerpoker_decision_fits_one_screen(holdem_table: int, browser: Br
     _play_widerpoker_hand(laptop, phone, TABLE, [], problems)
     for page in (laptop, phone):
         expect(page.locator("[data-testid=hand-banner]")).to_be_hidden()
-    hand_link = _play_widerpoker_hand(laptop, phone, JACKPOT_TABLE, ["jackpots", "hand-banner", "next-special"], problems)
+    hand_link = _play_widerpoker_hand(
+        laptop, phone, JACKPOT_TABLE, ["jackpots", "hand-banner", "next-special"], problems
+    )
 
     # Rough edges: on the phone the header is one line and the conditions are not cut.
     phone.goto(f"{SERVER[0]}/")
