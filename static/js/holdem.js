@@ -113,6 +113,15 @@ function seatPlace(number, count) {
   };
 }
 
+/** A seat's name whose distinguishing end (a number: "practicebot-3") stays readable when
+ * a narrow seat box cuts the rest ("practi…-3"); the whole name is the box's title. */
+function seatName(name, number) {
+  const attrs = { class: "seat-name", title: name, dataset: { testid: `seat-name-${number}` } };
+  const match = /^(.+?)([-_ .#]?\d+)$/.exec(name);
+  if (!match) return el("span", attrs, name);
+  return el("span", attrs, el("span", { class: "seat-name-head" }, match[1]), el("span", { class: "seat-name-tail" }, match[2]));
+}
+
 function seatBadges(seat, current) {
   const badges = [];
   if (seat.bot) badges.push(["bot", gettext("Bot")]);
@@ -174,7 +183,7 @@ function renderSeats() {
     const box = el(
       "div",
       { class: "seat-box", role: "group", "aria-label": label },
-      el("span", { class: "seat-name", dataset: { testid: `seat-name-${number}` } }, seat.name),
+      seatName(seat.name, number),
       el("span", { class: "seat-stack", dataset: { testid: `seat-stack-${number}`, stackMinor: String(seat.stack_minor) } }, money(seat.stack_minor)),
       el("span", { class: "seat-badges" }, ...seatBadges(seat, current)),
       markers.length ? el("span", { class: "seat-markers" }, ...markers) : null,

@@ -178,6 +178,7 @@ function renderPowerups() {
   box.querySelector("[data-role=free]").textContent =
     fmt(ngettext("Free draws %(draws)s (next in %(n)s hand)", "Free draws %(draws)s (next in %(n)s hands)", p.hands_to_free_draw), { draws: p.free_draws, n: p.hands_to_free_draw }) + " · " +
     fmt(gettext("free redeals %(redeals)s (next in %(n)s)"), { redeals: p.free_redeals, n: p.hands_to_free_redeal });
+  box.title = box.textContent; // the whole text where the phone shows one line (app.css)
 }
 
 function onAnswer(frame) {
@@ -301,6 +302,7 @@ function renderBanner(table, currency) {
   const next = $("next-special");
   next.hidden = !table.config.next_special;
   next.textContent = table.config.next_special ? `${gettext("Next special hand:")} ${table.config.next_special}` : "";
+  next.title = next.textContent;
   banner.dataset.spin = hand?.spin?.kind ?? "";
   banner.textContent = parts.join(" ");
 }
