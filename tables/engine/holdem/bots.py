@@ -448,9 +448,16 @@ def calling_station(state: HandState, rng: Generator) -> Action:
 
 
 def random_action(state: HandState, rng: Generator) -> Action:
-    """Baseline: a legal kind uniformly at random; a bet or raise-to uniform in ``min_to .. max_to``."""
+    """Baseline: a legal kind uniformly at random; a bet or raise-to uniform in ``min_to .. max_to``.
+
+    It never folds when checking is free (a fold offered under seed 003's "folding can be
+    done at any stage"): the baseline stays the one the bot figures in docs/holdem.md were
+    measured against."""
     legal = state.legal_actions()
-    kind = legal.kinds[int(rng.integers(len(legal.kinds)))]
+    kinds = legal.kinds
+    if ActionKind.CHECK in kinds:
+        kinds = tuple(k for k in kinds if k is not ActionKind.FOLD)
+    kind = kinds[int(rng.integers(len(kinds)))]
     if kind in (ActionKind.BET, ActionKind.RAISE):
         assert legal.min_to is not None and legal.max_to is not None
         return Action(kind, legal.seat, int(rng.integers(legal.min_to, legal.max_to + 1)))

@@ -135,7 +135,7 @@ def _play_due_turn(table: Table, conditions: HoldemConditions, hand: HoldemHand,
         return
     if seat.leaving:
         legal = state.legal_actions()
-        kind = ActionKind.FOLD if ActionKind.FOLD in legal.kinds else ActionKind.CHECK
+        kind = ActionKind.CHECK if ActionKind.CHECK in legal.kinds else ActionKind.FOLD
         record_action(table, hand, state, kind, seat_no, None, now=now)
         return
     connected = is_connected(seat, now=now)

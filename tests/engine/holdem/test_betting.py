@@ -54,7 +54,7 @@ def test_heads_up_the_button_posts_the_small_blind_acts_first_pre_flop_and_last_
 def test_the_big_blind_is_live_and_gets_the_option() -> None:
     state = new_hand(Structure.fixed_limit(10, 20), [500] * 3, button=0)
     state = act(act(state, C), C)
-    assert state.to_act == 2 and set(state.legal_actions().kinds) == {X, R}
+    assert state.to_act == 2 and set(state.legal_actions().kinds) == {F, X, R}
 
 
 def test_fixed_limit_bets_are_one_small_bet_then_one_big_bet() -> None:
@@ -183,9 +183,24 @@ def test_illegal_actions_raise_a_coded_error_and_change_nothing() -> None:
     _snapshot_refusal(state, Action(B, seat, 10), IllegalActionError, "illegal_action")
 
 
-def test_folding_when_checking_is_free_is_refused() -> None:
-    state = check_down_to(new_hand(Structure.no_limit(1, 2), [100, 100], button=0), Street.FLOP)
-    _snapshot_refusal(state, Action(F, state.to_act or 0), IllegalActionError, "illegal_action")
+def test_folding_when_checking_is_free_is_allowed() -> None:
+    """Seed 003, Some standard rules: "Folding can be done at any stage of the game"."""
+    state = check_down_to(new_hand(Structure.no_limit(1, 2), [100, 100, 100], button=0), Street.FLOP)
+    legal = state.legal_actions()
+    assert legal.call_amount == 0
+    assert F in legal.kinds and X in legal.kinds
+    folder = state.to_act
+    assert folder is not None
+    after = state.act(Action(F, folder))
+    k = after.player_of(folder)
+    assert after.folded[k] and not after.is_over
+    assert after.to_act != folder and after.street is Street.FLOP
+    # The big blind checked pre-flop and may also fold there, losing his blind.
+    pre = new_hand(Structure.no_limit(1, 2), [100, 100], button=0)
+    pre = act(pre, C)  # the button (small blind) completes
+    assert F in pre.legal_actions().kinds
+    done = act(pre, F)
+    assert done.is_over and done.finishing_stacks() == {0: 102, 1: 98}
 
 
 def test_a_finished_hand_accepts_nothing() -> None:
