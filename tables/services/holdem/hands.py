@@ -34,10 +34,12 @@ from tables.engine.holdem import (
     HoldemError,
     PhhError,
     decide,
+    first_button,
     hand_to_phh,
     play_showdown,
     timeout_action,
 )
+from tables.engine.holdem import next_button as engine_next_button
 from tables.errors import HoldemActionError, InvalidActionError
 from tables.holdem_records import apply_action, replay, turn_deadline
 from tables.models import (
@@ -475,11 +477,13 @@ def _seat_bot(table: Table, conditions: HoldemConditions, position: int, *, now:
 
 def next_button(previous: int | None, dealt: list[int], seat_count: int) -> int:
     """The button of the next hand: the first dealt-in seat clockwise after the previous
-    button (seed 003: "the button moving clockwise to the next player"); the lowest seat
-    for the table's first hand."""
+    button (seed 003: "the button moving clockwise to the next player"); for a fresh
+    table's first hand (``previous`` None) the first of ``dealt``, which the caller lists
+    in sitting order (seed 003, The First round: the first person sitting down becomes the
+    dealer). The rule is the engine's (``tables.engine.holdem.button``)."""
     if previous is None:
-        return min(dealt)
-    return min(dealt, key=lambda s: (s - previous - 1) % seat_count)
+        return first_button(dealt)
+    return engine_next_button(previous, dealt, seat_count)
 
 
 def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now: datetime) -> HoldemHand:
@@ -492,6 +496,10 @@ def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now:
     )
     previous_button = None if previous is None else int(previous.setup["button"])
     positions = [int(s.position) for s in seats if s.position is not None]
+    if previous is None:  # a fresh table: the first person who sat down deals (seed 003)
+        positions = [
+            int(s.position) for s in sorted(seats, key=lambda s: (s.joined_at, s.pk)) if s.position is not None
+        ]
     waiting_choice = {int(s.position) for s in seats if s.position is not None and s.blind_choice == "wait"}
     posting_choice = {int(s.position) for s in seats if s.position is not None and s.blind_choice == "post"}
     regular = [p for p in positions if p not in waiting_choice | posting_choice]
