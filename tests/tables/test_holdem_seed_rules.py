@@ -37,6 +37,7 @@ def test_the_big_blind_may_fold_when_checking_is_free(alice: User, bob: User) ->
     services.advance_table(table_id=table.pk, now=timezone.now())
     state = replay(HoldemHand.objects.get(table=table))
     button = state.to_act  # heads-up the button posts the small blind and acts first
+    assert button is not None
     first, second = (a, b) if button == 0 else (b, a)
     assert _post(first, f"{url}/call/").status_code == 200
     second_user = bob if first is a else alice
