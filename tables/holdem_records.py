@@ -42,7 +42,8 @@ def structure_of(config: Mapping[str, Any]) -> Structure:
     (``ante_minor``, seed 004 *PRE-FLOP*) and a cap of raises per betting round
     (``max_raises``, seed 004 *Rilancio*: N raises, i.e. N raises over the big blind
     pre-flop and a bet and N raises after the flop) apply when set; snapshots older than
-    those fields have neither."""
+    those fields have neither. ``call_all_in_for_less`` false (a BigHoldem practice hand,
+    seed 004 *Rilancio*) lets a player short of a bet only fold (``Structure.call_all_in``)."""
     betting = Betting(config["betting"])
     small, big = int(config["small_blind_minor"]), int(config["big_blind_minor"])
     rake_bps = int(config["rake_bps"])
@@ -61,6 +62,8 @@ def structure_of(config: Mapping[str, Any]) -> Structure:
     if raises is not None:
         n = int(raises)
         structure = replace(structure, raise_caps=(n, n + 1, n + 1, n + 1))
+    if config.get("call_all_in_for_less") is False:
+        structure = replace(structure, call_all_in=False)
     return structure
 
 

@@ -424,6 +424,8 @@ def decide(state: HandState, personality: Personality, rng: Generator, *, sample
     if state.phase is Phase.SHOWDOWN:
         return _showdown_action(state)
     legal = state.legal_actions()
+    if legal.kinds == (ActionKind.FOLD,):
+        return Action(ActionKind.FOLD, legal.seat)  # short of the bet where seed 004 allows no all-in
     spot = situation(state, samples=samples)
     row = personality.frequencies(spot.street, spot.strength, spot.position, spot.price)
     draw = float(rng.random())
@@ -444,6 +446,8 @@ def calling_station(state: HandState, rng: Generator) -> Action:
     if state.phase is Phase.SHOWDOWN:
         return _showdown_action(state)
     legal = state.legal_actions()
+    if legal.kinds == (ActionKind.FOLD,):
+        return Action(ActionKind.FOLD, legal.seat)  # short of the bet where seed 004 allows no all-in
     return Action(ActionKind.CHECK if ActionKind.CHECK in legal.kinds else ActionKind.CALL, legal.seat)
 
 

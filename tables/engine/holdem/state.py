@@ -184,6 +184,10 @@ class HandState:
         top = max(self.bets)
         stack, bet = self.stacks[actor], self.bets[actor]
         call = min(stack, top - bet)
+        if stack < top - bet and not self.structure.call_all_in:
+            # Seed 004 (BigHoldem), Rilancio: a player who cannot match the bet "deve passare
+            # o abbandonare la mano": no call all-in for less, fold only.
+            return LegalActions(seat, (ActionKind.FOLD,))
         # Seed 003, Some standard rules: "Folding can be done at any stage of the game".
         kinds: list[ActionKind] = [ActionKind.FOLD, ActionKind.CHECK if bet >= top else ActionKind.CALL]
         raise_range = self._raise_range(actor)

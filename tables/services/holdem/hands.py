@@ -576,6 +576,8 @@ def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now:
     pairs = [(names[u], client_seeds[u]) for u in ids]
     seed = fairness.hand_seed(draw.seed, table.pk, number, pairs)
     config = conditions.snapshot() | {"mode": table.mode, "currency": table.currency}
+    if hasattr(table, "practice"):  # cached by _start_hand_or_wait: no query
+        config["call_all_in_for_less"] = False  # BigHoldem: short of a bet, fold (seed 004 Rilancio)
     hand = HoldemHand(
         table=table,
         number=number,

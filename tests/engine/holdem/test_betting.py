@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import pytest
 
 from tables.engine.holdem import (
@@ -18,7 +21,9 @@ from tables.engine.holdem import (
     Phase,
     Street,
     Structure,
+    calling_station,
     start_hand,
+    timeout_action,
 )
 
 from .helpers import act, check_down, check_down_to, new_hand
@@ -228,3 +233,23 @@ def test_seed_003_limit_sizes_bet_10_raise_to_20_then_bet_20_raise_to_40() -> No
     state = check_down_to(state, Street.TURN)
     state = act(state, B)
     assert state.bets[0] == 20 and state.legal_actions().min_to == 40
+
+
+def test_bigholdem_a_player_short_of_the_bet_may_only_fold() -> None:
+    """Seed 004, Rilancio: "se un giocatore non ha soldi sufficienti per pareggiare la
+    puntata ... deve passare o abbandonare la mano" (``call_all_in=False``); seed 003's
+    all-in rule (the default) lets him call for what he has."""
+    seed_004 = replace(Structure.pot_limit(5, 10), call_all_in=False)
+    for structure, expected in ((Structure.pot_limit(5, 10), {F, C, A}), (seed_004, {F})):
+        state = new_hand(structure, [1_000, 1_000, 25], button=0)  # seat 2 is the big blind
+        state = act(state, R, 35)  # the button raises to 35: more than the big blind has
+        state = act(state, F)  # the small blind folds
+        assert state.to_act == 2
+        assert set(state.legal_actions().kinds) == expected
+        if expected == {F}:
+            _snapshot_refusal(state, Action(C, 2), IllegalActionError, "illegal_action")
+            _snapshot_refusal(state, Action(A, 2), IllegalActionError, "illegal_action")
+            assert timeout_action(state).kind is F
+            assert calling_station(state, np.random.default_rng(1)).kind is F
+    enough = act(new_hand(seed_004, [1_000, 1_000, 35], button=0), R, 35)  # he can match exactly
+    assert C in act(enough, F).legal_actions().kinds
