@@ -97,6 +97,10 @@ STAKES = {"short": 25, "standard": 50, "deep": 100}
 CURRENCY_LABELS = {"chips": "chips", "fiches": "fiches", "points": "points", "play-euro": "play €"}
 """What the chips are called on screen (*moneta*). A label only: they are FUN chips."""
 
+DEFAULT_CURRENCY_LABEL = "play-euro"
+"""Seed 004, *moneta*: "per default Euro". Shown as "play €", so play chips never pass for
+real euros (the money is always FUN)."""
+
 FELTS = ("green", "blue", "red")
 """The table's felt (*tavolo*)."""
 
@@ -122,7 +126,7 @@ class PracticeSetup:
     max_hands: int | None = 100
     max_minutes: int = 30
     max_raises: int = 3
-    currency_label: str = "chips"
+    currency_label: str = DEFAULT_CURRENCY_LABEL
     action_seconds: int = 30
     ante: bool = False
     betting: str = HoldemBetting.POT_LIMIT.value
