@@ -432,7 +432,8 @@ def decide(state: HandState, personality: Personality, rng: Generator, *, sample
     kinds = legal.kinds
     passive = ActionKind.CHECK if ActionKind.CHECK in kinds else ActionKind.CALL
     if draw < row.fold:
-        return Action(ActionKind.FOLD if ActionKind.FOLD in kinds else ActionKind.CHECK, legal.seat)
+        # A fold when checking is free is a check (the fold is legal, seed 003, but never wise).
+        return Action(ActionKind.CHECK if ActionKind.CHECK in kinds else ActionKind.FOLD, legal.seat)
     if draw < row.fold + row.call or legal.min_to is None or legal.max_to is None:
         return Action(passive, legal.seat)
     kind = ActionKind.BET if ActionKind.BET in kinds else ActionKind.RAISE
