@@ -15,7 +15,8 @@ from tables import holdem_records, services
 from tables.engine.holdem import ActionKind, Phase
 from tables.holdem_records import replay
 from tables.holdem_selectors import get_holdem_private_frame, get_holdem_table_frame
-from tables.models import HoldemHand, HoldemHandStatus, Seat
+from tables.models import HoldemConditions, HoldemHand, HoldemHandStatus, Seat
+from tables.services.holdem.hands import _seat_bot
 from tests.engine.holdem.helpers import stacked_deck
 from tests.helpers import logged_in
 from tests.tables.holdem_helpers import assert_books, assert_phh_replays, holdem_table, run_until
@@ -156,3 +157,19 @@ def test_a_losing_player_who_does_not_choose_in_10_seconds_mucks(showdown_table:
     assert hand.status == HoldemHandStatus.SETTLED
     assert hand.results["shown"] == {"1": ["As", "Ah"]}
     assert {k: v for k, v in hand.actions[-1].items() if k != "at"} == {"kind": "muck", "seat": 0, "timeout": True}
+
+
+def test_a_house_bot_seated_first_is_not_the_first_dealer(alice: User, bob: User) -> None:
+    """Seed 003 gives the first button to the first *person* sitting down: a house bot
+    seated before anyone (only a setup script does that) does not take it."""
+    table = holdem_table(bot_seats=1)
+    now = timezone.now()
+    conditions = HoldemConditions.objects.get(table=table)
+    _seat_bot(table, conditions, 0, now=now - timedelta(seconds=5))
+    url = f"/api/tables/{table.pk}/holdem"
+    for user, seat in ((alice, 4), (bob, 2)):
+        assert _post(logged_in(user), f"{url}/join/", {"seat": seat, "buy_in_minor": 500}).status_code == 200
+    Seat.objects.filter(table=table, user=bob).update(joined_at=now + timedelta(seconds=1))
+    services.advance_table(table_id=table.pk, now=now + timedelta(seconds=2))
+    hand = HoldemHand.objects.get(table=table)
+    assert hand.setup["button"] == 4 and 0 in replay(hand).seats

@@ -542,9 +542,11 @@ def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now:
     )
     previous_button = None if previous is None else int(previous.setup["button"])
     positions = [int(s.position) for s in seats if s.position is not None]
-    if previous is None:  # a fresh table: the first person who sat down deals (seed 003)
+    if previous is None:  # a fresh table: the first person (not a house bot) who sat down deals (seed 003)
         positions = [
-            int(s.position) for s in sorted(seats, key=lambda s: (s.joined_at, s.pk)) if s.position is not None
+            int(s.position)
+            for s in sorted(seats, key=lambda s: (s.is_bot, s.joined_at, s.pk))
+            if s.position is not None
         ]
     waiting_choice = {int(s.position) for s in seats if s.position is not None and s.blind_choice == "wait"}
     posting_choice = {int(s.position) for s in seats if s.position is not None and s.blind_choice == "post"}
