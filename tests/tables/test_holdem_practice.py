@@ -350,3 +350,18 @@ def test_in_bigholdem_a_player_short_of_a_bet_folds_and_never_calls_all_in_for_l
                 short = state.stacks[k] < max(state.bets) - state.bets[k]
                 assert not (short and action["kind"] in ("call", "all_in")), (hand.number, action)
             state = apply_action(state, str(action["kind"]), int(action["seat"]), action.get("amount"))
+
+
+def test_a_practice_games_first_dealer_is_seat_0_not_always_the_person(
+    alice: User, now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seed 004, PRE-FLOP: "Nella prima mano il cartaio è scelto casualmente". The person's
+    seat is random and seat 0 deals first; seed 003's "first person sitting" rule, which
+    would make the person the dealer of every first hand, is not applied to practice."""
+    monkeypatch.setattr("tables.services.holdem.practice.secrets.randbelow", lambda n: n - 1)
+    game = start_practice_game(user_id=alice.pk, nickname="Ada", setup=replace(QUICK, players=3), now=now)
+    person = Seat.objects.get(table=game.table, user=alice)
+    assert person.position == 2
+    tick(game.table, now + timedelta(seconds=1))
+    hand = HoldemHand.objects.get(table=game.table)
+    assert hand.setup["button"] == 0

@@ -542,10 +542,14 @@ def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now:
     )
     previous_button = None if previous is None else int(previous.setup["button"])
     positions = [int(s.position) for s in seats if s.position is not None]
-    if previous is None:  # a fresh table: the first person (not a house bot) who sat down deals (seed 003)
+    if previous is None:
+        # A fresh table: the first person (not a house bot) who sat down deals (seed 003, The
+        # First round). A practice game seats everyone at once, seat 0 first, the person on
+        # a random seat: seat 0 deals, so the first dealer is random (seed 004, PRE-FLOP).
+        practice = hasattr(table, "practice")  # cached by _start_hand_or_wait: no query
         positions = [
             int(s.position)
-            for s in sorted(seats, key=lambda s: (s.is_bot, s.joined_at, s.pk))
+            for s in sorted(seats, key=lambda s: (not practice and s.is_bot, s.joined_at, s.pk))
             if s.position is not None
         ]
     waiting_choice = {int(s.position) for s in seats if s.position is not None and s.blind_choice == "wait"}
@@ -578,7 +582,7 @@ def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now:
     pairs = [(names[u], client_seeds[u]) for u in ids]
     seed = fairness.hand_seed(draw.seed, table.pk, number, pairs)
     config = conditions.snapshot() | {"mode": table.mode, "currency": table.currency}
-    if hasattr(table, "practice"):  # cached by _start_hand_or_wait: no query
+    if hasattr(table, "practice"):
         config["call_all_in_for_less"] = False  # BigHoldem: short of a bet, fold (seed 004 Rilancio)
     hand = HoldemHand(
         table=table,

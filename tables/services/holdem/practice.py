@@ -257,10 +257,9 @@ def start_practice_game(
     """Open a practice game and seat everyone at once: with a ``nickname`` the player
     (``user_id``) plays one seat against ``players - 1`` bots (*Gioco interattivo*); with
     none, ``players`` bots play an automatic game (*Gioco automatico*) that anyone may
-    watch. The person's seat is drawn at random and, as the first person seated, he has
-    the first button (seed 003, The First round; ``hands.next_button``), so the first
-    dealer's seat is random (seed 004, *PRE-FLOP*: "Nella prima mano il cartaio è scelto
-    casualmente"); an automatic game's first button is seat 0. The first hand is dealt at the clock's next tick.
+    watch. The person's seat is drawn at random and the first button is seat 0, so the
+    first dealer is random (seed 004, *PRE-FLOP*: "Nella prima mano il cartaio è scelto
+    casualmente"; ``hands._deal`` keeps seat 0 for a practice table). The first hand is dealt at the clock's next tick.
 
     A player who may not play now is refused as at any table (``protection.check_can_play``
     with no stake: SuspendedError, SelfExcludedError, TimeOutError, SessionLimitError;
