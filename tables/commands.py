@@ -367,6 +367,8 @@ COMMANDS: dict[str, dict[str, Command]] = {
         "check": Command(frozenset(), _holdem_bet("check")),
         "call": Command(frozenset(), _holdem_bet("call")),
         "all_in": Command(frozenset(), _holdem_bet("all_in")),
+        "show": Command(frozenset(), _holdem_bet("show")),
+        "muck": Command(frozenset(), _holdem_bet("muck")),
         "bet": Command(frozenset({"amount"}), _holdem_bet("bet"), {"amount": parse_chips}),
         "raise": Command(frozenset({"amount"}), _holdem_bet("raise"), {"amount": parse_chips}),
     },

@@ -42,7 +42,8 @@ def structure_of(config: Mapping[str, Any]) -> Structure:
     (``ante_minor``, seed 004 *PRE-FLOP*) and a cap of raises per betting round
     (``max_raises``, seed 004 *Rilancio*: N raises, i.e. N raises over the big blind
     pre-flop and a bet and N raises after the flop) apply when set; snapshots older than
-    those fields have neither."""
+    those fields have neither. ``call_all_in_for_less`` false (a BigHoldem practice hand,
+    seed 004 *Rilancio*) lets a player short of a bet only fold (``Structure.call_all_in``)."""
     betting = Betting(config["betting"])
     small, big = int(config["small_blind_minor"]), int(config["big_blind_minor"])
     rake_bps = int(config["rake_bps"])
@@ -61,19 +62,34 @@ def structure_of(config: Mapping[str, Any]) -> Structure:
     if raises is not None:
         n = int(raises)
         structure = replace(structure, raise_caps=(n, n + 1, n + 1, n + 1))
+    if config.get("call_all_in_for_less") is False:
+        structure = replace(structure, call_all_in=False)
     return structure
 
 
 def replay(hand: HoldemHand) -> HandState:
     """The engine state of ``hand`` after its stored actions: its setup and the deck of its
     server seed (docs/provably-fair.md, 12), each action re-applied (the clock's
-    ``timeout_all_in`` too), then the showdown played by the house policy when betting is
-    over (``play_showdown``: losers muck when allowed). Raises HoldemError if the stored
-    actions are not legal (never for a hand this module wrote)."""
+    ``timeout_all_in`` too). A hand dealt with the players' showdown choice
+    (``setup["showdown_choice"]``, seed 003 Showdown) stores every show and muck, so it
+    stops where a player still has to choose; an older hand had its showdown played by the
+    house policy (``play_showdown``: losers muck when allowed), which is replayed. Raises
+    HoldemError if the stored actions are not legal (never for a hand this module wrote)."""
     state = start_state(hand)
     for action in hand.actions:
         state = apply_action(state, str(action["kind"]), int(action["seat"]), action.get("amount"))
+    if hand.setup.get("showdown_choice"):
+        return state
     return play_showdown(state)
+
+
+def showdown_deadline(hand: HoldemHand) -> datetime:
+    """When a player's choice to show or muck at the showdown times out: the seed's 10 s to
+    act (``ACT_MS``) from the start of his turn, without the time bank (the hand is decided;
+    the others wait only for his cards). At the deadline he mucks when he may, else shows
+    (``clocks.timeout_action``)."""
+    assert hand.turn_started_at is not None
+    return hand.turn_started_at + timedelta(milliseconds=ACT_MS)
 
 
 def start_state(hand: HoldemHand) -> HandState:

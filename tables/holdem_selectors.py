@@ -19,7 +19,7 @@ import numpy as np
 from django.db.models import QuerySet
 
 from tables.engine.cards import card_code
-from tables.engine.holdem import ActionKind, HandState, Phase, equity
+from tables.engine.holdem import HandState, Phase, equity
 from tables.errors import TableNotFoundError, WrongGameError
 from tables.holdem_records import (
     card_commitments,
@@ -27,6 +27,7 @@ from tables.holdem_records import (
     replay,
     seed_is_public,
     seed_public_at,
+    showdown_deadline,
     shown_openings,
     turn_deadline,
 )
@@ -86,6 +87,9 @@ def _hand_view(hand: HoldemHand, state: HandState, *, now: datetime) -> HoldemHa
     small, big = (1, 0) if n == 2 else (0, 1)
     over = hand.is_terminal
     deadline = turn_deadline(hand, hand.config) if hand.turn_started_at and not over else None
+    choosing = deadline is not None and state.phase is Phase.SHOWDOWN
+    if choosing:  # a show-or-muck choice: the time to act, no time bank
+        deadline = showdown_deadline(hand)
     result: HoldemResultView | None = None
     if over:
         public = seed_is_public(hand, now=now)
@@ -126,7 +130,7 @@ def _hand_view(hand: HoldemHand, state: HandState, *, now: datetime) -> HoldemHa
         to_act=None if over else state.to_act,
         turn_started_at=None if over else _iso(hand.turn_started_at),
         act_deadline=_iso(deadline),
-        time_bank_from=_iso(deadline - timedelta(seconds=bank)) if deadline else None,
+        time_bank_from=_iso(deadline - timedelta(seconds=bank)) if deadline and not choosing else None,
         result=result,
     )
 
@@ -170,6 +174,9 @@ def build_holdem_table_frame(table: Table, rows: HoldemTableRows, *, now: dateti
     conditions, hand, state = rows.conditions, rows.hand, rows.state
     in_hand: dict[int, int] = {} if state is None else {seat: k for k, seat in enumerate(state.seats)}
     shown: dict[str, list[str]] = hand.results.get("shown", {}) if hand is not None and hand.is_terminal else {}
+    if hand is not None and state is not None and not hand.is_terminal and state.phase is Phase.SHOWDOWN:
+        # Cards shown so far at a showdown still waiting for a player's choice (seed 003).
+        shown = {str(state.seats[e.player]): [card_code(c) for c in e.cards] for e in state.log if e.kind == "show"}
     waiting = set(hand.setup.get("waiting", ())) if hand is not None and not hand.is_terminal else set()
     cancelled = hand is not None and hand.status == HoldemHandStatus.CANCELLED
     seats: list[HoldemSeatView] = []
@@ -250,10 +257,10 @@ def _private_frame(
         openings = [cast(HoldemCardOpening, o) for o in hole_openings(hand, state, k)]
         if not hand.is_terminal:
             stack = int(state.stacks[k])
-            if state.to_act == seat.position and state.phase is Phase.BETTING:
-                legal = state.legal_actions()
+            if state.to_act == seat.position and state.phase is not Phase.COMPLETE:
+                legal = state.legal_actions()  # at the showdown: show, and muck when he may
                 legal_view = HoldemLegalView(
-                    kinds=[kind.value for kind in legal.kinds if kind not in (ActionKind.SHOW, ActionKind.MUCK)],
+                    kinds=[kind.value for kind in legal.kinds],
                     call_minor=legal.call_amount,
                     min_to_minor=legal.min_to,
                     max_to_minor=legal.max_to,

@@ -25,6 +25,7 @@ from tables.models import HoldemBetting, PracticeStatus
 from tables.services.holdem.practice import (
     ACTION_SECONDS_RANGE,
     CURRENCY_LABELS,
+    DEFAULT_CURRENCY_LABEL,
     FELTS,
     HANDS_RANGE,
     MINUTES_RANGE,
@@ -118,7 +119,7 @@ class PracticeSetupForm(forms.Form):
     )
     currency_label = forms.ChoiceField(
         choices=[(key, _CURRENCY_NAMES.get(key, label)) for key, label in CURRENCY_LABELS.items()],
-        initial="chips",
+        initial=DEFAULT_CURRENCY_LABEL,
         label=_("Currency label"),
         help_text=_("What the chips are called (moneta). Always play chips: nothing is won or lost."),
     )

@@ -337,6 +337,9 @@ function renderActions() {
   $("sizing").hidden = !canSize || fixed;
   const allIn = $("all-in");
   allIn.hidden = !kinds.has("all_in");
+  // Seed 003, Showdown: a player whose hand wins nothing may show it or muck it.
+  $("show").hidden = !kinds.has("show");
+  $("muck").hidden = !kinds.has("muck");
   allIn.querySelector("[data-role=label]").textContent = options.all_in_to_minor ? fmt(gettext("All-in %(amount)s"), { amount: money(options.all_in_to_minor) }) : gettext("All-in");
   if (canSize) {
     const slider = $("bet-slider");
@@ -369,8 +372,10 @@ function renderActions() {
 function act(kind) {
   const options = legal();
   if (!options) return;
-  const button = { fold: $("fold"), check: $("check-call"), call: $("check-call"), bet: $("bet-raise"), raise: $("bet-raise"), all_in: $("all-in") }[kind];
-  if (!options.kinds.includes(kind) || button.hidden) return;
+  const button = { fold: $("fold"), check: $("check-call"), call: $("check-call"), bet: $("bet-raise"), raise: $("bet-raise"), all_in: $("all-in"), show: $("show"), muck: $("muck") }[kind];
+  if (!button || !options.kinds.includes(kind) || button.hidden) return;
+  // Seed 003 lets a player fold at any stage; a fold when checking is free is asked twice.
+  if (kind === "fold" && options.kinds.includes("check") && !window.confirm(gettext("Checking is free. Fold anyway?"))) return;
   const fields = {};
   if (kind === "bet" || kind === "raise") fields.amount = chosenAmount();
   send(kind, fields);

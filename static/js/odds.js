@@ -28,3 +28,14 @@ export function holdOdds(panel, hold, draws) {
   const improveOne = panel.improve_counts[mask] / denominator;
   return { one, best, improveOne, improveBest: 1 - (1 - improveOne) ** draws };
 }
+
+/**
+ * Whether the panel shows odds yet. Seed 000 §3 ("The probability evaluation gets activated
+ * every time the player selects to hold one or more cards") and Glossary, Probabilities
+ * ("calculated after selecting at least one card to hold or following the activation of
+ * one of the TIP buttons"): before that the panel shows no percentages. `hold`: five
+ * booleans or null (nothing chosen yet); `tipUsed`: a tip was used in this hand.
+ */
+export function oddsActive(hold, tipUsed) {
+  return Boolean(tipUsed) || (Array.isArray(hold) && hold.some(Boolean));
+}

@@ -2,7 +2,7 @@
 // sends the player's choices. Frames and shapes: docs/protocol.md, tables/realtime/frames.py.
 import { CATEGORIES, card, cardBack, cardName, isRed } from "./cards.js";
 import { el, fetchJson, fmt, formatMinor, gettext, LANGUAGE, localDecimal, ngettext, openTableSocket, ordinal, pgettext, refusalText, toast } from "./common.js";
-import { holdOdds } from "./odds.js";
+import { holdOdds, oddsActive } from "./odds.js";
 import { spinReel } from "./reels.js";
 import { celebrate } from "./win.js";
 import "./sound.js";
@@ -25,6 +25,7 @@ const state = {
   offsetMs: 0, // server clock minus local clock
   hold: null, // the hold on screen (optimistic), null = no choice sent
   pendingHolds: 0, // hold frames sent and not answered yet
+  tipHand: null, // id of the hand in which a tip was used (the odds panel is on, seed 000 §3)
   refs: new Map(), // ref -> action of frames awaiting ack or error
   nextRef: 1,
   busy: new Set(), // purchases awaiting an answer
@@ -463,14 +464,16 @@ function renderOdds() {
   const holdState = $("hold-state");
   holdState.dataset.hold = hold.map((held) => (held ? "H" : "D")).join("");
   const heldCount = hold.filter(Boolean).length;
+  // Seed 000 §3: the odds appear once a card is held or a tip is used, not from the deal.
+  const active = Boolean(panel) && oddsActive(state.hold, state.tipHand !== null && state.tipHand === hand?.id);
   if (!panel) holdState.textContent = hand ? gettext("Play a hand to see your odds.") : "";
-  else if (state.hold === null) holdState.textContent = gettext("No cards held yet: all five would be changed.");
+  else if (!active) holdState.textContent = gettext("Hold a card or use a tip to see your odds.");
   else if (heldCount === 5) holdState.textContent = gettext("Holding all five cards.");
   else holdState.textContent = fmt(gettext("Holding %(held)s, changing %(changed)s."), { held: heldCount, changed: 5 - heldCount });
   $("best-of-header").textContent = fmt(gettext("Best of %(n)s"), { n: draws });
   $("initial-category").textContent = panel ? fmt(gettext("Dealt: %(hand)s"), { hand: CATEGORIES[panel.initial_category] }) : "";
 
-  const odds = panel ? holdOdds(panel, hold, draws) : null;
+  const odds = active ? holdOdds(panel, hold, draws) : null;
   const rows = CATEGORIES.map((label, category) => {
     const unachievable = hand && !achievable.has(category);
     const classes = [
@@ -656,7 +659,9 @@ document.addEventListener("keydown", (event) => {
 for (const tip of ["tip1", "tip2"]) {
   $(tip).addEventListener("click", () => {
     const code = currentEntry()?.panel?.[tip];
-    if (code) sendHold([...code].map((letter) => letter === "H"));
+    if (!code) return;
+    state.tipHand = state.table.hand?.id ?? null; // the panel's odds turn on (seed 000 §3)
+    sendHold([...code].map((letter) => letter === "H"));
   });
 }
 // Game recall: the table's last hands, read when the player opens the list.

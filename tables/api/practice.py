@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from tables.api.common import ACTION_THROTTLES, ERRORS, ErrorSerializer, _player_id
 from tables.services.holdem.practice import (
+    DEFAULT_CURRENCY_LABEL,
     PracticeSetup,
     get_practice_banner,
     list_practice_leaderboard,
@@ -71,7 +72,7 @@ class PracticeStartApi(APIView):
         max_hands = serializers.IntegerField(required=False, allow_null=True, default=100)
         max_minutes = serializers.IntegerField(required=False, default=30)
         max_raises = serializers.IntegerField(required=False, default=3)
-        currency_label = serializers.CharField(required=False, default="chips")
+        currency_label = serializers.CharField(required=False, default=DEFAULT_CURRENCY_LABEL)
         action_seconds = serializers.IntegerField(required=False, default=30)
         ante = serializers.BooleanField(required=False, default=False)
         betting = serializers.CharField(required=False, default="pot-limit")

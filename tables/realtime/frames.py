@@ -264,7 +264,8 @@ class HoldemTableFrame(TypedDict):
 
 class HoldemLegalView(TypedDict):
     """What the player may do now (only while it is his turn): ``kinds`` among fold,
-    check, call, bet, raise, all_in; ``call_minor`` what a call adds; ``min_to_minor`` /
+    check, call, bet, raise, all_in, or at the showdown ``show`` and (when his hand wins
+    nothing and he is not the first to show) ``muck``; ``call_minor`` what a call adds; ``min_to_minor`` /
     ``max_to_minor`` the bet or raise-to range (null: no bet or raise); ``all_in_to_minor``
     his street total after all-in."""
 
@@ -297,8 +298,9 @@ class HoldemPrivateFrame(TypedDict):
     wallet_minor: int
 
 
-HOLDEM_ACTIONS = ("fold", "check", "call", "bet", "raise", "all_in")
-"""The betting actions a player sends (``amount`` for bet and raise: the total to)."""
+HOLDEM_ACTIONS = ("fold", "check", "call", "bet", "raise", "all_in", "show", "muck")
+"""The hand actions a player sends (``amount`` for bet and raise: the total to; show and
+muck at the showdown, seed 003)."""
 
 HOLDEM_SEAT_ACTIONS = ("take_seat", "add_chips", "sit_out", "sit_in", "leave")
 """The seat actions a player sends (``seat``, ``buy_in_minor``, ``blind``: wait or post)."""

@@ -23,7 +23,7 @@ from tables.models import HoldemHand, HoldemHandStatus
 from tables.services.holdem import act_in_hand, replay, take_seat
 from tests.handhistory.test_holdem_history import played_hand
 from tests.helpers import logged_in
-from tests.tables.holdem_helpers import holdem_table, tick
+from tests.tables.holdem_helpers import holdem_table, passive_kind, tick
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +44,7 @@ def timed_out_hand(alice: User, bob: User) -> HoldemHand:
     users = {0: alice, 1: bob}
     while hand.status == HoldemHandStatus.PLAYING:
         legal = replay(hand).legal_actions()
-        kind = "check" if "check" in legal.kinds else "call"
+        kind = passive_kind(legal.kinds)
         act_in_hand(table_id=table.pk, user_id=users[legal.seat].pk, kind=kind, now=now)
         hand.refresh_from_db()
     return hand
@@ -214,7 +214,7 @@ def test_a_big_blind_posted_out_of_position_has_no_phh_but_a_json_export(
     assert 1 in second.setup.get("posting", [])
     while second.status == HoldemHandStatus.PLAYING:
         legal = replay(second).legal_actions()
-        kind = "check" if "check" in legal.kinds else "call"
+        kind = passive_kind(legal.kinds)
         act_in_hand(table_id=table.pk, user_id=users[legal.seat].pk, kind=kind, now=later)
         second.refresh_from_db()
     assert not second.phh and second.phh_error

@@ -15,7 +15,7 @@ from tables.engine.holdem import replay_phh
 from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus
 from tables.services.holdem import act_in_hand, replay, take_seat
 from tests.helpers import logged_in
-from tests.tables.holdem_helpers import holdem_table, tick
+from tests.tables.holdem_helpers import holdem_table, passive_kind, tick
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +30,7 @@ def played_hand(alice: User, bob: User) -> HoldemHand:
     users = {0: alice, 1: bob}
     while hand.status == HoldemHandStatus.PLAYING:
         legal = replay(hand).legal_actions()
-        kind = "check" if "check" in legal.kinds else "call"
+        kind = passive_kind(legal.kinds)
         act_in_hand(table_id=table.pk, user_id=users[legal.seat].pk, kind=kind, now=now)
         hand.refresh_from_db()
     return hand

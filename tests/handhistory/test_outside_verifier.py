@@ -184,7 +184,7 @@ def test_a_holdem_player_verifies_his_and_the_shown_cards_at_once_and_the_whole_
 ) -> None:
     # Written from docs/provably-fair.md (section 12, Card commitments) and docs/protocol.md
     # alone, through the snapshot URL a client reads; nothing of the engine is imported.
-    from tests.tables.holdem_helpers import holdem_table, tick
+    from tests.tables.holdem_helpers import holdem_table, passive_kind, tick
 
     table = holdem_table("Verifier Hold'em")
     for user, seat in ((alice, 0), (bob, 1)):
@@ -209,7 +209,7 @@ def test_a_holdem_player_verifies_his_and_the_shown_cards_at_once_and_the_whole_
         if hand_frame["result"] is not None or seat is None:
             break
         legal = clients[seat].get(f"/tables/{table.pk}/snapshot.json").json()["private"]["legal"]
-        kind = "check" if "check" in legal["kinds"] else "call"
+        kind = passive_kind(legal["kinds"])
         acted = clients[seat].post(f"/api/tables/{table.pk}/holdem/{kind}/", {}, content_type="application/json")
         assert acted.status_code == 200, acted.json()
     over = a.get(f"/tables/{table.pk}/snapshot.json").json()["table"]["hand"]

@@ -3,6 +3,7 @@ the clock driven with an injected ``now``."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -102,8 +103,18 @@ def play_hand_out(table: Table, by_seat: dict[int, User], now: datetime) -> Hold
         if not hand.actions and "raise" in legal.kinds:
             act_in_hand(table_id=table.pk, user_id=user.pk, kind="raise", amount=100, now=now)
         else:
-            kind = "check" if "check" in legal.kinds else "call"
+            kind = passive_kind(legal.kinds)
             act_in_hand(table_id=table.pk, user_id=user.pk, kind=kind, now=now)
         hand.refresh_from_db()
     assert hand.status == HoldemHandStatus.SETTLED
     return hand
+
+
+def passive_kind(kinds: Collection[str]) -> str:
+    """The passive action among ``kinds``: check, else call; at the showdown, where a loser
+    chooses (seed 003), muck when he may, else show (what the house policy did before
+    players chose)."""
+    for kind in ("muck", "show", "check"):
+        if kind in kinds:
+            return kind
+    return "call"

@@ -13,7 +13,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.db.models import Sum
 
+from tables.engine.holdem import Phase
 from tables.errors import PracticeFunOnlyError, PracticeNotYoursError, PracticeOverError, PracticeSetupError
+from tables.holdem_records import apply_action, start_state
 from tables.models import (
     HoldemHand,
     HoldemHandStatus,
@@ -327,3 +329,39 @@ def test_a_player_taken_off_every_table_ends_his_practice_game(alice: User, now:
     assert (game.status, game.end_reason) == (PracticeStatus.FINISHED, PracticeEnd.ABANDONED)
     assert escrow_balance(game.table) == 0
     assert check_books().ok
+
+
+def test_in_bigholdem_a_player_short_of_a_bet_folds_and_never_calls_all_in_for_less(db: Any, now: datetime) -> None:
+    """Seed 004, Rilancio: "se un giocatore non ha soldi sufficienti per pareggiare la
+    puntata ... deve passare o abbandonare la mano". Every call in a whole practice game
+    matches the bet in full; the hands are stored with the rule (``call_all_in_for_less``).
+    (Whether a bot ends up short of a bet depends on the game's random deal; the engine's
+    test_betting.py::test_bigholdem_a_player_short_of_the_bet_may_only_fold sets it up.)"""
+    game = start_practice_game(user_id=None, setup=replace(QUICK, betting="pot-limit"), now=now)
+    run_game(game.table, now)
+    hands = list(HoldemHand.objects.filter(table=game.table, status=HoldemHandStatus.SETTLED))
+    assert hands  # a short-stacked game may end after a few hands
+    for hand in hands:
+        assert hand.config["call_all_in_for_less"] is False
+        state = start_state(hand)
+        for action in hand.actions:
+            if state.phase is Phase.BETTING:
+                k = state.player_of(int(action["seat"]))
+                short = state.stacks[k] < max(state.bets) - state.bets[k]
+                assert not (short and action["kind"] in ("call", "all_in")), (hand.number, action)
+            state = apply_action(state, str(action["kind"]), int(action["seat"]), action.get("amount"))
+
+
+def test_a_practice_games_first_dealer_is_seat_0_not_always_the_person(
+    alice: User, now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seed 004, PRE-FLOP: "Nella prima mano il cartaio è scelto casualmente". The person's
+    seat is random and seat 0 deals first; seed 003's "first person sitting" rule, which
+    would make the person the dealer of every first hand, is not applied to practice."""
+    monkeypatch.setattr("tables.services.holdem.practice.secrets.randbelow", lambda n: n - 1)
+    game = start_practice_game(user_id=alice.pk, nickname="Ada", setup=replace(QUICK, players=3), now=now)
+    person = Seat.objects.get(table=game.table, user=alice)
+    assert person.position == 2
+    tick(game.table, now + timedelta(seconds=1))
+    hand = HoldemHand.objects.get(table=game.table)
+    assert hand.setup["button"] == 0

@@ -3,6 +3,7 @@ Hold'em screen with the banner, the summary, the public leaderboard linked from 
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -139,3 +140,14 @@ def test_the_practice_pages_and_the_holdem_screen_speak_italian(client: Client, 
     summary = client.post(reverse("practice-stop", args=[game.pk]), follow=True).content.decode()
     assert "Il giocatore ha lasciato la partita" in summary and "Media per mano" in summary
     assert "The player left the game" not in summary
+
+
+def test_the_practice_currency_label_is_euro_by_default(client: Client, alice: User) -> None:
+    """Seed 004, *moneta*: "per default Euro" — shown as "play €": the chips are always FUN."""
+    client.force_login(alice)
+    page = client.get(reverse("practice-setup")).content.decode()
+    assert re.search(r'<option value="play-euro"[^>]*selected', page)
+    started = client.post("/api/practice/", {"nickname": "Ada", "players": 2}, content_type="application/json")
+    assert started.status_code == 201
+    game = PracticeGame.objects.get(pk=started.json()["game_id"])
+    assert game.currency_label == "play-euro" and game.table.currency == "FUN"

@@ -29,7 +29,7 @@ from tables.models import HoldemHand, HoldemHandStatus, Table
 from tables.services.holdem import act_in_hand, take_seat
 from tests.conftest import make_player
 from tests.helpers import logged_in
-from tests.tables.holdem_helpers import holdem_table, tick
+from tests.tables.holdem_helpers import holdem_table, passive_kind, tick
 from tests.tables.test_consumers import open_socket, receive
 
 
@@ -52,7 +52,7 @@ def _fold_at_once(table: Table, hand: HoldemHand, users: dict[int, User]) -> Hol
 def _check_down(table: Table, hand: HoldemHand, users: dict[int, User]) -> HoldemHand:
     while hand.status == HoldemHandStatus.PLAYING:
         legal = replay(hand).legal_actions()
-        kind = "check" if "check" in legal.kinds else "call"
+        kind = passive_kind(legal.kinds)
         act_in_hand(table_id=table.pk, user_id=users[legal.seat].pk, kind=kind, now=timezone.now())
         hand.refresh_from_db()
     return hand

@@ -36,7 +36,15 @@ from tables.services.holdem import (
     take_seat,
 )
 from tests.helpers import create_fun_table
-from tests.tables.holdem_helpers import assert_books, assert_phh_replays, escrow_balance, holdem_table, run_until, tick
+from tests.tables.holdem_helpers import (
+    assert_books,
+    assert_phh_replays,
+    escrow_balance,
+    holdem_table,
+    passive_kind,
+    run_until,
+    tick,
+)
 from wallet import protection
 from wallet.errors import DomainError, InsufficientFundsError, SuspendedError
 from wallet.selectors import get_balance_minor
@@ -149,7 +157,7 @@ def test_a_hand_played_to_the_end_pays_the_pot_and_the_rake(table: Table, alice:
         if state.is_over or hand.status != HoldemHandStatus.PLAYING:
             break
         legal = state.legal_actions()
-        kind = "check" if "check" in legal.kinds else "call"
+        kind = passive_kind(legal.kinds)
         if state.street == 0 and "raise" in legal.kinds and not hand.actions:
             act_in_hand(table_id=table.pk, user_id=by_seat[legal.seat].pk, kind="raise", amount=100, now=now)
         else:

@@ -36,6 +36,7 @@ from .bots import (
     decide,
     random_action,
 )
+from .button import first_button, next_button
 from .clocks import (
     ACT_MS,
     RECONNECT_MS,
@@ -161,10 +162,12 @@ __all__ = [
     "evaluate7",
     "evaluate7_one",
     "evaluate_best",
+    "first_button",
     "hand_to_phh",
     "hide_holes",
     "holdem_deck",
     "leaderboard",
+    "next_button",
     "play_match",
     "play_showdown",
     "rake_pots",

@@ -424,13 +424,16 @@ def decide(state: HandState, personality: Personality, rng: Generator, *, sample
     if state.phase is Phase.SHOWDOWN:
         return _showdown_action(state)
     legal = state.legal_actions()
+    if legal.kinds == (ActionKind.FOLD,):
+        return Action(ActionKind.FOLD, legal.seat)  # short of the bet where seed 004 allows no all-in
     spot = situation(state, samples=samples)
     row = personality.frequencies(spot.street, spot.strength, spot.position, spot.price)
     draw = float(rng.random())
     kinds = legal.kinds
     passive = ActionKind.CHECK if ActionKind.CHECK in kinds else ActionKind.CALL
     if draw < row.fold:
-        return Action(ActionKind.FOLD if ActionKind.FOLD in kinds else ActionKind.CHECK, legal.seat)
+        # A fold when checking is free is a check (the fold is legal, seed 003, but never wise).
+        return Action(ActionKind.CHECK if ActionKind.CHECK in kinds else ActionKind.FOLD, legal.seat)
     if draw < row.fold + row.call or legal.min_to is None or legal.max_to is None:
         return Action(passive, legal.seat)
     kind = ActionKind.BET if ActionKind.BET in kinds else ActionKind.RAISE
@@ -444,13 +447,22 @@ def calling_station(state: HandState, rng: Generator) -> Action:
     if state.phase is Phase.SHOWDOWN:
         return _showdown_action(state)
     legal = state.legal_actions()
+    if legal.kinds == (ActionKind.FOLD,):
+        return Action(ActionKind.FOLD, legal.seat)  # short of the bet where seed 004 allows no all-in
     return Action(ActionKind.CHECK if ActionKind.CHECK in legal.kinds else ActionKind.CALL, legal.seat)
 
 
 def random_action(state: HandState, rng: Generator) -> Action:
-    """Baseline: a legal kind uniformly at random; a bet or raise-to uniform in ``min_to .. max_to``."""
+    """Baseline: a legal kind uniformly at random; a bet or raise-to uniform in ``min_to .. max_to``.
+
+    It never folds when checking is free (a fold offered under seed 003's "folding can be
+    done at any stage"): the baseline stays the one the bot figures in docs/holdem.md were
+    measured against."""
     legal = state.legal_actions()
-    kind = legal.kinds[int(rng.integers(len(legal.kinds)))]
+    kinds = legal.kinds
+    if ActionKind.CHECK in kinds:
+        kinds = tuple(k for k in kinds if k is not ActionKind.FOLD)
+    kind = kinds[int(rng.integers(len(kinds)))]
     if kind in (ActionKind.BET, ActionKind.RAISE):
         assert legal.min_to is not None and legal.max_to is not None
         return Action(kind, legal.seat, int(rng.integers(legal.min_to, legal.max_to + 1)))

@@ -121,6 +121,8 @@ def timeout_action(state: HandState, *, connected: bool = True) -> Action:
         return Action(kind, legal.seat)
     actor = state.actor
     assert actor is not None
+    if legal.kinds == (ActionKind.FOLD,):
+        return Action(ActionKind.FOLD, legal.seat)  # seed 004: short of the bet, he may only fold
     contributed = state.committed[actor] + state.bets[actor] > 0
     if connected and ActionKind.CHECK in legal.kinds:
         return Action(ActionKind.CHECK, legal.seat)

@@ -166,8 +166,11 @@ class HandState:
         standard rules). No limit: minimum raise = the previous bet or raise increment,
         maximum = the stack. Pot limit: maximum raise-to = pot + all bets on the table +
         the call (seed 003, Pot-Limit). A raise is refused to a player who already acted
-        when only incomplete all-in raises followed (``docs/holdem.md``). Raises
-        ``HandOverError`` when the hand is complete.
+        when only incomplete all-in raises followed (``docs/holdem.md``). Folding is always
+        offered, even when checking is free (seed 003, Some standard rules: "Folding can be
+        done at any stage of the game"; pokerkit refuses that fold, see
+        ``tests/engine/holdem/differential.py``). Raises ``HandOverError`` when the hand is
+        complete.
         """
         if self.phase is Phase.COMPLETE:
             raise HandOverError("the hand is over")
@@ -181,11 +184,12 @@ class HandState:
         top = max(self.bets)
         stack, bet = self.stacks[actor], self.bets[actor]
         call = min(stack, top - bet)
-        kinds: list[ActionKind] = []
-        if bet >= top:
-            kinds.append(ActionKind.CHECK)
-        else:
-            kinds += [ActionKind.FOLD, ActionKind.CALL]
+        if stack < top - bet and not self.structure.call_all_in:
+            # Seed 004 (BigHoldem), Rilancio: a player who cannot match the bet "deve passare
+            # o abbandonare la mano": no call all-in for less, fold only.
+            return LegalActions(seat, (ActionKind.FOLD,))
+        # Seed 003, Some standard rules: "Folding can be done at any stage of the game".
+        kinds: list[ActionKind] = [ActionKind.FOLD, ActionKind.CHECK if bet >= top else ActionKind.CALL]
         raise_range = self._raise_range(actor)
         all_in_to: int | None = None
         if raise_range is not None:

@@ -72,7 +72,11 @@ class Structure:
     (the big blind unless set). ``raise_caps`` gives, per street, how many voluntary bets
     and raises are allowed (``None``: unlimited). ``rake_bps`` is the rake rate in basis
     points (at most ``MAX_RAKE_BPS``), ``rake_cap`` its cap per hand in chips (``None``:
-    no cap); no flop, no drop. Use the constructors ``fixed_limit``, ``no_limit`` and
+    no cap); no flop, no drop. ``call_all_in``: a player who cannot match a bet may call
+    for all he has (seed 003, Exceptions to the value of betting: the "All-In" rule, the
+    default); ``False`` is seed 004's BigHoldem rule (*Rilancio*: "se un giocatore non ha
+    soldi sufficienti per pareggiare la puntata ... deve passare o abbandonare la mano"),
+    where he may only fold. Use the constructors ``fixed_limit``, ``no_limit`` and
     ``pot_limit``. Raises ``SetupError`` for inconsistent values.
     """
 
@@ -85,6 +89,7 @@ class Structure:
     raise_caps: tuple[int | None, int | None, int | None, int | None] = (None, None, None, None)
     rake_bps: int = 0
     rake_cap: int | None = None
+    call_all_in: bool = True
 
     def __post_init__(self) -> None:
         for name in ("small_blind", "big_blind", "small_bet", "big_bet", "ante", "rake_bps"):

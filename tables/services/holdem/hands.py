@@ -30,17 +30,21 @@ from tables.engine.cards import card_code
 from tables.engine.holdem import (
     PERSONALITIES,
     RECONNECT_MS,
+    Action,
     ActionKind,
     HandState,
     HoldemError,
+    Phase,
     PhhError,
     decide,
+    first_button,
     hand_to_phh,
     play_showdown,
     timeout_action,
 )
+from tables.engine.holdem import next_button as engine_next_button
 from tables.errors import HoldemActionError, InvalidActionError
-from tables.holdem_records import apply_action, replay, turn_deadline
+from tables.holdem_records import apply_action, replay, showdown_deadline, turn_deadline
 from tables.holdem_selectors import HoldemTableRows, read_holdem_seats
 from tables.models import (
     HoldemConditions,
@@ -72,10 +76,20 @@ BOT_THINK = timedelta(seconds=1)
 """How long a house bot's turn lasts before the clock plays its decision."""
 
 PLAYER_KINDS = frozenset(
-    {ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL, ActionKind.BET, ActionKind.RAISE, ActionKind.ALL_IN}
+    {
+        ActionKind.FOLD,
+        ActionKind.CHECK,
+        ActionKind.CALL,
+        ActionKind.BET,
+        ActionKind.RAISE,
+        ActionKind.ALL_IN,
+        ActionKind.SHOW,
+        ActionKind.MUCK,
+    }
 )
-"""The betting actions a player may send (show and muck are played by the house policy:
-losers muck when the rules allow, seed 003 Showdown)."""
+"""The actions a player may send: the betting actions, and at the showdown ``show`` or
+``muck`` when the rules leave him the choice (seed 003, Showdown: "the remaining players
+may/may not show their cards as they wish")."""
 
 BOT_PREFIX = "housebot-"
 
@@ -85,7 +99,7 @@ BOT_PREFIX = "housebot-"
 
 def parse_action(kind: object, amount: object) -> tuple[ActionKind, int | None]:
     """A player's action from the wire: ``kind`` one of fold, check, call, bet, raise,
-    all_in; ``amount`` the bet or raise-to total in chips (minor units) or None for the
+    all_in, show, muck; ``amount`` the bet or raise-to total in chips (minor units) or None for the
     minimum. Raises InvalidActionError."""
     try:
         action_kind = ActionKind(str(kind))
@@ -138,13 +152,22 @@ def _play_due_turn(
     seats = read_holdem_seats(table)
     by_position = {seat.position: seat for seat in seats}
     seat = by_position.get(seat_no) or Seat.objects.get(table=table, position=seat_no)
+    if state.phase is Phase.SHOWDOWN and not seat.is_bot:
+        # A person's show-or-muck choice ran out (no time bank, no grace): he mucks when he
+        # may, else shows (clocks.timeout_action).
+        action = timeout_action(state, connected=False)
+        new_state = record_action(
+            table, hand, state, action.kind, action.seat, action.amount, now=now, timeout=True, seats=by_position
+        )
+        return None if new_state.is_over else HoldemTableRows(conditions, hand, new_state, seats)
     if seat.is_bot or seat.leaving:
         if seat.is_bot:
             personality = next((p for p in PERSONALITIES if p.name == seat.bot_personality), PERSONALITIES[2])
             action = decide(state, personality, np.random.default_rng(secrets.randbits(64)))
             kind, actor, amount = action.kind, action.seat, action.amount
         else:
-            kind = ActionKind.FOLD if ActionKind.FOLD in state.legal_actions().kinds else ActionKind.CHECK
+            # A player leaving checks when he may, else folds.
+            kind = ActionKind.CHECK if ActionKind.CHECK in state.legal_actions().kinds else ActionKind.FOLD
             actor, amount = seat_no, None
         new_state = record_action(table, hand, state, kind, actor, amount, now=now, seats=by_position)
         return None if new_state.is_over else HoldemTableRows(conditions, hand, new_state, seats)
@@ -242,7 +265,7 @@ def record_action(
     if timeout:
         entry["timeout"] = True
     hand.actions = [*hand.actions, entry]
-    new_state = play_showdown(new_state)
+    new_state = showdown_until_choice(table, hand, new_state, now=now)
     table.version += 1
     if new_state.is_over:
         hand.save(update_fields=["actions"])
@@ -251,6 +274,32 @@ def record_action(
     _start_turn(table, hand, new_state, now=now, seats=seats)
     hand.save(update_fields=["actions", "turn_started_at", "turn_extended", "turn_grace_until"])
     return new_state
+
+
+def showdown_until_choice(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) -> HandState:
+    """Play the showdown decisions nobody has to make (seed 003, Showdown) and stop at the
+    first person who may choose to show or muck; returns the new state.
+
+    A player who must show (the first to show, a hand that wins something, every hand after
+    an all-in run-out) shows; a house bot, a player leaving the table or one not connected
+    mucks when he may. Each is stored in ``hand.actions`` with ``"auto": true`` so the
+    replay is exact. A hand dealt before players chose (no ``setup["showdown_choice"]``) is
+    played by the house policy (``play_showdown``) as it was. The caller saves the hand."""
+    if not hand.setup.get("showdown_choice"):
+        return play_showdown(state)
+    while state.phase is Phase.SHOWDOWN:
+        legal = state.legal_actions()
+        kind = ActionKind.SHOW
+        if ActionKind.MUCK in legal.kinds:
+            seat = Seat.objects.only("is_bot", "leaving", "last_seen_at", "ws_connections", "socket_closed_at").get(
+                table=table, position=legal.seat
+            )
+            if not seat.is_bot and not seat.leaving and is_connected(seat, now=now):
+                return state  # his choice (_start_turn gives him the time to make it)
+            kind = ActionKind.MUCK
+        hand.actions = [*hand.actions, {"kind": kind.value, "seat": legal.seat, "at": now.isoformat(), "auto": True}]
+        state = state.act(Action(kind, legal.seat))
+    return state
 
 
 def _stored_amount(state: HandState, kind: ActionKind, seat: int, amount: int | None) -> int | None:
@@ -276,7 +325,9 @@ def _start_turn(
     seat_no = state.to_act
     held = None if seats is None else seats.get(seat_no)
     seat = held or Seat.objects.only("is_bot", "leaving").get(table=table, position=seat_no)
-    if seat.is_bot:
+    if state.phase is Phase.SHOWDOWN:
+        table.phase_deadline = showdown_deadline(hand)  # a person's choice to show or muck
+    elif seat.is_bot:
         table.phase_deadline = now + BOT_THINK
     elif seat.leaving:
         table.phase_deadline = now
@@ -494,11 +545,13 @@ def _seat_bot(table: Table, conditions: HoldemConditions, position: int, *, now:
 
 def next_button(previous: int | None, dealt: list[int], seat_count: int) -> int:
     """The button of the next hand: the first dealt-in seat clockwise after the previous
-    button (seed 003: "the button moving clockwise to the next player"); the lowest seat
-    for the table's first hand."""
+    button (seed 003: "the button moving clockwise to the next player"); for a fresh
+    table's first hand (``previous`` None) the first of ``dealt``, which the caller lists
+    in sitting order (seed 003, The First round: the first person sitting down becomes the
+    dealer). The rule is the engine's (``tables.engine.holdem.button``)."""
     if previous is None:
-        return min(dealt)
-    return min(dealt, key=lambda s: (s - previous - 1) % seat_count)
+        return first_button(dealt)
+    return engine_next_button(previous, dealt, seat_count)
 
 
 def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now: datetime) -> HoldemHand:
@@ -511,6 +564,16 @@ def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now:
     )
     previous_button = None if previous is None else int(previous.setup["button"])
     positions = [int(s.position) for s in seats if s.position is not None]
+    if previous is None:
+        # A fresh table: the first person (not a house bot) who sat down deals (seed 003, The
+        # First round). A practice game seats everyone at once, seat 0 first, the person on
+        # a random seat: seat 0 deals, so the first dealer is random (seed 004, PRE-FLOP).
+        practice = hasattr(table, "practice")  # cached by _start_hand_or_wait: no query
+        positions = [
+            int(s.position)
+            for s in sorted(seats, key=lambda s: (not practice and s.is_bot, s.joined_at, s.pk))
+            if s.position is not None
+        ]
     waiting_choice = {int(s.position) for s in seats if s.position is not None and s.blind_choice == "wait"}
     posting_choice = {int(s.position) for s in seats if s.position is not None and s.blind_choice == "post"}
     regular = [p for p in positions if p not in waiting_choice | posting_choice]
@@ -541,6 +604,8 @@ def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now:
     pairs = [(names[u], client_seeds[u]) for u in ids]
     seed = fairness.hand_seed(draw.seed, table.pk, number, pairs)
     config = conditions.snapshot() | {"mode": table.mode, "currency": table.currency}
+    if hasattr(table, "practice"):
+        config["call_all_in_for_less"] = False  # BigHoldem: short of a bet, fold (seed 004 Rilancio)
     hand = HoldemHand(
         table=table,
         number=number,
@@ -552,7 +617,13 @@ def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now:
         chain_seed=draw.seed.hex(),
         client_seeds=[list(pair) for pair in pairs],
         config=config,
-        setup={"stacks": stacks, "button": button, "waiting": sorted(waiting), "posting": sorted(posting)},
+        setup={
+            "stacks": stacks,
+            "button": button,
+            "waiting": sorted(waiting),
+            "posting": sorted(posting),
+            "showdown_choice": True,  # players show or muck themselves (seed 003, Showdown)
+        },
         players=[
             {"seat": s.position, "user_id": s.user_id, "name": names[s.user_id], "bot": s.is_bot}
             for s in seats
@@ -560,7 +631,7 @@ def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now:
         ],
         started_at=now,
     )
-    state = replay(hand)
+    state = showdown_until_choice(table, hand, replay(hand), now=now)  # all-in on the blinds: a run-out
     hand.save()
     HoldemHandPlayer.objects.bulk_create(
         [

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from django.db import transaction
 
+from tables.engine.holdem import Phase
 from tables.errors import (
     AlreadySeatedError,
     BuyInOutOfRangeError,
@@ -27,7 +28,7 @@ from tables.errors import (
     TurnOverError,
     WrongGameError,
 )
-from tables.holdem_records import replay, seats_in_hand
+from tables.holdem_records import replay, seats_in_hand, showdown_deadline
 from tables.holdem_selectors import HoldemTableRows, read_holdem_seats
 from tables.models import HoldemConditions, Seat, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.push import broadcast_holdem_action_on_commit, broadcast_table_on_commit, push_private_on_commit
@@ -250,9 +251,12 @@ def leave_holdem_table(*, table_id: int, user_id: int, now: datetime) -> int:
 
 @transaction.atomic(durable=True)
 def act_in_hand(*, table_id: int, user_id: int, kind: object, amount: object = None, now: datetime) -> int:
-    """The player's betting action in the running hand: ``kind`` one of fold, check, call,
-    bet, raise, all_in; ``amount`` the bet or raise-to total in chips (minor units; None =
-    the minimum). Validated by the engine (seed 003). Returns the table's new version.
+    """The player's action in the running hand: ``kind`` one of fold, check, call, bet,
+    raise, all_in, or at the showdown show or muck (seed 003, Showdown: a player whose
+    hand wins nothing, and who is not the first to show, may muck; his turn to choose
+    lasts ``holdem_records.showdown_deadline``); ``amount`` the bet or raise-to total in
+    chips (minor units; None = the minimum). Validated by the engine (seed 003). Returns
+    the table's new version.
 
     Raises TableNotFoundError, WrongGameError, InvalidActionError, NotSeatedError,
     NoHandError, TurnOverError (``turn_over``: his turn's deadline, time bank included, has
@@ -276,7 +280,9 @@ def act_in_hand(*, table_id: int, user_id: int, kind: object, amount: object = N
         raise NotInHandError("you are not dealt in this hand", table_id=table_id)
     assert seat.position is not None
     state = replay(hand)
-    if state.to_act == seat.position and now >= hands.player_turn_deadline(hand, seat):
+    showdown = state.phase is Phase.SHOWDOWN
+    deadline = showdown_deadline(hand) if showdown else hands.player_turn_deadline(hand, seat)
+    if state.to_act == seat.position and now >= deadline:
         raise TurnOverError(
             "your time to act is over: the timeout rule plays for you", table_id=table_id, hand_id=hand.pk
         )

@@ -97,6 +97,10 @@ STAKES = {"short": 25, "standard": 50, "deep": 100}
 CURRENCY_LABELS = {"chips": "chips", "fiches": "fiches", "points": "points", "play-euro": "play €"}
 """What the chips are called on screen (*moneta*). A label only: they are FUN chips."""
 
+DEFAULT_CURRENCY_LABEL = "play-euro"
+"""Seed 004, *moneta*: "per default Euro". Shown as "play €", so play chips never pass for
+real euros (the money is always FUN)."""
+
 FELTS = ("green", "blue", "red")
 """The table's felt (*tavolo*)."""
 
@@ -122,7 +126,7 @@ class PracticeSetup:
     max_hands: int | None = 100
     max_minutes: int = 30
     max_raises: int = 3
-    currency_label: str = "chips"
+    currency_label: str = DEFAULT_CURRENCY_LABEL
     action_seconds: int = 30
     ante: bool = False
     betting: str = HoldemBetting.POT_LIMIT.value
@@ -255,7 +259,7 @@ def start_practice_game(
     none, ``players`` bots play an automatic game (*Gioco automatico*) that anyone may
     watch. The person's seat is drawn at random and the first button is seat 0, so the
     first dealer is random (seed 004, *PRE-FLOP*: "Nella prima mano il cartaio è scelto
-    casualmente"). The first hand is dealt at the clock's next tick.
+    casualmente"; ``hands._deal`` keeps seat 0 for a practice table). The first hand is dealt at the clock's next tick.
 
     A player who may not play now is refused as at any table (``protection.check_can_play``
     with no stake: SuspendedError, SelfExcludedError, TimeOutError, SessionLimitError;

@@ -111,7 +111,11 @@ def random_action(rng: random.Random, state: HandState) -> Action:
         ActionKind.RAISE: 3,
         ActionKind.ALL_IN: 1,
     }
-    kinds = [k for k in legal.kinds if k in weights]
+    # Seed 003 lets a player fold when checking is free; pokerkit refuses that fold
+    # ("There is no reason for this player to fold"), so the driver never plays it
+    # (``_check_decision`` accounts for the option itself).
+    free_fold = ActionKind.CHECK in legal.kinds
+    kinds = [k for k in legal.kinds if k in weights and not (free_fold and k is ActionKind.FOLD)]
     kind = rng.choices(kinds, [weights[k] for k in kinds])[0]
     amount = None
     if kind in (ActionKind.BET, ActionKind.RAISE):
@@ -208,7 +212,10 @@ def _check_decision(game: pk.State, state: HandState) -> None:
     if game.actor_index != actor:
         raise DisagreementError(f"actor: pokerkit {game.actor_index}, ours {actor}")
     ours_fold = ActionKind.FOLD in legal.kinds
-    if game.can_fold() != ours_fold:
+    # Seed 003 (Some standard rules): "Folding can be done at any stage of the game", also
+    # when checking is free, where pokerkit refuses the fold. Everywhere else they agree.
+    # So: pokerkit offers the fold exactly when there is something to call, and we always do.
+    if game.can_fold() != (legal.call_amount > 0) or not ours_fold:
         raise DisagreementError(f"fold allowed: pokerkit {game.can_fold()}, ours {ours_fold}")
     if game.checking_or_calling_amount != legal.call_amount:
         raise DisagreementError(f"call amount: pokerkit {game.checking_or_calling_amount}, ours {legal.call_amount}")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import numpy as np
 import pytest
 
 from tables.engine.holdem import (
@@ -18,7 +21,9 @@ from tables.engine.holdem import (
     Phase,
     Street,
     Structure,
+    calling_station,
     start_hand,
+    timeout_action,
 )
 
 from .helpers import act, check_down, check_down_to, new_hand
@@ -54,7 +59,7 @@ def test_heads_up_the_button_posts_the_small_blind_acts_first_pre_flop_and_last_
 def test_the_big_blind_is_live_and_gets_the_option() -> None:
     state = new_hand(Structure.fixed_limit(10, 20), [500] * 3, button=0)
     state = act(act(state, C), C)
-    assert state.to_act == 2 and set(state.legal_actions().kinds) == {X, R}
+    assert state.to_act == 2 and set(state.legal_actions().kinds) == {F, X, R}
 
 
 def test_fixed_limit_bets_are_one_small_bet_then_one_big_bet() -> None:
@@ -183,9 +188,24 @@ def test_illegal_actions_raise_a_coded_error_and_change_nothing() -> None:
     _snapshot_refusal(state, Action(B, seat, 10), IllegalActionError, "illegal_action")
 
 
-def test_folding_when_checking_is_free_is_refused() -> None:
-    state = check_down_to(new_hand(Structure.no_limit(1, 2), [100, 100], button=0), Street.FLOP)
-    _snapshot_refusal(state, Action(F, state.to_act or 0), IllegalActionError, "illegal_action")
+def test_folding_when_checking_is_free_is_allowed() -> None:
+    """Seed 003, Some standard rules: "Folding can be done at any stage of the game"."""
+    state = check_down_to(new_hand(Structure.no_limit(1, 2), [100, 100, 100], button=0), Street.FLOP)
+    legal = state.legal_actions()
+    assert legal.call_amount == 0
+    assert F in legal.kinds and X in legal.kinds
+    folder = state.to_act
+    assert folder is not None
+    after = state.act(Action(F, folder))
+    k = after.player_of(folder)
+    assert after.folded[k] and not after.is_over
+    assert after.to_act != folder and after.street is Street.FLOP
+    # The big blind checked pre-flop and may also fold there, losing his blind.
+    pre = new_hand(Structure.no_limit(1, 2), [100, 100], button=0)
+    pre = act(pre, C)  # the button (small blind) completes
+    assert F in pre.legal_actions().kinds
+    done = act(pre, F)
+    assert done.is_over and done.finishing_stacks() == {0: 102, 1: 98}
 
 
 def test_a_finished_hand_accepts_nothing() -> None:
@@ -213,3 +233,23 @@ def test_seed_003_limit_sizes_bet_10_raise_to_20_then_bet_20_raise_to_40() -> No
     state = check_down_to(state, Street.TURN)
     state = act(state, B)
     assert state.bets[0] == 20 and state.legal_actions().min_to == 40
+
+
+def test_bigholdem_a_player_short_of_the_bet_may_only_fold() -> None:
+    """Seed 004, Rilancio: "se un giocatore non ha soldi sufficienti per pareggiare la
+    puntata ... deve passare o abbandonare la mano" (``call_all_in=False``); seed 003's
+    all-in rule (the default) lets him call for what he has."""
+    seed_004 = replace(Structure.pot_limit(5, 10), call_all_in=False)
+    for structure, expected in ((Structure.pot_limit(5, 10), {F, C, A}), (seed_004, {F})):
+        state = new_hand(structure, [1_000, 1_000, 25], button=0)  # seat 2 is the big blind
+        state = act(state, R, 35)  # the button raises to 35: more than the big blind has
+        state = act(state, F)  # the small blind folds
+        assert state.to_act == 2
+        assert set(state.legal_actions().kinds) == expected
+        if expected == {F}:
+            _snapshot_refusal(state, Action(C, 2), IllegalActionError, "illegal_action")
+            _snapshot_refusal(state, Action(A, 2), IllegalActionError, "illegal_action")
+            assert timeout_action(state).kind is F
+            assert calling_station(state, np.random.default_rng(1)).kind is F
+    enough = act(new_hand(seed_004, [1_000, 1_000, 35], button=0), R, 35)  # he can match exactly
+    assert C in act(enough, F).legal_actions().kinds
