@@ -180,6 +180,8 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
                     name=form.cleaned_data["name"],
                     mode=form.cleaned_data["mode"],
                     currency=form.cleaned_data["currency"],
+                    staff_user_id=_staff_id(request),
+                    reason=form.cleaned_data["reason"],
                     **form.config(),
                 )
             except DomainError as error:
@@ -215,6 +217,8 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
                     name=form.cleaned_data["name"],
                     mode=form.cleaned_data["mode"],
                     currency=form.cleaned_data["currency"],
+                    staff_user_id=_staff_id(request),
+                    reason=form.cleaned_data["reason"],
                     **form.config(),
                 )
             except DomainError as error:
