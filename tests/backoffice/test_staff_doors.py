@@ -428,3 +428,26 @@ def test_creating_a_table_is_in_the_configuration_audit_log_with_who_when_why_an
         page = logged_in(auditor).get(url).content.decode()
         assert "Table created" in page and "Euro Rail (widerpoker, cash, EUR)" in page, url
         assert "Rake 7 %" in page and "new stakes" in page, url
+
+
+def test_a_change_waiting_for_the_running_hand_reads_in_peoples_units(croupier: User, alice: User, bob: User) -> None:
+    """The table's page and its conditions page showed a pending rake change as
+    ``rake_bps → 1000``, where the audit log reads "Rake 5 % → 10 %"."""
+    from django.utils import timezone
+
+    from tests.backoffice.test_admin import CONDITIONS
+    from tests.helpers import deal_hand
+
+    table = create_fun_table()
+    deal_hand(table, [alice, bob], timezone.now())
+    client = logged_in(croupier)
+    changed = client.post(
+        f"/admin/tables/table/{table.pk}/conditions/",
+        {**CONDITIONS, "rake_percent": "10", "ante": "2.00", "reason": "busy night"},
+    )
+    assert changed.status_code == 302
+    for url in (f"/admin/tables/table/{table.pk}/change/", f"/admin/tables/table/{table.pk}/conditions/"):
+        page = client.get(url).content.decode()
+        assert "Rake → 10 %" in page and "Ante → 2.00 FUN" in page, url
+        page = page.replace('title="rake_bps"', "").replace('title="ante_minor"', "")  # the stored name on hover
+        assert "rake_bps" not in page and "ante_minor" not in page, url

@@ -187,7 +187,7 @@ def test_mid_hand_rake_change_special_hand_banner_and_a_suspension_through_the_c
     desk.click("input[type=submit]")
     saved(desk)
     expect(desk.locator(".messagelist")).to_contain_text("it finishes under the old conditions")
-    expect(desk.locator(".field-pending")).to_contain_text("rake_bps → 1000")
+    expect(desk.locator(".field-pending")).to_contain_text("Rake → 10 %")
     expect(desk.locator(".field-phase")).to_contain_text(re.compile("change", re.IGNORECASE))  # still running
 
     # The running hand is settled under its own 5 %; then the table restarts: back to the lobby.
