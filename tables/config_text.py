@@ -28,6 +28,7 @@ FIELD_NAMES = {
     "min_prize_minor": "Minimum prize",
     "is_open": "Open",
     "powerups": "Power-up rules",
+    "created": "Table created",
 }
 
 
@@ -68,6 +69,8 @@ def value_text(field: str, value: Any, currency: str | None) -> str:
             return _jackpot_text(value)
         if subject == "house":
             return _house_text(value, field.rpartition(":")[2])
+        if subject == "created":
+            return _created_text(value)
         return ", ".join(f"{key.replace('_', ' ')} {_scalar(key, item, currency)}" for key, item in value.items())
     return _scalar(field, value, currency)
 
@@ -82,6 +85,14 @@ def _scalar(key: str, value: Any, currency: str | None) -> str:
     if isinstance(value, int) and key.endswith("_seconds"):
         return f"{value} s"
     return str(value)
+
+
+def _created_text(value: dict[str, Any]) -> str:
+    """A table as it opened: ``Euro Rail (widerpoker, cash, EUR): Ante 2.50 EUR, Rake 5 %, ...``."""
+    currency = str(value.get("currency") or "")
+    heading = f"{value.get('name')} ({value.get('game', 'widerpoker')}, {value.get('mode')}, {currency})"
+    rest = {key: item for key, item in value.items() if key not in {"name", "game", "mode", "currency"}}
+    return f"{heading}: " + ", ".join(f"{field_text(key)} {_scalar(key, item, currency)}" for key, item in rest.items())
 
 
 def _schedule_text(value: dict[str, Any], currency: str | None) -> str:

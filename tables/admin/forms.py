@@ -99,14 +99,25 @@ class TableConditionsForm(forms.Form):
         self.add_error(name if name in self.fields else None, f"{error} [{error.code}]")
 
 
+def _creation_reason() -> forms.CharField:
+    return forms.CharField(
+        max_length=255,
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+        help_text="Why the table opens (optional): kept in the audit log with your name, the time and the conditions.",
+    )
+
+
 class TableCreateForm(TableConditionsForm):
-    """A new table: its name, mode and currency, then its conditions."""
+    """A new table: its name, mode and currency, then its conditions, and why (optional; the
+    creation is audit-logged, tables.services.configuration.record_table_created)."""
 
     name = forms.CharField(max_length=60)
     mode = forms.ChoiceField(choices=TableMode.choices)
     currency = forms.ChoiceField(
         choices=Currency.choices, help_text="Fun tables play FUN chips; cash tables a cash currency."
     )
+    reason = _creation_reason()
     field_order = ["name", "mode", "currency"]
 
 
@@ -197,11 +208,13 @@ class HoldemConditionsForm(forms.Form):
 
 
 class HoldemCreateForm(HoldemConditionsForm):
-    """A new Hold'em table: name, mode and currency, then its conditions."""
+    """A new Hold'em table: name, mode and currency, then its conditions, and why (optional;
+    the creation is audit-logged)."""
 
     name = forms.CharField(max_length=60)
     mode = forms.ChoiceField(choices=TableMode.choices)
     currency = forms.ChoiceField(choices=Currency.choices)
+    reason = _creation_reason()
     field_order = ["name", "mode", "currency"]
 
 

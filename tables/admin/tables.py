@@ -30,10 +30,20 @@ from tables.admin.forms import (
     TableCreateForm,
     _from_hundredths,
 )
+from tables.config_text import field_text, value_text
 from tables.models import HandStatus, HoldemConditions, SeatStatus, Table, TableConfigChange, TableGame
 from tables.services.holdem import create_holdem_table
 from wallet.errors import DomainError
 from wallet.money import format_minor
+
+
+def pending_text(table: Table) -> str:
+    """The changes waiting for the running hand to end, in people's units (``Rake → 10 %``,
+    tables/config_text.py), as the audit log reads them."""
+    return ", ".join(
+        f"{field_text(field)} → {value_text(field, value, table.currency)}"
+        for field, value in table.pending_changes.items()
+    )
 
 
 def _staff_id(request: HttpRequest) -> int:
@@ -138,7 +148,7 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
 
     @admin.display(description="Pending changes")
     def pending(self, table: Table) -> str:
-        return ", ".join(f"{field} → {value}" for field, value in table.pending_changes.items())
+        return pending_text(table)
 
     @admin.display(description="Current hand")
     def current_hand_link(self, table: Table) -> str:
@@ -180,6 +190,8 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
                     name=form.cleaned_data["name"],
                     mode=form.cleaned_data["mode"],
                     currency=form.cleaned_data["currency"],
+                    staff_user_id=_staff_id(request),
+                    reason=form.cleaned_data["reason"],
                     **form.config(),
                 )
             except DomainError as error:
@@ -215,6 +227,8 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
                     name=form.cleaned_data["name"],
                     mode=form.cleaned_data["mode"],
                     currency=form.cleaned_data["currency"],
+                    staff_user_id=_staff_id(request),
+                    reason=form.cleaned_data["reason"],
                     **form.config(),
                 )
             except DomainError as error:
@@ -290,6 +304,7 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
             form=form,
             submit="Record the change",
             table=table,
+            pending=pending_text(table),
         )
 
     def _holdem_conditions_view(self, request: HttpRequest, table: Table) -> HttpResponse:
@@ -319,7 +334,12 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
                     messages.success(request, "Recorded: the change applies before the next hand.")
                     return HttpResponseRedirect(reverse("admin:tables_table_change", args=[table.pk]))
         return self._form_page(
-            request, title=f"Change the conditions of {table.name}", form=form, submit="Record the change", table=table
+            request,
+            title=f"Change the conditions of {table.name}",
+            form=form,
+            submit="Record the change",
+            table=table,
+            pending=pending_text(table),
         )
 
     def _form_page(

@@ -24,11 +24,40 @@ from tables.services.conditions import validate_table_config
 from tables.services.fairness import new_chain
 from wallet.models import Currency
 
+TABLE_CREATED = "created"
+"""The ``field`` of the audit row that records a table's creation (before ``{}``, after the
+table's name, game, mode, currency and conditions)."""
+
+
+def record_table_created(
+    *, table: Table, conditions: dict[str, Any], staff_user_id: int, reason: str, now: datetime
+) -> TableConfigChange:
+    """Log a table's creation by staff in the configuration audit log (``TableConfigChange``,
+    DESIGN 14), as every later change of it is: who, when, why (``reason``, may be empty),
+    before ``{}`` (no table) and after its name, game, mode, currency and ``conditions``
+    (money in minor units, shares in basis points). Building block inside the caller's
+    transaction; applied at once."""
+    after = {"name": table.name, "game": table.game, "mode": table.mode, "currency": table.currency} | conditions
+    return TableConfigChange.objects.create(
+        table=table,
+        changed_by_id=staff_user_id,
+        changed_at=now,
+        field=TABLE_CREATED,
+        old_value={},
+        new_value=after,
+        reason=reason.strip()[:255],
+        applied_at=now,
+    )
+
 
 @transaction.atomic(durable=True)
-def create_table(*, name: str, mode: str, currency: str, **config: Any) -> Table:
+def create_table(
+    *, name: str, mode: str, currency: str, staff_user_id: int | None = None, reason: str = "", **config: Any
+) -> Table:
     """Open a new table in the lobby. ``config`` takes the fields of CONFIG_FIELDS (money in
-    minor units); missing ones take the model defaults. Fun tables play FUN chips."""
+    minor units); missing ones take the model defaults. Fun tables play FUN chips. Opened by
+    staff (``staff_user_id``), the creation is audit-logged with ``reason``
+    (``record_table_created``). Raises InvalidTableConfigError (nothing saved)."""
     if mode == TableMode.FUN and currency != Currency.FUN:
         raise InvalidTableConfigError("fun tables play FUN chips", field="currency", value=currency)
     if mode == TableMode.CASH and currency == Currency.FUN:
@@ -39,6 +68,11 @@ def create_table(*, name: str, mode: str, currency: str, **config: Any) -> Table
     table = Table(name=name, mode=mode, currency=currency, **config)
     validate_table_config({field: getattr(table, field) for field in CONFIG_FIELDS})
     table.save()
+    if staff_user_id is not None:
+        conditions = {field: getattr(table, field) for field in CONFIG_FIELDS}
+        record_table_created(
+            table=table, conditions=conditions, staff_user_id=staff_user_id, reason=reason, now=timezone.now()
+        )
     # The table's seed chain is published as it opens, before anyone can sit down
     # (docs/provably-fair.md, "Algorithm 2").
     new_chain(table_id=table.pk, now=timezone.now())

@@ -378,3 +378,76 @@ def test_a_croupier_creates_a_holdem_table_and_closes_and_opens_tables_with_a_re
         assert client.post("/admin/tables/table/", data).status_code == 302
         assert Table.objects.get(pk=table.pk).is_open is is_open
     assert TableConfigChange.objects.filter(table=table, reason="maintenance").count() == 2
+
+
+def test_creating_a_table_is_in_the_configuration_audit_log_with_who_when_why_and_its_conditions(
+    croupier: User, auditor: User
+) -> None:
+    """Issue 20: a table's creation was only in Django's admin history, not in the log the
+    auditors read (TableConfigChange), so "who opened this table, when, with what rake" had
+    no answer there. Refused forms log nothing."""
+    from tests.backoffice.test_admin import CONDITIONS
+    from tests.backoffice.test_holdem_admin import FORM
+
+    client = logged_in(croupier)
+    refused = client.post(
+        "/admin/tables/table/add/",
+        {**CONDITIONS, "name": "Euro Rail", "mode": "fun", "currency": "EUR", "reason": "new stakes"},
+    )
+    assert refused.status_code == 200 and not TableConfigChange.objects.exists()
+    created = client.post(
+        "/admin/tables/table/add/",
+        {
+            **CONDITIONS,
+            "name": "Euro Rail",
+            "mode": "cash",
+            "currency": "EUR",
+            "rake_percent": "7",
+            "reason": "new stakes",
+        },
+    )
+    assert created.status_code == 302, created.content.decode()[:2000]
+    holdem = client.post(
+        "/admin/tables/table/add-holdem/", {**FORM, "name": "Night Holdem", "mode": "fun", "currency": "FUN"}
+    )
+    assert holdem.status_code == 302, holdem.content.decode()[:2000]
+
+    table = Table.objects.get(name="Euro Rail")
+    row = TableConfigChange.objects.get(table=table)
+    assert (row.field, row.changed_by, row.reason, row.old_value) == ("created", croupier, "new stakes", {})
+    assert row.applied_at == row.changed_at and row.changed_at >= table.created_at
+    assert row.new_value["name"] == "Euro Rail"
+    assert (row.new_value["mode"], row.new_value["currency"], row.new_value["game"]) == ("cash", "EUR", "widerpoker")
+    assert (row.new_value["ante_minor"], row.new_value["rake_bps"]) == (100, 700)
+    other = TableConfigChange.objects.get(table__name="Night Holdem")
+    assert (other.field, other.changed_by, other.reason, other.new_value["game"]) == ("created", croupier, "", "holdem")
+    assert other.new_value["big_blind_minor"] == 10
+
+    # The auditor reads it in people's units, on the table's page and in the audit log.
+    for url in (f"/admin/tables/table/{table.pk}/change/", "/backoffice/config-changes/"):
+        page = logged_in(auditor).get(url).content.decode()
+        assert "Table created" in page and "Euro Rail (widerpoker, cash, EUR)" in page, url
+        assert "Rake 7 %" in page and "new stakes" in page, url
+
+
+def test_a_change_waiting_for_the_running_hand_reads_in_peoples_units(croupier: User, alice: User, bob: User) -> None:
+    """The table's page and its conditions page showed a pending rake change as
+    ``rake_bps → 1000``, where the audit log reads "Rake 5 % → 10 %"."""
+    from django.utils import timezone
+
+    from tests.backoffice.test_admin import CONDITIONS
+    from tests.helpers import deal_hand
+
+    table = create_fun_table()
+    deal_hand(table, [alice, bob], timezone.now())
+    client = logged_in(croupier)
+    changed = client.post(
+        f"/admin/tables/table/{table.pk}/conditions/",
+        {**CONDITIONS, "rake_percent": "10", "ante": "2.00", "reason": "busy night"},
+    )
+    assert changed.status_code == 302
+    for url in (f"/admin/tables/table/{table.pk}/change/", f"/admin/tables/table/{table.pk}/conditions/"):
+        page = client.get(url).content.decode()
+        assert "Rake → 10 %" in page and "Ante → 2.00 FUN" in page, url
+        page = page.replace('title="rake_bps"', "").replace('title="ante_minor"', "")  # the stored name on hover
+        assert "rake_bps" not in page and "ante_minor" not in page, url

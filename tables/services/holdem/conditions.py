@@ -26,6 +26,7 @@ from tables.models import (
     TableGame,
     TableMode,
 )
+from tables.services.configuration import record_table_created
 from tables.services.fairness import new_chain
 from wallet.models import Currency
 
@@ -95,13 +96,22 @@ def validate_holdem_config(config: Mapping[str, Any], *, mode: str) -> None:
 
 
 @transaction.atomic(durable=True)
-def create_holdem_table(*, name: str, mode: str, currency: str, **config: Any) -> Table:
+def create_holdem_table(
+    *, name: str, mode: str, currency: str, staff_user_id: int | None = None, reason: str = "", **config: Any
+) -> Table:
     """Open a Hold'em table in the lobby with its conditions (``HOLDEM_CONFIG_FIELDS``;
     ``small_blind_minor``, ``big_blind_minor``, ``min_buy_in_minor`` and
     ``max_buy_in_minor`` are required; ``big_bet_minor`` defaults to twice the big blind).
     The table's seed chain is published at once (docs/provably-fair.md, "Algorithm 2").
-    Raises InvalidTableConfigError."""
-    return open_holdem_table(name=name, mode=mode, currency=currency, **config)
+    Opened by staff (``staff_user_id``), the creation is audit-logged with ``reason``
+    (tables.services.configuration.record_table_created). Raises InvalidTableConfigError."""
+    table = open_holdem_table(name=name, mode=mode, currency=currency, **config)
+    if staff_user_id is not None:
+        conditions = HoldemConditions.objects.get(table=table).snapshot()
+        record_table_created(
+            table=table, conditions=conditions, staff_user_id=staff_user_id, reason=reason, now=timezone.now()
+        )
+    return table
 
 
 @transaction.atomic
