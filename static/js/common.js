@@ -25,6 +25,15 @@ export function ordinal(n) {
   return `${n}${tail}`;
 }
 
+/** An ISO 8601 time for people, in the page's language and the browser's time zone:
+ * "2026-11-27T06:17:02.326+00:00" -> "27/11/2026, 07:17" in Italian at Rome. "" stays "". */
+export function formatWhen(iso) {
+  if (!iso) return "";
+  const when = new Date(iso);
+  if (Number.isNaN(when.getTime())) return iso;
+  return when.toLocaleString(LANGUAGE, { dateStyle: "short", timeStyle: "short" });
+}
+
 // How each language writes an amount, as wallet.money.format_minor does on the server.
 const MONEY_STYLE = {
   en: { thousands: ",", decimal: ".", symbols: {} },

@@ -3,7 +3,7 @@
 // this player only), and sends the player's actions. Driven purely by the frames: a
 // practice game is a Hold'em table with bots and uses this screen unchanged.
 import { cardName } from "./cards.js";
-import { el, fetchJson, fmt, formatMinor, gettext, openTableSocket, pgettext, refusalText, toast } from "./common.js";
+import { el, fetchJson, fmt, formatMinor, formatWhen, gettext, openTableSocket, pgettext, refusalText, toast } from "./common.js";
 import { clampTo, presetSizes } from "./holdem_sizes.js";
 
 const PING_MS = 10000;
@@ -438,7 +438,7 @@ function renderFooter() {
   $("seed-wrap").hidden = !over;
   // The seeds give the whole deck, folded hands included: null until result.seed_public_at
   // (docs/provably-fair.md, Card commitments).
-  $("seed").textContent = !over ? "" : current.result.server_seed ?? fmt(gettext("published %(when)s"), { when: current.result.seed_public_at ?? "" });
+  $("seed").textContent = !over ? "" : current.result.server_seed ?? fmt(gettext("published %(when)s"), { when: formatWhen(current.result.seed_public_at) });
   const link = $("hand-link");
   const phh = $("phh-link");
   link.hidden = !over;
