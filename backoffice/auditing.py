@@ -115,6 +115,31 @@ class AuditRow:
         return None if value is None else (value * 100).quantize(Decimal("0.01"))
 
 
+def _narrowed(
+    hands: Any,
+    dealt_in: Any,
+    *,
+    start: date,
+    end: date,
+    table_id: int | None,
+    currency: str | None,
+    player: str | None,
+    practice: bool,
+) -> Any:
+    """``hands`` (terminal hands of one game) that ended in the range, of real tables (or of
+    practice games only, when ``practice``), optionally of one table, currency or player
+    (username: the hands he was dealt in, a row of ``dealt_in`` naming him)."""
+    since, until = day_bounds(start, end)
+    hands = hands.filter(settled_at__gte=since, settled_at__lt=until, table__practice__isnull=not practice)
+    if table_id is not None:
+        hands = hands.filter(table_id=table_id)
+    if currency:
+        hands = hands.filter(table__currency=currency)
+    if player:
+        hands = hands.filter(Exists(dealt_in.filter(hand_id=OuterRef("pk"), user__username=player)))
+    return hands
+
+
 def _terminal_hands(
     *,
     start: date,
@@ -126,17 +151,16 @@ def _terminal_hands(
 ) -> Any:
     """WiderPoker's terminal hands that ended in the range (a player's: those he was dealt
     in). WiderPoker has no practice games, so ``practice=True`` gives none."""
-    since, until = day_bounds(start, end)
-    hands = Hand.objects.filter(
-        status__in=_TERMINAL, settled_at__gte=since, settled_at__lt=until, table__practice__isnull=not practice
+    return _narrowed(
+        Hand.objects.filter(status__in=_TERMINAL),
+        Entry.objects,
+        start=start,
+        end=end,
+        table_id=table_id,
+        currency=currency,
+        player=player,
+        practice=practice,
     )
-    if table_id is not None:
-        hands = hands.filter(table_id=table_id)
-    if currency:
-        hands = hands.filter(table__currency=currency)
-    if player:
-        hands = hands.filter(Exists(Entry.objects.filter(hand_id=OuterRef("pk"), user__username=player)))
-    return hands
 
 
 def _terminal_holdem_hands(
@@ -150,20 +174,16 @@ def _terminal_holdem_hands(
 ) -> Any:
     """Hold'em's terminal hands that ended in the range, of real tables (or of practice
     games only, when ``practice``); a player's: those he was dealt in."""
-    since, until = day_bounds(start, end)
-    hands = HoldemHand.objects.filter(
-        status__in=_HOLDEM_TERMINAL,
-        settled_at__gte=since,
-        settled_at__lt=until,
-        table__practice__isnull=not practice,
+    return _narrowed(
+        HoldemHand.objects.filter(status__in=_HOLDEM_TERMINAL),
+        HoldemHandPlayer.objects,
+        start=start,
+        end=end,
+        table_id=table_id,
+        currency=currency,
+        player=player,
+        practice=practice,
     )
-    if table_id is not None:
-        hands = hands.filter(table_id=table_id)
-    if currency:
-        hands = hands.filter(table__currency=currency)
-    if player:
-        hands = hands.filter(Exists(HoldemHandPlayer.objects.filter(hand_id=OuterRef("pk"), user__username=player)))
-    return hands
 
 
 def list_audit_totals(
