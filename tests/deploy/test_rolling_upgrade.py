@@ -488,17 +488,27 @@ def test_a_rolling_upgrade_with_an_added_column_keeps_play_going_and_a_killed_da
         # The worker killed: no tick; readiness degraded (still serving), the clock alert's
         # threshold passed.
         site.supervisor.kill("widerpoker-worker")
+        killed = time.monotonic()
         expression = alert_expression("WiderPokerClockStopped")
-        found = re.match(r"widerpoker_clock_last_tick_age_seconds > (\d+) ", expression)
+        found = re.fullmatch(
+            r"widerpoker_clock_last_tick_age_seconds > (\d+) or absent\(widerpoker_clock_last_tick_age_seconds\)",
+            expression,
+        )
         assert found, expression
         threshold = float(found.group(1))
+
+        def clock_alert_holds(age: float | None) -> bool:
+            # Absent too: the shared Redis may be flushed (by other test runs, or a restart).
+            return age is None or age > threshold
+
         ages: list[float | None] = []
-        deadline = time.monotonic() + threshold + 30
-        while time.monotonic() < deadline and not (ages and (ages[-1] or 0) > threshold):
+        while time.monotonic() < killed + threshold + 30:
             ages.append(metric(site.web[0], "widerpoker_clock_last_tick_age_seconds"))
+            if time.monotonic() > killed + threshold + 1 and clock_alert_holds(ages[-1]):
+                break
             time.sleep(1)
-        assert (ages[-1] or 0) > threshold, ages
-        print(f"worker killed: the clock's last tick {ages[-1]:.0f} s old after {len(ages)} scrapes")
+        assert clock_alert_holds(ages[-1]), ages
+        print(f"worker killed: the clock's last tick age {ages[-1]} s after {time.monotonic() - killed:.0f} s")
         status, body = get(f"http://127.0.0.1:{site.web[0]}/readyz")
         detail = json.loads(body)
         assert (status, detail["status"]) == (200, "degraded")
