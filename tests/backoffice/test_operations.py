@@ -362,6 +362,7 @@ def test_the_alert_rules_cover_what_an_operator_must_hear_of_and_name_served_met
         "WiderPokerBeaconSilent",
         "WiderPokerCancellationsRising",
         "WiderPokerNotReady",
+        "WiderPokerWebProcessMissing",
     ):
         assert name in alerts
     for rule in alerts.values():

@@ -6,15 +6,12 @@ openssl is not installed (``apt-get install nginx``)."""
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
 import shutil
-import socket
 import ssl
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -24,8 +21,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-ROOT = Path(__file__).resolve().parents[2]
-SITE = ROOT / "deploy/nginx/widerpoker.conf"
+from tests.deploy.harness import ROOT, free_port, start_nginx, wait_http
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed (apt-get install nginx)"),
@@ -52,34 +48,6 @@ print("SETUP", table.pk, session.session_key)
 """
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def render_site(workdir: Path, *, backends: tuple[int, int], http: int, https: int, static: Path) -> str:
-    """deploy/nginx/widerpoker.conf with this test's ports, certificate, static root and log
-    directory; every value replaced must be there (a changed file fails here, loudly)."""
-    text = SITE.read_text()
-    replacements = {
-        "server 127.0.0.1:8001 ": f"server 127.0.0.1:{backends[0]} ",
-        "server 127.0.0.1:8002 ": f"server 127.0.0.1:{backends[1]} ",
-        "listen 80;": f"listen 127.0.0.1:{http};",
-        "listen [::]:80;": "",
-        "listen 443 ssl http2;": f"listen 127.0.0.1:{https} ssl http2;",
-        "listen [::]:443 ssl http2;": "",
-        "/etc/ssl/widerpoker/fullchain.pem": str(workdir / "cert.pem"),
-        "/etc/ssl/widerpoker/privkey.pem": str(workdir / "key.pem"),
-        "/srv/widerpoker/var/static/": f"{static}/",
-        "/var/log/nginx/": f"{workdir}/",
-    }
-    for old, new in replacements.items():
-        assert old in text, f"{SITE.name} no longer has {old!r}"
-        text = text.replace(old, new)
-    return text
-
-
 @dataclass
 class Deployment:
     https: int
@@ -88,18 +56,6 @@ class Deployment:
     table_id: int
     session_key: str
     context: ssl.SSLContext
-
-
-def _wait(url: str, context: ssl.SSLContext | None = None, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=2, context=context):
-                return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.3)
 
 
 @pytest.fixture(scope="module")
@@ -129,14 +85,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
     )
     (line,) = [line for line in setup.stdout.splitlines() if line.startswith("SETUP ")]
     _marker, table_id, session_key = line.split()
-    keys = ["-keyout", str(workdir / "key.pem"), "-out", str(workdir / "cert.pem")]
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost", *keys],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
     backends = (free_port(), free_port())
-    http, https = free_port(), free_port()
     daphnes = [
         subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
@@ -147,35 +96,11 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         )
         for port in backends
     ]
-    (workdir / "site.conf").write_text(render_site(workdir, backends=backends, http=http, https=https, static=static))
-    temp = workdir / "temp"
-    temp.mkdir()
-    (workdir / "nginx.conf").write_text(
-        f"""daemon off;
-user {getpass.getuser()};
-pid {workdir}/nginx.pid;
-error_log {workdir}/error.log warn;
-events {{ worker_connections 256; }}
-http {{
-    include /etc/nginx/mime.types;
-    client_body_temp_path {temp}/body;
-    proxy_temp_path {temp}/proxy;
-    fastcgi_temp_path {temp}/fastcgi;
-    uwsgi_temp_path {temp}/uwsgi;
-    scgi_temp_path {temp}/scgi;
-    include {workdir}/site.conf;
-}}
-"""
-    )
-    command = ["nginx", "-p", str(workdir), "-c", str(workdir / "nginx.conf")]
-    checked = subprocess.run([*command, "-t"], capture_output=True, text=True, timeout=30)
-    assert checked.returncode == 0, checked.stderr
-    nginx = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=(workdir / "nginx.log").open("w"))
-    context = ssl.create_default_context(cafile=str(workdir / "cert.pem"))
+    nginx, http, https, context = start_nginx(workdir, backends=backends, static=static)
     try:
         for port in backends:
-            _wait(f"http://127.0.0.1:{port}/healthz")
-        _wait(f"https://localhost:{https}/healthz", context)
+            wait_http(f"http://127.0.0.1:{port}/healthz")
+        wait_http(f"https://localhost:{https}/healthz", context)
         yield Deployment(https, http, backends, int(table_id), session_key, context)
     finally:
         for process in (nginx, *daphnes):
@@ -279,7 +204,7 @@ def test_a_rolling_restart_goes_one_ready_process_at_a_time_and_stops_at_one_not
     recorder = tmp_path / "restart"
     recorder.write_text(f'#!/bin/sh\necho "$1" >> {log}\n')
     recorder.chmod(0o755)
-    env = {**os.environ, "RESTART_COMMAND": str(recorder), "READY_TIMEOUT": "3"}
+    env = {**os.environ, "RESTART_COMMAND": str(recorder), "READY_TIMEOUT": "3", "BALANCER_FAIL_TIMEOUT": "0"}
     ports = " ".join(map(str, deployment.backends))
     done = subprocess.run(
         ["bin/rolling-restart"], cwd=ROOT, env={**env, "WEB_PORTS": ports}, capture_output=True, text=True, timeout=60
