@@ -148,6 +148,8 @@ class TableConsumer(AsyncWebsocketConsumer):
             with translation.override(self.language):
                 message = failure.for_people()
             frame = ErrorFrame(type="error", code=failure.code, message=message)
+            if failure.extra:
+                frame["extra"] = failure.extra
             if ref is not None:
                 frame["ref"] = ref
             await self.send(dumps(frame))
