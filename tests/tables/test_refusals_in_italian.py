@@ -76,7 +76,9 @@ async def test_a_socket_error_frame_is_in_the_connections_language_with_the_same
     italian = await _socket(alice, table.pk, language="it")
     by_header = await _socket(alice, table.pk, accept_language="it")
     english = await _socket(alice, table.pk)
-    frames = [await _error(socket, json.dumps({"type": "buy_draw", "ref": 3})) for socket in (italian, by_header, english)]
+    frames = [
+        await _error(socket, json.dumps({"type": "buy_draw", "ref": 3})) for socket in (italian, by_header, english)
+    ]
     assert [frame["code"] for frame in frames] == ["phase_closed"] * 3
     assert frames[0]["message"] == frames[1]["message"] == "La fase di cambio è terminata."
     assert frames[2]["message"] != frames[0]["message"] and frames[0]["ref"] == 3
