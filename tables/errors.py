@@ -164,7 +164,7 @@ class HoldemActionError(DomainError):
     def __init__(self, message: str, *, engine_code: str, **extra: object) -> None:
         super().__init__(message, **extra)
         self.code = engine_code  # type: ignore[misc]  # the engine's stable code, per instance
-        self.summary = self.SUMMARIES.get(engine_code, type(self).summary)  # type: ignore[misc]
+        self.summary = self.SUMMARIES.get(engine_code, type(self).summary)  # type: ignore[misc,assignment]
 
 
 class InvalidActionError(DomainError):
