@@ -30,7 +30,9 @@ const state = {
 // --- money and clock -------------------------------------------------------------------------
 
 const currency = () => state.table.config.currency;
-const money = (minor) => formatMinor(minor, currency());
+// A practice game names its FUN chips as its player chose (seed 004, *moneta*): a label only.
+const PRACTICE_LABEL = document.querySelector("[data-testid=practice-banner]")?.dataset.currencyLabel;
+const money = (minor) => formatMinor(minor, PRACTICE_LABEL || currency());
 const toMajorInput = (minor) => (minor / MINOR_PER_MAJOR).toFixed(2);
 const fromMajorInput = (text) => Math.round(Number.parseFloat(text) * MINOR_PER_MAJOR);
 
