@@ -148,7 +148,8 @@ function renderSeats() {
           class: "seat-empty",
           dataset: { testid: `take-seat-${number}`, seat: String(number) },
           disabled: seated || state.table.phase === "closed" ? true : null,
-          "aria-label": seated || state.table.phase === "closed" ? fmt(gettext("Seat %(seat)s: empty"), { seat: number + 1 }) : fmt(gettext("Seat %(seat)s: empty, take this seat"), { seat: number + 1 }),
+          // The name contains the visible text (axe label-content-name-mismatch): "Take seat 5".
+          "aria-label": seated || state.table.phase === "closed" ? fmt(gettext("Seat %(seat)s: empty"), { seat: number + 1 }) : fmt(gettext("Take seat %(seat)s"), { seat: number + 1 }),
         },
         seated || state.table.phase === "closed" ? pgettext("seat", "Empty") : gettext("Take seat"),
       );
