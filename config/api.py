@@ -7,6 +7,7 @@ from typing import Any
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 from django.urls import Resolver404, resolve
+from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import status
 from rest_framework.response import Response
@@ -17,18 +18,20 @@ from wallet.errors import DomainError
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Map a ``DomainError`` to ``{"code", "message", "extra"}`` with its HTTP status.
+    ``message`` is for people, in the request's language (``DomainError.for_people``:
+    the detailed English sentence, or the code's translated summary); ``code`` never changes.
 
     Other exceptions fall through to DRF's handler, whose bodies are wrapped the same way
     (``code`` is DRF's own error code, e.g. ``invalid``, ``not_authenticated``).
     """
     if isinstance(exc, RequestDataTooBig):  # Django refuses the body before any parser runs
         return Response(
-            {"code": "too_large", "message": "the body is too large", "extra": {}},
+            {"code": "too_large", "message": gettext("The body is too large."), "extra": {}},
             status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
         )
     if isinstance(exc, DomainError):
         return Response(
-            {"code": exc.code, "message": str(exc), "extra": exc.extra},
+            {"code": exc.code, "message": exc.for_people(), "extra": exc.extra},
             status=exc.http_status,
         )
     response = drf_exception_handler(exc, context)
@@ -67,4 +70,4 @@ def api_not_found(request: HttpRequest, unmatched: str = "") -> JsonResponse:
             match = None
         if match is not None and match.func is not api_not_found:
             extra["did_you_mean"] = request.path + "/"
-    return JsonResponse({"code": "not_found", "message": "no such API endpoint", "extra": extra}, status=404)
+    return JsonResponse({"code": "not_found", "message": gettext("No such API endpoint."), "extra": extra}, status=404)

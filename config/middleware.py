@@ -9,6 +9,7 @@ from collections.abc import Callable
 from django.db import OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
+from django.utils.translation import gettext
 from redis.exceptions import RedisError
 
 from tables.services import degradation
@@ -59,7 +60,7 @@ class DatabaseBusyMiddleware:
             logger.warning("database pool exhausted; %s %s answered 503", request.method, request.path)
         else:
             return None
-        message = "The server is busy. Try again in a moment."
+        message = gettext("The server is busy. Try again in a moment.")
         response: HttpResponse
         if request.path.startswith("/api/"):
             response = JsonResponse({"code": "busy", "message": message, "extra": {}}, status=503)

@@ -317,7 +317,7 @@ LEDGER_PARTITION_TRANSFERS: int = _int("POKER_LEDGER_PARTITION_TRANSFERS", 1_000
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {
-        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "NAME": "lobby.passwords.MinimumLengthValidator",
         "OPTIONS": {"min_length": 8},
     },
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy as _
+
 from wallet.errors import DomainError
 
 
@@ -10,3 +12,4 @@ class InvalidJackpotError(DomainError):
     ``extra["field"]`` names the field at fault."""
 
     code = "invalid_jackpot"
+    summary = _("This jackpot setting is out of range.")

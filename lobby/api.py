@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import authenticate, user_logged_in
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.authentication import BaseAuthentication
@@ -54,12 +55,12 @@ class TokenApi(APIView):
         )
         if user is None or not user.is_active:
             return Response(
-                {"code": "invalid_credentials", "message": "Wrong username or password.", "extra": {}},
+                {"code": "invalid_credentials", "message": gettext("Wrong username or password."), "extra": {}},
                 status=status.HTTP_401_UNAUTHORIZED,
             )
         if protection.is_suspended(user_id=user.pk):
             return Response(
-                {"code": "suspended", "message": "This account is suspended.", "extra": {}},
+                {"code": "suspended", "message": gettext("This account is suspended."), "extra": {}},
                 status=status.HTTP_403_FORBIDDEN,
             )
         # A token is a login: the signal records it (last_login) and resets axes' failures.

@@ -31,6 +31,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from django.http import QueryDict
+from django.utils.translation import gettext_lazy as _
 
 from config import metrics
 from config.observability import bind
@@ -55,12 +56,14 @@ class BadJsonError(DomainError):
     """The body is not UTF-8 JSON."""
 
     code = "bad_json"
+    summary = _("The message is not valid JSON.")
 
 
 class TooLargeError(DomainError):
     """The body or frame is larger than the transport allows."""
 
     code = "too_large"
+    summary = _("The message is too large.")
     http_status = 413
 
 
@@ -68,30 +71,35 @@ class TooDeepError(DomainError):
     """The JSON nests arrays and objects deeper than ``MAX_JSON_DEPTH``."""
 
     code = "too_deep"
+    summary = _("The message is nested too deeply.")
 
 
 class BadMessageError(DomainError):
     """The JSON is not an object, or a frame has no string ``type``."""
 
     code = "bad_message"
+    summary = _("The message is not understood.")
 
 
 class UnknownActionError(DomainError):
     """A socket frame's ``type`` names no action."""
 
     code = "unknown_type"
+    summary = _("Unknown action.")
 
 
 class UnknownFieldError(DomainError):
     """The body or frame carries a field its action does not take."""
 
     code = "unknown_field"
+    summary = _("The message carries a field this action does not take.")
 
 
 class InvalidFieldError(DomainError):
     """A field the action takes has a value it cannot take."""
 
     code = "invalid_field"
+    summary = _("A field of the message has a value it cannot take.")
 
 
 @dataclass(frozen=True, slots=True)

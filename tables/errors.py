@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
 from wallet.errors import DomainError
@@ -79,6 +82,7 @@ class WrongGameError(DomainError):
     table, a draw at a Hold'em table)."""
 
     code = "wrong_game"
+    summary = _("This action belongs to another game than this table's.")
     http_status = 409
 
 
@@ -86,12 +90,14 @@ class InvalidSeatError(DomainError):
     """The seat number is not one of the table's seats (0 .. seats - 1)."""
 
     code = "invalid_seat"
+    summary = _("There is no such seat at this table.")
 
 
 class SeatTakenError(DomainError):
     """Another player sits in that seat."""
 
     code = "seat_taken"
+    summary = _("Another player sits in that seat.")
     http_status = 409
 
 
@@ -99,6 +105,7 @@ class AlreadySeatedError(DomainError):
     """The player already has a seat at this table."""
 
     code = "already_seated"
+    summary = _("You already have a seat at this table.")
     http_status = 409
 
 
@@ -107,12 +114,14 @@ class BuyInOutOfRangeError(DomainError):
     maximum buy-in."""
 
     code = "buy_in_out_of_range"
+    summary = _("The buy-in is outside this table's minimum and maximum.")
 
 
 class HandInProgressError(DomainError):
     """Table stakes (seed 003): no chips may be bought while the player is in a hand."""
 
     code = "hand_in_progress"
+    summary = _("Chips cannot be added while you are in a hand.")
     http_status = 409
 
 
@@ -120,6 +129,7 @@ class NoHandError(DomainError):
     """No Hold'em hand is being played at the table."""
 
     code = "no_hand"
+    summary = _("No hand is being played at this table.")
     http_status = 409
 
 
@@ -140,11 +150,21 @@ class HoldemActionError(DomainError):
     ``amount_too_large``, ``hand_over``. Nothing changed."""
 
     code = "illegal_action"
+    summary = _("That action is not allowed now.")
     http_status = 409
+    # The engine's codes for people (tables/engine/holdem/errors.py); others read ``summary``.
+    SUMMARIES: ClassVar[dict[str, str | Promise]] = {
+        "not_your_turn": _("It is not your turn."),
+        "illegal_action": _("That action is not allowed now."),
+        "amount_too_small": _("That amount is too small."),
+        "amount_too_large": _("That amount is too large."),
+        "hand_over": _("This hand is over."),
+    }
 
     def __init__(self, message: str, *, engine_code: str, **extra: object) -> None:
         super().__init__(message, **extra)
         self.code = engine_code  # type: ignore[misc]  # the engine's stable code, per instance
+        self.summary = self.SUMMARIES.get(engine_code, type(self).summary)  # type: ignore[misc,assignment]
 
 
 class InvalidActionError(DomainError):
@@ -152,6 +172,7 @@ class InvalidActionError(DomainError):
     amount that is not a positive whole number of chips."""
 
     code = "invalid_action"
+    summary = _("That is not a valid action or amount.")
 
 
 class PracticeSetupError(DomainError):
@@ -159,6 +180,7 @@ class PracticeSetupError(DomainError):
     names the item, the message gives the allowed range."""
 
     code = "invalid_practice_setup"
+    summary = _("This practice setup is out of range.")
 
 
 class PracticeFunOnlyError(DomainError):
@@ -167,10 +189,12 @@ class PracticeFunOnlyError(DomainError):
     money is at stake)."""
 
     code = "practice_fun_only"
+    summary = _("Practice games are played with fun chips only.")
 
 
 class PracticeNotFoundError(DomainError):
     code = "practice_not_found"
+    summary = _("No such practice game.")
     http_status = 404
 
 
@@ -178,6 +202,7 @@ class PracticeNotYoursError(DomainError):
     """Only the player who started a practice game may play or stop it."""
 
     code = "practice_not_yours"
+    summary = _("Only the player who started this practice game may play it.")
     http_status = 403
 
 
@@ -185,6 +210,7 @@ class PracticeOverError(DomainError):
     """The practice game has ended."""
 
     code = "practice_over"
+    summary = _("This practice game has ended.")
     http_status = 409
 
 
@@ -212,4 +238,5 @@ class PracticeTableError(DomainError):
     out: its player stops the game instead of leaving (tables/services/holdem/practice.py)."""
 
     code = "practice_table"
+    summary = _("A practice game takes no one else: stop the game instead.")
     http_status = 409

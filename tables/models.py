@@ -731,9 +731,9 @@ class HoldemConditions(models.Model):
 
 
 class HoldemHandStatus(models.TextChoices):
-    PLAYING = "playing", "Playing"
-    SETTLED = "settled", "Settled"
-    CANCELLED = "cancelled", "Cancelled and refunded"
+    PLAYING = "playing", _("Playing")
+    SETTLED = "settled", _("Settled")
+    CANCELLED = "cancelled", _("Cancelled and refunded")
 
 
 class HoldemHand(models.Model):

@@ -18,6 +18,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.functional import Promise
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -123,7 +124,7 @@ def table_page(request: AuthenticatedHttpRequest, table_id: int) -> HttpResponse
 def table_recall(request: HttpRequest, table_id: int) -> JsonResponse:
     """Game recall: ``{"hands": [...]}``, the table's last finished hands (``list_recent_hands``)."""
     if not request.user.is_authenticated:
-        return JsonResponse({"code": "not_authenticated", "message": "log in first"}, status=401)
+        return JsonResponse({"code": "not_authenticated", "message": gettext("Log in first.")}, status=401)
     return JsonResponse({"hands": list_recent_hands(table_id=table_id, user_id=int(request.user.pk or 0))})
 
 
@@ -135,7 +136,7 @@ def table_snapshot(request: HttpRequest, table_id: int) -> JsonResponse:
     them out until the hand is settled or cancelled.
     """
     if not request.user.is_authenticated:
-        return JsonResponse({"code": "not_authenticated", "message": "log in first"}, status=401)
+        return JsonResponse({"code": "not_authenticated", "message": gettext("Log in first.")}, status=401)
     snapshot = _snapshot(table_id, request.user.pk)
     services.touch_presence(table_id=table_id, user_id=request.user.pk, now=timezone.now())
     return JsonResponse(snapshot)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django.utils.functional import Promise
-from django.utils.translation import get_language
+from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
 
@@ -41,6 +41,26 @@ class InsufficientFundsError(DomainError):
     code = "insufficient_funds"
     summary = _("Your balance is too low for this.")
     http_status = 409
+
+
+class StakeNotCoveredError(InsufficientFundsError):
+    """A player whose wallet cannot pay one hand's stake asks for a seat (or to sit in):
+    refused at once with ``insufficient_funds`` instead of seating him to be sat out at the
+    next deal. ``extra``: ``needed_minor`` (the stake, minor units), ``balance_minor`` (what
+    he may spend), ``currency``, ``wallet_url`` (where to add money or top up)."""
+
+    def for_people(self) -> str:
+        """The amounts in the active language's way of writing them, in every language."""
+        from wallet.money import format_minor
+
+        currency = str(self.extra["currency"])
+        return gettext(
+            "You need at least %(needed)s to play at this table; your wallet holds %(balance)s. "
+            "Add money in your wallet first."
+        ) % {
+            "needed": format_minor(int(self.extra["needed_minor"]), currency),
+            "balance": format_minor(int(self.extra["balance_minor"]), currency),
+        }
 
 
 class CurrencyMismatchError(DomainError):

@@ -10,6 +10,9 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from django.utils.translation import get_language
 
+from handhistory.labels import check_detail as _check_detail
+from handhistory.labels import check_label as _check_label
+from handhistory.labels import holdem_action_label as _holdem_action_label
 from tables import labels
 from wallet.money import format_minor
 
@@ -26,6 +29,24 @@ def card_name(code: str) -> str:
     'Queen of spades'
     """
     return labels.card_name(code)
+
+
+@register.filter
+def check_label(name: str) -> str:
+    """``{{ check|check_label }}``: a verification check's name in the active language."""
+    return _check_label(str(name))
+
+
+@register.filter
+def check_detail(detail: str) -> str:
+    """``{{ check.detail|check_detail }}``: a Hold'em check's detail in the active language."""
+    return _check_detail(str(detail))
+
+
+@register.filter
+def holdem_action(kind: str) -> str:
+    """``{{ action.kind|holdem_action }}``: a Hold'em action as a verb in the active language."""
+    return _holdem_action_label(str(kind))
 
 
 @register.filter

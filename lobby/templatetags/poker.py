@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import template
 from django.utils.translation import get_language
 
+from wallet.memos import memo_for_people
 from wallet.money import format_minor
 
 register = template.Library()
@@ -17,6 +18,13 @@ def money(amount_minor: int | None, currency: str = "") -> str:
     if not isinstance(amount_minor, int):
         return "—"
     return format_minor(amount_minor, currency)
+
+
+@register.filter
+def memo(stored: str) -> str:
+    """``{{ transfer.memo|memo }}``: a stored English ledger memo in the active language
+    (``wallet.memos.memo_for_people``)."""
+    return memo_for_people(stored)
 
 
 @register.filter

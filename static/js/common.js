@@ -81,10 +81,10 @@ const REFUSALS = {
   promotion_unavailable: () => gettext("Free items cannot be paid out now; yours stays in stock."),
 };
 
-/** An error frame ({code, message}) for people: the server's English message in English,
- * the code's translated sentence in another language. */
+/** An error frame ({code, message}) for people: the server writes ``message`` in the
+ * page's language (the language cookie: docs/i18n.md); the code's sentence when it has none. */
 export function refusalText(frame) {
-  if (LANGUAGE === "en" || !REFUSALS[frame.code]) return frame.message;
+  if (frame.message || !REFUSALS[frame.code]) return frame.message;
   return REFUSALS[frame.code]();
 }
 
@@ -98,7 +98,7 @@ export function formatBps(bps) {
  * key (by default the message) coalesce: the one on screen shows a count and stays longer
  * instead of another piling up over the game.
  */
-export function toast(message, kind = "info", { key = message } = {}) {
+export function toast(message, kind = "info", { key = message, link = null } = {}) {
   const area = document.querySelector(".toasts");
   if (!area) return;
   const duration = kind === "error" ? TOAST_MS * 1.5 : TOAST_MS;
@@ -107,6 +107,7 @@ export function toast(message, kind = "info", { key = message } = {}) {
     const count = Number(existing.dataset.count) + 1;
     existing.dataset.count = String(count);
     existing.textContent = `${message} (×${count})`;
+    if (link) existing.append(" ", el("a", { href: link.href, "data-testid": "toast-link" }, link.text));
     clearTimeout(Number(existing.dataset.timer));
     existing.dataset.timer = String(setTimeout(() => existing.remove(), duration));
     return;
@@ -117,6 +118,7 @@ export function toast(message, kind = "info", { key = message } = {}) {
   item.dataset.key = key;
   item.dataset.count = "1";
   item.textContent = message;
+  if (link) item.append(" ", el("a", { href: link.href, "data-testid": "toast-link" }, link.text));
   area.append(item);
   item.dataset.timer = String(setTimeout(() => item.remove(), duration));
 }

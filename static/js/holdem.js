@@ -30,7 +30,9 @@ const state = {
 // --- money and clock -------------------------------------------------------------------------
 
 const currency = () => state.table.config.currency;
-const money = (minor) => formatMinor(minor, currency());
+// A practice game names its FUN chips as its player chose (seed 004, *moneta*): a label only.
+const PRACTICE_LABEL = document.querySelector("[data-testid=practice-banner]")?.dataset.currencyLabel;
+const money = (minor) => formatMinor(minor, PRACTICE_LABEL || currency());
 const toMajorInput = (minor) => (minor / MINOR_PER_MAJOR).toFixed(2);
 const fromMajorInput = (text) => Math.round(Number.parseFloat(text) * MINOR_PER_MAJOR);
 
@@ -155,7 +157,8 @@ function renderSeats() {
           class: "seat-empty",
           dataset: { testid: `take-seat-${number}`, seat: String(number) },
           disabled: seated || state.table.phase === "closed" ? true : null,
-          "aria-label": seated || state.table.phase === "closed" ? fmt(gettext("Seat %(seat)s: empty"), { seat: number + 1 }) : fmt(gettext("Seat %(seat)s: empty, take this seat"), { seat: number + 1 }),
+          // The name contains the visible text (axe label-content-name-mismatch): "Take seat 5".
+          "aria-label": seated || state.table.phase === "closed" ? fmt(gettext("Seat %(seat)s: empty"), { seat: number + 1 }) : fmt(gettext("Take seat %(seat)s"), { seat: number + 1 }),
         },
         seated || state.table.phase === "closed" ? pgettext("seat", "Empty") : gettext("Take seat"),
       );
@@ -269,16 +272,21 @@ function renderMe() {
   if (!equity.hidden) $("equity-value").textContent = `${(priv.equity * 100).toFixed(1)}%`;
   // Seat controls.
   const inHand = seated && handRunning() && Boolean(seatView(priv.seat)?.in_hand);
+  // A busted player (no chips) cannot sit in: his way on is to add chips, or to leave.
+  const busted = seated && priv.stack_minor === 0 && !inHand;
   $("sit-out").hidden = !seated || priv.status !== "active";
-  $("sit-in").hidden = !seated || priv.status === "active";
+  $("sit-in").hidden = !seated || priv.status === "active" || busted;
   $("leave").hidden = !seated;
   const addChips = $("add-chips-open");
   addChips.hidden = !seated;
+  addChips.classList.toggle("button-primary", busted);
+  addChips.classList.toggle("button-quiet", !busted);
   addChips.disabled = inHand || priv.stack_minor >= state.table.config.max_buy_in_minor;
   addChips.title = inHand ? gettext("Chips can be added between hands") : "";
   let message = "";
   if (state.table.phase === "closed") message = gettext("This table is closed: chips at the table went back to the wallets.");
   else if (!seated) message = gettext("Click an empty seat to sit down.");
+  else if (busted) message = gettext("You have no chips left: add chips to play on, or leave the table.");
   else if (priv.status === "sitting_out") message = gettext("You are sitting out: sit in to be dealt the next hand.");
   else if (seatView(priv.seat)?.waiting && !inHand) message = gettext("You wait for the big blind to reach your seat.");
   else if (!handRunning()) message = gettext("The next hand starts when two players are ready.");

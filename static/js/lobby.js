@@ -74,6 +74,12 @@ function upsert(t) {
   }
 }
 
+const BETTING = {
+  "no-limit": () => gettext("Hold'em no-limit"),
+  "pot-limit": () => gettext("Hold'em pot-limit"),
+  "fixed-limit": () => gettext("Hold'em fixed-limit"),
+};
+
 /** A Hold'em table's line, with the same cells as templates/lobby/lobby.html. */
 function renderHoldemRow(t) {
   const href = `/tables/${t.id}/`;
@@ -81,16 +87,20 @@ function renderHoldemRow(t) {
     "tr",
     { dataset: { tableId: t.id }, "data-testid": "holdem-row" },
     el("th", { scope: "row", dataset: { field: "name" } }, el("a", { href }, t.name)),
-    el("td", { dataset: { field: "mode" } }, el("span", { class: `badge badge-${t.mode}` }, t.mode), t.mode === "cash" ? ` ${t.currency}` : null),
-    el("td", { dataset: { field: "game", label: "Game" } }, `Hold'em ${t.betting}`),
-    el("td", { dataset: { field: "stakes", label: "Stakes" } }, t.stakes),
-    el("td", { class: "num", dataset: { field: "seats", label: "Seats" } }, `${t.seats_taken}/${t.seats}`),
-    el("td", { class: "num", dataset: { field: "buy-in", label: "Buy-in" } }, `${formatMinor(t.min_buy_in_minor, t.currency)} to ${formatMinor(t.max_buy_in_minor, t.currency)}`),
-    el("td", { class: "num", dataset: { field: "rake", label: "Rake" } }, formatBps(t.rake_bps)),
+    el("td", { dataset: { field: "mode" } }, el("span", { class: `badge badge-${t.mode}` }, t.mode === "cash" ? gettext("cash") : gettext("fun")), t.mode === "cash" ? ` ${t.currency}` : null),
+    el("td", { dataset: { field: "game", label: gettext("Game") } }, (BETTING[t.betting] ?? (() => `Hold'em ${t.betting}`))()),
+    el("td", { dataset: { field: "stakes", label: gettext("Stakes") } }, t.stakes),
+    el("td", { class: "num", dataset: { field: "seats", label: gettext("Seats") } }, `${t.seats_taken}/${t.seats}`),
+    el(
+      "td",
+      { class: "num", dataset: { field: "buy-in", label: gettext("Buy-in") } },
+      fmt(gettext("%(low)s to %(high)s"), { low: formatMinor(t.min_buy_in_minor, t.currency), high: formatMinor(t.max_buy_in_minor, t.currency) }),
+    ),
+    el("td", { class: "num", dataset: { field: "rake", label: gettext("Rake") } }, formatBps(t.rake_bps)),
     el(
       "td",
       { dataset: { field: "play" } },
-      el("a", { class: "button button-small button-primary", href, "data-testid": "open-holdem-table" }, t.is_open ? "Play" : "Watch"),
+      el("a", { class: "button button-small button-primary", href, "data-testid": "open-holdem-table" }, t.is_open ? gettext("Play") : gettext("Watch")),
     ),
   );
 }

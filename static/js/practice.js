@@ -22,7 +22,7 @@ if (banner) {
       }
       for (const name of ["small_blind_minor", "big_blind_minor", "ante_minor"]) {
         const node = field(name);
-        if (node) node.textContent = formatMinor(data[name], "FUN");
+        if (node) node.textContent = formatMinor(data[name], banner.dataset.currencyLabel || "FUN");
       }
       seconds = data.seconds_left;
       const out = field("eliminations");

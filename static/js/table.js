@@ -193,7 +193,9 @@ function onAnswer(frame) {
       // One notice however many clicks were refused (it counts them), never a pile.
       toast(gettext("Too many clicks: slow down a little."), "error", { key: "rate_limited" });
     } else {
-      toast(refusalText(frame), "error");
+      // A stake the wallet cannot pay (join, sit in): the way to the wallet with the refusal.
+      const wallet = frame.extra?.wallet_url;
+      toast(refusalText(frame), "error", { link: wallet ? { href: wallet, text: gettext("Open your wallet") } : null });
     }
   } else if (action === "leave") {
     window.location.assign(boot.urls.lobby);

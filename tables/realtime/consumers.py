@@ -7,10 +7,12 @@ the actions of the table's game (``tables.commands.COMMANDS``: for WiderPoker ``
 by ``pong``). An accepted action is answered by ``ack``; the private state it changed arrives
 once, pushed through the hub (tables/realtime/push.py). docs/protocol.md is the contract.
 
-A bad frame gets ``{"type": "error", "code": ...}`` with a stable code: ``bad_json``,
+A bad frame gets ``{"type": "error", "code": ..., "message": ...}`` with a stable code: ``bad_json``,
 ``bad_message``, ``unknown_type``, ``unknown_field``, ``too_large``, ``too_deep``,
 ``invalid_hold``, ``invalid_field`` (the shared parse of tables/commands.py, the same as
-REST's), ``rate_limited``, or a domain error's code.
+REST's), ``rate_limited``, or a domain error's code. ``message`` is for people, in the language of
+the connection (``language_of_scope``: the language cookie, else ``Accept-Language``, else
+English), as REST's error bodies; the ``code`` never changes.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext
+from django.utils.translation.trans_real import parse_accept_lang_header
 
 from config import metrics
 from tables import commands, selectors, services
@@ -39,6 +43,24 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 CLOSE_FLOODING = 4429
 FLOOD_STRIKES = 20
+
+
+def language_of_scope(scope: dict[str, Any]) -> str:
+    """The language a socket's messages are written in, chosen as LocaleMiddleware chooses a
+    page's (docs/i18n.md): the ``django_language`` cookie, else the browser's
+    ``Accept-Language`` header, else ``settings.LANGUAGE_CODE``; always one of ``LANGUAGES``."""
+    cookie = (scope.get("cookies") or {}).get(settings.LANGUAGE_COOKIE_NAME)
+    candidates = [cookie] if cookie else []
+    for name, value in scope.get("headers") or ():
+        if name == b"accept-language":
+            header = value.decode("latin-1")[:255]
+            candidates += [code for code, _ in parse_accept_lang_header(header) if code != "*"]
+    for candidate in candidates:
+        try:
+            return translation.get_supported_language_variant(candidate)
+        except LookupError:
+            continue
+    return str(settings.LANGUAGE_CODE)
 
 
 class TokenBucket:
@@ -74,6 +96,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         self.user_id = user.pk
+        self.language = language_of_scope(self.scope)
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
         self.bucket = TokenBucket(rate=settings.WS_RATE_PER_SECOND, burst=settings.WS_RATE_BURST, now=time.monotonic())
         self.strikes = 0
@@ -111,7 +134,9 @@ class TableConsumer(AsyncWebsocketConsumer):
             if self.strikes >= FLOOD_STRIKES:
                 await self.close(code=CLOSE_FLOODING)
                 return
-            await self.send(dumps(ErrorFrame(type="error", code="rate_limited", message="slow down")))
+            with translation.override(self.language):
+                message = gettext("Too many messages: slow down.")
+            await self.send(dumps(ErrorFrame(type="error", code="rate_limited", message=message)))
             return
         ref: str | int | None = None
         try:
@@ -120,7 +145,11 @@ class TableConsumer(AsyncWebsocketConsumer):
             action = parse_action(content["type"], content, envelope=FRAME_ENVELOPE, game=self.game)
             await self.execute(action)
         except DomainError as failure:
-            frame = ErrorFrame(type="error", code=failure.code, message=str(failure))
+            with translation.override(self.language):
+                message = failure.for_people()
+            frame = ErrorFrame(type="error", code=failure.code, message=message)
+            if failure.extra:
+                frame["extra"] = failure.extra
             if ref is not None:
                 frame["ref"] = ref
             await self.send(dumps(frame))
@@ -178,7 +207,9 @@ class LobbyConsumer(AsyncWebsocketConsumer):
         await self.channel_layer.group_discard("lobby", self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        await self.send(dumps(ErrorFrame(type="error", code="read_only", message="the lobby socket only pushes")))
+        with translation.override(language_of_scope(self.scope)):
+            message = gettext("The lobby socket only pushes.")
+        await self.send(dumps(ErrorFrame(type="error", code="read_only", message=message)))
 
     async def push_frame(self, event: dict[str, Any]) -> None:
         if event.get("text"):

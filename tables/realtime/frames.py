@@ -131,6 +131,7 @@ class ErrorFrame(TypedDict):
     code: str
     message: str
     ref: NotRequired[Any]
+    extra: NotRequired[dict[str, Any]]  # a domain error's details, as REST's ``extra`` (when any)
 
 
 # --- Texas Hold'em (docs/protocol.md, "Texas Hold'em") ------------------------------------

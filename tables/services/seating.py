@@ -8,13 +8,17 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet, Value
 from django.db.models.functions import Greatest
+from django.urls import reverse
 
 from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError, WrongGameError
 from tables.models import Seat, SeatSockets, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.push import broadcast_table_on_commit, kick_player_on_commit, push_private_on_commit
 from tables.services import powerups
 from wallet import protection
+from wallet import selectors as wallet_selectors
 from wallet import services as wallet_services
+from wallet.errors import StakeNotCoveredError
+from wallet.money import format_minor
 
 
 def seat_presence(seats: QuerySet[Seat], *, now: datetime) -> list[tuple[int, int, str, bool]]:
@@ -61,7 +65,9 @@ def join_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
 
     Raises TableNotFoundError, WrongGameError (a Hold'em table), TableClosedError, and the player protection's refusals
     (wallet/protection.py: SuspendedError, SelfExcludedError, TimeOutError, SessionLimitError,
-    LossLimitError when the ante would pass his loss limit); nothing changes then.
+    LossLimitError when the ante would pass his loss limit), StakeNotCoveredError
+    (``insufficient_funds``: his wallet cannot pay the ante; ``extra`` has the amount needed
+    and the wallet's URL); nothing changes then.
     """
     table = _get_table(table_id)
     if table.game != TableGame.WIDERPOKER:
@@ -69,6 +75,7 @@ def join_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
     if not table.is_open or table.phase == TablePhase.CLOSED:
         raise TableClosedError(f"{table.name} is closed", table_id=table_id)
     protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=table.ante_minor, now=now)
+    _check_stake_covered(table, user_id)
     wallet_services.ensure_player_account(user_id=user_id, currency=table.currency)
     seat, created = Seat.objects.get_or_create(
         table_id=table_id, user_id=user_id, defaults={"joined_at": now, "last_seen_at": now}
@@ -84,6 +91,24 @@ def join_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
     broadcast_table_on_commit(table_id)
     push_private_on_commit(table_id, user_id)
     return seat
+
+
+def _check_stake_covered(table: Table, user_id: int) -> None:
+    """Raise StakeNotCoveredError (code ``insufficient_funds``) when the player's wallet
+    cannot pay the table's ante (rules A.3: each hand starts with the ante): he would be sat
+    out at the next deal while his opponent waits (UX audit 2026-11-26, N8). A read without
+    lock: the deal still checks, under lock, what he holds then."""
+    balance = wallet_selectors.get_balance_minor(user_id=user_id, currency=table.currency)
+    if balance < table.ante_minor:
+        raise StakeNotCoveredError(
+            f"{table.name} takes an ante of {format_minor(table.ante_minor, table.currency, language='en')} a hand:"
+            f" your wallet holds {format_minor(balance, table.currency, language='en')}",
+            table_id=table.pk,
+            needed_minor=table.ante_minor,
+            balance_minor=balance,
+            currency=table.currency,
+            wallet_url=reverse("wallet"),
+        )
 
 
 def _wake_waiting_table(table_id: int, *, now: datetime) -> None:
@@ -167,6 +192,7 @@ def sit_in(*, table_id: int, user_id: int, now: datetime) -> Seat:
         raise NotSeatedError("join the table first", table_id=table_id)
     table = _get_table(table_id)
     protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=table.ante_minor, now=now)
+    _check_stake_covered(table, user_id)
     seat.status = SeatStatus.ACTIVE
     seat.status_reason = ""
     seat.last_seen_at = now

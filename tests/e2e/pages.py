@@ -30,13 +30,18 @@ def sit_down(page: Page, base: str, table: str) -> None:
     page.wait_for_selector("[data-testid=seat-buttons][data-seat=active]")
 
 
-def axe_problems(page: Page, name: str) -> list[str]:
-    """Serious and critical axe-core violations of the page, one line each."""
+def axe_problems(page: Page, name: str, *, impacts: tuple[str, ...] = ("serious", "critical")) -> list[str]:
+    """axe-core's violations of the page with one of ``impacts`` (serious and critical by
+    default; pass ``AXE_IMPACTS`` for all), one line each."""
     page.add_script_tag(path=str(AXE))
     violations: list[dict[str, Any]] = page.evaluate(
-        """async () => (await axe.run(document, {resultTypes: ["violations"]})).violations
-            .filter((v) => v.impact === "serious" || v.impact === "critical")
+        """async (impacts) => (await axe.run(document, {resultTypes: ["violations"]})).violations
+            .filter((v) => impacts.includes(v.impact))
             .map((v) => ({id: v.id, impact: v.impact, help: v.help,
-                          targets: v.nodes.slice(0, 3).map((n) => n.target.join(" "))}))"""
+                          targets: v.nodes.slice(0, 3).map((n) => n.target.join(" "))}))""",
+        list(impacts),
     )
     return [f"{name}: {v['impact']} {v['id']} ({v['help']}) at {v['targets']}" for v in violations]
+
+
+AXE_IMPACTS = ("minor", "moderate", "serious", "critical")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 import pytest
@@ -84,3 +85,23 @@ def test_top_up_refills_a_low_balance(alice: User, bob: User, now: datetime) -> 
 
 def test_top_up_needs_a_post(alice: User) -> None:
     assert logged_in(alice).get("/wallet/top-up/").status_code == 405
+
+
+def test_the_top_up_button_is_disabled_with_its_reason_until_the_balance_is_low(
+    alice: User, bob: User, now: datetime
+) -> None:
+    """UX audit 2026-11-26, N19: the button looked available at 900 FUN and was refused only
+    after the click. Now it is disabled, described by the rule that says why."""
+    button = re.compile(r'<button[^>]*data-testid="top-up"[^>]*>')
+    page = logged_in(alice).get("/wallet/").content.decode()
+    tag = button.search(page)
+    assert tag is not None and " disabled" in tag.group(0) and 'aria-describedby="top-up-rule"' in tag.group(0)
+    assert "Not available now: your balance is not below 100.00 FUN." in page
+    ante = settings.FUN_SIGNUP_GRANT_MINOR - settings.FUN_TOP_UP_BELOW_MINOR + 1
+    table = services.create_table(
+        name="Big Rail", mode="fun", currency="FUN", ante_minor=ante, draw_price_bps=0, redeal_price_minor=0
+    )
+    deal_hand(table, [alice, bob], now)
+    page = logged_in(alice).get("/wallet/").content.decode()
+    tag = button.search(page)
+    assert tag is not None and " disabled" not in tag.group(0) and "Not available now" not in page

@@ -238,9 +238,14 @@ async def test_a_deposit_while_seated_refreshes_the_balance_on_the_game_screen()
     table = await sync_to_async(services.create_table)(
         name="Euro", mode="cash", currency="EUR", ante_minor=100, redeal_price_minor=80, change_seconds=30
     )
+    from wallet import services as wallet_services
+
+    await sync_to_async(wallet_services.deposit_cash)(  # the ante: a cash table seats no empty wallet
+        user_id=alice.pk, currency="EUR", amount_minor=100, reason="first deposit", staff_user_id=croupier.pk
+    )
     await sync_to_async(services.join_table)(table_id=table.pk, user_id=alice.pk, now=timezone.now())
     communicator = await open_socket(alice, table.pk)
-    assert (await receive(communicator, "entry_state"))["balance_minor"] == 0
+    assert (await receive(communicator, "entry_state"))["balance_minor"] == 100
     account = await sync_to_async(Account.objects.get)(key=f"player:{alice.pk}:EUR")
 
     def deposit() -> None:
@@ -253,7 +258,7 @@ async def test_a_deposit_while_seated_refreshes_the_balance_on_the_game_screen()
         )
 
     await sync_to_async(deposit)()
-    assert (await receive(communicator, "entry_state"))["balance_minor"] == 1_250
+    assert (await receive(communicator, "entry_state"))["balance_minor"] == 1_350
     await communicator.disconnect()
 
 

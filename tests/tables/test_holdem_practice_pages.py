@@ -151,3 +151,36 @@ def test_the_practice_currency_label_is_euro_by_default(client: Client, alice: U
     assert started.status_code == 201
     game = PracticeGame.objects.get(pk=started.json()["game_id"])
     assert game.currency_label == "play-euro" and game.table.currency == "FUN"
+
+
+def test_the_practice_screen_uses_the_chosen_label_and_shows_no_wallet_buy_in_or_rake(
+    client: Client, alice: User
+) -> None:
+    """UX audit 2026-11-26, N9 and N18: the currency label reached only the banner (blinds,
+    stacks, pots, summary said FUN), and the screen showed the player's real FUN wallet and
+    a buy-in and rake that mean nothing in a practice game."""
+    client.force_login(alice)
+    started = client.post(reverse("practice-setup"), form_data(currency_label="fiches", felt="red"))
+    game = PracticeGame.objects.get()
+    html = client.get(started["Location"]).content.decode()
+    assert "practice-felt-red" in html and 'data-currency-label="fiches"' in html
+    conditions = html.split('data-testid="conditions"', 1)[1].split("</p>", 1)[0]
+    assert "Blinds 10.00 fiches / 20.00 fiches" in conditions
+    assert "Buy-in" not in conditions and "Rake" not in conditions and "FUN" not in conditions
+    assert '<div class="stat" hidden><dt>Wallet</dt>' in html
+    banner = html.split('data-testid="practice-banner"', 1)[1].split("</section>", 1)[0]
+    assert "FUN" not in banner and "10.00 fiches" in banner
+    summary = client.post(reverse("practice-stop", args=[game.pk]), follow=True).content.decode()
+    results = summary.split('data-testid="practice-result"', 1)[1]
+    assert "fiches" in results and "FUN" not in results.split("</table>", 1)[0]
+
+
+def test_a_real_holdem_table_still_shows_its_wallet_buy_in_and_rake(client: Client, alice: User) -> None:
+    from tests.tables.holdem_helpers import holdem_table
+
+    table = holdem_table()
+    client.force_login(alice)
+    html = client.get(reverse("table", args=[table.pk])).content.decode()
+    conditions = html.split('data-testid="conditions"', 1)[1].split("</p>", 1)[0]
+    assert "Buy-in 2.00 FUN to 20.00 FUN" in conditions and "Rake 5%" in conditions
+    assert '<div class="stat"><dt>Wallet</dt>' in html

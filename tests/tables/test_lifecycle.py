@@ -91,12 +91,12 @@ def test_player_who_cannot_pay_the_ante_sits_out(
     from wallet import services as wallet_services
     from wallet.models import AccountKind, TransferKind
 
+    seat_players(table, [alice, bob, carol], now)  # she could pay when she sat down (join refuses otherwise)
     wallet = wallet_services.ensure_player_account(user_id=carol.pk, currency=Currency.FUN)
     rake = wallet_services.ensure_house_account(kind=AccountKind.RAKE, currency=Currency.FUN)
     wallet_services.transfer_between(
         source=wallet, destination=rake, amount_minor=GRANT - 99, kind=TransferKind.ANTE, reference="drain"
     )
-    seat_players(table, [alice, bob, carol], now)
     hand = deal(table, now)
     seat = Seat.objects.get(table=table, user=carol)
     assert (seat.status, seat.status_reason) == (SeatStatus.SITTING_OUT, "insufficient funds")

@@ -21,6 +21,7 @@ from wallet.errors import (
     LossLimitError,
     SelfExcludedError,
     SessionLimitError,
+    StakeNotCoveredError,
     SuspendedError,
     TimeOutError,
 )
@@ -156,7 +157,8 @@ def test_a_player_at_his_loss_limit_sits_out_the_next_hand_and_cannot_sit_in(
     euro = table_services.create_table(
         name="Euro", mode="cash", currency="EUR", ante_minor=100, redeal_price_minor=80, change_seconds=30
     )
-    table_services.join_table(table_id=euro.pk, user_id=alice.pk, now=now)  # the limit is per currency
+    with pytest.raises(StakeNotCoveredError):  # the limit is per currency: only her empty EUR wallet refuses
+        table_services.join_table(table_id=euro.pk, user_id=alice.pk, now=now)
 
 
 # --- session time limits and reality checks -----------------------------------------------------

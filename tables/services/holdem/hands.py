@@ -450,6 +450,8 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
         table.phase_deadline = None
         table.version += 1
         return
+    if not hasattr(table, "practice"):
+        _release_busted_and_gone(table, now=now)
     if hasattr(table, "practice"):
         # A BigHoldem practice game seats its own bots and sets each hand's level (seed 004).
         from tables.services.holdem.practice import prepare_practice_hand
@@ -489,6 +491,21 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
     with metrics.timed(metrics.DEAL_DURATION, TableGame.HOLDEM):
         _deal(table, conditions, seats, now=now)
     metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "dealt")
+
+
+def _release_busted_and_gone(table: Table, *, now: datetime) -> None:
+    """Before a deal, free the seat of every person with no chips left who is no longer at
+    the table (``is_connected``: his page closed past the reconnection grace, or unseen for
+    ``PRESENCE_TIMEOUT_SECONDS``): he cannot play without adding chips, and his seat is
+    taken from players who could (UX audit 2026-11-26, N16: such a seat stayed 25 minutes).
+    A busted player still at the table keeps his seat to add chips. Nothing to cash out."""
+    busted = Seat.objects.filter(table=table, position__isnull=False, is_bot=False, stack_minor=0).exclude(
+        status=SeatStatus.LEFT
+    )
+    for seat in busted:
+        if not is_connected(seat, now=now):
+            release_seat(table, seat, now=now, reason="no chips")
+            table.version += 1
 
 
 def _manage_bots(table: Table, conditions: HoldemConditions, *, now: datetime) -> None:
