@@ -10,7 +10,7 @@ import os
 import re
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, ViewportSize, expect
 
 from tests.e2e.pages import AXE_IMPACTS, axe_problems, sign_up
 from tests.e2e.server import CHANGE_SECONDS, TABLE, manage
@@ -188,7 +188,11 @@ def test_every_page_of_the_three_roles_has_no_violation_in_both_languages_and_si
     host = server.split("//", 1)[1].split(":", 1)[0]
     problems: list[str] = []
     for language in ("en", "it"):
-        for size, viewport in (("desktop", {"width": 1366, "height": 768}), ("phone", {"width": 390, "height": 844})):
+        sizes: tuple[tuple[str, ViewportSize], ...] = (
+            ("desktop", {"width": 1366, "height": 768}),
+            ("phone", {"width": 390, "height": 844}),
+        )
+        for size, viewport in sizes:
             phone = size == "phone"
             for who, paths in [("anonymous", {"login": "/login/", "signup": "/signup/"}), *pages.items()]:
                 context = browser.new_context(viewport=viewport, is_mobile=phone, has_touch=phone)
