@@ -149,6 +149,9 @@ def _play_widerpoker_hand(laptop: Page, phone: Page, table: str, extra: list[str
     for page in (laptop, phone):
         expect(page.locator("[data-testid=phase]")).to_have_attribute("data-phase", "change", timeout=30_000)
         expect(page.locator("[data-testid=my-card-4]")).to_be_visible()
+        # The odds appear once a card is held (seed 000 section 3): hold the first one.
+        page.locator("[data-testid=my-card-0]").click()
+        expect(page.locator("[data-testid=hold-state]")).to_have_attribute("data-hold", "HDDDD")
         expect(page.locator("[data-testid=improve-best]")).not_to_have_text("\N{EN DASH}")
         for testid in extra:
             expect(page.locator(f"[data-testid={testid}]")).to_be_visible()

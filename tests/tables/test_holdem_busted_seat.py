@@ -16,7 +16,7 @@ from tables import services
 from tables.errors import BuyInOutOfRangeError
 from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
 from tables.services.holdem import act_in_hand, replay, sit_in_holdem, take_seat
-from tests.tables.holdem_helpers import assert_books, holdem_table
+from tests.tables.holdem_helpers import assert_books, holdem_table, passive_kind
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -41,11 +41,7 @@ def bust(table: Table, alice: User, others: list[User], now: datetime) -> dateti
         while hand is not None and hand.status == HoldemHandStatus.PLAYING:
             legal = replay(hand).legal_actions()
             user = users[legal.seat]
-            kind = (
-                "all_in"
-                if user == alice and "all_in" in legal.kinds
-                else ("check" if "check" in legal.kinds else "call")
-            )
+            kind = "all_in" if user == alice and "all_in" in legal.kinds else passive_kind(legal.kinds)
             act_in_hand(table_id=table.pk, user_id=user.pk, kind=kind, now=now)
             hand.refresh_from_db()
         table.refresh_from_db()
@@ -85,7 +81,7 @@ def test_a_busted_player_keeps_his_seat_while_there_and_loses_it_once_gone(alice
             while hand.status == HoldemHandStatus.PLAYING:
                 legal = replay(hand).legal_actions()
                 user = bob if Seat.objects.get(table=table, position=legal.seat).user_id == bob.pk else carol
-                kind = "check" if "check" in legal.kinds else "call"
+                kind = passive_kind(legal.kinds)
                 act_in_hand(table_id=table.pk, user_id=user.pk, kind=kind, now=now)
                 hand.refresh_from_db()
     seat = Seat.objects.get(table=table, user=alice)
