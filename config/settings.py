@@ -106,6 +106,9 @@ if not SECRET_KEY:
         )
     # Embedded default only (SQLite, no services): a fixed development key.
     SECRET_KEY = "embedded-default-insecure-key-set-DJANGO_SECRET_KEY-in-production"
+elif "CHANGE-ME" in SECRET_KEY.upper():
+    # deploy/env.example's placeholder: a key everyone who read the repository knows.
+    raise ImproperlyConfigured("DJANGO_SECRET_KEY is deploy/env.example's placeholder: set a secret key of your own")
 # The key that seals the ledger's hash chain (wallet/chain.py). It lives only in the app's
 # environment, never in the database. Set POKER_LEDGER_KEY to keep verifying old seals
 # across a rotation of DJANGO_SECRET_KEY.
@@ -510,6 +513,8 @@ WS_RATE_BURST: int = _int("POKER_WS_RATE_BURST", 20, minimum=1)
 # --- Operating it (docs/deployment.md, "Operating it") ----------------------------------------
 # A bearer token that may read /metrics and /readyz's detail from anywhere (empty: loopback only).
 OPS_TOKEN: str = env.str("POKER_OPS_TOKEN", default="")
+if "CHANGE-ME" in OPS_TOKEN.upper():
+    raise ImproperlyConfigured("POKER_OPS_TOKEN is deploy/env.example's placeholder: set a token of your own")
 # The clock's last tick older than this is late (readiness "degraded", the status page).
 OPS_CLOCK_LATE_SECONDS: int = _int("POKER_CLOCK_LATE_SECONDS", 10, minimum=2)
 # Beat runs the books check (wallet.selectors.check_books) this often; 0: never.

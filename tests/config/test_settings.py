@@ -78,6 +78,15 @@ def test_production_refuses_the_local_beacon_and_names_the_variable() -> None:
     assert allowed.returncode == 0, allowed.stderr
 
 
+def test_production_refuses_the_placeholders_of_deploy_env_example() -> None:
+    # deploy/env.example ships DJANGO_SECRET_KEY=CHANGE-ME and a commented POKER_OPS_TOKEN=CHANGE-ME:
+    # a copy left unedited must not start with a key or token everyone can read.
+    key = _run(["check"], **{**PRODUCTION, "DJANGO_SECRET_KEY": "CHANGE-ME"})
+    assert key.returncode != 0 and "DJANGO_SECRET_KEY is deploy/env.example's placeholder" in key.stderr
+    token = _run(["check"], **{**PRODUCTION, "POKER_OPS_TOKEN": "change-me"})
+    assert token.returncode != 0 and "POKER_OPS_TOKEN is deploy/env.example's placeholder" in token.stderr
+
+
 def test_the_clock_cannot_be_beat_without_redis() -> None:
     result = _run(["check"], TABLE_CLOCK="beat", SQLITE_PATH="/tmp/never-created.sqlite3")
     assert result.returncode != 0
