@@ -183,6 +183,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.i18n",
+                "lobby.context.guest",
             ],
         },
     },
@@ -447,6 +448,9 @@ SESSION_BREAK_MINUTES: int = _int("POKER_SESSION_BREAK_MINUTES", 15, minimum=1)
 # account and on the whole site. A start over either is refused (practice_limit, practice_full).
 PRACTICE_GAMES_PER_PLAYER: int = _int("POKER_PRACTICE_GAMES_PER_PLAYER", 2, minimum=1, maximum=10)
 PRACTICE_GAMES_MAX: int = _int("POKER_PRACTICE_GAMES_MAX", 50, minimum=1)
+# Guests (seed 004: practice "senza registrazione", wallet/guests.py): guest games started from
+# one client address in an hour; more are refused (guest_limit, 429).
+POKER_GUESTS_PER_ADDRESS_HOUR: int = _int("POKER_GUESTS_PER_ADDRESS_HOUR", 10, minimum=1)
 # The clock advances cash tables first, then other tables, then practice tables, and spends at
 # most this many seconds of a tick on practice tables (the rest wait for the next tick).
 CLOCK_PRACTICE_BUDGET_SECONDS: float = _float("POKER_CLOCK_PRACTICE_BUDGET_SECONDS", 0.5, minimum=0.05)

@@ -21,6 +21,7 @@ from lobby.simulator import SimulatorForm, run_simulation, simulator_tables
 from tables.holdem_lobby import list_holdem_lobby_rows
 from tables.realtime.push import push_player_on_commit
 from tables.selectors import list_lobby_tables
+from wallet import guests
 from wallet.errors import DomainError
 from wallet.models import Currency
 from wallet.money import format_minor
@@ -98,11 +99,15 @@ def lobby_tables(request: HttpRequest) -> JsonResponse:
 
 
 def sign_up(request: HttpRequest) -> HttpResponse:
-    """Create an account, grant the sign-up FUN chips, log the player in, go to the lobby."""
-    if request.user.is_authenticated:
+    """Create an account, grant the sign-up FUN chips, log the player in, go to the lobby.
+    A guest (wallet/guests.py) may sign up: the new account replaces the guest's login."""
+    if request.user.is_authenticated and not guests.is_guest(request.user.pk):
         return redirect("lobby")
     form: UserCreationForm[User] = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        if form.cleaned_data["username"].lower().startswith(guests.GUEST_PREFIX):
+            form.add_error("username", _("Names starting with “guest-” are kept for guests."))
+            return render(request, "lobby/signup.html", {"form": form})
         try:
             user = register_player(username=form.cleaned_data["username"], password=form.cleaned_data["password1"])
         except UsernameTakenError:

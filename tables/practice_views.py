@@ -10,6 +10,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -20,8 +21,9 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from config.client_ip import client_ip
 from tables.holdem_page import holdem_table_page
-from tables.models import HoldemBetting, PracticeStatus
+from tables.models import HoldemBetting, PracticeGame, PracticeStatus
 from tables.services.holdem.practice import (
     ACTION_SECONDS_RANGE,
     CURRENCY_LABELS,
@@ -39,6 +41,7 @@ from tables.services.holdem.practice import (
     start_practice_game,
     stop_practice_game,
 )
+from wallet import guests
 from wallet.errors import DomainError
 
 
@@ -181,25 +184,44 @@ class PracticeSetupForm(forms.Form):
         )
 
 
-@login_required
 @require_http_methods(["GET", "POST"])
-def practice_setup(request: AuthenticatedHttpRequest) -> HttpResponse:
-    """The setup form (seed 004, *assetto*); a valid one starts the game at once."""
-    form = PracticeSetupForm(request.POST or None, initial={"nickname": request.user.get_username()[:24]})
+def practice_setup(request: HttpRequest) -> HttpResponse:
+    """The setup form (seed 004, *assetto*); a valid one starts the game at once.
+
+    No account is needed (seed 004: "senza registrazione"): a visitor who is not logged in
+    becomes a guest (wallet/guests.py) for this browser session when he starts a game; at
+    most ``POKER_GUESTS_PER_ADDRESS_HOUR`` guests an hour from one client address
+    (``guest_limit``)."""
+    user = request.user
+    anonymous = user.pk is None
+    initial = {} if user.pk is None or guests.is_guest(user.pk) else {"nickname": user.get_username()[:24]}
+    form = PracticeSetupForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
-            game = start_practice_game(
-                user_id=request.user.pk,
-                nickname=form.cleaned_data["nickname"],
-                setup=form.setup(),
-                now=timezone.now(),
-            )
+            game = _start(request, nickname=form.cleaned_data["nickname"], setup=form.setup())
         except DomainError as error:
             name = str(error.extra.get("field", ""))
             form.add_error(name if name in form.fields else None, f"{error.for_people()} [{error.code}]")
         else:
             return redirect("practice-game", game_id=game.pk)
-    return render(request, "tables/practice_setup.html", {"form": form})
+    return render(request, "tables/practice_setup.html", {"form": form, "anonymous": anonymous})
+
+
+def _start(request: HttpRequest, *, nickname: str, setup: PracticeSetup) -> PracticeGame:
+    """Start the game for the logged-in player, or for a new guest logged in for this
+    session when nobody is; a guest whose game is refused is deleted again (nobody is left
+    logged in as him). Raises what start_practice_game and count_guest_start raise."""
+    if request.user.is_authenticated:
+        return start_practice_game(user_id=request.user.pk, nickname=nickname, setup=setup, now=timezone.now())
+    guests.count_guest_start(address=client_ip(request))
+    guest = guests.create_guest()
+    try:
+        game = start_practice_game(user_id=guest.pk, nickname=nickname, setup=setup, now=timezone.now())
+    except DomainError:
+        guest.delete()
+        raise
+    login(request, guest, backend="django.contrib.auth.backends.ModelBackend")
+    return game
 
 
 def _banner(game_id: int) -> PracticeBanner:

@@ -153,3 +153,20 @@ class InvalidLimitError(DomainError):
 
     code = "invalid_limit"
     summary = _("That limit is out of range.")
+
+
+class GuestPracticeOnlyError(DomainError):
+    """A guest (a practice player without an account, seed 004 "senza registrazione") asked
+    for something only an account may do: a seat at a table, a deposit, a top-up."""
+
+    code = "guest_practice_only"
+    summary = _("Guests play practice games only: sign up to play at the tables.")
+    http_status = 403
+
+
+class GuestLimitError(DomainError):
+    """Too many guests started from one address within the hour; ``extra``: ``limit``."""
+
+    code = "guest_limit"
+    summary = _("Too many guest games from your address: try again later or sign up.")
+    http_status = 429

@@ -27,7 +27,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from wallet import chain, protection
+from wallet import chain, guests, protection
 from wallet.errors import (
     CurrencyMismatchError,
     InsufficientFundsError,
@@ -705,9 +705,10 @@ def deposit_cash(
 
     The player's protection holds (wallet/protection.py): DepositLimitError past his own
     deposit limit of the last 24 hours, SelfExcludedError, TimeOutError or SuspendedError
-    while he may not play; nothing is deposited then. A repeated reference is not a new
-    deposit and is not refused.
+    while he may not play, GuestPracticeOnlyError for a guest (wallet/guests.py); nothing is
+    deposited then. A repeated reference is not a new deposit and is not refused.
     """
+    guests.refuse_guest(user_id=user_id)
     repeated = bool(reference) and Transfer.objects.filter(reference=reference).exists()
     valid_amount = isinstance(amount_minor, int) and not isinstance(amount_minor, bool) and amount_minor > 0
     if not repeated and valid_amount and currency in Currency.values and currency != Currency.FUN:
@@ -799,8 +800,10 @@ def grant_signup_fun_chips(*, user_id: int) -> Transfer:
 def top_up_fun_chips(*, user_id: int) -> Transfer:
     """Top the player's FUN wallet back up to the configured level when it is low.
 
-    Raises TopUpRefusedError when the balance is at or above ``FUN_TOP_UP_BELOW_MINOR``.
+    Raises TopUpRefusedError when the balance is at or above ``FUN_TOP_UP_BELOW_MINOR``,
+    GuestPracticeOnlyError for a guest (wallet/guests.py).
     """
+    guests.refuse_guest(user_id=user_id)
     cashier = ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
     wallet = ensure_player_account(user_id=user_id, currency=Currency.FUN)
     locked = Account.objects.select_for_update(no_key=True).get(pk=wallet.pk)

@@ -14,7 +14,7 @@ from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError, 
 from tables.models import Seat, SeatSockets, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.push import broadcast_table_on_commit, kick_player_on_commit, push_private_on_commit
 from tables.services import powerups
-from wallet import protection
+from wallet import guests, protection
 from wallet import selectors as wallet_selectors
 from wallet import services as wallet_services
 from wallet.errors import StakeNotCoveredError
@@ -67,13 +67,15 @@ def join_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
     (wallet/protection.py: SuspendedError, SelfExcludedError, TimeOutError, SessionLimitError,
     LossLimitError when the ante would pass his loss limit), StakeNotCoveredError
     (``insufficient_funds``: his wallet cannot pay the ante; ``extra`` has the amount needed
-    and the wallet's URL); nothing changes then.
+    and the wallet's URL), GuestPracticeOnlyError (``guest_practice_only``: a guest, seed 004,
+    plays practice games only); nothing changes then.
     """
     table = _get_table(table_id)
     if table.game != TableGame.WIDERPOKER:
         raise WrongGameError(f"{table.name} is not a WiderPoker table: take a seat there", table_id=table_id)
     if not table.is_open or table.phase == TablePhase.CLOSED:
         raise TableClosedError(f"{table.name} is closed", table_id=table_id)
+    guests.refuse_guest(user_id=user_id)
     protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=table.ante_minor, now=now)
     _check_stake_covered(table, user_id)
     wallet_services.ensure_player_account(user_id=user_id, currency=table.currency)

@@ -33,7 +33,7 @@ from tables.holdem_selectors import HoldemTableRows, read_holdem_seats
 from tables.models import HoldemConditions, Seat, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.push import broadcast_holdem_action_on_commit, broadcast_table_on_commit, push_private_on_commit
 from tables.services.holdem import hands, money
-from wallet import protection
+from wallet import guests, protection
 from wallet import services as wallet_services
 
 BLIND_CHOICES = ("wait", "post")
@@ -108,6 +108,7 @@ def take_seat(
 
     table, conditions = lock_holdem_table(table_id)
     _refuse_practice(table)
+    guests.refuse_guest(user_id=user_id)
     if not table.is_open or table.phase == TablePhase.CLOSED:
         raise TableClosedError(f"{table.name} is closed", table_id=table_id)
     if blind not in BLIND_CHOICES:
@@ -171,6 +172,7 @@ def add_chips(*, table_id: int, user_id: int, amount_minor: int, now: datetime) 
     InsufficientFundsError and the protection's refusals."""
     table, conditions = lock_holdem_table(table_id)
     _refuse_practice(table)
+    guests.refuse_guest(user_id=user_id)
     seat = _seat_of(table, user_id)
     if _in_running_hand(table, seat):
         raise HandInProgressError("chips can be added between hands only", table_id=table_id)
