@@ -108,5 +108,7 @@ def check_tournaments() -> list[str]:
                 .count()
             )
             if left:
-                problems.append(f"tournament {tournament.pk} ({tournament.name}) is over but {left} accounts hold chips")
+                problems.append(
+                    f"tournament {tournament.pk} ({tournament.name}) is over but {left} accounts hold chips"
+                )
     return problems

@@ -260,9 +260,7 @@ def register(*, tournament_id: int, user_id: int, now: datetime) -> Entrant:
             raise AlreadyRegisteredError("you are already registered", tournament_id=tournament_id)
         number = previous.entry_number + 1
         if number - 1 > tournament.max_reentries:
-            raise ReentryLimitError(
-                f"at most {tournament.max_reentries} re-entries", tournament_id=tournament_id
-            )
+            raise ReentryLimitError(f"at most {tournament.max_reentries} re-entries", tournament_id=tournament_id)
     entries = Entrant.objects.filter(tournament=tournament).exclude(status=EntrantStatus.WITHDRAWN).count()
     if entries >= tournament.max_entrants:
         raise TournamentFullError(f"{tournament.name} is full", tournament_id=tournament_id)
@@ -298,9 +296,7 @@ def unregister(*, tournament_id: int, user_id: int, now: datetime) -> Entrant:
     was taken). Raises TournamentNotFoundError, NotRegisteredError, RegistrationClosedError
     (started: the chips are in play)."""
     tournament = _locked(tournament_id)
-    entrant = Entrant.objects.filter(
-        tournament=tournament, user_id=user_id, status=EntrantStatus.REGISTERED
-    ).first()
+    entrant = Entrant.objects.filter(tournament=tournament, user_id=user_id, status=EntrantStatus.REGISTERED).first()
     if entrant is None:
         raise NotRegisteredError("you are not registered", tournament_id=tournament_id)
     if tournament.state not in (TournamentState.SCHEDULED, TournamentState.REGISTERING):
@@ -484,7 +480,7 @@ def _record_round(tournament: Tournament, table: Table, *, now: datetime) -> Non
     chips = _chips_of(tournament, [user_id for _, user_id in rows])
     amounts = np.array([chips.get(user_id, 0) for _, user_id in rows], dtype=np.int64)
     ranks = rank_places(amounts) if rows else np.zeros(0, dtype=np.int32)
-    order = np.lexsort((np.array([pk for pk, _ in rows], dtype=np.int64), ranks)) if rows else []
+    order = np.lexsort((np.array([pk for pk, _ in rows], dtype=np.int64), ranks)).tolist() if rows else []
     standings = [[int(rows[i][0]), int(amounts[i]), int(ranks[i])] for i in order]
     if rows:
         update_rows(
@@ -555,10 +551,7 @@ def final_order(entries: list[tuple[int, str, int, int | None]]) -> np.ndarray:
     share the prizes of the places they occupy (seed 001, Prize Pool Allocation;
     DESIGN 11: "players whose final hands tie share equally")."""
     keys = np.array(
-        [
-            (1 if eliminated is None else 0, eliminated or 0, chips)
-            for _, status, chips, eliminated in entries
-        ],
+        [(1 if eliminated is None else 0, eliminated or 0, chips) for _, status, chips, eliminated in entries],
         dtype=np.int64,
     ).reshape(-1, 3)
     if not len(keys):
@@ -574,9 +567,7 @@ def _finish(tournament: Tournament, table: Table, *, now: datetime) -> None:
     account, the tournament having no next hand to carry them to), the chips retired, the
     table closed."""
     rows = list(
-        Entrant.objects.filter(
-            tournament=tournament, status__in=(EntrantStatus.PLAYING, EntrantStatus.ELIMINATED)
-        )
+        Entrant.objects.filter(tournament=tournament, status__in=(EntrantStatus.PLAYING, EntrantStatus.ELIMINATED))
         .order_by("pk")
         .values_list("pk", "user_id", "status", "chips_minor", "eliminated_at_hand")
     )

@@ -13,7 +13,6 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from jackpots import services as jackpot_services
-
 from tables import services as table_services
 from tables.engine.allocation import AllocationConfig, allocate_pool
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TablePhase
@@ -21,8 +20,8 @@ from tables.tournaments import services as tournaments
 from tables.tournaments.errors import (
     AlreadyRegisteredError,
     NotRegisteredError,
-    RegistrationClosedError,
     ReentryLimitError,
+    RegistrationClosedError,
     TournamentOverError,
 )
 from tables.tournaments.models import Entrant, EntrantStatus, Tournament, TournamentRound, TournamentState
@@ -44,6 +43,12 @@ def _wallets(users: list[User], currency: str = "EUR") -> dict[int, tuple[int, i
             kind=AccountKind.PLAYER, currency=currency, user__in=users
         ).values_list("user_id", "balance_minor", "held_minor")
     }
+
+
+def _table(tournament: Tournament) -> int:
+    """The id of the tournament's table (every tournament has one from its scheduling)."""
+    assert tournament.table_id is not None
+    return tournament.table_id
 
 
 def _assert_books() -> None:
@@ -81,7 +86,7 @@ def test_a_thousand_entrants_play_to_the_end_through_the_beat(monkeypatch: pytes
     clock = BeatClock(monkeypatch, now)
     buyers = players[:40]
     for moment in clock.run_until_over(tournament.pk):
-        table = Table.objects.select_related("current_hand").get(pk=tournament.table_id)
+        table = Table.objects.select_related("current_hand").get(pk=_table(tournament))
         hand = table.current_hand
         if table.phase == TablePhase.CHANGE and hand is not None and hand.number == 2 and moment < hand.redeal_deadline:
             # Players play through the platform's own purchases, in chips.
@@ -100,11 +105,11 @@ def test_a_thousand_entrants_play_to_the_end_through_the_beat(monkeypatch: pytes
     assert tournament.hands_played == 5
     _assert_books()
 
-    hands = list(Hand.objects.filter(table_id=tournament.table_id).order_by("number"))
+    hands = list(Hand.objects.filter(table_id=_table(tournament)).order_by("number"))
     assert [hand.status for hand in hands] == [HandStatus.SETTLED] * 5
     assert hands[1].draws_minor > 0 and hands[1].redeals_minor > 0
     # Every entrant plays the same board each hand: one hand, one board, every entry in it.
-    entries = defaultdict(dict)
+    entries: dict[int, dict[int, tuple[int, int]]] = defaultdict(dict)
     for hand_id, user_id, paid, prize in Entry.objects.filter(hand__in=hands).values_list(
         "hand_id", "user_id", "paid_minor", "prize_minor"
     ):
@@ -130,7 +135,9 @@ def test_a_thousand_entrants_play_to_the_end_through_the_beat(monkeypatch: pytes
             fell = entrant.eliminated_at_hand
             assert fell is not None and history[-1][0] == fell
             assert history[-1][1] < tournament.ante_for(fell + 1)
-            assert not Entry.objects.filter(hand__table_id=tournament.table_id, hand__number__gt=fell, user_id=user_id).exists()
+            assert not Entry.objects.filter(
+                hand__table_id=_table(tournament), hand__number__gt=fell, user_id=user_id
+            ).exists()
     assert eliminated_seen > 0
     dealt_per_hand = [hand.entry_count for hand in hands]
     assert dealt_per_hand == sorted(dealt_per_hand, reverse=True) and dealt_per_hand[-1] < 1000
@@ -154,7 +161,7 @@ def test_a_thousand_entrants_play_to_the_end_through_the_beat(monkeypatch: pytes
         assert wallets[player.pk] == (BANKROLL - 1100 + prize, 0)
     # The chips are retired: nothing of the tournament's currency is left anywhere.
     assert not Account.objects.filter(currency=chip_currency(tournament.pk)).exclude(balance_minor=0).exists()
-    assert Table.objects.get(pk=tournament.table_id).phase == TablePhase.CLOSED
+    assert Table.objects.get(pk=_table(tournament)).phase == TablePhase.CLOSED
 
 
 @pytest.mark.django_db(transaction=True)
@@ -169,17 +176,21 @@ def test_cancellation_before_the_start_releases_every_hold(now: datetime) -> Non
     assert _wallets(players)[players[0].pk] == (BANKROLL, 0)
     assert _wallets(players)[players[1].pk] == (BANKROLL, 1100)
     _assert_books()
-    tournaments.cancel_tournament(tournament_id=tournament.pk, reason="no croupier tonight", staff_user_id=None, now=now)
+    tournaments.cancel_tournament(
+        tournament_id=tournament.pk, reason="no croupier tonight", staff_user_id=None, now=now
+    )
     assert set(_wallets(players).values()) == {(BANKROLL, 0)}
     assert not FundsHold.objects.filter(transfer__isnull=True).exists()
     with pytest.raises(TournamentOverError):
         tournaments.cancel_tournament(tournament_id=tournament.pk, reason="again", staff_user_id=None, now=now)
-    assert Table.objects.get(pk=tournament.table_id).phase == TablePhase.CLOSED
+    assert Table.objects.get(pk=_table(tournament)).phase == TablePhase.CLOSED
     _assert_books()
 
 
 @pytest.mark.django_db(transaction=True)
-def test_cancellation_mid_hand_refunds_buy_ins_fees_and_the_hand(monkeypatch: pytest.MonkeyPatch, now: datetime) -> None:
+def test_cancellation_mid_hand_refunds_buy_ins_fees_and_the_hand(
+    monkeypatch: pytest.MonkeyPatch, now: datetime
+) -> None:
     players = funded_players(4, currency="EUR", amount_minor=BANKROLL)
     tournament = schedule(now=now, guaranteed_minor=10_000)
     for player in players:
@@ -190,7 +201,7 @@ def test_cancellation_mid_hand_refunds_buy_ins_fees_and_the_hand(monkeypatch: py
     )
     clock = BeatClock(monkeypatch, tournament.starts_at)
     clock.tick(0)
-    table = Table.objects.get(pk=tournament.table_id)
+    table = Table.objects.get(pk=_table(tournament))
     assert table.phase == TablePhase.CHANGE
     tournament.refresh_from_db()
     assert tournament.state == TournamentState.RUNNING
@@ -273,14 +284,12 @@ def test_elimination_late_registration_and_re_entry(monkeypatch: pytest.MonkeyPa
         tournaments.register(tournament_id=tournament.pk, user_id=player.pk, now=now)
     clock = BeatClock(monkeypatch, tournament.starts_at)
     clock.tick(0)  # the start and hand 1
-    while Table.objects.get(pk=tournament.table_id).hands_dealt < 2:
+    while Table.objects.get(pk=_table(tournament)).hands_dealt < 2:
         clock.tick()
     out = list(Entrant.objects.filter(tournament=tournament, status=EntrantStatus.ELIMINATED))
     assert out and all(entrant.eliminated_at_hand == 1 and entrant.chips_minor < 2000 for entrant in out)
-    assert all(
-        Seat.objects.get(table_id=tournament.table_id, user_id=e.user_id).status == SeatStatus.LEFT for e in out
-    )
-    hand2 = Hand.objects.get(table_id=tournament.table_id, number=2)
+    assert all(Seat.objects.get(table_id=_table(tournament), user_id=e.user_id).status == SeatStatus.LEFT for e in out)
+    hand2 = Hand.objects.get(table_id=_table(tournament), number=2)
     assert hand2.entry_count == 10 - len(out)
     assert not Entry.objects.filter(hand=hand2, user_id__in=[e.user_id for e in out]).exists()
 
@@ -291,9 +300,9 @@ def test_elimination_late_registration_and_re_entry(monkeypatch: pytest.MonkeyPa
     with pytest.raises(AlreadyRegisteredError):
         tournaments.register(tournament_id=tournament.pk, user_id=out[0].user_id, now=clock.now)
     late = tournaments.register(tournament_id=tournament.pk, user_id=newcomer.pk, now=clock.now)
-    while Table.objects.get(pk=tournament.table_id).hands_dealt < 3:
+    while Table.objects.get(pk=_table(tournament)).hands_dealt < 3:
         clock.tick()
-    hand3 = Hand.objects.get(table_id=tournament.table_id, number=3)
+    hand3 = Hand.objects.get(table_id=_table(tournament), number=3)
     dealt = set(Entry.objects.filter(hand=hand3).values_list("user_id", flat=True))
     assert {out[0].user_id, newcomer.pk} <= dealt
     with pytest.raises(RegistrationClosedError):
@@ -304,9 +313,11 @@ def test_elimination_late_registration_and_re_entry(monkeypatch: pytest.MonkeyPa
     assert tournament.state == TournamentState.FINISHED
     # 10 entries, a re-entry and a late one: 12 buy-ins in the pool.
     assert tournament.prize_pool_minor == 12 * 100
-    assert sum(Entrant.objects.filter(tournament=tournament).values_list("prize_minor", flat=True)) + int(
-        tournament.results["breakage_minor"]
-    ) == 1200
+    assert (
+        sum(Entrant.objects.filter(tournament=tournament).values_list("prize_minor", flat=True))
+        + int(tournament.results["breakage_minor"])
+        == 1200
+    )
     assert Entrant.objects.get(pk=late.pk).place is not None
     _assert_books()
 
@@ -319,7 +330,7 @@ def test_re_entries_are_limited(monkeypatch: pytest.MonkeyPatch, now: datetime) 
         tournaments.register(tournament_id=tournament.pk, user_id=player.pk, now=now)
     clock = BeatClock(monkeypatch, tournament.starts_at)
     clock.tick(0)
-    while Table.objects.get(pk=tournament.table_id).hands_dealt < 2:
+    while Table.objects.get(pk=_table(tournament)).hands_dealt < 2:
         clock.tick()
     out = Entrant.objects.filter(tournament=tournament, status=EntrantStatus.ELIMINATED).first()
     assert out is not None
