@@ -76,6 +76,27 @@ def parse_antes(text: str) -> list[dict[str, int]]:
     return levels
 
 
+FORM_MODEL_FIELDS = (
+    "name",
+    "starts_at",
+    "registration_opens_at",
+    "mode",
+    "currency",
+    "hands",
+    "duration_minutes",
+    "change_seconds",
+    "results_seconds",
+    "max_draws",
+    "max_redeals",
+    "redeal_seconds",
+    "min_entrants",
+    "max_entrants",
+    "late_registration_hands",
+    "max_reentries",
+)
+"""The model's fields the scheduling form edits as they are (the others in people's units)."""
+
+
 class TournamentForm(forms.ModelForm):  # type: ignore[type-arg]  # django-stubs generic
     """A new tournament in people's units. The service checks everything before saving and
     its refusals show on the field they name."""
@@ -88,24 +109,7 @@ class TournamentForm(forms.ModelForm):  # type: ignore[type-arg]  # django-stubs
 
     class Meta:
         model = Tournament
-        fields = (
-            "name",
-            "starts_at",
-            "registration_opens_at",
-            "mode",
-            "currency",
-            "hands",
-            "duration_minutes",
-            "change_seconds",
-            "results_seconds",
-            "max_draws",
-            "max_redeals",
-            "redeal_seconds",
-            "min_entrants",
-            "max_entrants",
-            "late_registration_hands",
-            "max_reentries",
-        )
+        fields = FORM_MODEL_FIELDS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -118,7 +122,7 @@ class TournamentForm(forms.ModelForm):  # type: ignore[type-arg]  # django-stubs
     def values(self) -> dict[str, Any]:
         """The schedule's values for the service (money and chips in minor units)."""
         data = self.cleaned_data
-        values = {field: data.get(field) for field in self.Meta.fields}
+        values = {field: data.get(field) for field in FORM_MODEL_FIELDS}
         for name, (field, _, _) in _MONEY.items():
             values[field] = _amount(data.get(name, "0"))
         for name, (field, _, _) in _PERCENT.items():
