@@ -427,6 +427,8 @@ def tournament_step(table: Table, *, now: datetime) -> bool:
     ante = tournament.ante_for(table.hands_dealt + 1)
     if not over:
         _eliminate(tournament, table, ante=ante, now=now)
+    if table.hands_dealt:
+        _publish_standings(tournament, table, next_ante=ante)
     live = list(
         Entrant.objects.filter(tournament=tournament, status__in=LIVE).order_by("pk").values_list("user_id", flat=True)
     )
@@ -495,6 +497,49 @@ def _record_round(tournament: Tournament, table: Table, *, now: datetime) -> Non
     if hand is not None and hand.status == HandStatus.SETTLED:
         tournament.hands_played += 1
         tournament.save(update_fields=["hands_played"])
+
+
+STANDINGS_TOP = 10
+"""How many of the best standings the ``tournament_standings`` frame carries."""
+
+
+def _publish_standings(tournament: Tournament, table: Table, *, next_ante: int) -> None:
+    """Push the standings after the table's last hand to its group once the step commits
+    (``TournamentStandingsFrame``)."""
+    from django.contrib.auth import get_user_model
+    from django.urls import reverse
+
+    from tables.engine.allocation import paid_places
+    from tables.realtime.frames import TournamentStandingsFrame, dumps
+    from tables.realtime.hub import publish_table_frame
+
+    row = TournamentRound.objects.filter(tournament=tournament, number=table.hands_dealt).first()
+    if row is None:
+        return
+    top = row.standings[:STANDINGS_TOP]
+    users = dict(Entrant.objects.filter(pk__in=[item[0] for item in top]).values_list("pk", "user_id"))
+    names = dict(get_user_model().objects.filter(pk__in=list(users.values())).values_list("pk", "username"))
+    entries = Entrant.objects.filter(tournament=tournament).exclude(status=EntrantStatus.WITHDRAWN).count()
+    config = AllocationConfig(tournament.paid_fraction_bps, tournament.min_prize_minor)
+    frame = TournamentStandingsFrame(
+        type="tournament_standings",
+        tournament_id=tournament.pk,
+        table_id=table.pk,
+        hand=row.number,
+        players_left=len(row.standings) - len(row.eliminated),
+        eliminated=len(row.eliminated),
+        paid_places=paid_places(max(1, entries), tournament.prize_pool_minor, config),
+        prize_pool_minor=tournament.prize_pool_minor,
+        currency=tournament.currency,
+        next_ante_minor=next_ante,
+        top=[
+            {"rank": rank, "player": names.get(users.get(entrant_id, 0), "?"), "chips_minor": chips}
+            for entrant_id, chips, rank in top
+        ],
+        url=reverse("tournament", args=[tournament.pk]),
+    )
+    text = dumps(frame)
+    transaction.on_commit(lambda: publish_table_frame(table.pk, text), robust=True)
 
 
 def _eliminate(tournament: Tournament, table: Table, *, ante: int, now: datetime) -> None:

@@ -14,6 +14,7 @@ from django.test import Client
 from django.utils import timezone
 
 from tables.models import Table, TablePhase
+from tables.realtime import hub
 from tables.tournaments.models import Entrant, EntrantStatus, Tournament, TournamentState
 from tests.helpers import logged_in
 from tests.tables.tournament_helpers import BeatClock, funded_players, schedule
@@ -141,6 +142,10 @@ def test_standings_between_hands_and_the_auditors_export(monkeypatch: pytest.Mon
         antes=[{"from_hand": 1, "ante_minor": 1000}],
     )
     players = funded_players(6, currency="FUN", amount_minor=5000, prefix="std")
+    pushed: list[dict[str, Any]] = []
+    monkeypatch.setattr(
+        hub, "publish_table_frame", lambda table_id, text, **_: pushed.append(json.loads(text or "{}"))
+    )
     for player in players:
         logged_in(player).post(f"/api/tournaments/{tournament.pk}/register/")
     clock = BeatClock(monkeypatch, tournament.starts_at)
@@ -154,6 +159,11 @@ def test_standings_between_hands_and_the_auditors_export(monkeypatch: pytest.Mon
     assert len(state["standings"]) == 6 and state["standings"][0]["rank"] == 1
     assert state["me"]["chips_minor"] == Entrant.objects.get(user=players[0]).chips_minor
     assert state["paid_places"] >= 1 and state["players_left"] == 6
+    # The socket frame between hands (docs/protocol.md, tournament_standings).
+    (frame,) = [item for item in pushed if item.get("type") == "tournament_standings"]
+    assert frame["hand"] == 1 and frame["players_left"] == 6 and frame["table_id"] == tournament.table_id
+    assert [row["chips_minor"] for row in frame["top"]] == [row["chips_minor"] for row in state["standings"][:6]]
+    assert frame["url"] == f"/tournaments/{tournament.pk}/"
     page = logged_in(players[0]).get(f"/tournaments/{tournament.pk}/").content.decode()
     assert 'data-testid="standing-row"' in page and 'data-testid="my-rank"' in page
     for _ in clock.run_until_over(tournament.pk):
