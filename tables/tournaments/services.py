@@ -369,12 +369,16 @@ def _start(tournament: Tournament, *, now: datetime) -> bool:
     if len(entrants) < tournament.min_entrants:
         _cancel(tournament, reason=f"fewer than {tournament.min_entrants} entrants at the start", now=now)
         return False
-    _admit(tournament, entrants, first_hand=1, now=now)
-    missing = tournament.guaranteed_minor - tournament.prize_pool_minor
-    if missing > 0:
-        from tables.services.powerups import promotions_account
+    from tables.services.powerups import promotions_account
 
-        source = promotions_account(tournament.currency)
+    missing = tournament.guaranteed_minor - tournament.buy_in_minor * len(entrants)
+    source = promotions_account(tournament.currency)
+    if missing > 0 and source.kind != AccountKind.CASHIER and source.balance_minor - source.held_minor < missing:
+        # A malfunction of the house's, not the players': nothing is taken from anyone.
+        _cancel(tournament, reason="the house's promotions account cannot pay the guaranteed prize pool", now=now)
+        return False
+    _admit(tournament, entrants, first_hand=1, now=now)
+    if missing > 0:
         wallet_services.post_transfer(
             reference=f"tourney:{tournament.pk}:guarantee",
             kind=TransferKind.TOURNAMENT_BUY_IN,

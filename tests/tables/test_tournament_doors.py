@@ -143,9 +143,7 @@ def test_standings_between_hands_and_the_auditors_export(monkeypatch: pytest.Mon
     )
     players = funded_players(6, currency="FUN", amount_minor=5000, prefix="std")
     pushed: list[dict[str, Any]] = []
-    monkeypatch.setattr(
-        hub, "publish_table_frame", lambda table_id, text, **_: pushed.append(json.loads(text or "{}"))
-    )
+    monkeypatch.setattr(hub, "publish_table_frame", lambda table_id, text, **_: pushed.append(json.loads(text or "{}")))
     for player in players:
         logged_in(player).post(f"/api/tournaments/{tournament.pk}/register/")
     clock = BeatClock(monkeypatch, tournament.starts_at)
@@ -174,9 +172,10 @@ def test_standings_between_hands_and_the_auditors_export(monkeypatch: pytest.Mon
     assert data["schema"] == "widerpoker-tournament/1"
     assert [row["hand"] for row in data["rounds"]] == [1, 2]
     assert all(row["hand_id"] for row in data["rounds"])
-    assert sum(entry["prize_minor"] for entry in data["entrants"]) + data["tournament"]["results"][
-        "breakage_minor"
-    ] == data["tournament"]["prize_pool_minor"]
+    assert (
+        sum(entry["prize_minor"] for entry in data["entrants"]) + data["tournament"]["results"]["breakage_minor"]
+        == data["tournament"]["prize_pool_minor"]
+    )
     finished = Client().get(f"/tournaments/{tournament.pk}/").content.decode()
     assert 'data-testid="result-row"' in finished
     assert logged_in(auditor).get(f"/api/tournaments/{tournament.pk}/export/").json()["schema"] == data["schema"]

@@ -28,7 +28,7 @@ from tables.tournaments.models import Entrant, EntrantStatus, Tournament, Tourna
 from tests.conftest import postgres_only
 from tests.tables.tournament_helpers import BeatClock, funded_players, schedule
 from wallet import protection
-from wallet.errors import InsufficientFundsError, TimeOutError
+from wallet.errors import InsufficientFundsError, LossLimitError, TimeOutError
 from wallet.models import Account, AccountKind, FundsHold, chip_currency
 from wallet.selectors import check_books
 
@@ -239,8 +239,9 @@ def test_too_few_entrants_cancel_at_the_start(monkeypatch: pytest.MonkeyPatch, n
 
 @pytest.mark.django_db(transaction=True)
 def test_registration_refusals(now: datetime) -> None:
-    rich, poor, excluded = funded_players(3, currency="EUR", amount_minor=BANKROLL)
-    Account.objects.filter(user=poor, currency="EUR").update(balance_minor=500)  # below the price
+    rich, excluded, careful = funded_players(3, currency="EUR", amount_minor=BANKROLL)
+    (poor,) = funded_players(1, currency="EUR", amount_minor=500)  # below the price
+    protection.set_limit(user_id=careful.pk, kind="loss", currency="EUR", value=1000, now=now)
     tournament = schedule(now=now)
     tournaments.register(tournament_id=tournament.pk, user_id=rich.pk, now=now)
     with pytest.raises(AlreadyRegisteredError):
@@ -249,6 +250,12 @@ def test_registration_refusals(now: datetime) -> None:
     with pytest.raises(TimeOutError):
         tournaments.register(tournament_id=tournament.pk, user_id=excluded.pk, now=now)
     assert not Entrant.objects.filter(user=excluded).exists()
+    # His loss limit counts the entry's price (11.00) as staked, as a cash table's ante.
+    with pytest.raises(LossLimitError):
+        tournaments.register(tournament_id=tournament.pk, user_id=careful.pk, now=now)
+    with pytest.raises(InsufficientFundsError):
+        tournaments.register(tournament_id=tournament.pk, user_id=poor.pk, now=now)
+    _assert_books()
     later = schedule(now=now, registration_opens_at=now + timedelta(seconds=30))
     with pytest.raises(RegistrationClosedError):
         tournaments.register(tournament_id=later.pk, user_id=rich.pk, now=now)
@@ -347,3 +354,18 @@ def test_a_buy_in_the_wallet_cannot_cover_is_refused(now: datetime) -> None:
         tournaments.register(tournament_id=tournament.pk, user_id=player.pk, now=now)
     assert not Entrant.objects.filter(tournament=tournament).exists()
     assert _wallets([player])[player.pk] == (1000, 0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_guarantee_the_house_cannot_pay_cancels_at_the_start(monkeypatch: pytest.MonkeyPatch, now: datetime) -> None:
+    players = funded_players(2, currency="EUR", amount_minor=BANKROLL)
+    tournament = schedule(now=now, guaranteed_minor=1_000_000)
+    for player in players:
+        tournaments.register(tournament_id=tournament.pk, user_id=player.pk, now=now)
+    BeatClock(monkeypatch, tournament.starts_at).tick(0)
+    tournament.refresh_from_db()
+    assert tournament.state == TournamentState.CANCELLED
+    assert "guaranteed" in tournament.cancel_reason
+    assert set(_wallets(players).values()) == {(BANKROLL, 0)}
+    assert Table.objects.get(pk=_table(tournament)).phase == TablePhase.CLOSED
+    _assert_books()
