@@ -369,3 +369,34 @@ def test_a_guarantee_the_house_cannot_pay_cancels_at_the_start(monkeypatch: pyte
     assert set(_wallets(players).values()) == {(BANKROLL, 0)}
     assert Table.objects.get(pk=_table(tournament)).phase == TablePhase.CLOSED
     _assert_books()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_hand_that_fails_is_refunded_in_chips_and_does_not_count(
+    monkeypatch: pytest.MonkeyPatch, now: datetime
+) -> None:
+    """A malfunction during a tournament's hand (the clock's recovery, seed 001 Notes 3):
+    the hand is cancelled and every chip wagered in it returned; the tournament goes on and
+    still plays its number of settled hands."""
+    players = funded_players(3, currency="FUN", amount_minor=BANKROLL)
+    tournament = _fun_tournament(now, hands=2, antes=[{"from_hand": 1, "ante_minor": 1000}])
+    for player in players:
+        tournaments.register(tournament_id=tournament.pk, user_id=player.pk, now=now)
+    clock = BeatClock(monkeypatch, tournament.starts_at)
+    clock.tick(0)
+    table_services.recover_table(table_id=_table(tournament), now=clock.now, reason="malfunction in the test")
+    first = Hand.objects.get(table_id=_table(tournament), number=1)
+    assert first.status == HandStatus.CANCELLED
+    chips = Account.objects.filter(currency=chip_currency(tournament.pk), kind=AccountKind.PLAYER)
+    assert set(chips.values_list("balance_minor", flat=True)) == {2000}
+    for _ in clock.run_until_over(tournament.pk):
+        pass
+    tournament.refresh_from_db()
+    assert tournament.state == TournamentState.FINISHED and tournament.hands_played == 2
+    statuses = list(
+        Hand.objects.filter(table_id=_table(tournament)).order_by("number").values_list("status", flat=True)
+    )
+    assert statuses == [HandStatus.CANCELLED, HandStatus.SETTLED, HandStatus.SETTLED]
+    standings = TournamentRound.objects.get(tournament=tournament, number=1).standings
+    assert [row[1] for row in standings] == [2000, 2000, 2000]
+    _assert_books()
