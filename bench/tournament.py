@@ -92,6 +92,8 @@ def main(entrants: int, hands: int) -> None:
         antes=[{"from_hand": 1, "ante_minor": 1000}, {"from_hand": 3, "ante_minor": 2000}],
         max_entrants=100_000,
     )
+    assert tournament.table_id is not None
+    table_id = tournament.table_id
     started = time.perf_counter()
     for user in users:
         tournaments.register(tournament_id=tournament.pk, user_id=user.pk, now=now)
@@ -104,19 +106,19 @@ def main(entrants: int, hands: int) -> None:
         def now() -> object:
             return moment
 
-    clock.timezone = _Zone  # type: ignore[assignment]  # the clock's time, moved by this loop
+    setattr(clock, "timezone", _Zone)  # noqa: B010  # the clock's time, moved by this loop
     steps: list[tuple[str, float]] = []
     run_started = time.perf_counter()
     while Tournament.objects.values_list("state", flat=True).get(pk=tournament.pk) not in (
         TournamentState.FINISHED,
         TournamentState.CANCELLED,
     ):
-        table = Table.objects.get(pk=tournament.table_id)
+        table = Table.objects.get(pk=table_id)
         before = (table.phase, table.hands_dealt)
         tick_started = time.perf_counter()
         tasks.advance_due_tables()
         elapsed = time.perf_counter() - tick_started
-        after = Table.objects.values_list("phase", "hands_dealt").get(pk=tournament.table_id)
+        after = Table.objects.values_list("phase", "hands_dealt").get(pk=table_id)
         if after != before:
             steps.append((f"{before[0]} #{before[1]} -> {after[0]} #{after[1]}", elapsed))
         moment += timedelta(seconds=1)
@@ -126,9 +128,7 @@ def main(entrants: int, hands: int) -> None:
     books_seconds = time.perf_counter() - books_started
     load_after = os.getloadavg()
     tournament.refresh_from_db()
-    dealt = list(
-        Hand.objects.filter(table_id=tournament.table_id).order_by("number").values_list("entry_count", flat=True)
-    )
+    dealt = list(Hand.objects.filter(table_id=table_id).order_by("number").values_list("entry_count", flat=True))
     print(f"entrants {entrants}, hands {hands}, entries dealt per hand {dealt}")
     print(f"registration: {registering:.1f} s ({entrants / registering:.0f} a second)")
     for name, seconds in steps:
