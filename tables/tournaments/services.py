@@ -450,12 +450,16 @@ def tournament_step(table: Table, *, now: datetime) -> bool:
 def _deal(tournament: Tournament, table: Table, user_ids: list[int], *, now: datetime) -> None:
     """Deal the next hand to ``user_ids`` (their chips cover the ante), through the
     platform's deal. Players the protection bars now (suspended, excluded, past a session
-    limit) sit this hand out and pay no ante, as at a cash table."""
+    limit) and players sitting out sit this hand out and pay no ante, as at a cash table."""
     from tables.services import lifecycle
 
     accounts = wallet_services.ensure_player_accounts(user_ids=user_ids, currency=tournament.chips)
     barred = protection.barred_players(user_ids=user_ids, currency=tournament.chips, stake_minor=None, now=now)
-    dealt = [user_id for user_id in user_ids if user_id not in barred]
+    # Seed 000, Glossary "Sit out": "Players sitting out do not pay the ante" (the screen's
+    # Sit out and Sit in buttons, as at a cash table); leaving the table or the connection
+    # does not stop the deal.
+    sitting = set(Seat.objects.filter(table=table, status=SeatStatus.SITTING_OUT).values_list("user_id", flat=True))
+    dealt = [user_id for user_id in user_ids if user_id not in barred and user_id not in sitting]
     if len(dealt) < 2:
         return  # wait for the next tick; the standings stand
     ids = np.array(dealt, dtype=np.int64)

@@ -400,3 +400,36 @@ def test_a_hand_that_fails_is_refunded_in_chips_and_does_not_count(
     standings = TournamentRound.objects.get(tournament=tournament, number=1).standings
     assert [row[1] for row in standings] == [2000, 2000, 2000]
     _assert_books()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_player_sitting_out_is_not_dealt_and_pays_no_ante(monkeypatch: pytest.MonkeyPatch, now: datetime) -> None:
+    """Seed 000, Glossary "Sit out": the screen's Sit out keeps a tournament player out of
+    the next hands without an ante; Sit in brings him back."""
+    players = funded_players(3, currency="FUN", amount_minor=BANKROLL)
+    tournament = _fun_tournament(now, hands=3, antes=[{"from_hand": 1, "ante_minor": 500}])
+    for player in players:
+        tournaments.register(tournament_id=tournament.pk, user_id=player.pk, now=now)
+    clock = BeatClock(monkeypatch, tournament.starts_at)
+    clock.tick(0)
+    resting = players[0]
+    table_services.sit_out(table_id=_table(tournament), user_id=resting.pk, now=clock.now)
+    while Table.objects.get(pk=_table(tournament)).hands_dealt < 2:
+        clock.tick()
+    hand2 = Hand.objects.get(table_id=_table(tournament), number=2)
+    assert hand2.entry_count == 2 and not Entry.objects.filter(hand=hand2, user=resting).exists()
+    table_services.sit_in(table_id=_table(tournament), user_id=resting.pk, now=clock.now)
+    while Table.objects.get(pk=_table(tournament)).hands_dealt < 3:
+        clock.tick()
+    assert Entry.objects.filter(hand__table_id=_table(tournament), hand__number=3, user=resting).exists()
+    entrant = Entrant.objects.get(tournament=tournament, user=resting)
+    after = {
+        number: {row[0]: row[1] for row in standings}
+        for number, standings in TournamentRound.objects.filter(tournament=tournament).values_list(
+            "number", "standings"
+        )
+    }
+    hand1 = Entry.objects.get(hand__table_id=_table(tournament), hand__number=1, user=resting)
+    assert after[1][entrant.pk] == 2000 - hand1.paid_minor + hand1.prize_minor
+    assert after[2][entrant.pk] == after[1][entrant.pk]  # hand 2 cost him nothing
+    _assert_books()
