@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -168,6 +169,6 @@ class TournamentExportApi(APIView):
 
     permission_classes = [AllowAny]
 
-    @extend_schema(operation_id="tournaments_export", responses={200: serializers.JSONField(), **ERRORS})
+    @extend_schema(operation_id="tournaments_export", responses={200: OpenApiTypes.OBJECT, **ERRORS})
     def get(self, request: Request, tournament_id: int) -> Response:
         return Response(selectors.tournament_export(tournament_id=tournament_id))
