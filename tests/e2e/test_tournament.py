@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import os
 import re
-import time
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.pages import sign_up
+from tests.e2e.pages import AXE_IMPACTS, axe_problems, sign_up
 from tests.e2e.server import manage
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -57,6 +56,10 @@ def test_two_players_register_play_and_read_the_results(server: str, browser: Br
         expect(page.locator("[data-testid=unregister]")).to_be_visible()
     expect(ben.locator("[data-testid=entries]")).to_have_text("2")
     ana.screenshot(path="/tmp/e2e-tournament-registered.png")
+    problems = axe_problems(ana, "tournament-registered", impacts=AXE_IMPACTS)
+    ana.goto(f"{server}/tournaments/")
+    problems += axe_problems(ana, "tournament-list", impacts=AXE_IMPACTS)
+    _open_tournament(ana, server)
 
     # The page reloads itself when the tournament starts; then Ana plays at its table.
     expect(ana.locator("[data-testid=tournament-state]")).to_have_attribute(
@@ -68,17 +71,16 @@ def test_two_players_register_play_and_read_the_results(server: str, browser: Br
     expect(ana.locator("[data-testid=tournament-banner]")).to_contain_text("2", timeout=40_000)
     ana.screenshot(path="/tmp/e2e-tournament-table.png")
 
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        ben.goto(f"{server}/tournaments/{tournament_id}/")
-        if ben.locator("[data-testid=tournament-state]").get_attribute("data-state") == "finished":
-            break
-        ben.wait_for_timeout(2000)
-    expect(ben.locator("[data-testid=tournament-state]")).to_have_attribute("data-state", "finished")
+    # Ben's page follows the tournament by itself: it reloads when the state changes.
+    ben.goto(f"{server}/tournaments/{tournament_id}/")
+    expect(ben.locator("[data-testid=tournament-state]")).to_have_attribute("data-state", "finished", timeout=90_000)
+    ben.wait_for_load_state("load")
     rows = ben.locator("[data-testid=result-row]")
     expect(rows).to_have_count(2)
     prizes = [int(re.sub(r"\D", "", text)) for text in ben.locator("[data-testid=result-prize]").all_inner_texts()]
     assert sum(prizes) == 1000  # two buy-ins of 5.00 FUN, every cent paid
     expect(ben.locator("[data-testid=my-place]")).to_have_text(re.compile(r"^[12]$"))
     ben.screenshot(path="/tmp/e2e-tournament-results.png")
+    problems += axe_problems(ben, "tournament-results", impacts=AXE_IMPACTS)
+    assert not problems, problems
     assert not errors, errors
