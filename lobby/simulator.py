@@ -27,7 +27,9 @@ def _hundredths(value: Decimal) -> int:
 def simulator_tables() -> QuerySet[Table]:
     """The tables the simulator offers: the operator's WiderPoker tables, cheapest ante
     first. Hold'em tables have no prize pool, and practice games are private (ux N10)."""
-    return Table.objects.filter(game=TableGame.WIDERPOKER, practice__isnull=True).order_by("ante_minor", "name")
+    return Table.objects.filter(game=TableGame.WIDERPOKER, practice__isnull=True, tournament__isnull=True).order_by(
+        "ante_minor", "name"
+    )
 
 
 class SimulatorForm(forms.Form):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import URLPattern, URLResolver, path
 
 from tables import api
-from tables.api import practice
+from tables.api import practice, tournaments
 
 app_name = "api"
 
@@ -25,6 +25,21 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("practice/leaderboard/", practice.PracticeLeaderboardApi.as_view(), name="practice-leaderboard"),
     path("practice/<int:game_id>/", practice.PracticeDetailApi.as_view(), name="practice-detail"),
     path("practice/<int:game_id>/stop/", practice.PracticeStopApi.as_view(), name="practice-stop"),
+    path("tournaments/", tournaments.TournamentListApi.as_view(), name="tournament-list"),
+    path("tournaments/<int:tournament_id>/", tournaments.TournamentDetailApi.as_view(), name="tournament-detail"),
+    path(
+        "tournaments/<int:tournament_id>/register/",
+        tournaments.TournamentRegisterApi.as_view(),
+        name="tournament-register",
+    ),
+    path(
+        "tournaments/<int:tournament_id>/unregister/",
+        tournaments.TournamentUnregisterApi.as_view(),
+        name="tournament-unregister",
+    ),
+    path(
+        "tournaments/<int:tournament_id>/export/", tournaments.TournamentExportApi.as_view(), name="tournament-export"
+    ),
     path("wallet/", api.WalletDetailApi.as_view(), name="wallet"),
     path(
         "wallet/transactions/",

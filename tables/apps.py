@@ -10,7 +10,9 @@ class TablesConfig(AppConfig):
     def ready(self) -> None:
         # The Hold'em chips are money the ledger must cover: check_books (verify_books, the
         # back-office books check) compares every table's escrow with its stacks.
-        from tables.books import check_holdem_escrows
+        from tables.books import check_holdem_escrows, check_tournaments
         from wallet.selectors import register_books_check
 
         register_books_check("holdem_escrows", check_holdem_escrows)
+        # Tournaments: their prize pools and the chips left after their end (docs/tournaments.md).
+        register_books_check("tournaments", check_tournaments)

@@ -12,7 +12,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from wallet.models import Currency
+from wallet.models import CHIP_CURRENCY_PREFIX, CURRENCY_MAX_LENGTH, Currency
 
 # The fields of a table's conditions: snapshotted into every hand, changed by staff only
 # through tables.services.change_table_config (audit-logged, applied between hands).
@@ -78,7 +78,8 @@ class Table(models.Model):
     name = models.CharField(max_length=60, unique=True)
     game = models.CharField(max_length=12, choices=TableGame.choices, default=TableGame.WIDERPOKER)
     mode = models.CharField(max_length=8, choices=TableMode.choices, default=TableMode.FUN)
-    currency = models.CharField(max_length=3, choices=Currency.choices, default=Currency.FUN)
+    # A tournament's table plays its chips, a currency of their own (``T<id>``: tables/tournaments).
+    currency = models.CharField(max_length=CURRENCY_MAX_LENGTH, choices=Currency.choices, default=Currency.FUN)
     ante_minor = models.BigIntegerField()
     change_seconds = models.PositiveIntegerField(default=30, help_text="Length of the change phase.")
     results_seconds = models.PositiveIntegerField(default=8, help_text="How long results stay on screen.")
@@ -126,7 +127,11 @@ class Table(models.Model):
                 name="table_paid_fraction_valid",
             ),
             models.CheckConstraint(
-                condition=(Q(mode="fun", currency="FUN") | (Q(mode="cash") & ~Q(currency="FUN"))),
+                condition=(
+                    Q(mode="fun", currency="FUN")
+                    | (Q(mode="cash") & ~Q(currency="FUN"))
+                    | Q(currency__startswith=CHIP_CURRENCY_PREFIX)
+                ),
                 name="table_mode_matches_currency",
             ),
         ]
@@ -904,3 +909,8 @@ class PracticeResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} in {self.game_id}: {self.place}"
+
+
+# Tournaments live in their own module of this app (tables/tournaments); imported here so the
+# app registry and the migrations see their models.
+from tables.tournaments.models import Entrant, Tournament, TournamentRound  # noqa: E402, F401

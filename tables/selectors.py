@@ -494,10 +494,11 @@ def speed_label(change_seconds: int) -> str:
 
 def list_lobby_tables() -> list[dict[str, Any]]:
     """Every table's lobby line, cheapest ante first. Practice games (private tables of
-    one player, tables/services/holdem/practice.py) are not listed."""
+    one player, tables/services/holdem/practice.py) and tournaments' tables (listed as
+    tournaments: tables/tournaments) are not listed."""
     tables = (
         Table.objects.select_related("current_hand")
-        .filter(practice__isnull=True)
+        .filter(practice__isnull=True, tournament__isnull=True)
         .order_by("ante_minor", "name")
         .annotate(player_count=Count("seats", filter=~Q(seats__status=SeatStatus.LEFT)))
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import URLPattern, URLResolver, path
 
 from tables import practice_views, views
+from tables.tournaments import views as tournament_views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("practice/", practice_views.practice_setup, name="practice-setup"),
@@ -18,4 +19,11 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("tables/<int:table_id>/recall.json", views.table_recall, name="table-recall"),
     path("tables/<int:table_id>/snapshot.json", views.table_snapshot, name="table-snapshot"),
     path("tables/<int:table_id>/seat/<slug:action>/", views.seat_action, name="table-seat"),
+    path("tournaments/", tournament_views.tournament_list, name="tournaments"),
+    path("tournaments/<int:tournament_id>/", tournament_views.tournament_page, name="tournament"),
+    path("tournaments/<int:tournament_id>/state.json", tournament_views.tournament_state, name="tournament-state"),
+    path("tournaments/<int:tournament_id>/export.json", tournament_views.tournament_export, name="tournament-export"),
+    path(
+        "tournaments/<int:tournament_id>/<slug:action>/", tournament_views.tournament_action, name="tournament-action"
+    ),
 ]

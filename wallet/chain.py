@@ -118,7 +118,9 @@ def verify_chain(
     """
     key = ledger_key()
     problems: list[ChainProblem] = []
-    currencies = [currency] if currency else list(Currency.values)
+    # Tournament chips (``T<id>``) have chains of their own, named by their heads.
+    heads = LedgerHead.objects.values_list("currency", flat=True)
+    currencies = [currency] if currency else sorted({*Currency.values, *heads})
     for code in currencies:
         unsealed = Transfer.objects.filter(currency=code, sequence__isnull=True).values_list("id", "reference")
         problems.extend(

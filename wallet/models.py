@@ -20,6 +20,28 @@ class Currency(models.TextChoices):
     FUN = "FUN", "Fun chips"
 
 
+CHIP_CURRENCY_PREFIX = "T"
+"""A tournament's chips are a currency of their own, ``T<tournament id>`` (e.g. ``T42``):
+their accounts, hash chain and books are the tournament's alone (docs/tournaments.md)."""
+
+CURRENCY_MAX_LENGTH = 12
+
+
+def chip_currency(tournament_id: int) -> str:
+    """The currency code of tournament ``tournament_id``'s chips, e.g. ``T42``."""
+    return f"{CHIP_CURRENCY_PREFIX}{int(tournament_id)}"
+
+
+def is_chip_currency(code: str) -> bool:
+    """Whether ``code`` names a tournament's chips (``T`` followed by digits)."""
+    return len(code) > 1 and code[0] == CHIP_CURRENCY_PREFIX and code[1:].isdigit()
+
+
+def is_currency(code: str) -> bool:
+    """Whether the ledger knows ``code``: a currency of ``Currency`` or a tournament's chips."""
+    return code in Currency.values or is_chip_currency(code)
+
+
 class AccountKind(models.TextChoices):
     PLAYER = "player", "Player wallet"
     CASHIER = "cashier", "Cashier (money in and out of the platform)"
@@ -29,6 +51,7 @@ class AccountKind(models.TextChoices):
     JACKPOT = "jackpot", "Jackpot pool"
     RESERVE = "reserve", "House jackpot reserve (pays jackpot resets)"
     PROMOTIONS = "promotions", "House promotions (pays free draws and redeals)"
+    TOURNAMENT = "tournament", "Tournament prize pool (buy-ins until the prizes are paid)"
 
 
 class Account(models.Model):
@@ -38,7 +61,7 @@ class Account(models.Model):
 
     key = models.CharField(max_length=80, unique=True)
     kind = models.CharField(max_length=16, choices=AccountKind.choices)
-    currency = models.CharField(max_length=3, choices=Currency.choices)
+    currency = models.CharField(max_length=CURRENCY_MAX_LENGTH, choices=Currency.choices)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -91,6 +114,12 @@ class TransferKind(models.TextChoices):
     BUY_IN = "buy_in", _("Hold'em chips bought: wallet to the table's escrow")
     CASH_OUT = "cash_out", _("Hold'em chips returned: the table's escrow to the wallet")
     HOLDEM_RAKE = "holdem_rake", _("Hold'em rake: the table's escrow to the rake account")
+    TOURNAMENT_BUY_IN = "tourney_buy_in", _("Tournament buy-ins captured into its prize pool")
+    TOURNAMENT_FEE = "tourney_fee", _("Tournament fees: the prize pool to the house")
+    TOURNAMENT_PRIZE = "tourney_prize", _("Tournament prizes paid")
+    TOURNAMENT_REFUND = "tourney_refund", _("Tournament buy-ins and fees refunded (cancelled)")
+    CHIPS_ISSUED = "chips_issued", _("Tournament chips issued to entrants")
+    CHIPS_RETIRED = "chips_retired", _("Tournament chips retired at its end")
 
 
 class Transfer(models.Model):
@@ -102,7 +131,7 @@ class Transfer(models.Model):
 
     reference = models.CharField(max_length=120, unique=True)
     kind = models.CharField(max_length=16, choices=TransferKind.choices)
-    currency = models.CharField(max_length=3, choices=Currency.choices)
+    currency = models.CharField(max_length=CURRENCY_MAX_LENGTH, choices=Currency.choices)
     memo = models.CharField(max_length=255, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
@@ -153,7 +182,7 @@ class LedgerHead(models.Model):
     """The end of one currency's hash chain: the last sealed transfer's sequence and hash
     (wallet/chain.py). Locked by every transfer of the currency while it is sealed."""
 
-    currency = models.CharField(max_length=3, choices=Currency.choices, unique=True)
+    currency = models.CharField(max_length=CURRENCY_MAX_LENGTH, choices=Currency.choices, unique=True)
     sequence = models.BigIntegerField(default=0)
     chain_hash = models.CharField(max_length=64, default="0" * 64)
 

@@ -64,10 +64,15 @@ def format_minor(amount_minor: int, currency: str = "", *, language: str | None 
     >>> format_minor(-5, "FUN", language="en")
     '-0.05 FUN'
     """
-    thousands, decimal, symbols = _LANGUAGE_STYLE.get(
-        (language or _active_language()).split("-")[0], _LANGUAGE_STYLE["en"]
-    )
+    code = (language or _active_language()).split("-")[0]
+    thousands, decimal, symbols = _LANGUAGE_STYLE.get(code, _LANGUAGE_STYLE["en"])
     sign = "-" if amount_minor < 0 else ""
     whole, cents = divmod(abs(amount_minor), 10**MINOR_DIGITS)
     text = f"{sign}{whole:,}".replace(",", thousands) + f"{decimal}{cents:02d}"
+    if currency[:1] == "T" and currency[1:].isdigit():  # a tournament's chips (wallet.models.chip_currency)
+        return f"{text} {_CHIPS_WORD.get(code, 'chips')}"
     return f"{text} {symbols.get(currency, currency)}".strip()
+
+
+_CHIPS_WORD = {"en": "chips", "it": "fiches"}
+"""How each language names a tournament's chips after an amount (``format_minor``)."""

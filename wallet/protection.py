@@ -69,6 +69,10 @@ GAME_KINDS = (
     # Hold'em: chips bought count as staked until they come back (a cash-out).
     TransferKind.BUY_IN,
     TransferKind.CASH_OUT,
+    # Tournaments: the entries' buy-ins and fees (held, then captured), prizes and refunds.
+    TransferKind.TOURNAMENT_BUY_IN,
+    TransferKind.TOURNAMENT_PRIZE,
+    TransferKind.TOURNAMENT_REFUND,
 )
 MONEY_LIMITS = (LimitKind.DEPOSIT, LimitKind.LOSS)
 TIME_OUT_DAYS = (1, 7, 30)

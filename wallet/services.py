@@ -46,6 +46,7 @@ from wallet.models import (
     LedgerHead,
     Transfer,
     TransferKind,
+    is_currency,
 )
 from wallet.money import format_minor
 
@@ -74,7 +75,7 @@ def ensure_account(*, key: str, kind: str, currency: str, user_id: int | None = 
     Safe under concurrency: a racing creator's row is fetched instead. Raises
     CurrencyMismatchError if the account exists in another currency.
     """
-    if currency not in Currency.values:
+    if not is_currency(currency):
         raise CurrencyMismatchError(f"unknown currency {currency!r}", currency=currency)
     account = Account.objects.filter(key=key).first()
     if account is None:
@@ -103,7 +104,7 @@ def ensure_player_account(*, user_id: int, currency: str) -> Account:
 def ensure_player_accounts(*, user_ids: Iterable[int], currency: str) -> dict[int, int]:
     """Bulk ensure_player_account: ``{user_id: account_id}`` for every user, opening the
     missing wallets (empty) in one insert. Three queries whatever the number of players."""
-    if currency not in Currency.values:
+    if not is_currency(currency):
         raise CurrencyMismatchError(f"unknown currency {currency!r}", currency=currency)
     ordered = sorted(set(user_ids))
     players = Account.objects.filter(kind=AccountKind.PLAYER, currency=currency)
@@ -663,6 +664,23 @@ def capture_holds(*, destination_id: int, currency: str, memo: str = "") -> Capt
     )
     FundsHold.objects.filter(pk__any_of=IntArray([row[0] for row in holds])).update(transfer=transfer)
     return Capture(transfer, dict(by_kind))
+
+
+@transaction.atomic
+def release_hold(*, reference: str) -> bool:
+    """Give back the uncaptured hold named ``reference`` (a registration withdrawn, a
+    tournament cancelled before it started): the account's ``held_minor`` goes down by the
+    hold's amount and the hold is deleted; nothing is written to the ledger, since nothing
+    moved. False when there is no such hold or it was already captured (then only a refund
+    transfer can give the money back)."""
+    hold = FundsHold.objects.select_for_update().filter(reference=reference, transfer__isnull=True).first()
+    if hold is None:
+        return False
+    Account.objects.select_for_update(no_key=True).filter(pk=hold.account_id).values_list("pk").first()
+    _count_balance_write()
+    Account.objects.filter(pk=hold.account_id).update(held_minor=F("held_minor") - hold.amount_minor)
+    hold.delete()
+    return True
 
 
 def transfer_between(

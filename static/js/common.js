@@ -50,7 +50,9 @@ export function formatMinor(amountMinor, currency = "") {
   const scale = 10 ** MINOR_DIGITS;
   const whole = String(Math.floor(abs / scale)).replace(/\B(?=(\d{3})+(?!\d))/g, style.thousands);
   const cents = String(abs % scale).padStart(MINOR_DIGITS, "0");
-  return `${sign}${whole}${style.decimal}${cents} ${style.symbols[currency] ?? currency}`.trim();
+  // A tournament's chips (currency T<id>, wallet.models.chip_currency) read as "chips".
+  const label = /^T\d+$/.test(currency) ? gettext("chips") : (style.symbols[currency] ?? currency);
+  return `${sign}${whole}${style.decimal}${cents} ${label}`.trim();
 }
 
 /** A decimal number as the page's language writes it: "12.5" -> "12,5" in Italian. */

@@ -62,6 +62,7 @@ function renderRow(t) {
 /** Replace (or add) a table's line, unless we already show a newer version of it. */
 function upsert(t) {
   if (t.game === "holdem") return; // Hold'em tables have their own list (renderHoldem)
+  if (/^T\d+$/.test(t.currency)) return; // a tournament's table (its chips' currency): listed on /tournaments/
   const current = body.querySelector(`tr[data-table-id="${t.id}"]`);
   if (current && Number(current.dataset.version) > t.version) return;
   const row = renderRow(t);

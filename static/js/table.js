@@ -616,6 +616,7 @@ function onFrame(frame) {
     case "error": return onAnswer(frame);
     case "pong": return syncClock(frame.server_time);
     case "kicked": return showKicked(frame.reason);
+    case "tournament_standings": return applyTournament(frame);
     case "table_restarted":
       socket.stop();
       $("board-message").textContent = frame.reason;
@@ -624,6 +625,33 @@ function onFrame(frame) {
       return undefined;
     default: return undefined;
   }
+}
+
+/** A tournament's standings between its hands (tables/realtime/frames.py,
+ * TournamentStandingsFrame): a banner above the board with the leaders, the players left,
+ * the paid places, the next ante and the tournament's page (where each reads his rank). */
+function applyTournament(frame) {
+  let banner = document.querySelector("[data-testid=tournament-banner]");
+  if (!banner) {
+    banner = document.createElement("section");
+    banner.className = "panel tournament-banner";
+    banner.dataset.testid = "tournament-banner";
+    banner.setAttribute("aria-live", "polite");
+    document.querySelector("main")?.prepend(banner);
+  }
+  const chips = gettext("chips");
+  const leaders = frame.top
+    .slice(0, 3)
+    .map((row) => `${row.rank}. ${row.player} ${formatMinor(row.chips_minor, chips)}`)
+    .join(" · ");
+  const text = fmt(
+    gettext("After hand %(hand)s: %(left)s players left, %(paid)s paid places, next ante %(ante)s."),
+    { hand: frame.hand, left: frame.players_left, paid: frame.paid_places, ante: formatMinor(frame.next_ante_minor, chips) },
+  );
+  const link = document.createElement("a");
+  link.href = frame.url;
+  link.textContent = gettext("Your standing");
+  banner.replaceChildren(`${text} ${leaders} `, link);
 }
 
 /** The server took the player away from the tables (tables/realtime/frames.py, KickedFrame) and

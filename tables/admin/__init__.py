@@ -14,6 +14,7 @@ from tables.admin.hands import EntryAdmin, HandAdmin, SeatAdmin, TableConfigChan
 from tables.admin.holdem import HoldemHandAdmin, HoldemHandPlayerAdmin
 from tables.admin.special import SpecialHandScheduleAdmin
 from tables.admin.tables import TableAdmin
+from tables.admin.tournaments import TournamentAdmin, TournamentRoundAdmin
 
 __all__ = [
     "EntryAdmin",
@@ -24,4 +25,6 @@ __all__ = [
     "SpecialHandScheduleAdmin",
     "TableAdmin",
     "TableConfigChangeAdmin",
+    "TournamentAdmin",
+    "TournamentRoundAdmin",
 ]

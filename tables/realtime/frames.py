@@ -88,6 +88,27 @@ class TableRestartedFrame(TypedDict):
     reason: str
 
 
+class TournamentStandingsFrame(TypedDict):
+    """A tournament's standings after one of its hands, pushed to its table's group between
+    hands (tables/tournaments; docs/protocol.md): the best ``top`` entries (``rank``,
+    ``player``, ``chips_minor``), the entries still in, the paid places, the prize pool (in
+    ``currency``), the next hand's ante in chips, and the tournament's page (``url``),
+    where each player reads his own rank. Public; not a state change: no ``version``."""
+
+    type: Literal["tournament_standings"]
+    tournament_id: int
+    table_id: int
+    hand: int
+    players_left: int
+    eliminated: int
+    paid_places: int
+    prize_pool_minor: int
+    currency: str
+    next_ante_minor: int
+    top: list[dict[str, Any]]
+    url: str
+
+
 class KickedFrame(TypedDict):
     """The player may not stay at the tables (staff suspended the account, or he started a
     time-out or self-exclusion): sent to each of his game sockets just before the server

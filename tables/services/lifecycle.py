@@ -167,7 +167,11 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
     else:
         if table.phase == TablePhase.RESULTS:
             _end_results(table, now=now)
-        _start_hand_or_wait(table, now=now)
+        from tables.tournaments.services import tournament_step
+
+        # A tournament's table deals its entrants, not its seats (docs/tournaments.md).
+        if not tournament_step(table, now=now):
+            _start_hand_or_wait(table, now=now)
     if table.version != expected_version:
         # One step, one broadcast, one version: clients read a gap as a missed frame.
         table.version = expected_version + 1

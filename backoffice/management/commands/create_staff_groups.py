@@ -5,9 +5,10 @@
   nothing.
 * **Croupiers** may also run tables and promotions: create tables, change a table's
   conditions (with a reason), open, close, cancel a hand with refunds; create, change, pause
-  and delete special-hand schedules; create, change and retire jackpots; change the power-up
-  rules; record cash deposits and withdrawals, fund the jackpot reserve and promotions; and
-  suspend or reinstate a player (with a reason; the automated play review, docs/platform.md).
+  and delete special-hand schedules; schedule and cancel tournaments; create, change and
+  retire jackpots; change the power-up rules; record cash deposits and withdrawals, fund
+  the jackpot reserve and promotions; and suspend or reinstate a player (with a reason; the
+  automated play review, docs/platform.md).
 
 Everything else (staff users and groups, deleting records) is for superusers only. The table
 "Staff roles" in docs/deployment.md says the same, and tests/backoffice/test_staff_roles.py
@@ -28,6 +29,9 @@ CROUPIER_CHANGES = (
     ("tables", "add_specialhandschedule"),
     ("tables", "change_specialhandschedule"),
     ("tables", "delete_specialhandschedule"),
+    # Schedule and cancel tournaments (docs/tournaments.md).
+    ("tables", "add_tournament"),
+    ("tables", "change_tournament"),
     ("tables", "add_poweruprules"),
     ("tables", "change_poweruprules"),
     ("jackpots", "add_jackpot"),
