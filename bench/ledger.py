@@ -22,10 +22,12 @@ rake is 10 %). Every configuration runs for ``--seconds`` in the same invocation
 
 A thread of the main process calls ``seal_pending`` every second, as the clock does.
 
-For each it prints settlements per second, p50/p95 latency of one settlement, the lock
-waits seen by a sampler (``pg_locks`` not granted, sampled every 50 ms), the unsealed
-transfers left at the end and their oldest age, and whether ``verify_chain`` accepts the
-chain after ``seal_pending`` (it must); then ``/proc/loadavg``.
+For each it prints settlements per second, p50/p95 latency of one settlement, the sessions
+waiting for a lock and the age of the oldest unsealed transfer (sampled every 50 ms), the
+unsealed transfers left when the workers stop, and whether ``verify_chain`` accepts the
+chain after ``seal_pending`` (it must); then ``/proc/loadavg``. ``--rest-ms`` keeps each
+settlement's transaction open that long after its transfer (``pg_sleep``: the rest of
+``settle_hand``'s writes, results and hand row, while its locks are held).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -91,11 +94,14 @@ def prepare(tables: int) -> dict[int, list[int]]:
 
 
 def worker(
-    args: tuple[str, str, bool, list[int], dict[int, list[int]], dict[int, int], float, float, int],
-) -> list[float]:
-    """One process: a thread per table, settling hands until ``stop_at``; returns each
-    settlement's latency (seconds)."""
-    label, mode, _shards, tables, accounts, rake_ids, start_at, stop_at, rake_accounts = args
+    args: tuple[str, str, list[int], dict[int, list[int]], dict[int, int], float, float],
+    ready: Any,
+    results: Any,
+) -> None:
+    """One process: sets Django up and opens a connection per table, waits at ``ready`` (a
+    barrier of every worker and the main process), then a thread per table settles hands
+    for ``seconds``; puts each settlement's latency (seconds) on ``results``."""
+    label, mode, tables, accounts, rake_ids, seconds, rest_ms = args
     setup_django()
     import numpy as np
     from django.conf import settings
@@ -108,14 +114,18 @@ def worker(
     latencies: list[float] = []
     lock = threading.Lock()
 
+    connected, gate = threading.Barrier(len(tables) + 1), threading.Barrier(len(tables) + 1)
+    clock: dict[str, float] = {}
+
     def play(table: int) -> None:
         escrow, carry, first, second = accounts[table]
         rake = rake_ids[table]
         mine: list[float] = []
         hand = 0
-        while time.time() < start_at:
-            time.sleep(0.001)
-        while time.time() < stop_at:
+        connection.ensure_connection()
+        connected.wait()
+        gate.wait()
+        while time.time() < clock["stop_at"]:
             hand += 1
             started = time.perf_counter()
             with transaction.atomic():
@@ -127,6 +137,9 @@ def worker(
                     deltas=np.array([-1000, 1, 100, 600, 299], dtype=np.int64),
                     memo=f"Settlement of hand {table}#{hand}: rake 1.00 FUN, pool 9.00 FUN",
                 )
+                if rest_ms:  # the rest of settle_hand's transaction (results, hand row), locks held
+                    with connection.cursor() as cursor:
+                        cursor.execute("SELECT pg_sleep(%s)", [rest_ms / 1000])
             mine.append(time.perf_counter() - started)
         connection.close()
         with lock:
@@ -135,33 +148,44 @@ def worker(
     threads = [threading.Thread(target=play, args=(table,)) for table in tables]
     for thread in threads:
         thread.start()
+    connected.wait()
+    ready.wait()
+    clock["stop_at"] = time.time() + seconds
+    gate.wait()
     for thread in threads:
         thread.join()
-    del rake_accounts
-    return latencies
+    results.put(latencies)
 
 
-def sample_lock_waits(stop: threading.Event, seen: list[int], url: str) -> None:
-    """Every 50 ms, the number of row and transaction locks waited for in the database."""
+def sample_lock_waits(stop: threading.Event, seen: list[int], lags: list[float], url: str) -> None:
+    """Every 50 ms: the sessions of this database waiting for a lock, and the age of the
+    oldest unsealed transfer (seconds)."""
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
         while not stop.is_set():
-            (waiting,) = conn.execute("SELECT count(*) FROM pg_locks WHERE NOT granted").fetchone() or (0,)
-            seen.append(int(waiting))
+            row = conn.execute(
+                "SELECT (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock'), "
+                "(SELECT coalesce(extract(epoch FROM clock_timestamp() - min(created_at)), 0) "
+                "FROM wallet_transfer WHERE sequence IS NULL)"
+            ).fetchone()
+            if row:
+                seen.append(int(row[0]))
+                lags.append(float(row[1]))
             time.sleep(0.05)
 
 
-def seal_every_second(stop: threading.Event, stop_at: float) -> None:
+def seal_every_second(stop: threading.Event) -> None:
     """The clock's part of sealing (``tables.clock.tick`` calls ``seal_pending``), every second
     until the run ends."""
     from django.db import connection
 
     from wallet.services import seal_pending
 
-    while not stop.is_set() and time.time() < stop_at:
+    while not stop.is_set():
         seal_pending()
-        time.sleep(1.0)
+        stop.wait(1.0)
     connection.close()
 
 
@@ -174,7 +198,7 @@ def run(label: str, config: tuple[str, bool], options: argparse.Namespace, accou
     from django.db import connection
 
     from wallet import services
-    from wallet.chain import oldest_unsealed_age, verify_chain
+    from wallet.chain import verify_chain
     from wallet.models import AccountKind, Currency, Transfer
 
     mode, shards = config
@@ -189,39 +213,38 @@ def run(label: str, config: tuple[str, bool], options: argparse.Namespace, accou
     }
     connection.close()
     per_proc = [tables[i :: options.procs] for i in range(options.procs)]
-    start_at = time.time() + 8.0  # spawned workers set Django up first
-    stop_at = start_at + options.seconds
-    waits: list[int] = []
-    stop = threading.Event()
-    sampler = threading.Thread(target=sample_lock_waits, args=(stop, waits, os.environ["DATABASE_URL"]))
-    sampler.start()
-    clock = threading.Thread(target=seal_every_second, args=(stop, stop_at))
-    clock.start()
     context = multiprocessing.get_context("spawn")
-    with context.Pool(options.procs) as pool:
-        results = pool.map(
-            worker,
-            [
-                (
-                    label.replace(" ", ""),
-                    mode,
-                    shards,
-                    chunk,
-                    accounts,
-                    rake_ids,
-                    start_at,
-                    stop_at,
-                    options.rake_accounts,
-                )
-                for chunk in per_proc
-            ],
+    ready = context.Barrier(options.procs + 1)
+    queue = context.Queue()
+    processes = [
+        context.Process(
+            target=worker,
+            args=(
+                (label.replace(" ", ""), mode, chunk, accounts, rake_ids, options.seconds, options.rest_ms),
+                ready,
+                queue,
+            ),
         )
+        for chunk in per_proc
+    ]
+    for process in processes:
+        process.start()
+    ready.wait()  # every worker set up and connected: the run starts now
+    waits: list[int] = []
+    lags: list[float] = []
+    stop = threading.Event()
+    sampler = threading.Thread(target=sample_lock_waits, args=(stop, waits, lags, os.environ["DATABASE_URL"]))
+    sampler.start()
+    clock = threading.Thread(target=seal_every_second, args=(stop,))
+    clock.start()
+    results = [queue.get() for _ in processes]
     stop.set()
     sampler.join()
     clock.join()
+    for process in processes:
+        process.join()
     latencies = [x for chunk in results for x in chunk]
     unsealed = Transfer.objects.filter(sequence__isnull=True).count()
-    age = oldest_unsealed_age()
     services.seal_pending()
     problems = verify_chain(currency=Currency.FUN)
     load = Path("/proc/loadavg").read_text().split()[:3]
@@ -230,7 +253,8 @@ def run(label: str, config: tuple[str, bool], options: argparse.Namespace, accou
         f"| {label} | {mode} | {options.rake_accounts if shards else 1} | {options.procs}x{options.threads} "
         f"| {len(latencies) / options.seconds:,.0f} "
         f"| {pct(latencies, 0.5) * 1000:.1f} | {pct(latencies, 0.95) * 1000:.1f} "
-        f"| {mean_waits:.1f} | {unsealed} ({age:.2f} s) | {'yes' if not problems else f'NO: {problems[:2]}'} "
+        f"| {mean_waits:.1f} | {max(lags, default=0.0):.2f} s | {unsealed} "
+        f"| {'yes' if not problems else f'NO: {problems[:2]}'} "
         f"| {' '.join(load)} |"
     )
 
@@ -241,6 +265,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=4, help="tables per process")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--rake-accounts", type=int, default=16)
+    parser.add_argument(
+        "--rest-ms", type=float, default=0.0, help="time the transaction stays open after the transfer (pg_sleep)"
+    )
     parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated, of: " + ", ".join(CONFIGS))
     options = parser.parse_args()
     recreate_database(os.environ["DATABASE_URL"])
@@ -251,9 +278,10 @@ def main() -> None:
     accounts = prepare(options.procs * options.threads)
     print(
         "| config | seal | rake accounts | procs x tables | settlements/s | p50 ms | p95 ms "
-        "| lock waits (mean) | unsealed at end (oldest) | verify_chain after seal_pending | loadavg |"
+        "| sessions waiting for a lock (mean) | oldest unsealed (max) | unsealed at the end "
+        "| verify_chain after seal_pending | loadavg |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for label in options.configs.split(","):
         print(run(label.strip(), CONFIGS[label.strip()], options, accounts), flush=True)
 
