@@ -83,10 +83,11 @@ def canonical(
     memo: str,
     created_by_id: int | None,
     created_at: datetime,
-    legs: Sequence[LegTuple],
+    legs: Sequence[LegTuple] | str,
 ) -> bytes:
     """The bytes a transfer's seal covers (module docstring, version 1). ``legs``: tuples of
-    three integers, in any order.
+    three integers, in any order, or their text from ``legs_text`` (computed once for the
+    commit MAC and the seal of one transfer).
 
     The legs are written without ``json.dumps``: a hand's ante has 100,000 of them, and the
     JSON of a list of integers is the integers' decimal text between brackets and commas,
@@ -95,8 +96,13 @@ def canonical(
     stamp = created_at.astimezone(UTC).isoformat(timespec="microseconds")
     head = [CHAIN_VERSION, currency, sequence, previous_hash, reference, kind, memo, created_by_id, stamp]
     text = json.dumps(head, separators=(",", ":"), ensure_ascii=False)
-    rows = ",".join(map(_LEG_JSON.__mod__, sorted(map(tuple, legs))))
+    rows = legs if isinstance(legs, str) else legs_text(legs)
     return f"{text[:-1]},[{rows}]]".encode()
+
+
+def legs_text(legs: Sequence[LegTuple]) -> str:
+    """The legs' part of ``canonical``: ``[account,delta,after]`` sorted, comma-joined."""
+    return ",".join(map(_LEG_JSON.__mod__, sorted(map(tuple, legs))))
 
 
 _LEG_JSON = "[%d,%d,%d]"
@@ -114,7 +120,7 @@ def commit_mac(
     memo: str,
     created_by_id: int | None,
     created_at: datetime,
-    legs: Sequence[LegTuple],
+    legs: Sequence[LegTuple] | str,
 ) -> str:
     """The MAC a transfer carries from its commit until it is sealed: HMAC-SHA256 under
     ``key`` of ``"commit:"`` + its canonical form with sequence 0 and a previous hash of 64

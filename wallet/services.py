@@ -449,6 +449,7 @@ def _post(
     key = chain.ledger_key()
     created_at = timezone.now()
     memo = memo[:255]
+    legs_text = chain.legs_text(legs_after)  # once for the commit MAC and the seal
     mac = chain.commit_mac(
         key,
         currency=currency,
@@ -457,7 +458,7 @@ def _post(
         memo=memo,
         created_by_id=created_by_id,
         created_at=created_at,
-        legs=legs_after,
+        legs=legs_text,
     )
     transfer = Transfer(
         reference=reference,
@@ -483,7 +484,7 @@ def _post(
                 memo=memo,
                 created_by_id=created_by_id,
                 created_at=created_at,
-                legs=legs_after,
+                legs=legs_text,
             ),
         )
     transfer.save(force_insert=True)
