@@ -471,7 +471,7 @@ def _post(
     )
     head = _take_head(currency, wait=settings.LEDGER_SEAL == "wait")
     if head is not None:
-        head = _seal_batch(head, key)
+        head, _, _ = _seal_batch(head, key)
         transfer.sequence = head.sequence + 1
         transfer.chain_hash = chain.seal(
             key,
@@ -509,16 +509,17 @@ def seal_pending(*, currency: str | None = None) -> int:
     sealed = 0
     key = chain.ledger_key()
     for code in [currency] if currency else list(Currency.values):
-        while Transfer.objects.filter(currency=code, sequence__isnull=True).exists():
+        after = 0  # past the transfers looked at already (a forged one is never sealed)
+        while Transfer.objects.filter(currency=code, sequence__isnull=True, pk__gt=after).exists():
             with transaction.atomic():
                 head = _take_head(code, wait=False)
                 if head is None:
                     break
                 before = head.sequence
-                head = _seal_batch(head, key)
+                head, after, full = _seal_batch(head, key, after=after)
                 LedgerHead.objects.filter(pk=head.pk).update(sequence=head.sequence, chain_hash=head.chain_hash)
             sealed += head.sequence - before
-            if head.sequence - before < SEAL_BATCH:
+            if not full:
                 break
     return sealed
 
@@ -539,15 +540,18 @@ def _take_head(currency: str, *, wait: bool) -> LedgerHead | None:
     return head
 
 
-def _seal_batch(head: LedgerHead, key: bytes) -> LedgerHead:
+def _seal_batch(head: LedgerHead, key: bytes, *, after: int = 0) -> tuple[LedgerHead, int, bool]:
     """Seal, after ``head`` (locked by this transaction), the unsealed transfers of its
-    currency this transaction sees (committed ones and its own), in id order, up to
-    ``SEAL_BATCH``; each one's commit MAC is checked first, and one that does not match is
-    skipped (logged). Returns the head as it would be after them (not written: the caller
-    writes the head once)."""
-    waiting = list(Transfer.objects.filter(currency=head.currency, sequence__isnull=True).order_by("pk")[:SEAL_BATCH])
+    currency with an id above ``after`` that this transaction sees (committed ones and its
+    own), in id order, up to ``SEAL_BATCH``; each one's commit MAC is checked first, and one
+    that does not match is skipped (logged). Returns the head as it would be after them (not
+    written: the caller writes the head once), the last id looked at, and whether the batch
+    was full (more may wait)."""
+    waiting = list(
+        Transfer.objects.filter(currency=head.currency, sequence__isnull=True, pk__gt=after).order_by("pk")[:SEAL_BATCH]
+    )
     if not waiting:
-        return head
+        return head, after, False
     legs = chain.legs_of([transfer.pk for transfer in waiting])
     sequence, previous = head.sequence, head.chain_hash
     sealed: list[tuple[int, int, str]] = []
@@ -560,7 +564,8 @@ def _seal_batch(head: LedgerHead, key: bytes) -> LedgerHead:
         sealed.append((transfer.pk, sequence, previous))
     if sealed:
         _write_seals(sealed)
-    return LedgerHead(pk=head.pk, currency=head.currency, sequence=sequence, chain_hash=previous)
+    after_head = LedgerHead(pk=head.pk, currency=head.currency, sequence=sequence, chain_hash=previous)
+    return after_head, waiting[-1].pk, len(waiting) == SEAL_BATCH
 
 
 def _write_seals(sealed: list[tuple[int, int, str]]) -> None:

@@ -241,3 +241,20 @@ def test_sealing_that_lags_is_reported_by_the_books_readiness_and_metrics(
     operations.clear_caches()
     assert Client().get("/readyz", **LOOPBACK).json()["checks"]["ledger"]["state"] == "ok"
     assert verify_books()[0] == 0
+
+
+@postgres_only()
+def test_forged_rows_waiting_ahead_do_not_stop_the_genuine_ones_being_sealed(
+    alice: User, croupier: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(services, "SEAL_BATCH", 2)
+    forged = [
+        Transfer.objects.create(reference=f"deposit:forged:{n}", kind="deposit", currency=Currency.EUR)
+        for n in range(5)
+    ]
+    with head_held(Currency.EUR):
+        genuine = deposit(alice, croupier)
+    assert services.seal_pending(currency=Currency.EUR) == 1
+    assert Transfer.objects.get(pk=genuine.pk).sequence is not None
+    problems = verify_chain(currency=Currency.EUR)
+    assert sorted(p.transfer_id or 0 for p in problems) == [t.pk for t in forged]
