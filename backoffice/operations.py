@@ -34,6 +34,7 @@ from prometheus_client.registry import Collector
 
 from config import metrics, ops_state
 from tables.models import AsgiProcess, HandStatus, HoldemHand, HoldemHandStatus, Table, TableGame, TablePhase
+from wallet.chain import oldest_unsealed_age, seal_lag_seconds
 from wallet.selectors import BooksCheck, check_books
 
 logger = logging.getLogger(__name__)
@@ -200,9 +201,23 @@ def _check_beacon(now: float) -> Check:
     return Check("beacon", "ok", f"{settings.BEACON}: answering", max(0.0, now - state.last_ok_at))
 
 
+def _check_ledger() -> Check:
+    """Sealing keeps up: no transfer unsealed for longer than ``POKER_LEDGER_SEAL_LAG_SECONDS``
+    (wallet/chain.py); a lagging sealer warns, the process still serves."""
+    started = time.perf_counter()
+    try:
+        age = oldest_unsealed_age()
+    except Exception as error:
+        return Check("ledger", "warn", f"cannot read the unsealed transfers: {type(error).__name__}")
+    elapsed = time.perf_counter() - started
+    if age > seal_lag_seconds():
+        return Check("ledger", "warn", f"a transfer unsealed for {age:.0f} s: sealing lags", age)
+    return Check("ledger", "ok", f"oldest unsealed transfer {age:.1f} s old", elapsed)
+
+
 def _compute_readiness() -> Readiness:
     now = time.time()
-    checks = (_check_database(), _check_redis(), _check_clock(now), _check_beacon(now))
+    checks = (_check_database(), _check_redis(), _check_clock(now), _check_beacon(now), _check_ledger())
     if any(c.state == "fail" for c in checks):
         status: Literal["ok", "degraded", "unavailable"] = "unavailable"
     elif any(c.state == "warn" for c in checks):
@@ -258,6 +273,7 @@ class Figures:
     clock_mode: str
     beacon_source: str
     errors: tuple[str, ...] = field(default_factory=tuple)
+    unsealed_age_seconds: float = 0.0
 
     @property
     def open_hands(self) -> tuple[TableClock, ...]:
@@ -334,6 +350,7 @@ def _compute_figures() -> Figures:
         clock_mode=settings.TABLE_CLOCK,
         beacon_source=settings.BEACON,
         errors=tuple(errors),
+        unsealed_age_seconds=oldest_unsealed_age(now=now),
     )
 
 
@@ -401,6 +418,11 @@ class FiguresCollector(Collector):
             books_at.add_metric([], figures.books.at)
         yield books_ok
         yield books_at
+        yield GaugeMetricFamily(
+            "widerpoker_ledger_unsealed_age_seconds",
+            "Age of the oldest transfer committed and not yet sealed into the ledger's chain (0 with none).",
+            value=figures.unsealed_age_seconds,
+        )
         silent = GaugeMetricFamily(
             "widerpoker_beacon_silent_seconds",
             "Seconds the randomness beacon has failed to answer (0 while it answers).",

@@ -115,6 +115,16 @@ elif "CHANGE-ME" in SECRET_KEY.upper():
 LEDGER_KEY: str = (
     env.str("POKER_LEDGER_KEY", default="") or hashlib.sha256(b"wp-ledger-key:" + SECRET_KEY.encode()).hexdigest()
 )
+# How transfers are sealed into the chain (wallet/chain.py): "tail" (default) seals at the
+# end of a transfer when no other transaction holds the currency's chain head, else leaves
+# it to the next one or the clock, without waiting; "wait": every transfer waits for the
+# head (the old behaviour, one sealed transfer at a time per currency; bench/ledger.py).
+LEDGER_SEAL: str = _choice("POKER_LEDGER_SEAL", ("tail", "wait"), "tail")
+# A transfer unsealed for longer than this is reported (verify_books, readiness, metrics).
+LEDGER_SEAL_LAG_SECONDS: int = _int("POKER_LEDGER_SEAL_LAG_SECONDS", 30, minimum=2)
+# Rake accounts per currency: a hand's rake goes to rake:<CUR> (table id % N == 0) or to
+# rake:<CUR>:<table id % N>, so raked settlements of many tables do not queue on one row.
+RAKE_ACCOUNTS: int = _int("POKER_RAKE_ACCOUNTS", 1, minimum=1, maximum=1024)
 ALLOWED_HOSTS: list[str] = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 for _origin in CSRF_TRUSTED_ORIGINS:

@@ -35,7 +35,7 @@ from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus
 from tables.services.holdem.money import escrow_key
 from wallet.models import AccountKind
 from wallet.selectors import list_transfer_legs
-from wallet.services import house_account_key
+from wallet.services import house_account_key, rake_account_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,10 +145,12 @@ def _results(hand: HoldemHand, state: HandState) -> list[HoldemCheck]:
 def _ledger(hand: HoldemHand, rake_minor: int) -> HoldemCheck:
     currency = str(hand.config.get("currency", hand.table.currency))
     moved = list_transfer_legs(reference=f"holdem_rake:{hand.pk}")
-    expected = (
-        {escrow_key(hand.table_id): -rake_minor, house_account_key(AccountKind.RAKE, currency): rake_minor}
-        if rake_minor > 0
-        else {}
+    # Any of the currency's rake accounts (POKER_RAKE_ACCOUNTS may have changed since).
+    house = house_account_key(AccountKind.RAKE, currency)
+    rake_key = next(
+        (key for key in moved if key == house or key.startswith(f"{house}:")),
+        rake_account_key(currency, hand.table_id),
     )
+    expected = {escrow_key(hand.table_id): -rake_minor, rake_key: rake_minor} if rake_minor > 0 else {}
     detail = "" if moved == expected else f"moved {moved}, expected {expected}"
     return HoldemCheck("the ledger moved the rake, and only it, from the escrow", moved == expected, detail)

@@ -27,12 +27,14 @@ TICK_SECONDS = 1.0
 
 def tick() -> int:
     """One clock tick: take the sockets of dead ASGI processes off their seats, advance due
-    tables, move the purchases confirmed since the last tick into their hands' escrows, then
-    push changed prize pools. A completed tick is recorded for readiness and the metrics
-    (config/ops_state.py: one cache write)."""
+    tables, move the purchases confirmed since the last tick into their hands' escrows,
+    push changed prize pools, then seal the ledger's waiting transfers (wallet/chain.py). A
+    completed tick is recorded for readiness and the metrics (config/ops_state.py: one cache
+    write)."""
     from tables.services import advance_due_tables, publish_live_pools
     from tables.services.presence import reap_dead_processes
     from tables.services.settlement import capture_running_purchases
+    from wallet.services import seal_pending
 
     close_old_connections()
     started = time.perf_counter()
@@ -48,6 +50,10 @@ def tick() -> int:
         except Exception:
             logger.exception("capturing purchases failed; the holds wait for the next tick or the settlement")
         publish_live_pools()
+        try:
+            seal_pending()
+        except Exception:
+            logger.exception("sealing the ledger failed; the next transfer or tick seals")
         elapsed = time.perf_counter() - started
         metrics.CLOCK_TICK_DURATION.observe(elapsed)
         ops_state.record_tick(duration_seconds=elapsed, advanced=advanced)

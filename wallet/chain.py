@@ -15,9 +15,24 @@ shows up in ``verify_chain`` at the exact transfer. Cutting the tail of the chai
 head together is the one change a key cannot reveal; an auditor's recorded head
 (``verify_books --expect-head``) does.
 
-Sealing happens inside ``post_transfer``, after the accounts are locked, by locking the
-currency's ``LedgerHead`` row: transfers of one currency are sealed one at a time, in the
-order they commit.
+Sealing does not serialise the house (issue 23, item 7). A transfer commits with a
+``commit_mac`` (``HMAC-SHA256(LEDGER_KEY, "commit:" + canonical(..., sequence 0, previous
+hash of zeros))``) and, when nobody else is sealing, sealed at once: at its tail
+``post_transfer`` takes the currency's ``LedgerHead`` row with ``FOR UPDATE SKIP LOCKED``
+(after the accounts, always in that order) and, if it got it, seals every committed
+unsealed transfer of the currency it can see, in id order, then its own. A transfer whose
+head was taken by another transaction commits unsealed (``sequence`` null, ``chain_hash``
+empty) and does not wait: the next transfer to take the head, or the clock's
+``wallet.services.seal_pending`` every tick, seals it, after checking its ``commit_mac``
+(a row inserted or changed behind the application's back is never sealed). Sequences are
+given at seal time, by the one holder of the head, so they stay 1, 2, 3, ... without a gap
+and unique. ``POKER_LEDGER_SEAL=wait`` restores the old behaviour (every transfer waits for
+the head; for comparisons, ``bench/ledger.py``).
+
+``verify_chain`` proves what it proved with inline seals (every sealed transfer chained,
+no gap, no edit, the head at the chain's end) and, for the unsealed ones, that each has a
+valid ``commit_mac`` and is younger than ``POKER_LEDGER_SEAL_LAG_SECONDS``: an older one
+means sealing lags (readiness warns, ``widerpoker_ledger_unsealed_age_seconds``).
 
 The canonical form (version 1) is the UTF-8 JSON text, without spaces, of::
 
@@ -34,10 +49,13 @@ import hashlib
 import hmac
 import json
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
 
 from wallet.models import Currency, LedgerEntry, LedgerHead, Transfer
 
@@ -65,10 +83,11 @@ def canonical(
     memo: str,
     created_by_id: int | None,
     created_at: datetime,
-    legs: Sequence[LegTuple],
+    legs: Sequence[LegTuple] | str,
 ) -> bytes:
     """The bytes a transfer's seal covers (module docstring, version 1). ``legs``: tuples of
-    three integers, in any order.
+    three integers, in any order, or their text from ``legs_text`` (computed once for the
+    commit MAC and the seal of one transfer).
 
     The legs are written without ``json.dumps``: a hand's ante has 100,000 of them, and the
     JSON of a list of integers is the integers' decimal text between brackets and commas,
@@ -77,11 +96,86 @@ def canonical(
     stamp = created_at.astimezone(UTC).isoformat(timespec="microseconds")
     head = [CHAIN_VERSION, currency, sequence, previous_hash, reference, kind, memo, created_by_id, stamp]
     text = json.dumps(head, separators=(",", ":"), ensure_ascii=False)
-    rows = ",".join(map(_LEG_JSON.__mod__, sorted(map(tuple, legs))))
+    rows = legs if isinstance(legs, str) else legs_text(legs)
     return f"{text[:-1]},[{rows}]]".encode()
 
 
+def legs_text(legs: Sequence[LegTuple]) -> str:
+    """The legs' part of ``canonical``: ``[account,delta,after]`` sorted, comma-joined."""
+    return ",".join(map(_LEG_JSON.__mod__, sorted(map(tuple, legs))))
+
+
 _LEG_JSON = "[%d,%d,%d]"
+
+
+COMMIT_PREFIX = b"commit:"
+
+
+def commit_mac(
+    key: bytes,
+    *,
+    currency: str,
+    reference: str,
+    kind: str,
+    memo: str,
+    created_by_id: int | None,
+    created_at: datetime,
+    legs: Sequence[LegTuple] | str,
+) -> str:
+    """The MAC a transfer carries from its commit until it is sealed: HMAC-SHA256 under
+    ``key`` of ``"commit:"`` + its canonical form with sequence 0 and a previous hash of 64
+    zeros (no chain position yet; sealed sequences start at 1, and the prefix keeps it apart
+    from any seal). Hex, 64 characters."""
+    message = canonical(
+        currency=currency,
+        sequence=0,
+        previous_hash=GENESIS_HASH,
+        reference=reference,
+        kind=kind,
+        memo=memo,
+        created_by_id=created_by_id,
+        created_at=created_at,
+        legs=legs,
+    )
+    return seal(key, COMMIT_PREFIX + message)
+
+
+def commit_mac_of(key: bytes, transfer: Transfer, legs: Sequence[LegTuple]) -> str:
+    """``commit_mac`` of a stored transfer with its legs."""
+    return commit_mac(
+        key,
+        currency=transfer.currency,
+        reference=transfer.reference,
+        kind=transfer.kind,
+        memo=transfer.memo,
+        created_by_id=transfer.created_by_id,
+        created_at=transfer.created_at,
+        legs=legs,
+    )
+
+
+def seal_of(key: bytes, transfer: Transfer, *, sequence: int, previous_hash: str, legs: Sequence[LegTuple]) -> str:
+    """The seal of a stored transfer with its legs at ``sequence`` after ``previous_hash``."""
+    return seal(
+        key,
+        canonical(
+            currency=transfer.currency,
+            sequence=sequence,
+            previous_hash=previous_hash,
+            reference=transfer.reference,
+            kind=transfer.kind,
+            memo=transfer.memo,
+            created_by_id=transfer.created_by_id,
+            created_at=transfer.created_at,
+            legs=legs,
+        ),
+    )
+
+
+def seal_lag_seconds() -> float:
+    """How long a transfer may stay unsealed before ``verify_chain`` and readiness report
+    it (``POKER_LEDGER_SEAL_LAG_SECONDS``)."""
+    return float(settings.LEDGER_SEAL_LAG_SECONDS)
 
 
 def seal(key: bytes, message: bytes) -> str:
@@ -113,20 +207,63 @@ def verify_chain(
 
     ``expect_head`` maps a currency to a (sequence, hash) an auditor recorded earlier: the
     chain must still hold that transfer at that sequence with that hash (a cut tail is
-    reported otherwise). Returns the problems found, in chain order; empty when the ledger
-    is intact. Reads in chunks of ``CHUNK`` transfers.
+    reported otherwise). An unsealed transfer is a problem when its ``commit_mac`` does not
+    match or when it is older than ``seal_lag_seconds()``. Returns the problems found, in
+    chain order; empty when the ledger is intact. Reads in chunks of ``CHUNK`` transfers, in
+    one snapshot on PostgreSQL (``_snapshot``).
     """
+    with _snapshot():
+        return _verify_chain(currency=currency, expect_head=expect_head)
+
+
+@contextmanager
+def _snapshot() -> Iterator[None]:
+    """One consistent view of the ledger while it is read (PostgreSQL, outside a
+    transaction: ``REPEATABLE READ``, read only), so transfers sealed meanwhile by the
+    traffic do not make the chain and its head disagree. Elsewhere, as the caller runs."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        yield
+
+
+def _verify_chain(*, currency: str | None, expect_head: dict[str, tuple[int, str]] | None) -> list[ChainProblem]:
     key = ledger_key()
     problems: list[ChainProblem] = []
-    # Tournament chips (``T<id>``) have chains of their own, named by their heads.
+    # Tournament chips (``T<id>``) have chains of their own, named by their heads; a chip
+    # currency whose transfers are all still unsealed has no head yet.
     heads = LedgerHead.objects.values_list("currency", flat=True)
-    currencies = [currency] if currency else sorted({*Currency.values, *heads})
+    waiting = Transfer.objects.filter(sequence__isnull=True).values_list("currency", flat=True).distinct()
+    currencies = [currency] if currency else sorted({*Currency.values, *heads, *waiting})
+    lag = seal_lag_seconds()
     for code in currencies:
-        unsealed = Transfer.objects.filter(currency=code, sequence__isnull=True).values_list("id", "reference")
-        problems.extend(
-            ChainProblem(code, None, pk, reference, "not sealed: written behind the application's back")
-            for pk, reference in unsealed
-        )
+        now = timezone.now()
+        for transfer, legs in _unsealed_transfers(code):
+            mac = commit_mac_of(key, transfer, legs)
+            age = (now - transfer.created_at).total_seconds()
+            if not hmac.compare_digest(mac, transfer.commit_mac):
+                problems.append(
+                    ChainProblem(
+                        code,
+                        None,
+                        transfer.pk,
+                        transfer.reference,
+                        "not sealed: its commit MAC does not match, written or changed behind the application's back",
+                    )
+                )
+            elif age > lag:
+                problems.append(
+                    ChainProblem(
+                        code,
+                        None,
+                        transfer.pk,
+                        transfer.reference,
+                        f"not sealed: {age:.0f} s after its commit (more than {lag:.0f} s), sealing lags",
+                    )
+                )
         expected = 1
         previous = GENESIS_HASH
         seen: dict[int, str] = {}
@@ -191,6 +328,45 @@ def verify_chain(
     return problems
 
 
+def oldest_unsealed_age(*, now: datetime | None = None) -> float:
+    """Seconds since the oldest unsealed transfer of any currency was created; 0.0 when
+    every transfer is sealed. One indexed read (``transfer_unsealed``)."""
+    oldest = (
+        Transfer.objects.filter(sequence__isnull=True).order_by("created_at").values_list("created_at", flat=True)[:1]
+    )
+    first = next(iter(oldest), None)
+    if first is None:
+        return 0.0
+    return max(0.0, ((now or timezone.now()) - first).total_seconds())
+
+
+def _unsealed_transfers(currency: str) -> Iterator[tuple[Transfer, list[LegTuple]]]:
+    """The unsealed transfers of ``currency`` in id order, each with its legs."""
+    last = 0
+    while True:
+        chunk = list(
+            Transfer.objects.filter(currency=currency, sequence__isnull=True, pk__gt=last).order_by("pk")[:CHUNK]
+        )
+        if not chunk:
+            return
+        legs = legs_of([transfer.pk for transfer in chunk])
+        for transfer in chunk:
+            yield transfer, legs[transfer.pk]
+        last = chunk[-1].pk
+
+
+def legs_of(transfer_ids: Sequence[int]) -> dict[int, list[LegTuple]]:
+    """The legs of each of ``transfer_ids``: ``{transfer_id: [(account_id, delta_minor,
+    balance_after_minor), ...]}`` (an empty list for a transfer without legs)."""
+    legs: dict[int, list[LegTuple]] = {pk: [] for pk in transfer_ids}
+    rows = LedgerEntry.objects.filter(transfer_id__in=list(legs)).values_list(
+        "transfer_id", "account_id", "delta_minor", "balance_after_minor"
+    )
+    for transfer_id, account_id, delta, after in rows:
+        legs[transfer_id].append((account_id, delta, after))
+    return legs
+
+
 def _sealed_transfers(currency: str) -> Iterator[tuple[Transfer, list[LegTuple]]]:
     """The sealed transfers of ``currency`` in sequence order, each with its legs."""
     last = 0
@@ -198,12 +374,7 @@ def _sealed_transfers(currency: str) -> Iterator[tuple[Transfer, list[LegTuple]]
         chunk = list(Transfer.objects.filter(currency=currency, sequence__gt=last).order_by("sequence")[:CHUNK])
         if not chunk:
             return
-        legs: dict[int, list[LegTuple]] = {transfer.pk: [] for transfer in chunk}
-        rows = LedgerEntry.objects.filter(transfer_id__in=list(legs)).values_list(
-            "transfer_id", "account_id", "delta_minor", "balance_after_minor"
-        )
-        for transfer_id, account_id, delta, after in rows:
-            legs[transfer_id].append((account_id, delta, after))
+        legs = legs_of([transfer.pk for transfer in chunk])
         for transfer in chunk:
             yield transfer, legs[transfer.pk]
         last = chunk[-1].sequence or last

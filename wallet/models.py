@@ -126,7 +126,9 @@ class Transfer(models.Model):
     """One business event that moves money; ``reference`` makes it happen at most once.
 
     ``sequence`` and ``chain_hash`` seal it into its currency's hash chain (wallet/chain.py);
-    a transfer without them was not written by the application.
+    until it is sealed (moments after its commit) they are null and empty, and
+    ``commit_mac`` proves the application wrote it. Sealing sets them once; nothing else
+    ever changes a transfer (a database trigger refuses it).
     """
 
     reference = models.CharField(max_length=120, unique=True)
@@ -140,10 +142,15 @@ class Transfer(models.Model):
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     sequence = models.BigIntegerField(null=True, blank=True)
     chain_hash = models.CharField(max_length=64, blank=True)
+    commit_mac = models.CharField(max_length=64, blank=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["currency", "sequence"], name="transfer_sequence_unique_per_currency")
+        ]
+        # The sealer's queue: the few transfers committed and not yet sealed.
+        indexes = [
+            models.Index(fields=["currency", "id"], condition=Q(sequence__isnull=True), name="transfer_unsealed")
         ]
 
     def __str__(self) -> str:
@@ -180,7 +187,7 @@ class LedgerEntry(models.Model):
 
 class LedgerHead(models.Model):
     """The end of one currency's hash chain: the last sealed transfer's sequence and hash
-    (wallet/chain.py). Locked by every transfer of the currency while it is sealed."""
+    (wallet/chain.py). Locked by whoever seals (``SKIP LOCKED``: nobody waits for it)."""
 
     currency = models.CharField(max_length=CURRENCY_MAX_LENGTH, choices=Currency.choices, unique=True)
     sequence = models.BigIntegerField(default=0)

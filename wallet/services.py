@@ -13,6 +13,8 @@ which locks the escrow: the commits of 16 buyers were seen queued on it at once.
 
 from __future__ import annotations
 
+import hmac
+import logging
 import threading
 import uuid
 from collections import defaultdict
@@ -49,6 +51,8 @@ from wallet.models import (
     is_currency,
 )
 from wallet.money import format_minor
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +130,22 @@ def ensure_player_accounts(*, user_ids: Iterable[int], currency: str) -> dict[in
         )
         found.update(players.filter(user_id__any_of=IntArray(missing)).values_list("user_id", "pk"))
     return found
+
+
+def rake_account_key(currency: str, table_id: int) -> str:
+    """The key of the rake account a table's hands pay into: ``rake:<CUR>`` when
+    ``POKER_RAKE_ACCOUNTS`` is 1 (the default) or ``table_id`` is a multiple of it, else
+    ``rake:<CUR>:<table_id % POKER_RAKE_ACCOUNTS>``. Several rake accounts let raked
+    settlements of many tables commit side by side instead of queuing on one row; the
+    house's rake is the sum of the currency's accounts of kind ``rake``."""
+    shard = table_id % int(settings.RAKE_ACCOUNTS)
+    key = house_account_key(AccountKind.RAKE, currency)
+    return key if shard == 0 else f"{key}:{shard}"
+
+
+def ensure_rake_account(*, currency: str, table_id: int) -> Account:
+    """The rake account of ``table_id``'s hands in ``currency`` (``rake_account_key``)."""
+    return ensure_account(key=rake_account_key(currency, table_id), kind=AccountKind.RAKE, currency=currency)
 
 
 def ensure_house_account(*, kind: str, currency: str) -> Account:
@@ -424,40 +444,151 @@ def _post(
         )
     id_list, delta_list, after_list = ids.tolist(), deltas.tolist(), after.tolist()
     legs_after = list(zip(id_list, delta_list, after_list, strict=True))
-    # Seal the transfer into its currency's chain (wallet/chain.py). The head is locked after
-    # the accounts, always in that order, so concurrent transfers cannot deadlock on it.
-    head = _lock_head(currency)
+    # Seal the transfer into its currency's chain (wallet/chain.py). The head is taken after
+    # the accounts, always in that order; when another transaction holds it the transfer
+    # commits unsealed, with its commit MAC, and is sealed by the next holder or the clock.
+    key = chain.ledger_key()
     created_at = timezone.now()
-    sequence = head.sequence + 1
     memo = memo[:255]
-    chain_hash = chain.seal(
-        chain.ledger_key(),
-        chain.canonical(
-            currency=currency,
-            sequence=sequence,
-            previous_hash=head.chain_hash,
-            reference=reference,
-            kind=kind,
-            memo=memo,
-            created_by_id=created_by_id,
-            created_at=created_at,
-            legs=legs_after,
-        ),
+    legs_text = chain.legs_text(legs_after)  # once for the commit MAC and the seal
+    mac = chain.commit_mac(
+        key,
+        currency=currency,
+        reference=reference,
+        kind=kind,
+        memo=memo,
+        created_by_id=created_by_id,
+        created_at=created_at,
+        legs=legs_text,
     )
-    transfer = Transfer.objects.create(
+    transfer = Transfer(
         reference=reference,
         kind=kind,
         currency=currency,
         memo=memo,
         created_by_id=created_by_id,
         created_at=created_at,
-        sequence=sequence,
-        chain_hash=chain_hash,
+        commit_mac=mac,
     )
+    head = _take_head(currency, wait=settings.LEDGER_SEAL == "wait")
+    if head is not None:
+        head, _, _ = _seal_batch(head, key)
+        transfer.sequence = head.sequence + 1
+        transfer.chain_hash = chain.seal(
+            key,
+            chain.canonical(
+                currency=currency,
+                sequence=transfer.sequence,
+                previous_hash=head.chain_hash,
+                reference=reference,
+                kind=kind,
+                memo=memo,
+                created_by_id=created_by_id,
+                created_at=created_at,
+                legs=legs_text,
+            ),
+        )
+    transfer.save(force_insert=True)
     _write_legs(transfer.pk, legs_after)
-    LedgerHead.objects.filter(pk=head.pk).update(sequence=sequence, chain_hash=chain_hash)
+    if head is not None:
+        assert transfer.sequence is not None
+        LedgerHead.objects.filter(pk=head.pk).update(sequence=transfer.sequence, chain_hash=transfer.chain_hash)
     _apply_deltas(ids, deltas, released)
     return transfer
+
+
+SEAL_BATCH = 2000
+"""At most this many waiting transfers sealed by one holder of the head."""
+
+
+def seal_pending(*, currency: str | None = None) -> int:
+    """Seal the committed, unsealed transfers of ``currency`` (every currency when None),
+    in id order, in a transaction of its own per currency and batch: the clock's part of
+    sealing (wallet/chain.py). A currency whose head another transaction holds is skipped
+    (that one seals). A transfer whose commit MAC does not match is left unsealed and
+    logged (``verify_books`` reports it). Returns how many transfers were sealed."""
+    sealed = 0
+    key = chain.ledger_key()
+    # Every currency with a transfer waiting: the cash ones and tournament chips (``T<id>``).
+    waiting = Transfer.objects.filter(sequence__isnull=True).values_list("currency", flat=True).distinct()
+    for code in [currency] if currency else sorted(set(waiting)):
+        after = 0  # past the transfers looked at already (a forged one is never sealed)
+        while Transfer.objects.filter(currency=code, sequence__isnull=True, pk__gt=after).exists():
+            with transaction.atomic():
+                head = _take_head(code, wait=False)
+                if head is None:
+                    break
+                before = head.sequence
+                head, after, full = _seal_batch(head, key, after=after)
+                LedgerHead.objects.filter(pk=head.pk).update(sequence=head.sequence, chain_hash=head.chain_hash)
+            sealed += head.sequence - before
+            if not full:
+                break
+    return sealed
+
+
+def _take_head(currency: str, *, wait: bool) -> LedgerHead | None:
+    """The currency's chain head, locked until the transaction ends (created on first use);
+    None when another transaction holds it and ``wait`` is false (``SKIP LOCKED``). SQLite
+    has one writer at a time: the head is always free there."""
+    query = LedgerHead.objects.select_for_update(skip_locked=not wait and connection.vendor == "postgresql")
+    head = query.filter(currency=currency).first()
+    if head is None and not LedgerHead.objects.filter(currency=currency).exists():
+        try:
+            with transaction.atomic():
+                LedgerHead.objects.create(currency=currency)
+        except IntegrityError:
+            pass  # another transaction created it first
+        head = query.filter(currency=currency).first()
+    return head
+
+
+def _seal_batch(head: LedgerHead, key: bytes, *, after: int = 0) -> tuple[LedgerHead, int, bool]:
+    """Seal, after ``head`` (locked by this transaction), the unsealed transfers of its
+    currency with an id above ``after`` that this transaction sees (committed ones and its
+    own), in id order, up to ``SEAL_BATCH``; each one's commit MAC is checked first, and one
+    that does not match is skipped (logged). Returns the head as it would be after them (not
+    written: the caller writes the head once), the last id looked at, and whether the batch
+    was full (more may wait)."""
+    waiting = list(
+        Transfer.objects.filter(currency=head.currency, sequence__isnull=True, pk__gt=after).order_by("pk")[:SEAL_BATCH]
+    )
+    if not waiting:
+        return head, after, False
+    legs = chain.legs_of([transfer.pk for transfer in waiting])
+    sequence, previous = head.sequence, head.chain_hash
+    sealed: list[tuple[int, int, str]] = []
+    for transfer in waiting:
+        if not hmac.compare_digest(chain.commit_mac_of(key, transfer, legs[transfer.pk]), transfer.commit_mac):
+            logger.error("transfer %s (%s): commit MAC does not match, left unsealed", transfer.pk, transfer.reference)
+            continue
+        sequence += 1
+        previous = chain.seal_of(key, transfer, sequence=sequence, previous_hash=previous, legs=legs[transfer.pk])
+        sealed.append((transfer.pk, sequence, previous))
+    if sealed:
+        _write_seals(sealed)
+    after_head = LedgerHead(pk=head.pk, currency=head.currency, sequence=sequence, chain_hash=previous)
+    return after_head, waiting[-1].pk, len(waiting) == SEAL_BATCH
+
+
+def _write_seals(sealed: list[tuple[int, int, str]]) -> None:
+    """Set (id, sequence, chain_hash) on transfers not sealed yet (the one change the
+    transfers' trigger lets through)."""
+    table = Transfer._meta.db_table
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            ids, sequences, hashes = zip(*sealed, strict=True)
+            cursor.execute(
+                f"UPDATE {table} AS t SET sequence = v.sequence, chain_hash = v.chain_hash "
+                "FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) AS v(id, sequence, chain_hash) "
+                "WHERE t.id = v.id AND t.sequence IS NULL",
+                [list(ids), list(sequences), list(hashes)],
+            )
+        else:
+            cursor.executemany(
+                f"UPDATE {table} SET sequence = %s, chain_hash = %s WHERE id = %s AND sequence IS NULL",
+                [(sequence, digest, pk) for pk, sequence, digest in sealed],
+            )
 
 
 def _write_legs(transfer_id: int, legs_after: list[tuple[int, int, int]]) -> None:
@@ -480,19 +611,6 @@ def _write_legs(transfer_id: int, legs_after: list[tuple[int, int, int]]) -> Non
         ],
         batch_size=2000,
     )
-
-
-def _lock_head(currency: str) -> LedgerHead:
-    """The currency's chain head, locked until the transaction ends (created on first use)."""
-    head = LedgerHead.objects.select_for_update().filter(currency=currency).first()
-    if head is None:
-        try:
-            with transaction.atomic():
-                LedgerHead.objects.create(currency=currency)
-        except IntegrityError:
-            pass  # another transaction created it first
-        head = LedgerHead.objects.select_for_update().get(currency=currency)
-    return head
 
 
 def _apply_deltas(ids: np.ndarray, deltas: np.ndarray, released: np.ndarray | None = None) -> None:

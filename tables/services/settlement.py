@@ -96,7 +96,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     carry = wallet_services.ensure_account(
         key=carry_key(hand.table_id, currency), kind=AccountKind.CARRY, currency=currency
     )
-    rake_account = wallet_services.ensure_house_account(kind=AccountKind.RAKE, currency=currency)
+    rake_account = wallet_services.ensure_rake_account(currency=currency, table_id=hand.table_id)
     jackpot_accounts = {
         str(feed["key"]): jackpot_services.ensure_jackpot_account(feed=str(feed["key"]), currency=currency).pk
         for feed in feeds

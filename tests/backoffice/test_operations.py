@@ -90,7 +90,7 @@ def test_readiness_detail_is_given_on_loopback_and_with_the_token_only(settings:
     settings.OPS_TOKEN = "s3cret-ops-token"
     detail = Client().get("/readyz", **LOOPBACK).json()
     assert detail["status"] == "ok"
-    assert set(detail["checks"]) == {"database", "redis", "clock", "beacon"}
+    assert set(detail["checks"]) == {"database", "redis", "clock", "beacon", "ledger"}
     assert detail["checks"]["database"]["state"] == "ok"
     assert detail["checks"]["database"]["detail"] == {"postgresql": "postgresql (pool)"}.get(
         connection.vendor, connection.vendor

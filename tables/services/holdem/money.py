@@ -105,7 +105,7 @@ def take_rake(*, table: Table, hand_id: int, amount_minor: int) -> None:
     reference ``holdem_rake:<hand>``)."""
     if amount_minor <= 0:
         return
-    rake = wallet_services.ensure_house_account(kind=AccountKind.RAKE, currency=table.currency)
+    rake = wallet_services.ensure_rake_account(currency=table.currency, table_id=table.pk)
     wallet_services.transfer_between(
         source=table_escrow(table),
         destination=rake,

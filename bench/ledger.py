@@ -1,0 +1,290 @@
+"""Benchmark: raked settlements per second in one currency, from many tables at once (issue
+23, item 7: the ledger's chain head must not serialise the house).
+
+Runs against the database of ``DATABASE_URL`` (PostgreSQL; the database named in the URL is
+dropped and re-created, so it must be named ``bench_*``), e.g.:
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_ledger \\
+        .venv/bin/python bench/ledger.py --procs 4 --threads 4 --seconds 10
+
+Each worker (``--procs`` processes of ``--threads`` threads, each thread with its own
+database connection) plays its own table: it settles one hand after another, each in its
+own transaction, with the settlement transfer ``settle_hand`` writes (``post_transfer_arrays``:
+the hand's escrow pays the rake account, the table's carry account and two winners; the
+rake is 10 %). Every configuration runs for ``--seconds`` in the same invocation:
+
+- ``before``: ``POKER_LEDGER_SEAL=wait`` and one rake account (main's approach: every
+  transfer waits for the currency's chain head, and every raked hand for the one rake row);
+- ``wait + shards``: the head still waited for, the rake spread over ``--rake-accounts``;
+- ``tail``: seals at the transfer's tail with ``SKIP LOCKED``, one rake account;
+- ``after``: ``tail`` and ``--rake-accounts`` rake accounts (this branch's default path
+  with ``POKER_RAKE_ACCOUNTS`` set).
+
+A thread of the main process calls ``seal_pending`` every second, as the clock does.
+
+For each it prints settlements per second, p50/p95 latency of one settlement, the sessions
+waiting for a lock and the age of the oldest unsealed transfer (sampled every 50 ms), the
+unsealed transfers left when the workers stop, and whether ``verify_chain`` accepts the
+chain after ``seal_pending`` (it must); then ``/proc/loadavg``. ``--rest-ms`` keeps each
+settlement's transaction open that long after its transfer (``pg_sleep``: the rest of
+``settle_hand``'s writes, results and hand row, while its locks are held).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("TABLE_CLOCK", "off")
+os.environ.setdefault("POKER_BEACON_ALLOW_LOCAL", "1")  # as bench/settlement.py (docs/deployment.md)
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-never-used-in-production-0123456789abcdef")
+os.environ.setdefault("DJANGO_HTTPS", "off")
+os.environ.setdefault("DB_POOL_MAX_SIZE", "40")
+
+from bench.fanout import recreate_database
+
+CONFIGS: dict[str, tuple[str, bool]] = {
+    "before": ("wait", False),
+    "wait + shards": ("wait", True),
+    "tail": ("tail", False),
+    "after": ("tail", True),
+}
+
+
+def setup_django() -> None:
+    import django
+
+    django.setup()
+
+
+def prepare(tables: int) -> dict[int, list[int]]:
+    """Accounts for ``tables`` tables: {table: [escrow, carry, winner 1, winner 2]}, every
+    escrow funded from the cashier (one transfer each)."""
+    import numpy as np
+
+    from wallet import services
+    from wallet.models import AccountKind, Currency, TransferKind
+
+    cashier = services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
+    accounts: dict[int, list[int]] = {}
+    for table in range(1, tables + 1):
+        escrow = services.ensure_account(key=f"escrow:bench:{table}", kind=AccountKind.ESCROW, currency=Currency.FUN)
+        carry = services.ensure_account(key=f"carry:bench:{table}", kind=AccountKind.CARRY, currency=Currency.FUN)
+        winners = [
+            services.ensure_account(key=f"player:bench:{table}:{n}", kind=AccountKind.PLAYER, currency=Currency.FUN).pk
+            for n in (1, 2)
+        ]
+        services.post_transfer_arrays(
+            reference=f"fund:{table}",
+            kind=TransferKind.FUN_TOP_UP,
+            currency=Currency.FUN,
+            account_ids=np.array([cashier.pk, escrow.pk], dtype=np.int64),
+            deltas=np.array([-(10**12), 10**12], dtype=np.int64),
+        )
+        accounts[table] = [escrow.pk, carry.pk, *winners]
+    return accounts
+
+
+def worker(
+    args: tuple[str, str, list[int], dict[int, list[int]], dict[int, int], float, float],
+    ready: Any,
+    results: Any,
+) -> None:
+    """One process: sets Django up and opens a connection per table, waits at ``ready`` (a
+    barrier of every worker and the main process), then a thread per table settles hands
+    for ``seconds``; puts each settlement's latency (seconds) on ``results``."""
+    label, mode, tables, accounts, rake_ids, seconds, rest_ms = args
+    setup_django()
+    import numpy as np
+    from django.conf import settings
+    from django.db import connection, transaction
+
+    from wallet import services
+    from wallet.models import Currency, TransferKind
+
+    settings.LEDGER_SEAL = mode
+    latencies: list[float] = []
+    lock = threading.Lock()
+
+    connected, gate = threading.Barrier(len(tables) + 1), threading.Barrier(len(tables) + 1)
+    clock: dict[str, float] = {}
+
+    def play(table: int) -> None:
+        escrow, carry, first, second = accounts[table]
+        rake = rake_ids[table]
+        mine: list[float] = []
+        hand = 0
+        connection.ensure_connection()
+        connected.wait()
+        gate.wait()
+        while time.time() < clock["stop_at"]:
+            hand += 1
+            started = time.perf_counter()
+            with transaction.atomic():
+                services.post_transfer_arrays(
+                    reference=f"settle:{label}:{table}:{hand}",
+                    kind=TransferKind.SETTLEMENT,
+                    currency=Currency.FUN,
+                    account_ids=np.array([escrow, carry, rake, first, second], dtype=np.int64),
+                    deltas=np.array([-1000, 1, 100, 600, 299], dtype=np.int64),
+                    memo=f"Settlement of hand {table}#{hand}: rake 1.00 FUN, pool 9.00 FUN",
+                )
+                if rest_ms:  # the rest of settle_hand's transaction (results, hand row), locks held
+                    with connection.cursor() as cursor:
+                        cursor.execute("SELECT pg_sleep(%s)", [rest_ms / 1000])
+            mine.append(time.perf_counter() - started)
+        connection.close()
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=play, args=(table,)) for table in tables]
+    for thread in threads:
+        thread.start()
+    connected.wait()
+    ready.wait()
+    clock["stop_at"] = time.time() + seconds
+    gate.wait()
+    for thread in threads:
+        thread.join()
+    results.put(latencies)
+
+
+def sample_lock_waits(stop: threading.Event, seen: list[int], lags: list[float], url: str) -> None:
+    """Every 50 ms: the sessions of this database waiting for a lock, and the age of the
+    oldest unsealed transfer (seconds)."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        while not stop.is_set():
+            row = conn.execute(
+                "SELECT (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock'), "
+                "(SELECT coalesce(extract(epoch FROM clock_timestamp() - min(created_at)), 0) "
+                "FROM wallet_transfer WHERE sequence IS NULL)"
+            ).fetchone()
+            if row:
+                seen.append(int(row[0]))
+                lags.append(float(row[1]))
+            time.sleep(0.05)
+
+
+def seal_every_second(stop: threading.Event) -> None:
+    """The clock's part of sealing (``tables.clock.tick`` calls ``seal_pending``), every second
+    until the run ends."""
+    from django.db import connection
+
+    from wallet.services import seal_pending
+
+    while not stop.is_set():
+        seal_pending()
+        stop.wait(1.0)
+    connection.close()
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+def run(label: str, config: tuple[str, bool], options: argparse.Namespace, accounts: dict[int, list[int]]) -> str:
+    from django.db import connection
+
+    from wallet import services
+    from wallet.chain import verify_chain
+    from wallet.models import AccountKind, Currency, Transfer
+
+    mode, shards = config
+    tables = sorted(accounts)
+    rake_ids = {
+        table: services.ensure_account(
+            key=f"rake:FUN:{table % options.rake_accounts}" if shards and table % options.rake_accounts else "rake:FUN",
+            kind=AccountKind.RAKE,
+            currency=Currency.FUN,
+        ).pk
+        for table in tables
+    }
+    connection.close()
+    per_proc = [tables[i :: options.procs] for i in range(options.procs)]
+    context = multiprocessing.get_context("spawn")
+    ready = context.Barrier(options.procs + 1)
+    queue = context.Queue()
+    processes = [
+        context.Process(
+            target=worker,
+            args=(
+                (label.replace(" ", ""), mode, chunk, accounts, rake_ids, options.seconds, options.rest_ms),
+                ready,
+                queue,
+            ),
+        )
+        for chunk in per_proc
+    ]
+    for process in processes:
+        process.start()
+    ready.wait()  # every worker set up and connected: the run starts now
+    waits: list[int] = []
+    lags: list[float] = []
+    stop = threading.Event()
+    sampler = threading.Thread(target=sample_lock_waits, args=(stop, waits, lags, os.environ["DATABASE_URL"]))
+    sampler.start()
+    clock = threading.Thread(target=seal_every_second, args=(stop,))
+    clock.start()
+    results = [queue.get() for _ in processes]
+    stop.set()
+    sampler.join()
+    clock.join()
+    for process in processes:
+        process.join()
+    latencies = [x for chunk in results for x in chunk]
+    unsealed = Transfer.objects.filter(sequence__isnull=True).count()
+    services.seal_pending()
+    problems = verify_chain(currency=Currency.FUN)
+    load = Path("/proc/loadavg").read_text().split()[:3]
+    mean_waits = sum(waits) / len(waits) if waits else 0.0
+    return (
+        f"| {label} | {mode} | {options.rake_accounts if shards else 1} | {options.procs}x{options.threads} "
+        f"| {len(latencies) / options.seconds:,.0f} "
+        f"| {pct(latencies, 0.5) * 1000:.1f} | {pct(latencies, 0.95) * 1000:.1f} "
+        f"| {mean_waits:.1f} | {max(lags, default=0.0):.2f} s | {unsealed} "
+        f"| {'yes' if not problems else f'NO: {problems[:2]}'} "
+        f"| {' '.join(load)} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--procs", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=4, help="tables per process")
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--rake-accounts", type=int, default=16)
+    parser.add_argument(
+        "--rest-ms", type=float, default=0.0, help="time the transaction stays open after the transfer (pg_sleep)"
+    )
+    parser.add_argument("--configs", default=",".join(CONFIGS), help="comma-separated, of: " + ", ".join(CONFIGS))
+    options = parser.parse_args()
+    recreate_database(os.environ["DATABASE_URL"])
+    setup_django()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    accounts = prepare(options.procs * options.threads)
+    print(
+        "| config | seal | rake accounts | procs x tables | settlements/s | p50 ms | p95 ms "
+        "| sessions waiting for a lock (mean) | oldest unsealed (max) | unsealed at the end "
+        "| verify_chain after seal_pending | loadavg |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for label in options.configs.split(","):
+        print(run(label.strip(), CONFIGS[label.strip()], options, accounts), flush=True)
+
+
+if __name__ == "__main__":
+    main()
