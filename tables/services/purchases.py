@@ -108,6 +108,7 @@ class Order:
     user_id: int
     now: datetime
     ref: str | None = None
+    received: float = field(default_factory=time.perf_counter)
 
 
 @dataclass(slots=True)
@@ -689,6 +690,8 @@ class PurchaseWriter:
         self._thread: threading.Thread | None = None
         self.batches = 0
         self.committed = 0
+        self.busy_seconds = 0.0  # committing, over all batches
+        self.queued_seconds = 0.0  # waiting in the queue, over all orders
 
     def submit(self, order: Order) -> Future[Outcome]:
         """Queue ``order``; the Future resolves after its batch commits (or is refused)."""
@@ -717,6 +720,7 @@ class PurchaseWriter:
     def _run(self) -> None:
         while True:
             batch = self._take()
+            began = time.perf_counter()
             try:
                 outcomes = commit_batch([order for order, _ in batch])
             except Exception:  # a bug or a lost database: nothing committed, say so to each buyer
@@ -726,6 +730,17 @@ class PurchaseWriter:
                 close_old_connections()  # the thread keeps its connection unless it failed
             self.batches += 1
             self.committed += sum(1 for outcome in outcomes if outcome.error is None)
+            self.busy_seconds += time.perf_counter() - began
+            self.queued_seconds += sum(began - order.received for order, _ in batch)
+            if self.batches % 200 == 0:
+                logger.info(
+                    "purchase writer: %d batches, %d committed, %.1f per batch, %.1f ms per batch, %.1f ms queued",
+                    self.batches,
+                    self.committed,
+                    self.committed / self.batches,
+                    1000 * self.busy_seconds / self.batches,
+                    1000 * self.queued_seconds / max(self.committed, 1),
+                )
             for (_, future), outcome in zip(batch, outcomes, strict=True):
                 future.set_result(outcome)
 
