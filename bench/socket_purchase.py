@@ -114,7 +114,7 @@ class PurchaseClient(asyncio.Protocol):
             buffer = buffer[offset + length :]
             if opcode == 0x9 and self.transport is not None:
                 self.transport.write(bytes([0x8A, 0x80 | len(payload)]) + b"\0\0\0\0" + payload)
-            elif opcode == 0x1 and (payload.startswith(b'{"type":"ack"') or payload.startswith(b'{"type":"error"')):
+            elif opcode == 0x1 and payload.startswith((b'{"type":"ack"', b'{"type":"error"')):
                 received = time.perf_counter()
                 frame = json.loads(payload)
                 ref = str(frame.get("ref"))
@@ -155,7 +155,7 @@ async def _clients(
             for attempt in range(4):
                 ready: asyncio.Future[None] = loop.create_future()
                 client = PurchaseClient(request, ready, answers)
-                transport, _ = await loop.create_connection(lambda client=client: client, address, int(port))
+                transport, _ = await loop.create_connection(lambda: client, address, int(port))  # noqa: B023
                 try:
                     await asyncio.wait_for(ready, 120)
                     break
@@ -225,7 +225,9 @@ def client_process(
         out.put(("error", repr(error)))
 
 
-async def fire_rest(base_urls: list[str], table_id: int, tokens: list[str], buyers: int) -> list[tuple[float, int, str]]:
+async def fire_rest(
+    base_urls: list[str], table_id: int, tokens: list[str], buyers: int
+) -> list[tuple[float, int, str]]:
     """One draw per token over REST with ``buyers`` concurrent clients: (seconds, status, code)."""
     import logging
 
@@ -466,7 +468,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             failures.append(f"the hand was not settled: {hand.status}")
         if stored != expected_draws or paid != hand.entry_count * 100 + DRAW_PRICE * expected_draws:
             failures.append(f"confirmed {expected_draws} draws, the settlement has {stored} (paid {paid})")
-        if FundsHold.objects.filter(transfer__isnull=True).exists() or Account.objects.filter(held_minor__gt=0).exists():
+        if (
+            FundsHold.objects.filter(transfer__isnull=True).exists()
+            or Account.objects.filter(held_minor__gt=0).exists()
+        ):
             failures.append("holds left uncaptured")
         books = check_books()
         if not books.ok:
@@ -497,9 +502,15 @@ def report(args: argparse.Namespace, figures: dict[str, Any]) -> None:
         f"\n## Purchases in one hand of {figures['players']:,} entries; {args.processes} daphne, "
         f"writer {args.writer} ({args.batch_ms} ms)\n"
     )
-    print("| path | purchases | confirmed/s | p50 | p95 | p99 | CPU s: daphne / PostgreSQL / clients | load (1 min) before -> after |")
+    print(
+        "| path | purchases | confirmed/s | p50 | p95 | p99 | CPU s: daphne / PostgreSQL / clients "
+        "| load (1 min) before -> after |"
+    )
     print("|---|---|---|---|---|---|---|---|")
-    for name, label in (("socket", f"sockets ({figures['sockets']:,} players, rate {args.rate or 'max'})"), ("rest", f"REST ({args.buyers} clients)")):
+    for name, label in (
+        ("socket", f"sockets ({figures['sockets']:,} players, rate {args.rate or 'max'})"),
+        ("rest", f"REST ({args.buyers} clients)"),
+    ):
         row = figures.get(name)
         if row is None:
             continue
@@ -510,8 +521,10 @@ def report(args: argparse.Namespace, figures: dict[str, Any]) -> None:
             f"(refused {row['refused'] or 'none'}) | {row['per_second']:.0f} | {ms(row['p50'])} | "
             f"{ms(row['p95'])} | {ms(row['p99'])} | {cpu} | {load} |"
         )
-    print(f"\nsettle {figures.get('settle_seconds', 0):.2f} s; books {'ok' if figures.get('books') else 'FAILED'}; "
-          f"every confirmed purchase settled: {'yes' if not figures.get('failures') else figures['failures']}")
+    print(
+        f"\nsettle {figures.get('settle_seconds', 0):.2f} s; books {'ok' if figures.get('books') else 'FAILED'}; "
+        f"every confirmed purchase settled: {'yes' if not figures.get('failures') else figures['failures']}"
+    )
 
 
 def main() -> None:

@@ -24,9 +24,9 @@ def _act(request: Request, table_id: int, name: str) -> Response:
     (``_buy``)."""
     game = commands.WIDERPOKER if purchases.is_widerpoker(table_id) else commands.game_of_table(table_id)
     action = commands.parse_body(name, request.data, game=game)
-    if game == commands.WIDERPOKER and name in purchases.ACTIONS and not action.params.get("free"):
-        if purchases.enabled():
-            return _buy(request, table_id, name)
+    batched = game == commands.WIDERPOKER and name in purchases.ACTIONS and not action.params.get("free")
+    if batched and purchases.enabled():
+        return _buy(request, table_id, name)
     commands.execute(action, table_id=table_id, user_id=_player_id(request), now=timezone.now(), game=game)
     if game == commands.HOLDEM:
         # The Hold'em private frame (tables/realtime/frames.py, HoldemPrivateFrame).

@@ -202,7 +202,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         # other processes they catch up at the next private frame: docs/protocol.md).
         for other in list(get_hub().players.get(self.user_id, ())):
             if other is not self and other.table_id == self.table_id:
-                await other.send(text)
+                await other.base_send({"type": "websocket.send", "text": text})
 
     async def execute(self, action: Action) -> None:
         """Run a parsed action for this socket's player at this socket's table."""

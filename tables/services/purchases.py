@@ -423,9 +423,7 @@ def _lock_entries(
     guarded: set[int] = set()
     count = len(columns)
     converters = [
-        (position, field.from_db_value)  # type: ignore[union-attr]
-        for position, field in enumerate(columns)
-        if hasattr(field, "from_db_value")
+        (position, field.from_db_value) for position, field in enumerate(columns) if hasattr(field, "from_db_value")
     ]
     for row in rows:
         values = list(row[:count])
@@ -722,11 +720,14 @@ class PurchaseWriter:
             batch = self._take()
             began = time.perf_counter()
             try:
-                outcomes = commit_batch([order for order, _ in batch])
+                outcomes = commit_batch([order for order, _future in batch])
             except Exception:  # a bug or a lost database: nothing committed, say so to each buyer
                 logger.exception("purchase batch failed")
-                outcomes = [Outcome(error=_not_committed()) for _ in batch]
-            if any(outcome.error is not None and outcome.error.code == PurchaseNotCommittedError.code for outcome in outcomes):
+                outcomes = [Outcome(error=_not_committed()) for _order in batch]
+            if any(
+                outcome.error is not None and outcome.error.code == PurchaseNotCommittedError.code
+                for outcome in outcomes
+            ):
                 close_old_connections()  # the thread keeps its connection unless it failed
             self.batches += 1
             self.committed += sum(1 for outcome in outcomes if outcome.error is None)
@@ -741,7 +742,7 @@ class PurchaseWriter:
                     1000 * self.busy_seconds / self.batches,
                     1000 * self.queued_seconds / max(self.committed, 1),
                 )
-            for (_, future), outcome in zip(batch, outcomes, strict=True):
+            for (_order, future), outcome in zip(batch, outcomes, strict=True):
                 future.set_result(outcome)
 
 

@@ -134,7 +134,9 @@ async def test_many_players_buying_on_their_sockets_commit_in_batches(writer: pu
         assert frame == fresh
         assert frame["entry"]["draws_bought"] == 2
         assert frame["balance_minor"] == before[user.pk] - DRAW
-    assert await sync_to_async(lambda: FundsHold.objects.filter(destination__key=f"escrow:hand:{hand.pk}").count())() == 12
+    assert (
+        await sync_to_async(lambda: FundsHold.objects.filter(destination__key=f"escrow:hand:{hand.pk}").count())() == 12
+    )
     for socket in sockets:
         await socket.disconnect()
 
@@ -190,9 +192,7 @@ async def test_a_player_who_cannot_pay_is_refused_while_the_batch_commits(
     assert await sync_to_async(spendable)(users[0], "EUR") == 10
     for user in users[1:]:
         assert await sync_to_async(held)(user, "EUR") == 25
-    bought = await sync_to_async(
-        lambda: dict(Entry.objects.filter(hand=hand).values_list("user_id", "draws_bought"))
-    )()
+    bought = await sync_to_async(lambda: dict(Entry.objects.filter(hand=hand).values_list("user_id", "draws_bought")))()
     assert bought == {users[0].pk: 1, **{user.pk: 2 for user in users[1:]}}
     for socket in sockets:
         await socket.disconnect()
@@ -279,9 +279,15 @@ def test_a_rest_purchase_resent_with_its_idempotency_key_is_charged_once() -> No
     users = players(2)
     table, hand = dealt_table(users)
     client: Client = logged_in(users[0])
-    first = client.post(f"/api/tables/{table.pk}/redeals/", {}, content_type="application/json", headers={"idempotency-key": "k-1"})
-    again = client.post(f"/api/tables/{table.pk}/redeals/", {}, content_type="application/json", headers={"idempotency-key": "k-1"})
-    other = client.post(f"/api/tables/{table.pk}/redeals/", {}, content_type="application/json", headers={"idempotency-key": "k-2"})
+    first = client.post(
+        f"/api/tables/{table.pk}/redeals/", {}, content_type="application/json", headers={"idempotency-key": "k-1"}
+    )
+    again = client.post(
+        f"/api/tables/{table.pk}/redeals/", {}, content_type="application/json", headers={"idempotency-key": "k-1"}
+    )
+    other = client.post(
+        f"/api/tables/{table.pk}/redeals/", {}, content_type="application/json", headers={"idempotency-key": "k-2"}
+    )
     assert (first.status_code, again.status_code, other.status_code) == (200, 200, 200)
     assert first.json()["entry"]["redeals_used"] == again.json()["entry"]["redeals_used"] == 1
     assert first.json()["entry"]["combination"] == again.json()["entry"]["combination"]
@@ -320,7 +326,10 @@ def test_purchases_after_the_change_phase_are_refused_and_books_hold_after_settl
     users = players(3)
     table, hand = dealt_table(users)
     for user in users:
-        assert logged_in(user).post(f"/api/tables/{table.pk}/draws/", {}, content_type="application/json").status_code == 200
+        assert (
+            logged_in(user).post(f"/api/tables/{table.pk}/draws/", {}, content_type="application/json").status_code
+            == 200
+        )
     settled = settle(table)
     assert settled.draws_minor == 3 * DRAW
     late = logged_in(users[0]).post(f"/api/tables/{table.pk}/draws/", {}, content_type="application/json")
