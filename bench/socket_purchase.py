@@ -6,12 +6,12 @@
 What it does, on loopback (PostgreSQL, Redis, ``--processes`` daphne processes, each with
 its purchase writer: tables/services/purchases.py):
 
-1. recreates the scratch database (``bench_*``/``massive_*`` only), makes N funded players
-   seated at one fun table (``bench/massive.py``'s set-up) and deals the hand in-process
-   (not measured here: ``bench/massive.py`` measures the deal);
+1. recreates the scratch database (``bench_*``/``massive_*`` only) and makes N funded
+   players seated at one fun table (``bench/massive.py``'s set-up);
 2. opens ``--sockets`` real game sockets, one player each, from ``--clients`` client
    processes (a minimal raw WebSocket client: the clients share the two cores with the
-   servers);
+   servers), then deals the hand in-process (not measured here: ``bench/massive.py``
+   measures the deal) and waits ``--settle-pause`` seconds for its frames to be pushed;
 3. each socket's player buys ``--draws`` draws (at most the table's 4 beyond the ante's),
    sent open-loop at ``--rate`` purchases a second over all sockets (0: each socket sends
    its next draw as soon as the previous is confirmed, as fast as the server confirms);
@@ -327,12 +327,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     table_id, _user_ids, tokens, cookies = prepare(args.players, sockets, args.change_seconds)
     print(f"prepared {args.players:,} players in {time.perf_counter() - started:.1f} s", flush=True)
-    started = time.perf_counter()
-    Table.objects.filter(pk=table_id).update(phase_deadline=timezone.now())
-    services.advance_table(table_id=table_id, now=timezone.now())
-    hand = Hand.objects.get(table_id=table_id)
-    assert Table.objects.get(pk=table_id).phase == TablePhase.CHANGE
-    print(f"dealt {hand.entry_count:,} entries in {time.perf_counter() - started:.1f} s", flush=True)
 
     workdir = Path(tempfile.mkdtemp(prefix="sockbuy-"))
     servers: list[subprocess.Popen[bytes]] = []
@@ -374,6 +368,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if not connected.acquire(timeout=1800):
                 raise RuntimeError("the clients did not connect")
         print(f"connected {sockets:,} sockets in {time.perf_counter() - opened:.1f} s", flush=True)
+        # The deal once the players are connected (its change frame and their private
+        # frames are pushed to them), then a pause for that push to finish.
+        started = time.perf_counter()
+        Table.objects.filter(pk=table_id).update(phase_deadline=timezone.now())
+        services.advance_table(table_id=table_id, now=timezone.now())
+        hand = Hand.objects.get(table_id=table_id)
+        assert Table.objects.get(pk=table_id).phase == TablePhase.CHANGE
+        print(f"dealt {hand.entry_count:,} entries in {time.perf_counter() - started:.1f} s", flush=True)
+        time.sleep(args.settle_pause)
 
         load_before = os.getloadavg()
         server_cpu = [cpu_seconds(server.pid) for server in servers]
@@ -540,6 +543,7 @@ def main() -> None:
     parser.add_argument("--writer", choices=("batch", "inline"), default="batch")
     parser.add_argument("--batch-ms", type=float, default=5.0)
     parser.add_argument("--change-seconds", type=int, default=600)
+    parser.add_argument("--settle-pause", type=float, default=20, help="seconds between the deal and the purchases")
     args = parser.parse_args()
     figures = run(args)
     report(args, figures)

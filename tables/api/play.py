@@ -40,9 +40,9 @@ def _buy(request: Request, table_id: int, name: str) -> Response:
     """A purchase through the purchase writer (tables/services/purchases.py): queued, then
     this request's worker thread waits for its batch's commit and answers with the
     ``entry_state`` the writer built (no second read). The optional ``Idempotency-Key``
-    header (at most 64 characters) is the purchase's ``ref``: sent again after a lost answer,
-    it is answered with the state and charged nothing. The player's open sockets at the
-    table get the new state pushed, as for every REST action."""
+    header is the purchase's ``ref`` (one longer than 64 characters is kept as its digest):
+    sent again after a lost answer, it is answered with the state and charged nothing. The
+    player's open sockets at the table get the new state pushed, as for every REST action."""
     user_id = _player_id(request)
     order = purchases.Order(
         kind=purchases.ACTIONS[name],

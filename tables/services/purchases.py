@@ -31,6 +31,7 @@ keep the one-at-a-time path (``play.buy_draw(free=True)``).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -85,6 +86,8 @@ ACTIONS: Final = {"buy_draw": DRAW, "redeal": REDEAL}
 
 MAX_REF_LENGTH: Final = 64
 DEADLOCK_RETRIES: Final = 3
+IDLE_SECONDS: Final = 1.0
+"""A writer idle this long gives its database connection back to the pool."""
 
 
 class PurchaseNotCommittedError(DomainError):
@@ -254,7 +257,7 @@ def _commit_table(table_id: int, orders: list[Order]) -> list[Outcome]:
     stamp = timezone.now()
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT h.id, h.server_seed, h.status, t.phase, t.version "
+            f"SELECT h.id, h.server_seed, h.status, t.phase, t.version, h.change_deadline, h.redeal_deadline "
             f"FROM {Table._meta.db_table} t JOIN {Hand._meta.db_table} h ON h.id = t.current_hand_id "
             "WHERE t.id = %s FOR KEY SHARE OF h",
             [table_id],
@@ -268,6 +271,7 @@ def _commit_table(table_id: int, orders: list[Order]) -> list[Outcome]:
         return [Outcome(error=error) for _ in orders]
     hand_id, seed, version = int(row[0]), str(row[1]), int(row[4])
     facts = _facts_of(table_id, hand_id, seed)
+    facts.change_deadline, facts.redeal_deadline = row[5], row[6]  # staff may move them; the row is the truth
     hand, config = facts.hand, facts.hand.config
     user_ids = [order.user_id for order in orders]
     entries, seats, guarded = _lock_entries(hand, table_id, user_ids, stamp)
@@ -497,9 +501,7 @@ def _check_protection(
     refused: dict[int, DomainError] = {}
     for price in sorted({buy.price for buy in asked}):
         users = [buy.order.user_id for buy in asked if buy.price == price]
-        refused.update(
-            protection.barred_players(user_ids=users, currency=hand.currency, stake_minor=price or None, now=now)
-        )
+        refused.update(protection.barred_players(user_ids=users, currency=hand.currency, stake_minor=price, now=now))
     kept = []
     for buy in buys:
         error = refused.get(buy.order.user_id)
@@ -523,13 +525,19 @@ def _hold_funds(
     held: dict[int, int] = {}
     if paid:
         with connection.cursor() as cursor:
+            # Each wallet found by its own index probe (LATERAL) and locked by primary key in
+            # id order: plans that stay index lookups even before the statistics know the
+            # 100,000 rows a first deal wrote (a join on ``user_id = ANY`` scanned them all).
             cursor.execute(
                 "WITH v AS (SELECT * FROM unnest(%(users)s::bigint[], %(amounts)s::bigint[]) AS v(user_id, amount)), "
-                f"locked AS MATERIALIZED (SELECT a.id FROM {accounts} a JOIN v ON a.user_id = v.user_id "
-                "WHERE a.kind = %(kind)s AND a.currency = %(currency)s ORDER BY a.id FOR UPDATE OF a) "
-                f"UPDATE {accounts} a SET held_minor = a.held_minor + v.amount FROM v "
-                "WHERE a.id IN (SELECT id FROM locked) AND a.user_id = v.user_id "
-                "AND a.balance_minor - a.held_minor >= v.amount "
+                "found AS MATERIALIZED (SELECT w.id, v.amount FROM v CROSS JOIN LATERAL "
+                f"(SELECT id FROM {accounts} WHERE user_id = v.user_id AND kind = %(kind)s "
+                "AND currency = %(currency)s) w), "
+                f"locked AS MATERIALIZED (SELECT id FROM {accounts} WHERE id = ANY(ARRAY(SELECT id FROM found)) "
+                "ORDER BY id FOR UPDATE) "
+                f"UPDATE {accounts} a SET held_minor = a.held_minor + f.amount FROM found f "
+                "WHERE a.id = ANY(ARRAY(SELECT id FROM locked)) AND a.id = f.id "
+                "AND a.balance_minor - a.held_minor >= f.amount "
                 "RETURNING a.user_id, a.id, a.balance_minor - a.held_minor",
                 {
                     "users": [buy.order.user_id for buy in paid],
@@ -598,14 +606,16 @@ def _write_draws(hand: Hand, table_id: int, draws: list[_Buy]) -> None:
         return
     for buy in draws:
         buy.entry.draws_bought += 1
+    sessions = GamingSession._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
             f"WITH v AS (SELECT * FROM unnest(%(ids)s::bigint[], %(draws)s::integer[], %(paid)s::bigint[]) "
             "AS v(id, draws, paid)), "
             f"entries AS (UPDATE {Entry._meta.db_table} e SET draws_bought = v.draws, paid_minor = v.paid FROM v "
             "WHERE e.hand_id = %(hand)s AND e.id = v.id) "
-            f"UPDATE {GamingSession._meta.db_table} SET draws_bought = draws_bought + 1 "
-            "WHERE table_id = %(table)s AND user_id = ANY(%(users)s) AND ended_at IS NULL",
+            f"UPDATE {sessions} SET draws_bought = draws_bought + 1 WHERE id = ANY(ARRAY("
+            f"SELECT s.id FROM unnest(%(users)s::bigint[]) AS u(user_id) CROSS JOIN LATERAL (SELECT id FROM {sessions} "
+            "WHERE table_id = %(table)s AND user_id = u.user_id AND ended_at IS NULL) s))",
             {
                 "ids": [buy.entry.pk for buy in draws],
                 "draws": [buy.entry.draws_bought for buy in draws],
@@ -704,8 +714,10 @@ class PurchaseWriter:
 
     def _take(self) -> list[tuple[Order, Future[Outcome]]]:
         with self._wake:
-            while not self._queue:
-                self._wake.wait()
+            if not self._queue and not self._wake.wait(IDLE_SECONDS):
+                return []  # idle: the caller gives its connection back
+            if not self._queue:
+                return []
             first = time.monotonic()
             while len(self._queue) < self.batch_size:
                 left = first + self.batch_seconds - time.monotonic()
@@ -713,11 +725,18 @@ class PurchaseWriter:
                     break
                 self._wake.wait(left)
             count = min(len(self._queue), self.batch_size)
-            return [self._queue.popleft() for _ in range(count)]
+            taken = [self._queue.popleft() for _ in range(count)]
+        # A future cancelled while queued (its socket closed and the consumer's wait was
+        # cancelled) is dropped: nothing is charged, nobody is waiting for the answer.
+        return [(order, future) for order, future in taken if future.set_running_or_notify_cancel()]
 
     def _run(self) -> None:
         while True:
             batch = self._take()
+            if not batch:
+                if connection.connection is not None and not self._queue:
+                    connection.close()  # idle: back to the pool until the next purchase
+                continue
             began = time.perf_counter()
             try:
                 outcomes = commit_batch([order for order, _future in batch])
@@ -785,8 +804,11 @@ def wait(order: Order) -> Outcome:
 
 def clean_ref(ref: object) -> str | None:
     """A client's ``ref`` as the writer keys it: a string or an integer (a frame's ``ref``,
-    REST's ``Idempotency-Key``), at most 64 characters; None for none."""
+    REST's ``Idempotency-Key``) as text, a longer one as its SHA-256 (64 hex digits); None
+    for none."""
     if ref is None or isinstance(ref, bool):
         return None
     text = str(ref)
-    return text[:MAX_REF_LENGTH] if text else None
+    if len(text) > MAX_REF_LENGTH:  # a longer key is kept whole, as its digest
+        return hashlib.sha256(text.encode()).hexdigest()
+    return text or None

@@ -337,3 +337,24 @@ def test_purchases_after_the_change_phase_are_refused_and_books_hold_after_settl
     assert check_books().ok
     assert not Account.objects.filter(user__in=users, held_minor__gt=0).exists()
     assert hand.change_deadline < timezone.now() + timedelta(seconds=31)
+
+
+def test_a_purchase_dropped_before_its_batch_is_neither_confirmed_nor_charged() -> None:
+    """A socket that closes while its purchase waits in the queue cancels the wait: the writer
+    drops the order (the model of a process dying with purchases queued, docs/platform.md):
+    nothing is charged, and the other purchase of the batch commits."""
+    users = players(2)
+    table, hand = dealt_table(users)
+    slow = purchases.PurchaseWriter(batch_ms=500, batch_size=500)
+    now = timezone.now()
+    dropped = slow.submit(purchases.Order(kind=purchases.DRAW, table_id=table.pk, user_id=users[0].pk, now=now))
+    kept = slow.submit(purchases.Order(kind=purchases.DRAW, table_id=table.pk, user_id=users[1].pk, now=now))
+    assert dropped.cancel()
+    outcome = kept.result(timeout=60)
+    assert outcome.error is None and outcome.frame is not None
+    assert dict(Entry.objects.filter(hand=hand).values_list("user_id", "draws_bought")) == {
+        users[0].pk: 1,
+        users[1].pk: 2,
+    }
+    assert (held(users[0]), held(users[1])) == (0, DRAW)
+    assert slow.committed == 1
