@@ -449,6 +449,38 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if any(status >= 500 for _, status, _ in outcomes):
                 failures.append("REST server errors")
 
+        inprocess_draws = 0
+        if args.inprocess:
+            # The same run's baseline: one transaction per purchase (``play.buy_draw``) against
+            # the writer's batches (``purchases.commit_batch``), other players, this process.
+            from tables.services import purchases
+
+            first = sockets + args.rest
+            users = _user_ids[first : first + 2 * args.inprocess]
+            single, batched = users[: args.inprocess], users[args.inprocess :]
+            timed = time.perf_counter()
+            for user_id in single:
+                services.buy_draw(table_id=table_id, user_id=user_id, now=timezone.now())
+            one_each = (time.perf_counter() - timed) / len(single)
+            timed = time.perf_counter()
+            done = 0
+            for start in range(0, len(batched), args.batch_size):
+                orders = [
+                    purchases.Order(kind=purchases.DRAW, table_id=table_id, user_id=user_id, now=timezone.now())
+                    for user_id in batched[start : start + args.batch_size]
+                ]
+                done += sum(1 for outcome in purchases.commit_batch(orders) if outcome.error is None)
+            in_batches = (time.perf_counter() - timed) / len(batched)
+            inprocess_draws = len(single) + done
+            figures["inprocess"] = {
+                "one_each_ms": one_each * 1000,
+                "batched_ms": in_batches * 1000,
+                "batch": args.batch_size,
+                "ratio": one_each / in_batches,
+                "load": os.getloadavg(),
+            }
+            print(f"in-process: {figures['inprocess']}", flush=True)
+
         # Settle in-process: the deadline moved to now, its beacon round awaited.
         woken = time.perf_counter()
         with transaction.atomic():
@@ -466,7 +498,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         entries = Entry.objects.filter(hand=hand)
         stored = sum(entries.values_list("draws_bought", flat=True)) - hand.entry_count
         paid = sum(entries.values_list("paid_minor", flat=True))
-        expected_draws = socket_draws + rest_draws
+        expected_draws = socket_draws + rest_draws + inprocess_draws
         if hand.status != HandStatus.SETTLED:
             failures.append(f"the hand was not settled: {hand.status}")
         if stored != expected_draws or paid != hand.entry_count * 100 + DRAW_PRICE * expected_draws:
@@ -524,6 +556,13 @@ def report(args: argparse.Namespace, figures: dict[str, Any]) -> None:
             f"(refused {row['refused'] or 'none'}) | {row['per_second']:.0f} | {ms(row['p50'])} | "
             f"{ms(row['p95'])} | {ms(row['p99'])} | {cpu} | {load} |"
         )
+    row = figures.get("inprocess")
+    if row is not None:
+        print(
+            f"\nin-process, one thread: {row['one_each_ms']:.2f} ms per draw one transaction each, "
+            f"{row['batched_ms']:.3f} ms per draw in batches of {row['batch']} ({row['ratio']:.1f}x); "
+            f"load {row['load'][0]:.1f}"
+        )
     print(
         f"\nsettle {figures.get('settle_seconds', 0):.2f} s; books {'ok' if figures.get('books') else 'FAILED'}; "
         f"every confirmed purchase settled: {'yes' if not figures.get('failures') else figures['failures']}"
@@ -543,6 +582,8 @@ def main() -> None:
     parser.add_argument("--writer", choices=("batch", "inline"), default="batch")
     parser.add_argument("--batch-ms", type=float, default=5.0)
     parser.add_argument("--change-seconds", type=int, default=600)
+    parser.add_argument("--inprocess", type=int, default=0, help="draws bought one per transaction, then in batches")
+    parser.add_argument("--batch-size", type=int, default=200, help="purchases per batch of --inprocess")
     parser.add_argument("--settle-pause", type=float, default=20, help="seconds between the deal and the purchases")
     args = parser.parse_args()
     figures = run(args)

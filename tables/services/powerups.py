@@ -231,10 +231,14 @@ def pay_free_item(*, legs: list[wallet_services.Leg], reference: str, currency: 
         raise PromotionUnavailableError("free items are not available at the moment; buy it or try later") from error
 
 
-def session_states(*, table_id: int, user_ids: set[int]) -> dict[int, dict[str, Any] | None]:
+def session_states(
+    *, table_id: int, user_ids: set[int], config: PowerUpRules | None = None
+) -> dict[int, dict[str, Any] | None]:
     """What the game screen shows of each player's session, in one query: level, points to
-    the next level, free items in stock, and hands until the next free draw and redeal."""
-    config = rules()
+    the next level, free items in stock, and hands until the next free draw and redeal.
+    ``config``: the rules when the caller has them (they change only between hands), else
+    read."""
+    config = config or rules()
     states: dict[int, dict[str, Any] | None] = dict.fromkeys(user_ids)
     if not config.is_active:
         return states

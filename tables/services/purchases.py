@@ -55,6 +55,7 @@ from tables.models import (
     GamingSession,
     Hand,
     HandStatus,
+    PowerUpRules,
     PurchaseRef,
     RedealCounter,
     Seat,
@@ -129,8 +130,10 @@ class Outcome:
 @dataclass(slots=True)
 class _HandFacts:
     """What does not change during a hand's change phase, read once per hand and process:
-    the hand (the columns a private frame and a redeal need), its escrow's id, and lower
-    bounds of each buyer's draws and redeals (counts only grow in a hand), for ``precheck``."""
+    the hand (the columns a private frame and a redeal need), its escrow's id, the power-up
+    rules (a change applies from the next hand), and lower bounds of each buyer's draws and
+    redeals (counts only grow in a hand), for ``precheck``. The deadlines are refreshed from
+    the hand's row at every batch."""
 
     hand: Hand
     seed: str
@@ -139,6 +142,7 @@ class _HandFacts:
     redeal_deadline: datetime
     max_draws: int
     max_redeals: int
+    rules: PowerUpRules
     counts: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
@@ -338,7 +342,7 @@ def _commit_table(table_id: int, orders: list[Order]) -> list[Outcome]:
         from tables.services.settlement import capture_purchases
 
         capture_purchases(hand=hand, escrow_id=facts.escrow_id or 0)
-    _frames(table_id, version, hand, buys, outcomes, seats, balances)
+    _frames(table_id, version, facts, buys, outcomes, seats, balances)
     transaction.on_commit(lambda: _remember(table_id, facts, buys))
     return outcomes
 
@@ -358,6 +362,7 @@ def _facts_of(table_id: int, hand_id: int, seed: str) -> _HandFacts:
         redeal_deadline=hand.redeal_deadline,
         max_draws=int(hand.config["max_draws"]),
         max_redeals=int(hand.config["max_redeals"]),
+        rules=powerups.rules(),  # power-up rules apply from the next hand: read once per hand
     )
     with _FACTS_LOCK:
         _FACTS[table_id] = facts
@@ -648,7 +653,7 @@ def apply_redeals(hand: Hand, redeals: Iterable[_Buy], now: datetime) -> None:
 def _frames(
     table_id: int,
     version: int,
-    hand: Hand,
+    facts: _HandFacts,
     buys: list[_Buy],
     outcomes: list[Outcome],
     seats: dict[int, dict[str, Any]],
@@ -660,7 +665,11 @@ def _frames(
         return
     from tables.selectors import build_entry_state
 
-    sessions = powerups.session_states(table_id=table_id, user_ids={buy.order.user_id for buy in buys})
+    hand = facts.hand
+
+    sessions = powerups.session_states(
+        table_id=table_id, user_ids={buy.order.user_id for buy in buys}, config=facts.rules
+    )
     for buy in buys:
         user_id = buy.order.user_id
         outcomes[buy.index].frame = dict(
