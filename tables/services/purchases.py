@@ -119,12 +119,23 @@ class Order:
 class Outcome:
     """What a purchase came to. ``error``: refused (nothing charged), with its stable code.
     ``frame``: the buyer's new ``entry_state`` frame (tables/realtime/frames.py), built from
-    the rows the batch wrote. ``duplicate``: its ``ref`` was committed before; nothing was
-    charged now and ``frame`` is None (the caller reads the state)."""
+    the rows the batch wrote, on first access by the waiting caller (its probability panel,
+    when not cached, is computed in the caller's thread, never in the writer's).
+    ``duplicate``: its ``ref`` was committed before; nothing was charged now and ``frame``
+    is None (the caller reads the state)."""
 
     error: DomainError | None = None
-    frame: dict[str, Any] | None = None
     duplicate: bool = False
+    state: dict[str, Any] | None = None  # build_entry_state's arguments
+    built: dict[str, Any] | None = None
+
+    @property
+    def frame(self) -> dict[str, Any] | None:
+        if self.built is None and self.state is not None:
+            from tables.selectors import build_entry_state
+
+            self.built = dict(build_entry_state(**self.state))
+        return self.built
 
 
 @dataclass(slots=True)
@@ -659,12 +670,11 @@ def _frames(
     seats: dict[int, dict[str, Any]],
     balances: dict[int, int],
 ) -> None:
-    """Each confirmed buyer's ``entry_state`` frame, from the rows the batch holds (one read
-    of the open power-up sessions for the levels the purchases raised)."""
+    """What each confirmed buyer's ``entry_state`` frame is built from (``Outcome.frame``):
+    the rows the batch holds, and one read of the open power-up sessions for the levels the
+    purchases raised."""
     if not buys:
         return
-    from tables.selectors import build_entry_state
-
     hand = facts.hand
 
     sessions = powerups.session_states(
@@ -672,18 +682,16 @@ def _frames(
     )
     for buy in buys:
         user_id = buy.order.user_id
-        outcomes[buy.index].frame = dict(
-            build_entry_state(
-                table_id=table_id,
-                version=version,
-                currency=hand.currency,
-                hand=hand,
-                entry=buy.entry,
-                seat=seats.get(user_id),
-                balance_minor=balances.get(user_id, 0),
-                powerups=sessions.get(user_id),
-            )
-        )
+        outcomes[buy.index].state = {
+            "table_id": table_id,
+            "version": version,
+            "currency": hand.currency,
+            "hand": hand,
+            "entry": buy.entry,
+            "seat": seats.get(user_id),
+            "balance_minor": balances.get(user_id, 0),
+            "powerups": sessions.get(user_id),
+        }
 
 
 # --- the writer ------------------------------------------------------------------------------
