@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -155,6 +155,18 @@ class PurchaseInput(serializers.Serializer[Any]):
     free = serializers.BooleanField(required=False, default=False)
 
 
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "The purchase's ref: sent again with the same key (after a lost answer), the purchase is "
+        "answered with the current state and charged nothing (docs/protocol.md)."
+    ),
+)
+
+
 class DrawBuyApi(APIView):
     """Buy one more draw (rules C.1). 409 ``phase_closed``, ``limit_reached``,
     ``insufficient_funds``; nothing is charged on error."""
@@ -164,6 +176,7 @@ class DrawBuyApi(APIView):
     @extend_schema(
         operation_id="tables_draws_buy",
         request=PurchaseInput,
+        parameters=[IDEMPOTENCY_KEY],
         responses={200: EntryStateSerializer, **ERRORS},
     )
     def post(self, request: Request, table_id: int) -> Response:
@@ -179,6 +192,7 @@ class RedealBuyApi(APIView):
     @extend_schema(
         operation_id="tables_redeals_buy",
         request=PurchaseInput,
+        parameters=[IDEMPOTENCY_KEY],
         responses={200: EntryStateSerializer, **ERRORS},
     )
     def post(self, request: Request, table_id: int) -> Response:
