@@ -30,3 +30,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# The purchase writer commits from its own thread and connection, which cannot see a
+# test's uncommitted transaction: tests that buy inside one use the per-purchase path; the
+# writer's tests (tests/tables/test_purchase_writer.py) turn it on with transaction=True.
+PURCHASE_WRITER = os.environ.get("POKER_PURCHASE_WRITER", "inline")

@@ -522,6 +522,28 @@ class Redeal(models.Model):
         return f"redeal {self.number} of hand {self.hand_id}"
 
 
+class PurchaseRef(models.Model):
+    """The client's ``ref`` of a purchase that was committed (a socket frame's ``ref``, a REST
+    request's ``Idempotency-Key``): the purchase writer (tables/services/purchases.py) looks
+    it up under the entry's lock before charging, so a purchase resent with the same ``ref``
+    after a lost confirmation is answered again, never charged twice. One row per purchase
+    sent with a ``ref``; none for a purchase without one."""
+
+    hand = models.ForeignKey(Hand, on_delete=models.CASCADE, db_constraint=False, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, db_constraint=False, db_index=False, related_name="+"
+    )
+    ref = models.CharField(max_length=64)
+    kind = models.CharField(max_length=8)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["hand", "user", "ref"], name="purchase_ref_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.ref!r} of user {self.user_id} in hand {self.hand_id}"
+
+
 class TableConfigChange(models.Model):
     """Audit log of every staff change to a table's configuration (DESIGN 14), and of the
     staff changes that are no one table's: a jackpot's settings (one row per table it feeds

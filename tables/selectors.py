@@ -302,6 +302,35 @@ def _entry_states(table: Table, user_ids: set[int]) -> dict[int, EntryStateFrame
     return states
 
 
+def build_entry_state(
+    *,
+    table_id: int,
+    version: int,
+    currency: str,
+    hand: Hand,
+    entry: Entry,
+    seat: dict[str, Any] | None,
+    balance_minor: int,
+    powerups: dict[str, Any] | None,
+) -> EntryStateFrame:
+    """The ``entry_state`` frame of a player of ``hand`` from values the caller already
+    holds (the purchase writer's rows: tables/services/purchases.py), with no query: the
+    same frame ``get_entry_state`` reads. ``hand`` needs the columns of
+    ``PRIVATE_HAND_FIELDS``, ``entry`` those of ``PRIVATE_ENTRY_FIELDS``; ``balance_minor``
+    is what the player may spend (balance less held)."""
+    return EntryStateFrame(
+        type="entry_state",
+        table_id=table_id,
+        version=version,
+        seat=seat,
+        balance_minor=balance_minor,
+        currency=currency,
+        hand_id=hand.pk,
+        entry=_entry_private(hand, entry),
+        powerups=powerups,
+    )
+
+
 def render_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
     """``list_entry_states`` serialised, ready to send (``holdem_private`` frames at a
     Hold'em table). Raises TableNotFoundError."""

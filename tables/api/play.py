@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,13 +13,20 @@ from rest_framework.views import APIView
 
 from tables import commands, selectors
 from tables.api.common import ACTION_THROTTLES, ERRORS, EntryStateSerializer, _player_id
+from tables.realtime.push import push_private_on_commit
+from tables.services import purchases
 
 
 def _act(request: Request, table_id: int, name: str) -> Response:
     """Parse the body as action ``name`` of the table's game, run it through the one way in
-    (tables/commands.py, the same as the socket's) and answer with the player's new state."""
-    game = commands.game_of_table(table_id)
+    (tables/commands.py, the same as the socket's) and answer with the player's new state.
+    A draw or redeal paid by the player goes through the process's purchase writer
+    (``_buy``)."""
+    game = commands.WIDERPOKER if purchases.is_widerpoker(table_id) else commands.game_of_table(table_id)
     action = commands.parse_body(name, request.data, game=game)
+    batched = game == commands.WIDERPOKER and name in purchases.ACTIONS and not action.params.get("free")
+    if batched and purchases.enabled():
+        return _buy(request, table_id, name)
     commands.execute(action, table_id=table_id, user_id=_player_id(request), now=timezone.now(), game=game)
     if game == commands.HOLDEM:
         # The Hold'em private frame (tables/realtime/frames.py, HoldemPrivateFrame).
@@ -27,6 +34,31 @@ def _act(request: Request, table_id: int, name: str) -> Response:
     # The ``entry_state`` frame as pushed to his sockets, JSON-ready: EntryStateSerializer
     # documents it (the schema) without copying it field by field on every purchase.
     return Response(selectors.get_entry_state(table_id=table_id, user_id=_player_id(request)))
+
+
+def _buy(request: Request, table_id: int, name: str) -> Response:
+    """A purchase through the purchase writer (tables/services/purchases.py): queued, then
+    this request's worker thread waits for its batch's commit and answers with the
+    ``entry_state`` the writer built (no second read). The optional ``Idempotency-Key``
+    header is the purchase's ``ref`` (one longer than 64 characters is kept as its digest):
+    sent again after a lost answer, it is answered with the state and charged nothing. The
+    player's open sockets at the table get the new state pushed, as for every REST action."""
+    user_id = _player_id(request)
+    order = purchases.Order(
+        kind=purchases.ACTIONS[name],
+        table_id=table_id,
+        user_id=user_id,
+        now=timezone.now(),
+        ref=purchases.clean_ref(request.headers.get("Idempotency-Key")),
+    )
+    purchases.precheck(order)
+    outcome = purchases.wait(order)
+    if outcome.error is not None:
+        raise outcome.error
+    push_private_on_commit(table_id, user_id)  # no transaction open: published at once
+    if outcome.frame is None:  # a duplicate: the state as it is now
+        return Response(selectors.get_entry_state(table_id=table_id, user_id=user_id))
+    return Response(outcome.frame)
 
 
 class HoldemActionApi(APIView):
@@ -123,6 +155,18 @@ class PurchaseInput(serializers.Serializer[Any]):
     free = serializers.BooleanField(required=False, default=False)
 
 
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "The purchase's ref: sent again with the same key (after a lost answer), the purchase is "
+        "answered with the current state and charged nothing (docs/protocol.md)."
+    ),
+)
+
+
 class DrawBuyApi(APIView):
     """Buy one more draw (rules C.1). 409 ``phase_closed``, ``limit_reached``,
     ``insufficient_funds``; nothing is charged on error."""
@@ -132,6 +176,7 @@ class DrawBuyApi(APIView):
     @extend_schema(
         operation_id="tables_draws_buy",
         request=PurchaseInput,
+        parameters=[IDEMPOTENCY_KEY],
         responses={200: EntryStateSerializer, **ERRORS},
     )
     def post(self, request: Request, table_id: int) -> Response:
@@ -147,6 +192,7 @@ class RedealBuyApi(APIView):
     @extend_schema(
         operation_id="tables_redeals_buy",
         request=PurchaseInput,
+        parameters=[IDEMPOTENCY_KEY],
         responses={200: EntryStateSerializer, **ERRORS},
     )
     def post(self, request: Request, table_id: int) -> Response:

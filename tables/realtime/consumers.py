@@ -17,6 +17,7 @@ English), as REST's error bodies; the ``code`` never changes.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any
@@ -34,6 +35,7 @@ from tables.commands import FRAME_ENVELOPE, WIDERPOKER, Action, frame_ref, parse
 from tables.errors import TableNotFoundError
 from tables.realtime.frames import AckFrame, ErrorFrame, PongFrame, dumps
 from tables.realtime.hub import get_hub
+from tables.services import purchases
 from wallet.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -143,6 +145,9 @@ class TableConsumer(AsyncWebsocketConsumer):
             content = read_frame(text_data, max_bytes=MAX_FRAME_BYTES)
             ref = frame_ref(content)
             action = parse_action(content["type"], content, envelope=FRAME_ENVELOPE, game=self.game)
+            if self._batched(action):
+                await self.buy(action, ref)
+                return
             await self.execute(action)
         except DomainError as failure:
             with translation.override(self.language):
@@ -156,6 +161,48 @@ class TableConsumer(AsyncWebsocketConsumer):
         else:
             if action.name not in commands.SOCKET_ONLY:
                 await self.send(dumps(AckFrame(type="ack", action=action.name, ref=ref)))
+
+    def _batched(self, action: Action) -> bool:
+        """Whether ``action`` is a purchase the process's purchase writer commits in a batch
+        (tables/services/purchases.py): a draw or redeal paid by the player at a WiderPoker
+        table, with the writer on (free items keep the one-at-a-time path)."""
+        return (
+            self.game == WIDERPOKER
+            and action.name in purchases.ACTIONS
+            and not action.params.get("free")
+            and purchases.enabled()
+        )
+
+    async def buy(self, action: Action, ref: str | int | None) -> None:
+        """Queue a purchase for the writer without blocking the event loop, then answer: an
+        ``ack`` and the new ``entry_state`` built by the writer after the commit, or the
+        refusal's error frame (raised to ``receive``). A duplicate ``ref`` is acked with
+        ``duplicate: true`` and the state read afresh; nothing is charged again."""
+        order = purchases.Order(
+            kind=purchases.ACTIONS[action.name],
+            table_id=self.table_id,
+            user_id=self.user_id,
+            now=timezone.now(),
+            ref=purchases.clean_ref(ref),
+        )
+        purchases.precheck(order)
+        outcome = await asyncio.wrap_future(purchases.get_writer().submit(order))
+        if outcome.error is not None:
+            raise outcome.error
+        ack = AckFrame(type="ack", action=action.name, ref=ref)
+        if outcome.duplicate:
+            ack["duplicate"] = True
+        await self.send(dumps(ack))
+        if outcome.frame is None:
+            await self.send_private()
+            return
+        text = dumps(outcome.frame)
+        await self.send(text)
+        # The player's other screens at this table in this process get the same state (in
+        # other processes they catch up at the next private frame: docs/protocol.md).
+        for other in list(get_hub().players.get(self.user_id, ())):
+            if other is not self and other.table_id == self.table_id:
+                await other.base_send({"type": "websocket.send", "text": text})
 
     async def execute(self, action: Action) -> None:
         """Run a parsed action for this socket's player at this socket's table."""

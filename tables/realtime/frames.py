@@ -131,11 +131,14 @@ class LobbyTableFrame(TypedDict):
 
 class AckFrame(TypedDict):
     """The answer to an accepted action; ``ref`` echoes the frame's ``ref`` (or null). The
-    changed private state follows as an ``entry_state`` push."""
+    changed private state follows as an ``entry_state`` frame (a purchase's, right after
+    its ack on the socket that bought). ``duplicate`` (purchases only, when true): a
+    purchase with this ``ref`` was committed before; nothing was charged again."""
 
     type: Literal["ack"]
     action: str
     ref: str | int | None
+    duplicate: NotRequired[bool]
 
 
 class PongFrame(TypedDict):

@@ -12,11 +12,12 @@ free item cannot be used and stays in stock.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils.translation import gettext_lazy as _
 
@@ -230,14 +231,18 @@ def pay_free_item(*, legs: list[wallet_services.Leg], reference: str, currency: 
         raise PromotionUnavailableError("free items are not available at the moment; buy it or try later") from error
 
 
-def session_states(*, table_id: int, user_ids: set[int]) -> dict[int, dict[str, Any] | None]:
+def session_states(
+    *, table_id: int, user_ids: set[int], config: PowerUpRules | None = None
+) -> dict[int, dict[str, Any] | None]:
     """What the game screen shows of each player's session, in one query: level, points to
-    the next level, free items in stock, and hands until the next free draw and redeal."""
-    config = rules()
+    the next level, free items in stock, and hands until the next free draw and redeal.
+    ``config``: the rules when the caller has them (they change only between hands), else
+    read."""
+    config = config or rules()
     states: dict[int, dict[str, Any] | None] = dict.fromkeys(user_ids)
     if not config.is_active:
         return states
-    for session in GamingSession.objects.filter(table_id=table_id, user_id__in=user_ids, ended_at__isnull=True):
+    for session in _open_sessions(table_id, user_ids):
         level = level_of(session, config)
         every_draw = release_every(level, config.draw_every_hands, config.draw_step)
         every_redeal = release_every(level, config.redeal_every_hands, config.redeal_step)
@@ -253,6 +258,21 @@ def session_states(*, table_id: int, user_ids: set[int]) -> dict[int, dict[str, 
             "hands_to_free_redeal": every_redeal - session.hands_played % every_redeal,
         }
     return states
+
+
+def _open_sessions(table_id: int, user_ids: set[int]) -> Iterable[GamingSession]:
+    """The open sessions of ``user_ids`` at ``table_id``. On PostgreSQL one index probe per
+    player (``LATERAL``): a plan that stays a few lookups for a few players of a table of
+    100,000 sessions even before the statistics know them (``user_id IN (...)`` was planned
+    as a scan of the table's every session then)."""
+    if connection.vendor != "postgresql":
+        return GamingSession.objects.filter(table_id=table_id, user_id__in=user_ids, ended_at__isnull=True)
+    table = GamingSession._meta.db_table
+    return GamingSession.objects.raw(
+        f"SELECT s.* FROM unnest(%s::bigint[]) AS u(user_id) CROSS JOIN LATERAL "
+        f"(SELECT * FROM {table} WHERE table_id = %s AND user_id = u.user_id AND ended_at IS NULL) s",
+        [sorted(user_ids), table_id],
+    )
 
 
 @transaction.atomic(durable=True)

@@ -1,0 +1,360 @@
+"""Purchases committed in batches by the process's purchase writer (issue 23, item 1;
+tables/services/purchases.py; docs/platform.md, "Purchase writer").
+
+Through the doors players use, the socket frame (channels' WebsocketCommunicator) and the
+REST route, outside Django's test transaction (the writer commits from its own thread and
+connection): many players' purchases commit together, a player who cannot pay is refused
+while the others commit, the limits and loss limits hold, a resent ``ref`` is charged once,
+and the books balance after settlement."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import User
+from django.db import connections
+from django.test import Client
+from django.utils import timezone
+
+from tables import services
+from tables.models import Entry, Hand, PurchaseRef, Redeal, Table
+from tables.realtime.routing import websocket_urlpatterns
+from tables.services import purchases
+from tests.conftest import make_player, postgres_only
+from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle
+from wallet import protection
+from wallet import services as wallet_services
+from wallet.models import Account, FundsHold
+from wallet.selectors import check_books
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fresh_throttle_counters"),
+    postgres_only(),
+]
+router = URLRouter(websocket_urlpatterns)
+DRAW = 50  # create_fun_table: ante 1.00, draws half of it
+REDEAL = 80
+
+
+@pytest.fixture(autouse=True)
+def writer(settings: Any) -> Iterator[purchases.PurchaseWriter]:
+    """The writer on, as production runs it, with a window wide enough that purchases sent
+    together meet in one batch; holds captured by the clock (PostgreSQL's default)."""
+    settings.PURCHASE_WRITER = "batch"
+    settings.PURCHASE_CAPTURE = "batch"
+    fresh = purchases.PurchaseWriter(batch_ms=300, batch_size=500)
+    previous = purchases._WRITER
+    purchases._WRITER = fresh
+    purchases._FACTS.clear()
+    yield fresh
+    purchases._WRITER = previous
+    purchases._FACTS.clear()
+
+
+def players(count: int, prefix: str = "p") -> list[User]:
+    return [make_player(f"{prefix}{i}") for i in range(count)]
+
+
+def dealt_table(users: list[User], **config: Any) -> tuple[Table, Hand]:
+    table = create_fun_table(**config)
+    now = timezone.now()
+    seat_players(table, users, now)
+    return table, deal(table, now)
+
+
+async def open_socket(user: User, table_id: int) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(router, f"/ws/tables/{table_id}/")
+    communicator.scope["user"] = user
+    connected, _ = await communicator.connect()
+    assert connected
+    await drain(communicator)
+    return communicator
+
+
+async def drain(communicator: WebsocketCommunicator, quiet: float = 0.3) -> list[dict[str, Any]]:
+    frames: list[dict[str, Any]] = []
+    while not await communicator.receive_nothing(timeout=quiet):
+        frames.append(json.loads(await communicator.receive_from()))
+    return frames
+
+
+async def answer(communicator: WebsocketCommunicator, timeout: float = 20) -> dict[str, Any]:
+    """The next ack or error frame (the entry_state after an ack is read by ``state``)."""
+    for _ in range(10):
+        frame: dict[str, Any] = json.loads(await communicator.receive_from(timeout=timeout))
+        if frame["type"] in ("ack", "error"):
+            return frame
+    raise AssertionError("no answer")
+
+
+async def state(communicator: WebsocketCommunicator) -> dict[str, Any]:
+    frame: dict[str, Any] = json.loads(await communicator.receive_from(timeout=20))
+    assert frame["type"] == "entry_state", frame
+    return frame
+
+
+def held(user: User, currency: str = "FUN") -> int:
+    return int(Account.objects.get(user=user, currency=currency).held_minor)
+
+
+def spendable(user: User, currency: str = "FUN") -> int:
+    account = Account.objects.get(user=user, currency=currency)
+    return int(account.balance_minor - account.held_minor)
+
+
+async def test_many_players_buying_on_their_sockets_commit_in_batches(writer: purchases.PurchaseWriter) -> None:
+    users = await sync_to_async(players)(12)
+    table, hand = await sync_to_async(dealt_table)(users)
+    sockets = [await open_socket(user, table.pk) for user in users]
+    before = {user.pk: await sync_to_async(spendable)(user) for user in users}
+
+    for index, socket in enumerate(sockets):
+        await socket.send_to(text_data=json.dumps({"type": "buy_draw", "ref": f"d{index}"}))
+    answers = await asyncio.gather(*(answer(socket) for socket in sockets))
+    frames = await asyncio.gather(*(state(socket) for socket in sockets))
+
+    assert [a["type"] for a in answers] == ["ack"] * 12
+    assert [a["ref"] for a in answers] == [f"d{i}" for i in range(12)]
+    assert writer.batches < 12  # several purchases per transaction
+    assert writer.committed == 12
+    for user, frame in zip(users, frames, strict=True):
+        # The state built by the writer is the one a fresh read gives.
+        fresh = await sync_to_async(services_state)(table.pk, user.pk)
+        assert {k: v for k, v in frame["entry"].items() if fresh["entry"][k] != v} == {}
+        assert frame == fresh
+        assert frame["entry"]["draws_bought"] == 2
+        assert frame["balance_minor"] == before[user.pk] - DRAW
+    assert (
+        await sync_to_async(lambda: FundsHold.objects.filter(destination__key=f"escrow:hand:{hand.pk}").count())() == 12
+    )
+    for socket in sockets:
+        await socket.disconnect()
+
+
+def services_state(table_id: int, user_id: int) -> dict[str, Any]:
+    from tables.selectors import get_entry_state
+
+    return dict(get_entry_state(table_id=table_id, user_id=user_id))
+
+
+def euro_players(croupier: User, amounts: list[int]) -> list[User]:
+    users = []
+    for index, amount in enumerate(amounts):
+        user = User.objects.create_user(username=f"e{index}", password="correct horse battery")
+        wallet_services.deposit_cash(
+            user_id=user.pk, currency="EUR", amount_minor=amount, reason="bank transfer", staff_user_id=croupier.pk
+        )
+        users.append(user)
+    return users
+
+
+def euro_table() -> Table:
+    return services.create_table(
+        name="Euro",
+        mode="cash",
+        currency="EUR",
+        ante_minor=50,
+        draw_price_bps=5000,
+        redeal_price_minor=50,
+        change_seconds=30,
+    )
+
+
+async def test_a_player_who_cannot_pay_is_refused_while_the_batch_commits(
+    croupier: User, writer: purchases.PurchaseWriter
+) -> None:
+    # e0 keeps 10 cents after the 0.50 ante: a 0.25 draw is past his balance.
+    users = await sync_to_async(euro_players)(croupier, [60, 5_000, 5_000, 5_000])
+    table = await sync_to_async(euro_table)()
+    await sync_to_async(seat_players)(table, users, timezone.now())
+    hand = await sync_to_async(deal)(table, timezone.now())
+    sockets = [await open_socket(user, table.pk) for user in users]
+    for index, socket in enumerate(sockets):
+        await socket.send_to(text_data=json.dumps({"type": "buy_draw", "ref": index}))
+    answers = await asyncio.gather(*(answer(socket) for socket in sockets))
+
+    assert answers[0]["type"] == "error"
+    assert (answers[0]["code"], answers[0]["ref"]) == ("insufficient_funds", 0)
+    assert answers[0]["extra"]["shortfall_minor"] == 15
+    assert [a["type"] for a in answers[1:]] == ["ack"] * 3
+    assert writer.batches < 4
+    assert await sync_to_async(held)(users[0], "EUR") == 0
+    assert await sync_to_async(spendable)(users[0], "EUR") == 10
+    for user in users[1:]:
+        assert await sync_to_async(held)(user, "EUR") == 25
+    bought = await sync_to_async(lambda: dict(Entry.objects.filter(hand=hand).values_list("user_id", "draws_bought")))()
+    assert bought == {users[0].pk: 1, **{user.pk: 2 for user in users[1:]}}
+    for socket in sockets:
+        await socket.disconnect()
+    await sync_to_async(settle)(table)
+    assert (await sync_to_async(check_books)()).ok
+
+
+async def test_limits_hold_when_one_player_sends_more_than_the_table_allows() -> None:
+    users = await sync_to_async(players)(3)
+    table, hand = await sync_to_async(dealt_table)(users)  # 5 draws (1 with the ante), 2 redeals
+    socket = await open_socket(users[0], table.pk)
+    for ref in range(6):
+        await socket.send_to(text_data=json.dumps({"type": "buy_draw", "ref": ref}))
+    draws = [await answer(socket) for _ in range(6)]
+    await drain(socket)
+    for ref in range(3):
+        await socket.send_to(text_data=json.dumps({"type": "redeal", "ref": f"r{ref}"}))
+    redeals = [await answer(socket) for _ in range(3)]
+
+    assert sorted(a["type"] for a in draws) == ["ack"] * 4 + ["error"] * 2
+    assert {a["code"] for a in draws if a["type"] == "error"} == {"limit_reached"}
+    assert sorted(a["type"] for a in redeals) == ["ack"] * 2 + ["error"]
+    assert [a["code"] for a in redeals if a["type"] == "error"] == ["limit_reached"]
+    entry = await sync_to_async(Entry.objects.get)(hand=hand, user=users[0])
+    assert (entry.draws_bought, len(entry.redeals), entry.paid_minor) == (5, 2, 100 + 4 * DRAW + 2 * REDEAL)
+    assert entry.combination != entry.initial_combination
+    logged = await sync_to_async(lambda: list(Redeal.objects.filter(hand=hand).values_list("number", "combination")))()
+    assert sorted(logged) == sorted((number, combination) for number, combination in entry.redeals)
+    assert await sync_to_async(held)(users[0]) == 4 * DRAW + 2 * REDEAL
+    # The process now knows the limit: a further draw is refused without the database.
+    await drain(socket)
+    await socket.send_to(text_data=json.dumps({"type": "buy_draw", "ref": "late"}))
+    assert (await answer(socket))["code"] == "limit_reached"
+    await socket.disconnect()
+    await sync_to_async(settle)(table)
+    assert (await sync_to_async(check_books)()).ok
+
+
+async def test_a_resent_ref_is_charged_once() -> None:
+    users = await sync_to_async(players)(2)
+    table, hand = await sync_to_async(dealt_table)(users)
+    socket = await open_socket(users[0], table.pk)
+    await socket.send_to(text_data=json.dumps({"type": "buy_draw", "ref": "once"}))
+    first = await answer(socket)
+    first_state = await state(socket)
+    await socket.send_to(text_data=json.dumps({"type": "buy_draw", "ref": "once"}))
+    again = await answer(socket)
+    again_state = await state(socket)
+
+    assert first == {"type": "ack", "action": "buy_draw", "ref": "once"}
+    assert again == {"type": "ack", "action": "buy_draw", "ref": "once", "duplicate": True}
+    assert first_state["entry"]["draws_bought"] == again_state["entry"]["draws_bought"] == 2
+    assert await sync_to_async(held)(users[0]) == DRAW
+    assert await sync_to_async(PurchaseRef.objects.filter(hand=hand, user=users[0]).count)() == 1
+    await socket.disconnect()
+
+
+def test_rest_purchases_from_many_players_commit_in_batches(writer: purchases.PurchaseWriter) -> None:
+    users = players(8)
+    table, hand = dealt_table(users)
+    results: dict[int, tuple[int, dict[str, Any]]] = {}
+
+    def buy(user: User) -> None:
+        try:
+            response = logged_in(user).post(f"/api/tables/{table.pk}/draws/", {}, content_type="application/json")
+            results[user.pk] = (response.status_code, response.json())
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=buy, args=(user,)) for user in users]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert {status for status, _ in results.values()} == {200}
+    assert {body["entry"]["draws_bought"] for _, body in results.values()} == {2}
+    assert writer.batches < 8
+    assert sorted(Entry.objects.filter(hand=hand).values_list("draws_bought", flat=True)) == [2] * 8
+    assert all(held(user) == DRAW for user in users)
+
+
+def test_a_rest_purchase_resent_with_its_idempotency_key_is_charged_once() -> None:
+    users = players(2)
+    table, hand = dealt_table(users)
+    client: Client = logged_in(users[0])
+    first = client.post(
+        f"/api/tables/{table.pk}/redeals/", {}, content_type="application/json", headers={"idempotency-key": "k-1"}
+    )
+    again = client.post(
+        f"/api/tables/{table.pk}/redeals/", {}, content_type="application/json", headers={"idempotency-key": "k-1"}
+    )
+    other = client.post(
+        f"/api/tables/{table.pk}/redeals/", {}, content_type="application/json", headers={"idempotency-key": "k-2"}
+    )
+    assert (first.status_code, again.status_code, other.status_code) == (200, 200, 200)
+    assert first.json()["entry"]["redeals_used"] == again.json()["entry"]["redeals_used"] == 1
+    assert first.json()["entry"]["combination"] == again.json()["entry"]["combination"]
+    assert other.json()["entry"]["redeals_used"] == 2
+    assert held(users[0]) == 2 * REDEAL
+    assert Redeal.objects.filter(hand=hand).count() == 2
+
+
+def test_a_batch_counts_held_cents_against_loss_limits(croupier: User) -> None:
+    users = euro_players(croupier, [5_000, 5_000])
+    now = timezone.now()
+    protection.set_limit(user_id=users[0].pk, kind="loss", currency="EUR", value=100, now=now)
+    table = euro_table()
+    seat_players(table, users, now)
+    deal(table, now)  # ante 0.50: 0.50 lost
+    client = logged_in(users[0])
+
+    def buy(what: str) -> tuple[int, str | None]:
+        response = client.post(f"/api/tables/{table.pk}/{what}/", {}, content_type="application/json")
+        return response.status_code, None if response.status_code == 200 else response.json()["code"]
+
+    assert buy("draws") == (200, None)  # 0.75 with the draw on hold
+    assert buy("draws") == (200, None)  # 1.00: at the limit
+    assert held(users[0], "EUR") == 50
+    assert buy("draws") == (409, "loss_limit")
+    assert buy("redeals") == (409, "loss_limit")
+    assert held(users[0], "EUR") == 50
+    # The other player, with no limit, buys in the same hand.
+    response = logged_in(users[1]).post(f"/api/tables/{table.pk}/draws/", {}, content_type="application/json")
+    assert response.status_code == 200
+    settle(table)
+    assert check_books().ok
+
+
+def test_purchases_after_the_change_phase_are_refused_and_books_hold_after_settlement() -> None:
+    users = players(3)
+    table, hand = dealt_table(users)
+    for user in users:
+        assert (
+            logged_in(user).post(f"/api/tables/{table.pk}/draws/", {}, content_type="application/json").status_code
+            == 200
+        )
+    settled = settle(table)
+    assert settled.draws_minor == 3 * DRAW
+    late = logged_in(users[0]).post(f"/api/tables/{table.pk}/draws/", {}, content_type="application/json")
+    assert (late.status_code, late.json()["code"]) == (409, "phase_closed")
+    assert check_books().ok
+    assert not Account.objects.filter(user__in=users, held_minor__gt=0).exists()
+    assert hand.change_deadline < timezone.now() + timedelta(seconds=31)
+
+
+def test_a_purchase_dropped_before_its_batch_is_neither_confirmed_nor_charged() -> None:
+    """A socket that closes while its purchase waits in the queue cancels the wait: the writer
+    drops the order (the model of a process dying with purchases queued, docs/platform.md):
+    nothing is charged, and the other purchase of the batch commits."""
+    users = players(2)
+    table, hand = dealt_table(users)
+    slow = purchases.PurchaseWriter(batch_ms=500, batch_size=500)
+    now = timezone.now()
+    dropped = slow.submit(purchases.Order(kind=purchases.DRAW, table_id=table.pk, user_id=users[0].pk, now=now))
+    kept = slow.submit(purchases.Order(kind=purchases.DRAW, table_id=table.pk, user_id=users[1].pk, now=now))
+    assert dropped.cancel()
+    outcome = kept.result(timeout=60)
+    assert outcome.error is None and outcome.frame is not None
+    assert dict(Entry.objects.filter(hand=hand).values_list("user_id", "draws_bought")) == {
+        users[0].pk: 1,
+        users[1].pk: 2,
+    }
+    assert (held(users[0]), held(users[1])) == (0, DRAW)
+    assert slow.committed == 1
