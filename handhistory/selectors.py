@@ -471,6 +471,50 @@ def _beacon(hand: Hand) -> dict[str, Any] | None:
     return data
 
 
+def _deal_beacon(hand: Hand) -> dict[str, Any]:
+    """Algorithm 3's export fields (optional, 2026-11-26; docs/export-format.md): when the
+    inputs froze, their digest, the deal round with its value (and drand signature), and each
+    redeal's round in number order with its value."""
+    if hand.deal_round is None:
+        return {}
+    from tables.models import BeaconRound, Redeal
+
+    redeals = list(
+        Redeal.objects.filter(hand=hand).order_by("number").values_list("number", "beacon_round", "created_at", "resolved_at")
+    )
+    values = dict(
+        BeaconRound.objects.filter(source=beacon.source(), round__in=[r for _, r, _, _ in redeals if r is not None])
+        .values_list("round", "value")
+    )
+    signatures = dict(
+        BeaconRound.objects.filter(source=beacon.source(), round__in=[r for _, r, _, _ in redeals if r is not None])
+        .exclude(signature="")
+        .values_list("round", "signature")
+    )
+    return {
+        "frozen_at": hand.frozen_at.isoformat() if hand.frozen_at else None,
+        "inputs_digest": hand.inputs_digest,
+        "deal_beacon": {
+            "source": beacon.source(),
+            "round": hand.deal_round,
+            "round_at": beacon.time_of(int(hand.deal_round)).isoformat(),
+            "value": hand.deal_beacon_value or None,
+            **({"signature": hand.deal_beacon_signature} if hand.deal_beacon_signature else {}),
+        },
+        "redeal_rounds": [
+            {
+                "number": number,
+                "round": round_number,
+                "bought_at": bought.isoformat(),
+                "dealt_at": dealt.isoformat() if dealt else None,
+                "value": values.get(round_number),
+                **({"signature": signatures[round_number]} if round_number in signatures else {}),
+            }
+            for number, round_number, bought, dealt in redeals
+        ],
+    }
+
+
 def _spin_kind(hand: Hand) -> str | None:
     """The kind of the spin jackpot drawn in the hand, as its frozen conditions name it."""
     feed = spin_feed(hand.config, hand.spin_jackpot_id)
@@ -532,6 +576,8 @@ def get_hand_export(*, hand_id: int, viewer: Viewer) -> dict[str, Any]:
             # Optional (format 2, 2026-11-26; docs/export-format.md): only a hand cancelled
             # once its beacon round was due has it.
             **({"beacon_evidence": hand.beacon_evidence} if hand.beacon_evidence else {}),
+            # Optional (algorithm 3, 2026-11-26): the freeze, the deal round, the redeals' rounds.
+            **_deal_beacon(hand),
         },
         "entries": [_export_entry(row, purchases) for row in entries.iterator(chunk_size=2000)],
     }

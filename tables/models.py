@@ -377,6 +377,13 @@ class Hand(models.Model):
         blank=True,
         help_text="A hand cancelled once its beacon round was due: what was awaited and what the beacon answered.",
     )
+    # Algorithm 3 (docs/provably-fair.md): the inputs froze at ``frozen_at`` with the digest
+    # ``inputs_digest`` of the players' client seeds; the deal round's value decided the hand.
+    frozen_at = models.DateTimeField(null=True, blank=True)
+    inputs_digest = models.CharField(max_length=64, blank=True)
+    deal_round = models.PositiveBigIntegerField(null=True, blank=True)
+    deal_beacon_value = models.CharField(max_length=64, blank=True)
+    deal_beacon_signature = models.CharField(max_length=192, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["table", "number"], name="hand_number_unique_per_table")]
@@ -482,6 +489,37 @@ class Entry(models.Model):
         return f"entry {self.user_id} in hand {self.hand_id}"
 
 
+class HandFreeze(models.Model):
+    """Algorithm 3: a table's next hand, its inputs frozen and waiting for its deal round
+    (docs/provably-fair.md, "Algorithm 3"). ``players``: ``[[user_id, name, client_seed],
+    ...]`` of every player frozen into the hand; ``digest``: their ``client_seeds_digest``;
+    ``not_dealt``: the seated players left out at the freeze, and why. The deal deletes
+    the row; a freeze whose round never came keeps it, with ``abandoned_at`` and the
+    beacon's ``evidence``, in public."""
+
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="freezes")
+    number = models.PositiveIntegerField()
+    chain = models.ForeignKey(SeedChain, on_delete=models.PROTECT, related_name="+")
+    chain_index = models.PositiveIntegerField()
+    players = models.JSONField()
+    digest = models.CharField(max_length=64)
+    not_dealt = models.JSONField(default=list, blank=True)
+    deal_round = models.PositiveBigIntegerField()
+    frozen_at = models.DateTimeField()
+    abandoned_at = models.DateTimeField(null=True, blank=True)
+    evidence = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["table"], condition=Q(abandoned_at__isnull=True), name="one_open_freeze_per_table"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"freeze of {self.table_id}#{self.number}"
+
+
 class RedealCounter(models.Model):
     """The number of redeals bought in a hand so far: the row whose lock orders the hand's
     redeals (``redeal:<n>`` streams need one order per hand). Apart from the hand row, so
@@ -504,13 +542,21 @@ class Redeal(models.Model):
     hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="redeal_log")
     number = models.PositiveIntegerField()
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    combination = models.PositiveIntegerField()
+    # Algorithm 3: NULL while the redeal waits for ``beacon_round``, the first beacon round
+    # released strictly after its purchase (``created_at``); ``resolved_at`` when it came.
+    combination = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField()
+    beacon_round = models.PositiveBigIntegerField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["hand", "number"], name="redeal_number_unique_in_hand"),
             models.UniqueConstraint(fields=["hand", "combination"], name="redeal_combination_unique_in_hand"),
+        ]
+        indexes = [
+            # The clock's pending redeals (few at any moment).
+            models.Index(fields=["beacon_round"], name="redeal_pending", condition=Q(combination__isnull=True)),
         ]
 
     def __str__(self) -> str:

@@ -68,6 +68,19 @@ def next_chain_seed(table: Table, *, now: datetime) -> ChainDraw:
     The oldest chain with elements left is used; a chain is published ahead when the
     current one runs low, and one is created on the spot only for a table that never had one
     (tables get their first chain when created)."""
+    chain, index = next_chain_index(table, now=now)
+    return ChainDraw(chain, index, chain_element(chain, index))
+
+
+def chain_element(chain: SeedChain, index: int) -> bytes:
+    """The secret element ``s_index`` of ``chain`` (32 bytes), released for the hand dealt
+    from it."""
+    return fairness.chain_seed(bytes.fromhex(chain.terminal_seed), chain.length, index)
+
+
+def next_chain_index(table: Table, *, now: datetime) -> tuple[SeedChain, int]:
+    """``next_chain_seed`` without the element: the chain and index the table's next hand
+    is bound to (algorithm 3 fixes them at the freeze and releases the element at the deal)."""
     chains = list(SeedChain.objects.select_for_update().filter(table=table).order_by("created_at", "pk"))
     usable = [chain for chain in chains if chain.next_index <= chain.length]
     if not usable:
@@ -78,8 +91,7 @@ def next_chain_seed(table: Table, *, now: datetime) -> ChainDraw:
     chain.save(update_fields=["next_index"])
     if len(usable) == 1 and chain.length - index < PREPUBLISH:
         new_chain(table_id=table.pk, now=now)
-    seed = fairness.chain_seed(bytes.fromhex(chain.terminal_seed), chain.length, index)
-    return ChainDraw(chain, index, seed)
+    return chain, index
 
 
 def client_seeds(user_ids: list[int], *, now: datetime) -> dict[int, str]:
