@@ -480,11 +480,14 @@ def _deal_beacon(hand: Hand) -> dict[str, Any]:
     from tables.models import BeaconRound, Redeal
 
     redeals = list(
-        Redeal.objects.filter(hand=hand).order_by("number").values_list("number", "beacon_round", "created_at", "resolved_at")
+        Redeal.objects.filter(hand=hand)
+        .order_by("number")
+        .values_list("number", "beacon_round", "created_at", "resolved_at")
     )
     values = dict(
-        BeaconRound.objects.filter(source=beacon.source(), round__in=[r for _, r, _, _ in redeals if r is not None])
-        .values_list("round", "value")
+        BeaconRound.objects.filter(
+            source=beacon.source(), round__in=[r for _, r, _, _ in redeals if r is not None]
+        ).values_list("round", "value")
     )
     signatures = dict(
         BeaconRound.objects.filter(source=beacon.source(), round__in=[r for _, r, _, _ in redeals if r is not None])
@@ -507,7 +510,7 @@ def _deal_beacon(hand: Hand) -> dict[str, Any]:
                 "round": round_number,
                 "bought_at": bought.isoformat(),
                 "dealt_at": dealt.isoformat() if dealt else None,
-                "value": values.get(round_number),
+                "value": values.get(int(round_number or 0)),
                 **({"signature": signatures[round_number]} if round_number in signatures else {}),
             }
             for number, round_number, bought, dealt in redeals

@@ -228,7 +228,9 @@ def _deal_beacon_replay(
         seeds = []
         for number, round_number in redeals:
             value, signature = stored.get(int(round_number or 0), ("", ""))
-            _round_value(report, f"redeal {number}'s beacon round {round_number}", int(round_number or 0), value, signature)
+            _round_value(
+                report, f"redeal {number}'s beacon round {round_number}", int(round_number or 0), value, signature
+            )
             seeds.append(fairness.redeal_seed(seed, int(number), bytes.fromhex(value or "00" * 32)))
         extra["redeal_seeds"] = seeds
     out = _frozen_out(hand)
@@ -269,7 +271,9 @@ def _verify_chain(report: VerificationReport, hand: Hand, entries: list[dict[str
         expected = fairness.deal_seed(
             chain_seed, hand.table_id, hand.number, digest, bytes.fromhex(hand.deal_beacon_value or "00" * 32)
         )
-        report.compare("hand seed from chain seed, client seeds and deal round", "hand", expected.hex(), hand.server_seed)
+        report.compare(
+            "hand seed from chain seed, client seeds and deal round", "hand", expected.hex(), hand.server_seed
+        )
         everyone = names + [str(row["player"]) for row in out]
         dealt = set(range(len(entries)))
         order = [i for i in fairness.entry_order(bytes.fromhex(hand.server_seed), everyone) if i in dealt]

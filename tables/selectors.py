@@ -318,7 +318,7 @@ def _entry_states(table: Table, user_ids: set[int]) -> dict[int, EntryStateFrame
     sessions = powerups.session_states(table_id=table.pk, user_ids=user_ids)
     pending = (
         {
-            user_id: {"number": number, "round": round_number, "round_at": _iso(beacon.time_of(int(round_number)))}
+            user_id: {"number": number, "round": round_number, "round_at": _iso(beacon.time_of(int(round_number or 0)))}
             for user_id, number, round_number in Redeal.objects.filter(
                 hand=hand, user_id__in=user_ids, combination__isnull=True
             ).values_list("user_id", "number", "beacon_round")

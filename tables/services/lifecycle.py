@@ -267,7 +267,12 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
             table.version += 1
         if int(can_pay.sum()) >= 2 and settings.DEAL_ALGORITHM >= fairness.ALGORITHM_DEAL_BEACON:
             # Algorithm 3: the inputs freeze now; the deal waits for the next beacon round.
-            _freeze(table, user_ids[can_pay].tolist(), _not_dealt(seats, gone_set, active, can_pay.tolist(), barred), now=now)
+            _freeze(
+                table,
+                user_ids[can_pay].tolist(),
+                _not_dealt(seats, gone_set, active, can_pay.tolist(), barred),
+                now=now,
+            )
         elif int(can_pay.sum()) >= 2:
             with metrics.timed(metrics.DEAL_DURATION, TableGame.WIDERPOKER):
                 hand = _deal(table, user_ids[can_pay], account_ids[can_pay], locked=locked, now=now)
@@ -427,8 +432,9 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
     if dropped:
         _update_seats(
             list(
-                Seat.objects.filter(table=table, user_id__in=[int(r[0]) for r, ok in zip(players, kept.tolist(), strict=True) if not ok])
-                .values_list("pk", flat=True)
+                Seat.objects.filter(
+                    table=table, user_id__in=[int(r[0]) for r, ok in zip(players, kept.tolist(), strict=True) if not ok]
+                ).values_list("pk", flat=True)
             ),
             status=SeatStatus.SITTING_OUT,
             status_reason="insufficient funds",
@@ -503,9 +509,7 @@ def _deal(
         names = {int(row[0]): str(row[1]) for row in frozen.freeze.players}
         client_seeds = {int(row[0]): str(row[2]) for row in frozen.freeze.players}
         assert frozen.answer.value is not None
-        seed = derive_deal_seed(
-            draw.seed, table.pk, number, bytes.fromhex(frozen.freeze.digest), frozen.answer.value
-        )
+        seed = derive_deal_seed(draw.seed, table.pk, number, bytes.fromhex(frozen.freeze.digest), frozen.answer.value)
         ids = user_ids.tolist()
     count = len(ids)
     # The entry order, the initial combinations and the entries' COPY text are pure CPU (a

@@ -384,9 +384,9 @@ def resolve_hand_redeals(*, hand_id: int, now: datetime) -> int:
     yet. Runs in the caller's transaction; locks the entries concerned, then the hand's
     redeal counter (the purchases' order), so it never waits in a cycle with a purchase."""
     pending = list(
-        Redeal.objects.filter(hand_id=hand_id, combination__isnull=True).order_by("number").values_list(
-            "pk", "number", "user_id", "beacon_round"
-        )
+        Redeal.objects.filter(hand_id=hand_id, combination__isnull=True)
+        .order_by("number")
+        .values_list("pk", "number", "user_id", "beacon_round")
     )
     if not pending:
         return 0
@@ -399,7 +399,7 @@ def resolve_hand_redeals(*, hand_id: int, now: datetime) -> int:
     for pk, number, user_id, round_number in pending:
         if Redeal.objects.filter(pk=pk, combination__isnull=False).exists():
             continue  # another worker dealt it
-        value = beacon.value(int(round_number), now=now)
+        value = beacon.value(int(round_number or 0), now=now)
         if value is None:
             break
         combination = _free_combination(hand, number, seed=fairness.redeal_seed(seed, number, value))
@@ -577,7 +577,13 @@ def _free_combination(hand: Hand, number: int, *, seed: bytes | None = None) -> 
             .exclude(combination=F("initial_combination"))
             .values_list("initial_combination", flat=True)
         )
-        taken.update(Redeal.objects.filter(hand=hand, combination__in=batch).values_list("combination", flat=True))
+        taken.update(
+            combination
+            for combination in Redeal.objects.filter(hand=hand, combination__in=batch).values_list(
+                "combination", flat=True
+            )
+            if combination is not None
+        )
         for index in batch:
             if index not in taken:
                 return index

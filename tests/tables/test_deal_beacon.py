@@ -189,9 +189,7 @@ def test_attack_b_a_redeal_waits_for_a_round_after_its_purchase_and_the_export_v
     # A second redeal and a hold are refused while it is pending, with a stable code.
     again = client.post(f"/api/tables/{table.pk}/redeals/")
     assert again.status_code == 409 and again.json()["code"] == "redeal_pending"
-    hold = client.post(
-        f"/api/tables/{table.pk}/hold/", {"hold": [True] * 5}, content_type="application/json"
-    )
+    hold = client.post(f"/api/tables/{table.pk}/hold/", {"hold": [True] * 5}, content_type="application/json")
     assert hold.status_code == 409 and hold.json()["code"] == "redeal_pending"
 
     # (B) Everything in the database at the purchase: the insider's algorithm-2 prediction
@@ -202,24 +200,27 @@ def test_attack_b_a_redeal_waits_for_a_round_after_its_purchase_and_the_export_v
     released = beacon.time_of(int(redeal.beacon_round))
     assert resolve_pending_redeals(now=released - timedelta(seconds=1)) == 0  # not out yet
     assert resolve_pending_redeals(now=released) == 1
-    redeal.refresh_from_db()
-    value = beacon.local_value(int(redeal.beacon_round))
+    redeal = Redeal.objects.get(pk=redeal.pk)
+    assert redeal.beacon_round is not None
+    value = beacon.local_value(redeal.beacon_round)
     stream = fairness.redeal_seed(bytes.fromhex(hand.server_seed), 0, value)
     assert redeal.combination == combination_index(redeal_combination(stream, taken, 0)) != insider
     entry = Entry.objects.get(hand=hand, user=alice)
     assert entry.combination == redeal.combination and entry.redeals == [[0, redeal.combination]]
-    assert get_entry_state(table_id=table.pk, user_id=alice.pk)["entry"]["redeal_pending"] is None  # type: ignore[index]
+    resolved = get_entry_state(table_id=table.pk, user_id=alice.pk)["entry"]
+    assert resolved is not None and resolved["redeal_pending"] is None
 
     # A redeal bought just before the redeal deadline is dealt after it, at settlement.
     last = hand.redeal_deadline - timedelta(milliseconds=300)
     services.buy_redeal(table_id=table.pk, user_id=bob.pk, now=last)
     pending = Redeal.objects.get(hand=hand, user=bob)
-    assert pending.combination is None and beacon.time_of(int(pending.beacon_round)) > last
+    assert pending.combination is None and pending.beacon_round is not None
+    assert beacon.time_of(pending.beacon_round) > last
     settle_at = hand.change_deadline + timedelta(seconds=2)
     assert start < settle_at
     assert services.advance_table(table_id=table.pk, now=settle_at)
     hand.refresh_from_db()
-    pending.refresh_from_db()
+    pending = Redeal.objects.get(pk=pending.pk)
     assert hand.status == HandStatus.SETTLED and pending.combination is not None
     assert Entry.objects.get(hand=hand, user=bob).redeals == [[1, pending.combination]]
     assert check_books().ok
@@ -236,7 +237,7 @@ def test_attack_b_a_redeal_waits_for_a_round_after_its_purchase_and_the_export_v
     assert record["deal_beacon"]["value"] == beacon.local_value(int(freeze.deal_round)).hex()
     assert [(r["number"], r["round"], r["value"]) for r in record["redeal_rounds"]] == [
         (0, redeal.beacon_round, value.hex()),
-        (1, pending.beacon_round, beacon.local_value(int(pending.beacon_round)).hex()),
+        (1, pending.beacon_round, beacon.local_value(pending.beacon_round or 0).hex()),
     ]
 
 
