@@ -514,6 +514,25 @@ if DATABASE_URL and DEAL_ALGORITHM < 3 and not BEACON_ALLOW_LOCAL:
         "POKER_DEAL_ALGORITHM=2 in production: an insider who reads the database could foresee hands "
         "(docs/provably-fair.md, Algorithm 3)"
     )
+# The chain signer (tables/signer.py; docs/provably-fair.md, 1.10): "embedded" (in process,
+# the key in POKER_SIGNER_KEY_FILE, created under var/signer/ when absent), "socket" (the
+# process `manage.py run_signer` on POKER_SIGNER_SOCKET, run as a user whose key file the
+# app cannot read), or "database" (terminal seeds in the database, as before 2026-11-26:
+# the test suite only). Production names its key file or socket explicitly.
+SIGNER: str = env.str("POKER_SIGNER", default="embedded")
+if SIGNER not in {"embedded", "socket", "database"}:
+    raise ImproperlyConfigured("POKER_SIGNER is embedded, socket or database")
+SIGNER_KEY_FILE: str = env.str("POKER_SIGNER_KEY_FILE", default="") or str(VAR_DIR / "signer" / "chain-signer.key")
+SIGNER_SOCKET: str = env.str("POKER_SIGNER_SOCKET", default="")
+if SIGNER == "socket" and not SIGNER_SOCKET:
+    raise ImproperlyConfigured("POKER_SIGNER=socket needs POKER_SIGNER_SOCKET (the run_signer process's Unix socket)")
+if DATABASE_URL and not BEACON_ALLOW_LOCAL and (
+    SIGNER == "database" or (SIGNER == "embedded" and not env.str("POKER_SIGNER_KEY_FILE", default=""))
+):
+    raise ImproperlyConfigured(
+        "production needs the chain signer: POKER_SIGNER=socket with POKER_SIGNER_SOCKET, or "
+        "POKER_SIGNER_KEY_FILE outside the database (docs/deployment.md, Chain signer)"
+    )
 # Length of a table's seed chain (hands it deals before a new chain is published).
 SEED_CHAIN_LENGTH: int = _int("POKER_SEED_CHAIN_LENGTH", 10_000, minimum=10, maximum=1_000_000)
 # WebSocket inbound rate limit: a token bucket per connection.

@@ -259,11 +259,16 @@ class SeedChain(models.Model):
     """A table's chain of hand seeds (docs/provably-fair.md, "Algorithm 2";
     tables.engine.fairness): the anchor is public from creation, before any hand uses the
     chain; ``terminal_seed`` is secret for good (each hand reveals only its own element).
-    ``next_index`` is the index the next hand dealt from this chain uses (1 .. length)."""
+    ``next_index`` is the index the next hand dealt from this chain uses (1 .. length).
+    Chains created since 2026-11-26 have no ``terminal_seed`` here: the signer derives it
+    from ``signer_nonce`` and a key the database never holds (tables/signer.py)."""
 
     table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="seed_chains")
     length = models.PositiveIntegerField()
-    terminal_seed = models.CharField(max_length=64)
+    terminal_seed = models.CharField(max_length=64, blank=True)
+    signer_nonce = models.CharField(
+        max_length=64, blank=True, help_text="The signer's name of the chain (tables/signer.py); no secret."
+    )
     anchor = models.CharField(max_length=64)
     next_index = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField()
