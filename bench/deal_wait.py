@@ -60,7 +60,12 @@ def main(samples: int) -> None:
         for user in players:
             wallet_services.grant_signup_fun_chips(user_id=user.pk)
         table = services.create_table(
-            name=f"Wait {sample}", mode="fun", currency="FUN", ante_minor=100, draw_price_bps=5000, redeal_price_minor=80
+            name=f"Wait {sample}",
+            mode="fun",
+            currency="FUN",
+            ante_minor=100,
+            draw_price_bps=5000,
+            redeal_price_minor=80,
         )
         time.sleep(random.random())
         for user in players:

@@ -526,8 +526,10 @@ SIGNER_KEY_FILE: str = env.str("POKER_SIGNER_KEY_FILE", default="") or str(VAR_D
 SIGNER_SOCKET: str = env.str("POKER_SIGNER_SOCKET", default="")
 if SIGNER == "socket" and not SIGNER_SOCKET:
     raise ImproperlyConfigured("POKER_SIGNER=socket needs POKER_SIGNER_SOCKET (the run_signer process's Unix socket)")
-if DATABASE_URL and not BEACON_ALLOW_LOCAL and (
-    SIGNER == "database" or (SIGNER == "embedded" and not env.str("POKER_SIGNER_KEY_FILE", default=""))
+if (
+    DATABASE_URL
+    and not BEACON_ALLOW_LOCAL
+    and (SIGNER == "database" or (SIGNER == "embedded" and not env.str("POKER_SIGNER_KEY_FILE", default="")))
 ):
     raise ImproperlyConfigured(
         "production needs the chain signer: POKER_SIGNER=socket with POKER_SIGNER_SOCKET, or "

@@ -246,3 +246,41 @@ def _tamper(hand: Hand, **values: Any) -> None:
 
     with behind_the_apps_back():
         Hand.objects.filter(pk=hand.pk).update(**values)
+
+
+@ALGORITHM_3
+@pytest.mark.django_db(transaction=True)
+def test_a_frozen_player_barred_before_the_deal_is_left_out_and_nobody_elses_cards_change(
+    table: Table, alice: User, bob: User, carol: User, now: datetime
+) -> None:
+    from wallet import protection
+
+    freeze = _freeze(table, [alice, bob, carol], now)
+    everyone = [str(name) for _, name, _ in freeze.players]
+    # Carol takes a time-out between the freeze and the deal round: she is not dealt in.
+    protection.take_break(user_id=carol.pk, kind="time_out", days=1, now=now)
+    hand = _deal_at_round(table, freeze, [alice, bob, carol])
+    seed = bytes.fromhex(hand.server_seed)
+    assert hand.entry_count == 2 and hand.antes_minor == 200
+    # The seed, the order and the combinations are those of all three frozen players.
+    order = fairness.entry_order(seed, everyone)
+    combos = initial_combination_indices(seed, 3).tolist()
+    full = {everyone[i]: combos[at] for at, i in enumerate(order)}
+    entries = list(Entry.objects.filter(hand=hand).order_by("join_order").select_related("user"))
+    assert [e.user.username for e in entries] == [everyone[i] for i in order if everyone[i] != carol.username]
+    assert {e.user.username: e.initial_combination for e in entries} == {
+        name: combo for name, combo in full.items() if name != carol.username
+    }
+    (left_out,) = [row for row in hand.not_dealt if row.get("frozen")]
+    assert (
+        left_out["player"] == carol.username
+        and left_out["client_seed"] == {str(n): str(s) for _, n, s in freeze.players}[carol.username]
+    )
+    assert services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=2))
+    hand.refresh_from_db()
+    assert hand.status == HandStatus.SETTLED and check_books().ok
+    report = verify_hand(hand_id=hand.pk)
+    assert report.ok, report.mismatches
+    # The verifier can fail: a left-out player's client seed rewritten is caught.
+    _tamper(hand, not_dealt=[{**left_out, "client_seed": "rewritten"}])
+    assert not verify_hand(hand_id=hand.pk).ok
