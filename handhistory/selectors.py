@@ -482,15 +482,15 @@ def _deal_beacon(hand: Hand) -> dict[str, Any]:
     redeals = list(
         Redeal.objects.filter(hand=hand)
         .order_by("number")
-        .values_list("number", "beacon_round", "created_at", "resolved_at")
+        .values_list("number", "beacon_round", "created_at", "resolved_at", "user__username")
     )
     values = dict(
         BeaconRound.objects.filter(
-            source=beacon.source(), round__in=[r for _, r, _, _ in redeals if r is not None]
+            source=beacon.source(), round__in=[r for _, r, _, _, _ in redeals if r is not None]
         ).values_list("round", "value")
     )
     signatures = dict(
-        BeaconRound.objects.filter(source=beacon.source(), round__in=[r for _, r, _, _ in redeals if r is not None])
+        BeaconRound.objects.filter(source=beacon.source(), round__in=[r for _, r, _, _, _ in redeals if r is not None])
         .exclude(signature="")
         .values_list("round", "signature")
     )
@@ -507,13 +507,14 @@ def _deal_beacon(hand: Hand) -> dict[str, Any]:
         "redeal_rounds": [
             {
                 "number": number,
+                "player": player,
                 "round": round_number,
                 "bought_at": bought.isoformat(),
                 "dealt_at": dealt.isoformat() if dealt else None,
                 "value": values.get(int(round_number or 0)),
                 **({"signature": signatures[round_number]} if round_number in signatures else {}),
             }
-            for number, round_number, bought, dealt in redeals
+            for number, round_number, bought, dealt, player in redeals
         ],
     }
 
@@ -714,8 +715,26 @@ def list_beacon_cancellations(*, limit: int = 50) -> list[dict[str, Any]]:
     """The latest WiderPoker hands cancelled once their beacon round was due, newest first,
     each with its table, number, reason and the evidence kept at cancellation
     (``tables.services.beacon.outage_evidence``). Public: such a cancellation may be an
-    operator walking away from an outcome it disliked, so it is never hidden."""
-    return [
+    operator walking away from an outcome it disliked, so it is never hidden. Algorithm 3's
+    freezes given up before their deal (``HandFreeze.abandoned_at``: the deal round never
+    came, or too few frozen players could still play) are listed with them, ``hand_id`` None."""
+    from tables.models import HandFreeze
+
+    freezes = [
+        {
+            "table": freeze.table.name,
+            "table_id": freeze.table_id,
+            "hand_id": None,
+            "number": freeze.number,
+            "cancelled_at": freeze.abandoned_at,
+            "reason": "inputs frozen, not dealt: " + str((freeze.evidence or {}).get("answer", "")),
+            "evidence": freeze.evidence,
+        }
+        for freeze in HandFreeze.objects.select_related("table")
+        .filter(abandoned_at__isnull=False, table__practice__isnull=True)
+        .order_by("-abandoned_at", "-pk")[:limit]
+    ]
+    hands = [
         {
             "table": hand.table.name,
             "table_id": hand.table_id,
@@ -729,6 +748,7 @@ def list_beacon_cancellations(*, limit: int = 50) -> list[dict[str, Any]]:
         .filter(status=HandStatus.CANCELLED, beacon_evidence__isnull=False, table__practice__isnull=True)
         .order_by("-settled_at", "-pk")[:limit]
     ]
+    return sorted(hands + freezes, key=lambda row: row["cancelled_at"], reverse=True)[:limit]
 
 
 RATES_CACHE_KEY = "commitments:cancellation-rates"

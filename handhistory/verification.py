@@ -204,6 +204,17 @@ def _round_value(report: VerificationReport, what: str, round_number: int, value
     report.compare(what, "hand", drand.randomness(raw).hex() if valid else "no drand signature that verifies", value)
 
 
+def _pending_redeals(hand: Hand) -> dict[str, int]:
+    """Algorithm 3: the redeals of a cancelled hand still waiting for their round, by
+    buyer's name: paid (and refunded with the hand) but never dealt."""
+    if hand.algorithm < fairness.ALGORITHM_DEAL_BEACON:
+        return {}
+    counts: dict[str, int] = {}
+    for name in Redeal.objects.filter(hand=hand, combination__isnull=True).values_list("user__username", flat=True):
+        counts[str(name)] = counts.get(str(name), 0) + 1
+    return counts
+
+
 def _frozen_out(hand: Hand) -> list[dict[str, Any]]:
     """Algorithm 3: the players frozen into the hand and not dealt in (``not_dealt`` with
     ``frozen``), whose client seeds are in the digest and names in the entry order."""
@@ -216,7 +227,13 @@ def _deal_beacon_replay(
     """Algorithm 3's replay inputs: each redeal's stream seed from its round's value (each
     round checked), and the frozen positions when frozen players were left out."""
     extra: dict[str, Any] = {}
-    redeals = list(Redeal.objects.filter(hand=hand).order_by("number").values_list("number", "beacon_round"))
+    # Dealt redeals only: one still waiting for its round when the hand was cancelled was
+    # never dealt (it is counted in the money and the redeal count, ``_pending_redeals``).
+    redeals = list(
+        Redeal.objects.filter(hand=hand, combination__isnull=False)
+        .order_by("number")
+        .values_list("number", "beacon_round")
+    )
     if redeals:
         rounds = {int(r) for _, r in redeals if r is not None}
         stored = {
@@ -328,7 +345,8 @@ def _verify_public(report: VerificationReport, hand: Hand, replay: HandReplay, c
             fired = special_hand_draw(bytes.fromhex(hand.server_seed), int(schedule["one_in"]))
             report.compare(f"special hand {schedule.get('name')!r} drawn", "hand", fired, schedule.get("fired"))
     report.compare("entry count", "hand", count, hand.entry_count)
-    report.compare("redeal count", "hand", len(replay.redeal_combinations), hand.redeal_count)
+    pending = sum(_pending_redeals(hand).values())
+    report.compare("redeal count", "hand", len(replay.redeal_combinations) + pending, hand.redeal_count)
     if hand.status == HandStatus.SETTLED:
         keys = [list(key) for key in replay.change_keys]
         report.compare("change keys", "hand", keys, hand.change_keys)
@@ -389,12 +407,14 @@ def _verify_money(
     ante = int(config["ante_minor"])
     draw_price = int(config["draw_price_minor"])
     redeal_price = int(config["redeal_price_minor"])
+    pending = _pending_redeals(hand)
     for entry in entries:
-        expected_paid = ante + (entry["draws_bought"] - 1) * draw_price + len(entry["redeals"]) * redeal_price
+        bought = len(entry["redeals"]) + pending.get(str(entry["user__username"]), 0)
+        expected_paid = ante + (entry["draws_bought"] - 1) * draw_price + bought * redeal_price
         subject = f"entry {entry['join_order']} ({entry['user__username']})"
         report.compare("amount paid", subject, expected_paid, entry["paid_minor"])
     draws_bought = sum(entry["draws_bought"] - 1 for entry in entries)
-    redeals = sum(len(entry["redeals"]) for entry in entries)
+    redeals = sum(len(entry["redeals"]) for entry in entries) + sum(pending.values())
     report.compare("antes", "hand", ante * len(entries), hand.antes_minor)
     report.compare("draws", "hand", draw_price * draws_bought, hand.draws_minor)
     report.compare("redeals", "hand", redeal_price * redeals, hand.redeals_minor)

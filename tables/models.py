@@ -520,6 +520,10 @@ class HandFreeze(models.Model):
                 fields=["table"], condition=Q(abandoned_at__isnull=True), name="one_open_freeze_per_table"
             )
         ]
+        indexes = [
+            # The commitments page's abandoned freezes (few, public).
+            models.Index(fields=["abandoned_at"], name="freeze_abandoned", condition=Q(abandoned_at__isnull=False))
+        ]
 
     def __str__(self) -> str:
         return f"freeze of {self.table_id}#{self.number}"

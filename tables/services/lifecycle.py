@@ -419,7 +419,7 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
     )
     can_pay = locked.available(account_ids) >= table.ante_minor
     kept = can_pay & np.array([u not in barred for u in user_ids.tolist()], dtype=bool)
-    dropped = [
+    dropped: list[dict[str, Any]] = [
         {
             "player": str(row[1]),
             "reason": barred[int(row[0])].code.replace("_", " ") if int(row[0]) in barred else "insufficient funds",
@@ -429,16 +429,11 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
         for row, ok in zip(players, kept.tolist(), strict=True)
         if not ok
     ]
-    if dropped:
-        _update_seats(
-            list(
-                Seat.objects.filter(
-                    table=table, user_id__in=[int(r[0]) for r, ok in zip(players, kept.tolist(), strict=True) if not ok]
-                ).values_list("pk", flat=True)
-            ),
-            status=SeatStatus.SITTING_OUT,
-            status_reason="insufficient funds",
-        )
+    names = {str(row[1]): int(row[0]) for row in players}
+    for reason in sorted({str(row["reason"]) for row in dropped}):
+        out = [names[str(row["player"])] for row in dropped if row["reason"] == reason]
+        seats = list(Seat.objects.filter(table=table, user_id__in=out).values_list("pk", flat=True))
+        _update_seats(seats, status=SeatStatus.SITTING_OUT, status_reason=reason)
     if int(kept.sum()) < 2:
         _abandon(table, freeze, now=now, answer="fewer than two frozen players could still play")
         return
@@ -465,7 +460,12 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
 def _abandon(table: Table, freeze: HandFreeze, *, now: datetime, answer: str) -> None:
     """Give up a freeze (its round never came, or too few players were left), keeping it
     with the evidence (``beacon.outage_evidence``); the table tries a new freeze after
-    ``MALFUNCTION_PAUSE``."""
+    ``MALFUNCTION_PAUSE``. The freeze's chain element is released and never used, so the
+    signer, which releases no element ahead, serves the next freeze's."""
+    try:
+        fairness_services.chain_element(freeze.chain, int(freeze.chain_index))
+    except Exception:
+        logger.exception("table %s: the abandoned freeze's chain element was not released", table.pk)
     freeze.abandoned_at = now
     freeze.evidence = beacon.outage_evidence(
         int(freeze.deal_round), waited_since=freeze.frozen_at, now=now, answer=answer

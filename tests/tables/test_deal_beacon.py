@@ -284,3 +284,23 @@ def test_a_frozen_player_barred_before_the_deal_is_left_out_and_nobody_elses_car
     # The verifier can fail: a left-out player's client seed rewritten is caught.
     _tamper(hand, not_dealt=[{**left_out, "client_seed": "rewritten"}])
     assert not verify_hand(hand_id=hand.pk).ok
+
+
+@ALGORITHM_3
+@pytest.mark.django_db(transaction=True)
+def test_a_hand_cancelled_with_a_redeal_pending_refunds_it_and_still_verifies(
+    table: Table, alice: User, bob: User, now: datetime
+) -> None:
+    freeze = _freeze(table, [alice, bob], now)
+    hand = _deal_at_round(table, freeze, [alice, bob])
+    services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=hand.started_at)
+    services.recover_table(table_id=table.pk, now=hand.started_at, reason="a malfunction")
+    hand.refresh_from_db()
+    assert hand.status == HandStatus.CANCELLED and check_books().ok
+    assert Redeal.objects.get(hand=hand).combination is None
+    report = verify_hand(hand_id=hand.pk)
+    assert report.ok, report.mismatches
+    data = logged_in(alice).get(f"/history/hands/{hand.pk}/export.json").json()
+    jsonschema.validate(data, export_schema(), format_checker=jsonschema.FormatChecker())
+    (pending,) = data["hand"]["redeal_rounds"]
+    assert pending["player"] == alice.username and pending["dealt_at"] is None

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
+from django.test import Client
 from django.test.utils import override_settings
 
 from handhistory.verification import verify_hand
@@ -126,3 +127,43 @@ def test_a_table_of_the_embedded_default_keeps_no_terminal_seed_in_the_database_
         assert hand.status == HandStatus.SETTLED
         report = verify_hand(hand_id=hand.pk)
         assert report.ok, report.mismatches
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_freeze_whose_round_never_comes_is_abandoned_in_public_and_the_next_one_deals(
+    tmp_path: Path, alice: User, bob: User, now: datetime
+) -> None:
+    signed = override_settings(SIGNER="embedded", SIGNER_KEY_FILE=str(tmp_path / "signer.key"), DEAL_ALGORITHM=3)
+    with signed:
+        table = create_fun_table(name="Silent Rail")
+        seat_players(table, [alice, bob], now)
+        with override_settings(BEACON="drand", DRAND_URL="http://127.0.0.1:9/none"):
+            assert services.advance_table(table_id=table.pk, now=now)
+            freeze = HandFreeze.objects.get(table=table)
+            due = beacon.time_of(int(freeze.deal_round))
+            services.advance_table(table_id=table.pk, now=due + timedelta(seconds=61))
+        freeze.refresh_from_db()
+        assert freeze.abandoned_at is not None and freeze.evidence is not None
+        assert freeze.evidence["round"] == freeze.deal_round and "127.0.0.1:9" in freeze.evidence["answer"]
+        assert not Hand.objects.filter(table=table).exists()  # no money moved
+        page = Client().get("/history/commitments/")
+        assert page.status_code == 200
+        assert "inputs frozen, not dealt" in page.content.decode() and str(freeze.deal_round) in page.content.decode()
+        # The next freeze takes the next element, which the signer releases at its deal.
+        later = due + timedelta(seconds=61) + timedelta(seconds=6)
+        for user in (alice, bob):
+            services.touch_presence(table_id=table.pk, user_id=user.pk, now=later)
+        assert services.advance_table(table_id=table.pk, now=later)
+        second = HandFreeze.objects.get(table=table, abandoned_at__isnull=True)
+        assert second.chain_index == freeze.chain_index + 1
+        at = beacon.time_of(int(second.deal_round))
+        for user in (alice, bob):
+            services.touch_presence(table_id=table.pk, user_id=user.pk, now=at)
+        assert services.advance_table(table_id=table.pk, now=at)
+        hand = Hand.objects.get(table=table)
+        assert hand.chain_index == second.chain_index
+        chain = SeedChain.objects.get(table=table)
+        linked = bytes.fromhex(hand.chain_seed)
+        for _ in range(hand.chain_index):
+            linked = fairness.chain_seed(linked, 1, 0)
+        assert linked.hex() == chain.anchor
