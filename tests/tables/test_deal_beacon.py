@@ -174,6 +174,7 @@ def test_attack_b_a_redeal_waits_for_a_round_after_its_purchase_and_the_export_v
     # Through the player's door (REST, the real clock): paid, numbered, pending.
     bought = client.post(f"/api/tables/{table.pk}/redeals/")
     assert bought.status_code in (200, 201), bought.content
+    assert bought.json()["entry"]["redeal_pending"]["number"] == 0
     redeal = Redeal.objects.get(hand=hand, user=alice)
     assert redeal.combination is None and redeal.number == 0
     assert redeal.beacon_round == beacon.round_after(redeal.created_at)
