@@ -418,11 +418,25 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
         user_ids=user_ids.tolist(), currency=table.currency, stake_minor=table.ante_minor, now=now
     )
     can_pay = locked.available(account_ids) >= table.ante_minor
-    kept = can_pay & np.array([u not in barred for u in user_ids.tolist()], dtype=bool)
+    # A player who left or sat out during the wait is not dealt in either (he pays nothing).
+    away = dict(
+        Seat.objects.filter(table=table, user_id__in=user_ids.tolist())
+        .exclude(status=SeatStatus.ACTIVE)
+        .values_list("user_id", "status")
+    )
+    kept = can_pay & np.array([u not in barred and u not in away for u in user_ids.tolist()], dtype=bool)
+
+    def why(user_id: int) -> str:
+        if user_id in barred:
+            return str(barred[user_id].code).replace("_", " ")
+        if user_id in away:
+            return "left" if away[user_id] == SeatStatus.LEFT else "sitting out"
+        return "insufficient funds"
+
     dropped: list[dict[str, Any]] = [
         {
             "player": str(row[1]),
-            "reason": barred[int(row[0])].code.replace("_", " ") if int(row[0]) in barred else "insufficient funds",
+            "reason": why(int(row[0])),
             "client_seed": str(row[2]),
             "frozen": True,
         }
@@ -430,7 +444,7 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
         if not ok
     ]
     names = {str(row[1]): int(row[0]) for row in players}
-    for reason in sorted({str(row["reason"]) for row in dropped}):
+    for reason in sorted({str(row["reason"]) for row in dropped} - {"left", "sitting out"}):
         out = [names[str(row["player"])] for row in dropped if row["reason"] == reason]
         seats = list(Seat.objects.filter(table=table, user_id__in=out).values_list("pk", flat=True))
         _update_seats(seats, status=SeatStatus.SITTING_OUT, status_reason=reason)

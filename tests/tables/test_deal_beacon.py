@@ -305,3 +305,29 @@ def test_a_hand_cancelled_with_a_redeal_pending_refunds_it_and_still_verifies(
     jsonschema.validate(data, export_schema(), format_checker=jsonschema.FormatChecker())
     (pending,) = data["hand"]["redeal_rounds"]
     assert pending["player"] == alice.username and pending["dealt_at"] is None
+
+
+@ALGORITHM_3
+@pytest.mark.django_db(transaction=True)
+def test_a_player_who_leaves_while_the_hand_is_frozen_pays_nothing_and_changes_no_card(
+    table: Table, alice: User, bob: User, carol: User, now: datetime
+) -> None:
+    from wallet.selectors import get_balance_minor
+
+    freeze = _freeze(table, [alice, bob, carol], now)
+    before = get_balance_minor(user_id=carol.pk, currency="FUN")
+    services.leave_table(table_id=table.pk, user_id=carol.pk, now=now)
+    hand = _deal_at_round(table, freeze, [alice, bob])
+    assert get_balance_minor(user_id=carol.pk, currency="FUN") == before
+    assert not Entry.objects.filter(hand=hand, user=carol).exists()
+    (left,) = [row for row in hand.not_dealt if row.get("frozen")]
+    assert (left["player"], left["reason"]) == (carol.username, "left")
+    seed = bytes.fromhex(hand.server_seed)
+    everyone = [str(name) for _, name, _ in freeze.players]
+    order = fairness.entry_order(seed, everyone)
+    combos = initial_combination_indices(seed, 3).tolist()
+    full = {everyone[i]: combos[at] for at, i in enumerate(order)}
+    assert {e.user.username: e.initial_combination for e in Entry.objects.filter(hand=hand).select_related("user")} == {
+        alice.username: full[alice.username],
+        bob.username: full[bob.username],
+    }
