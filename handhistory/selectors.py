@@ -748,7 +748,8 @@ def list_beacon_cancellations(*, limit: int = 50) -> list[dict[str, Any]]:
         .filter(status=HandStatus.CANCELLED, beacon_evidence__isnull=False, table__practice__isnull=True)
         .order_by("-settled_at", "-pk")[:limit]
     ]
-    return sorted(hands + freezes, key=lambda row: row["cancelled_at"], reverse=True)[:limit]
+    rows: list[dict[str, Any]] = hands + freezes
+    return sorted(rows, key=lambda row: str(row["cancelled_at"].isoformat()), reverse=True)[:limit]
 
 
 RATES_CACHE_KEY = "commitments:cancellation-rates"
