@@ -244,6 +244,7 @@ PRIVATE_HAND_FIELDS = (
     "server_seed",
     "change_keys",
     "cancel_reason",
+    "deal_round",
 )
 """The columns of the table and of its running hand a private frame reads (``_entry_private``):
 not the hand's ``not_dealt`` (every seated player not dealt in, 10^5 ids in a big hand), its
