@@ -723,7 +723,13 @@ def _settle_table(table: Table, *, now: datetime) -> None:
 
         resolve_hand_redeals(hand_id=hand.pk, now=now)
         if Redeal.objects.filter(hand_id=hand.pk, combination__isnull=True).exists():
-            table.phase_deadline = now + timedelta(seconds=1)
+            if now - hand.change_deadline < timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS):
+                table.phase_deadline = now + timedelta(seconds=1)
+                return
+            cancel_hand(hand_id=hand.pk, reason="a redeal's beacon round did not answer", now=now)
+            table.phase = TablePhase.RESULTS
+            table.phase_deadline = now + timedelta(seconds=table.results_seconds)
+            table.version += 1
             return
     with metrics.timed(metrics.SETTLEMENT_DURATION, TableGame.WIDERPOKER):
         settle_hand(hand_id=table.current_hand_id, now=now)
