@@ -31,6 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("POKER_BEACON_ALLOW_LOCAL", "1")  # the local beacon on PostgreSQL (docs/deployment.md)
 os.environ.setdefault("TABLE_CLOCK", "off")
+# One clock step deals (algorithm 2): algorithm 3 writes the same rows one step later, after
+# its deal round (docs/provably-fair.md, 1.9; bench/deal_wait.py measures the wait).
+os.environ.setdefault("POKER_DEAL_ALGORITHM", "2")
 os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-never-used-in-production-0123456789abcdef")
 os.environ.setdefault("DJANGO_HTTPS", "off")
 # One client address sends every request: its limit must not refuse them.

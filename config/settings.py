@@ -525,6 +525,37 @@ BEACON_MAX_WAIT_SECONDS: int = _int("POKER_BEACON_MAX_WAIT_SECONDS", 60, minimum
 # ends; until then each player verifies his own and the shown cards against the per-card
 # commitments (docs/provably-fair.md, "Card commitments"). 0: at the end of the hand.
 HOLDEM_SEED_DELAY_HOURS: int = _int("POKER_HOLDEM_SEED_DELAY_HOURS", 24, minimum=0, maximum=24 * 366)
+# The provably-fair algorithm of WiderPoker hands dealt from now on (docs/provably-fair.md):
+# 3 freezes the hand's inputs and deals from the first beacon round after the freeze, and
+# waits for a round after each redeal's purchase; 2 (hands dealt before 2026-11-26) deals at
+# once from the chain and the client seeds. Production refuses 2.
+DEAL_ALGORITHM: int = _int("POKER_DEAL_ALGORITHM", 3, minimum=2, maximum=3)
+if DATABASE_URL and DEAL_ALGORITHM < 3 and not BEACON_ALLOW_LOCAL:
+    raise ImproperlyConfigured(
+        "POKER_DEAL_ALGORITHM=2 in production: an insider who reads the database could foresee hands "
+        "(docs/provably-fair.md, Algorithm 3)"
+    )
+# The chain signer (tables/signer.py; docs/provably-fair.md, 1.10): "embedded" (in process,
+# the key in POKER_SIGNER_KEY_FILE, created under var/signer/ when absent), "socket" (the
+# process `manage.py run_signer` on POKER_SIGNER_SOCKET, run as a user whose key file the
+# app cannot read), or "database" (terminal seeds in the database, as before 2026-11-26:
+# the test suite only). Production names its key file or socket explicitly.
+SIGNER: str = env.str("POKER_SIGNER", default="embedded")
+if SIGNER not in {"embedded", "socket", "database"}:
+    raise ImproperlyConfigured("POKER_SIGNER is embedded, socket or database")
+SIGNER_KEY_FILE: str = env.str("POKER_SIGNER_KEY_FILE", default="") or str(VAR_DIR / "signer" / "chain-signer.key")
+SIGNER_SOCKET: str = env.str("POKER_SIGNER_SOCKET", default="")
+if SIGNER == "socket" and not SIGNER_SOCKET:
+    raise ImproperlyConfigured("POKER_SIGNER=socket needs POKER_SIGNER_SOCKET (the run_signer process's Unix socket)")
+if (
+    DATABASE_URL
+    and not BEACON_ALLOW_LOCAL
+    and (SIGNER == "database" or (SIGNER == "embedded" and not env.str("POKER_SIGNER_KEY_FILE", default="")))
+):
+    raise ImproperlyConfigured(
+        "production needs the chain signer: POKER_SIGNER=socket with POKER_SIGNER_SOCKET, or "
+        "POKER_SIGNER_KEY_FILE outside the database (docs/deployment.md, Chain signer)"
+    )
 # Length of a table's seed chain (hands it deals before a new chain is published).
 SEED_CHAIN_LENGTH: int = _int("POKER_SEED_CHAIN_LENGTH", 10_000, minimum=10, maximum=1_000_000)
 # WebSocket inbound rate limit: a token bucket per connection.

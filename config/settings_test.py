@@ -26,6 +26,12 @@ PRESENCE_HEARTBEAT_SECONDS = 0
 # One beacon round a second: a hand settled a second after its deadline has its round.
 BEACON_PERIOD_SECONDS = 1
 CELERY_TASK_ALWAYS_EAGER = True
+# The suite's hands deal in one clock step (algorithm 2) unless a test asks for algorithm 3,
+# whose deal waits for the beacon round after the freeze (tests/tables/test_deal_beacon.py).
+DEAL_ALGORITHM = 2
+# Their chains keep the terminal seed in the database (tests steer hands with it); tests of
+# the signer ask for it (tests/tables/test_signer.py).
+SIGNER = "database"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

@@ -471,6 +471,54 @@ def _beacon(hand: Hand) -> dict[str, Any] | None:
     return data
 
 
+def _deal_beacon(hand: Hand) -> dict[str, Any]:
+    """Algorithm 3's export fields (optional, 2026-11-26; docs/export-format.md): when the
+    inputs froze, their digest, the deal round with its value (and drand signature), and each
+    redeal's round in number order with its value."""
+    if hand.deal_round is None:
+        return {}
+    from tables.models import BeaconRound, Redeal
+
+    redeals = list(
+        Redeal.objects.filter(hand=hand)
+        .order_by("number")
+        .values_list("number", "beacon_round", "created_at", "resolved_at", "user__username")
+    )
+    values = dict(
+        BeaconRound.objects.filter(
+            source=beacon.source(), round__in=[r for _, r, _, _, _ in redeals if r is not None]
+        ).values_list("round", "value")
+    )
+    signatures = dict(
+        BeaconRound.objects.filter(source=beacon.source(), round__in=[r for _, r, _, _, _ in redeals if r is not None])
+        .exclude(signature="")
+        .values_list("round", "signature")
+    )
+    return {
+        "frozen_at": hand.frozen_at.isoformat() if hand.frozen_at else None,
+        "inputs_digest": hand.inputs_digest,
+        "deal_beacon": {
+            "source": beacon.source(),
+            "round": hand.deal_round,
+            "round_at": beacon.time_of(int(hand.deal_round)).isoformat(),
+            "value": hand.deal_beacon_value or None,
+            **({"signature": hand.deal_beacon_signature} if hand.deal_beacon_signature else {}),
+        },
+        "redeal_rounds": [
+            {
+                "number": number,
+                "player": player,
+                "round": round_number,
+                "bought_at": bought.isoformat(),
+                "dealt_at": dealt.isoformat() if dealt else None,
+                "value": values.get(int(round_number or 0)),
+                **({"signature": signatures[round_number]} if round_number in signatures else {}),
+            }
+            for number, round_number, bought, dealt, player in redeals
+        ],
+    }
+
+
 def _spin_kind(hand: Hand) -> str | None:
     """The kind of the spin jackpot drawn in the hand, as its frozen conditions name it."""
     feed = spin_feed(hand.config, hand.spin_jackpot_id)
@@ -532,6 +580,8 @@ def get_hand_export(*, hand_id: int, viewer: Viewer) -> dict[str, Any]:
             # Optional (format 2, 2026-11-26; docs/export-format.md): only a hand cancelled
             # once its beacon round was due has it.
             **({"beacon_evidence": hand.beacon_evidence} if hand.beacon_evidence else {}),
+            # Optional (algorithm 3, 2026-11-26): the freeze, the deal round, the redeals' rounds.
+            **_deal_beacon(hand),
         },
         "entries": [_export_entry(row, purchases) for row in entries.iterator(chunk_size=2000)],
     }
@@ -665,8 +715,26 @@ def list_beacon_cancellations(*, limit: int = 50) -> list[dict[str, Any]]:
     """The latest WiderPoker hands cancelled once their beacon round was due, newest first,
     each with its table, number, reason and the evidence kept at cancellation
     (``tables.services.beacon.outage_evidence``). Public: such a cancellation may be an
-    operator walking away from an outcome it disliked, so it is never hidden."""
-    return [
+    operator walking away from an outcome it disliked, so it is never hidden. Algorithm 3's
+    freezes given up before their deal (``HandFreeze.abandoned_at``: the deal round never
+    came, or too few frozen players could still play) are listed with them, ``hand_id`` None."""
+    from tables.models import HandFreeze
+
+    freezes = [
+        {
+            "table": freeze.table.name,
+            "table_id": freeze.table_id,
+            "hand_id": None,
+            "number": freeze.number,
+            "cancelled_at": freeze.abandoned_at,
+            "reason": "inputs frozen, not dealt: " + str((freeze.evidence or {}).get("answer", "")),
+            "evidence": freeze.evidence,
+        }
+        for freeze in HandFreeze.objects.select_related("table")
+        .filter(abandoned_at__isnull=False, table__practice__isnull=True)
+        .order_by("-abandoned_at", "-pk")[:limit]
+    ]
+    hands = [
         {
             "table": hand.table.name,
             "table_id": hand.table_id,
@@ -680,6 +748,8 @@ def list_beacon_cancellations(*, limit: int = 50) -> list[dict[str, Any]]:
         .filter(status=HandStatus.CANCELLED, beacon_evidence__isnull=False, table__practice__isnull=True)
         .order_by("-settled_at", "-pk")[:limit]
     ]
+    rows: list[dict[str, Any]] = hands + freezes
+    return sorted(rows, key=lambda row: str(row["cancelled_at"].isoformat()), reverse=True)[:limit]
 
 
 RATES_CACHE_KEY = "commitments:cancellation-rates"

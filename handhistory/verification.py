@@ -45,7 +45,7 @@ from tables.engine.widerpoker import (
     special_hand_draw,
     spin_jackpot_draw,
 )
-from tables.models import BeaconRound, Entry, Hand, HandStatus
+from tables.models import BeaconRound, Entry, Hand, HandStatus, Redeal
 from tables.records import hand_conditions, spin_feed
 from tables.services import beacon
 
@@ -165,7 +165,10 @@ def verify_hand(*, hand_id: int) -> VerificationReport:
         keys_from = None
         if hand.algorithm >= fairness.ALGORITHM_CHAIN and hand.beacon_value:
             keys_from = fairness.keys_seed(seed, bytes.fromhex(hand.beacon_value))
-        replay = replay_hand(seed, [_choices(hand, entry) for entry in entries], keys_seed=keys_from)
+        extra: dict[str, Any] = {}
+        if hand.algorithm >= fairness.ALGORITHM_DEAL_BEACON:
+            extra = _deal_beacon_replay(report, hand, entries, seed)
+        replay = replay_hand(seed, [_choices(hand, entry) for entry in entries], keys_seed=keys_from, **extra)
         if hand.algorithm >= fairness.ALGORITHM_CHAIN:
             _verify_chain(report, hand, entries)
     except ValueError as error:
@@ -190,6 +193,72 @@ def _choices(hand: Hand, entry: dict[str, Any]) -> EntryChoices:
     )
 
 
+def _round_value(report: VerificationReport, what: str, round_number: int, value: str, signature: str) -> None:
+    """A beacon round's value as the hand used it: the local beacon's recomputed, drand's
+    from its signature checked against the chain's key (docs/provably-fair.md, 1.6)."""
+    if beacon.source() == "local" and not signature:
+        report.compare(what, "hand", beacon.local_value(round_number).hex(), value)
+        return
+    raw = bytes.fromhex(signature or "")
+    valid = bool(raw) and drand.verify_round(int(round_number), raw, settings.DRAND_PUBLIC_KEY)
+    report.compare(what, "hand", drand.randomness(raw).hex() if valid else "no drand signature that verifies", value)
+
+
+def _pending_redeals(hand: Hand) -> dict[str, int]:
+    """Algorithm 3: the redeals of a cancelled hand still waiting for their round, by
+    buyer's name: paid (and refunded with the hand) but never dealt."""
+    if hand.algorithm < fairness.ALGORITHM_DEAL_BEACON:
+        return {}
+    counts: dict[str, int] = {}
+    for name in Redeal.objects.filter(hand=hand, combination__isnull=True).values_list("user__username", flat=True):
+        counts[str(name)] = counts.get(str(name), 0) + 1
+    return counts
+
+
+def _frozen_out(hand: Hand) -> list[dict[str, Any]]:
+    """Algorithm 3: the players frozen into the hand and not dealt in (``not_dealt`` with
+    ``frozen``), whose client seeds are in the digest and names in the entry order."""
+    return [row for row in hand.not_dealt or [] if isinstance(row, dict) and row.get("frozen")]
+
+
+def _deal_beacon_replay(
+    report: VerificationReport, hand: Hand, entries: list[dict[str, Any]], seed: bytes
+) -> dict[str, Any]:
+    """Algorithm 3's replay inputs: each redeal's stream seed from its round's value (each
+    round checked), and the frozen positions when frozen players were left out."""
+    extra: dict[str, Any] = {}
+    # Dealt redeals only: one still waiting for its round when the hand was cancelled was
+    # never dealt (it is counted in the money and the redeal count, ``_pending_redeals``).
+    redeals = list(
+        Redeal.objects.filter(hand=hand, combination__isnull=False)
+        .order_by("number")
+        .values_list("number", "beacon_round")
+    )
+    if redeals:
+        rounds = {int(r) for _, r in redeals if r is not None}
+        stored = {
+            int(r): (v, sig)
+            for r, v, sig in BeaconRound.objects.filter(source=beacon.source(), round__in=rounds).values_list(
+                "round", "value", "signature"
+            )
+        }
+        seeds = []
+        for number, round_number in redeals:
+            value, signature = stored.get(int(round_number or 0), ("", ""))
+            _round_value(
+                report, f"redeal {number}'s beacon round {round_number}", int(round_number or 0), value, signature
+            )
+            seeds.append(fairness.redeal_seed(seed, int(number), bytes.fromhex(value or "00" * 32)))
+        extra["redeal_seeds"] = seeds
+    out = _frozen_out(hand)
+    if out:
+        names = [str(entry["user__username"]) for entry in entries] + [str(row["player"]) for row in out]
+        order = fairness.entry_order(seed, names)
+        extra["frozen_count"] = len(names)
+        extra["frozen_positions"] = [order.index(i) for i in range(len(entries))]
+    return extra
+
+
 def _verify_chain(report: VerificationReport, hand: Hand, entries: list[dict[str, Any]]) -> None:
     """Algorithm 2: the chain element links to the table's published anchor, the hand seed
     comes from it and the players' client seeds, the entry order from the hand seed, and the
@@ -202,15 +271,42 @@ def _verify_chain(report: VerificationReport, hand: Hand, entries: list[dict[str
         linked = hashlib.sha256(linked).digest()
     report.compare("chain seed links to the published anchor", "hand", hand.chain.anchor, linked.hex())
     names = [str(entry["user__username"]) for entry in entries]
-    expected = fairness.hand_seed(
-        chain_seed,
-        hand.table_id,
-        hand.number,
-        [(name, str(entry["client_seed"])) for name, entry in zip(names, entries, strict=True)],
-    )
-    report.compare("hand seed from chain seed and client seeds", "hand", expected.hex(), hand.server_seed)
-    order = fairness.entry_order(bytes.fromhex(hand.server_seed), names)
-    report.compare("entry order from the hand seed", "hand", list(range(len(entries))), order)
+    pairs = [(name, str(entry["client_seed"])) for name, entry in zip(names, entries, strict=True)]
+    if hand.algorithm >= fairness.ALGORITHM_DEAL_BEACON:
+        # Algorithm 3: the digest of everyone frozen, and the deal round's value.
+        out = _frozen_out(hand)
+        pairs += [(str(row["player"]), str(row.get("client_seed", ""))) for row in out]
+        digest = fairness.client_seeds_digest(pairs)
+        report.compare("digest of the frozen client seeds", "hand", digest.hex(), hand.inputs_digest)
+        _round_value(
+            report,
+            "deal round's beacon value",
+            int(hand.deal_round or 0),
+            hand.deal_beacon_value,
+            hand.deal_beacon_signature,
+        )
+        expected = fairness.deal_seed(
+            chain_seed, hand.table_id, hand.number, digest, bytes.fromhex(hand.deal_beacon_value or "00" * 32)
+        )
+        report.compare(
+            "hand seed from chain seed, client seeds and deal round", "hand", expected.hex(), hand.server_seed
+        )
+        everyone = names + [str(row["player"]) for row in out]
+        dealt = set(range(len(entries)))
+        order = [i for i in fairness.entry_order(bytes.fromhex(hand.server_seed), everyone) if i in dealt]
+        report.compare("entry order from the hand seed", "hand", list(range(len(entries))), order)
+        if hand.frozen_at is not None and hand.deal_round is not None:
+            report.compare(
+                "deal round is the first after the freeze",
+                "hand",
+                beacon.round_after(hand.frozen_at),
+                hand.deal_round,
+            )
+    else:
+        expected = fairness.hand_seed(chain_seed, hand.table_id, hand.number, pairs)
+        report.compare("hand seed from chain seed and client seeds", "hand", expected.hex(), hand.server_seed)
+        order = fairness.entry_order(bytes.fromhex(hand.server_seed), names)
+        report.compare("entry order from the hand seed", "hand", list(range(len(entries))), order)
     if hand.beacon_value and hand.beacon_round is not None and beacon.source() == "local":
         report.compare(
             "beacon value of its round", "hand", beacon.local_value(hand.beacon_round).hex(), hand.beacon_value
@@ -249,7 +345,8 @@ def _verify_public(report: VerificationReport, hand: Hand, replay: HandReplay, c
             fired = special_hand_draw(bytes.fromhex(hand.server_seed), int(schedule["one_in"]))
             report.compare(f"special hand {schedule.get('name')!r} drawn", "hand", fired, schedule.get("fired"))
     report.compare("entry count", "hand", count, hand.entry_count)
-    report.compare("redeal count", "hand", len(replay.redeal_combinations), hand.redeal_count)
+    pending = sum(_pending_redeals(hand).values())
+    report.compare("redeal count", "hand", len(replay.redeal_combinations) + pending, hand.redeal_count)
     if hand.status == HandStatus.SETTLED:
         keys = [list(key) for key in replay.change_keys]
         report.compare("change keys", "hand", keys, hand.change_keys)
@@ -310,12 +407,14 @@ def _verify_money(
     ante = int(config["ante_minor"])
     draw_price = int(config["draw_price_minor"])
     redeal_price = int(config["redeal_price_minor"])
+    pending = _pending_redeals(hand)
     for entry in entries:
-        expected_paid = ante + (entry["draws_bought"] - 1) * draw_price + len(entry["redeals"]) * redeal_price
+        bought = len(entry["redeals"]) + pending.get(str(entry["user__username"]), 0)
+        expected_paid = ante + (entry["draws_bought"] - 1) * draw_price + bought * redeal_price
         subject = f"entry {entry['join_order']} ({entry['user__username']})"
         report.compare("amount paid", subject, expected_paid, entry["paid_minor"])
     draws_bought = sum(entry["draws_bought"] - 1 for entry in entries)
-    redeals = sum(len(entry["redeals"]) for entry in entries)
+    redeals = sum(len(entry["redeals"]) for entry in entries) + sum(pending.values())
     report.compare("antes", "hand", ante * len(entries), hand.antes_minor)
     report.compare("draws", "hand", draw_price * draws_bought, hand.draws_minor)
     report.compare("redeals", "hand", redeal_price * redeals, hand.redeals_minor)

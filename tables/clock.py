@@ -32,6 +32,7 @@ def tick() -> int:
     completed tick is recorded for readiness and the metrics (config/ops_state.py: one cache
     write)."""
     from tables.services import advance_due_tables, publish_live_pools
+    from tables.services.play import resolve_pending_redeals
     from tables.services.presence import reap_dead_processes
     from tables.services.settlement import capture_running_purchases
     from wallet.services import seal_pending
@@ -45,6 +46,10 @@ def tick() -> int:
         except Exception:
             logger.exception("reaping dead ASGI processes failed; the tables still advance")
         advanced = advance_due_tables(now=now)
+        try:
+            resolve_pending_redeals(now=now)
+        except Exception:
+            logger.exception("dealing pending redeals failed; they wait for the next tick or the settlement")
         try:
             capture_running_purchases()
         except Exception:

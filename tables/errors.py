@@ -54,6 +54,15 @@ class RedealClosedError(DomainError):
     http_status = 409
 
 
+class RedealPendingError(DomainError):
+    """The player's last redeal waits for its beacon round (algorithm 3): no second redeal
+    and no hold until its combination is dealt."""
+
+    code = "redeal_pending"
+    summary = _("Your redeal is on its way: wait for the new combination.")
+    http_status = 409
+
+
 class LimitReachedError(DomainError):
     """No more draws or redeals may be bought in this hand."""
 

@@ -264,11 +264,16 @@ class SeedChain(models.Model):
     """A table's chain of hand seeds (docs/provably-fair.md, "Algorithm 2";
     tables.engine.fairness): the anchor is public from creation, before any hand uses the
     chain; ``terminal_seed`` is secret for good (each hand reveals only its own element).
-    ``next_index`` is the index the next hand dealt from this chain uses (1 .. length)."""
+    ``next_index`` is the index the next hand dealt from this chain uses (1 .. length).
+    Chains created since 2026-11-26 have no ``terminal_seed`` here: the signer derives it
+    from ``signer_nonce`` and a key the database never holds (tables/signer.py)."""
 
     table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="seed_chains")
     length = models.PositiveIntegerField()
-    terminal_seed = models.CharField(max_length=64)
+    terminal_seed = models.CharField(max_length=64, blank=True)
+    signer_nonce = models.CharField(
+        max_length=64, blank=True, help_text="The signer's name of the chain (tables/signer.py); no secret."
+    )
     anchor = models.CharField(max_length=64)
     next_index = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField()
@@ -382,6 +387,13 @@ class Hand(models.Model):
         blank=True,
         help_text="A hand cancelled once its beacon round was due: what was awaited and what the beacon answered.",
     )
+    # Algorithm 3 (docs/provably-fair.md): the inputs froze at ``frozen_at`` with the digest
+    # ``inputs_digest`` of the players' client seeds; the deal round's value decided the hand.
+    frozen_at = models.DateTimeField(null=True, blank=True)
+    inputs_digest = models.CharField(max_length=64, blank=True)
+    deal_round = models.PositiveBigIntegerField(null=True, blank=True)
+    deal_beacon_value = models.CharField(max_length=64, blank=True)
+    deal_beacon_signature = models.CharField(max_length=192, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["table", "number"], name="hand_number_unique_per_table")]
@@ -487,6 +499,41 @@ class Entry(models.Model):
         return f"entry {self.user_id} in hand {self.hand_id}"
 
 
+class HandFreeze(models.Model):
+    """Algorithm 3: a table's next hand, its inputs frozen and waiting for its deal round
+    (docs/provably-fair.md, "Algorithm 3"). ``players``: ``[[user_id, name, client_seed],
+    ...]`` of every player frozen into the hand; ``digest``: their ``client_seeds_digest``;
+    ``not_dealt``: the seated players left out at the freeze, and why. The deal deletes
+    the row; a freeze whose round never came keeps it, with ``abandoned_at`` and the
+    beacon's ``evidence``, in public."""
+
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="freezes")
+    number = models.PositiveIntegerField()
+    chain = models.ForeignKey(SeedChain, on_delete=models.PROTECT, related_name="+")
+    chain_index = models.PositiveIntegerField()
+    players = models.JSONField()
+    digest = models.CharField(max_length=64)
+    not_dealt = models.JSONField(default=list, blank=True)
+    deal_round = models.PositiveBigIntegerField()
+    frozen_at = models.DateTimeField()
+    abandoned_at = models.DateTimeField(null=True, blank=True)
+    evidence = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["table"], condition=Q(abandoned_at__isnull=True), name="one_open_freeze_per_table"
+            )
+        ]
+        indexes = [
+            # The commitments page's abandoned freezes (few, public).
+            models.Index(fields=["abandoned_at"], name="freeze_abandoned", condition=Q(abandoned_at__isnull=False))
+        ]
+
+    def __str__(self) -> str:
+        return f"freeze of {self.table_id}#{self.number}"
+
+
 class RedealCounter(models.Model):
     """The number of redeals bought in a hand so far: the row whose lock orders the hand's
     redeals (``redeal:<n>`` streams need one order per hand). Apart from the hand row, so
@@ -509,13 +556,21 @@ class Redeal(models.Model):
     hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="redeal_log")
     number = models.PositiveIntegerField()
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    combination = models.PositiveIntegerField()
+    # Algorithm 3: NULL while the redeal waits for ``beacon_round``, the first beacon round
+    # released strictly after its purchase (``created_at``); ``resolved_at`` when it came.
+    combination = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField()
+    beacon_round = models.PositiveBigIntegerField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["hand", "number"], name="redeal_number_unique_in_hand"),
             models.UniqueConstraint(fields=["hand", "combination"], name="redeal_combination_unique_in_hand"),
+        ]
+        indexes = [
+            # The clock's pending redeals (few at any moment).
+            models.Index(fields=["beacon_round"], name="redeal_pending", condition=Q(combination__isnull=True)),
         ]
 
     def __str__(self) -> str:

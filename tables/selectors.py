@@ -28,7 +28,7 @@ from tables.engine.widerpoker import (
 )
 from tables.errors import TableNotFoundError
 from tables.holdem_selectors import get_holdem_private_frame, get_holdem_table_frame, render_holdem_private_frames
-from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TableGame, TablePhase
+from tables.models import Entry, Hand, HandFreeze, HandStatus, Redeal, Seat, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.frames import (
     EntryStateFrame,
     HoldemPrivateFrame,
@@ -38,7 +38,7 @@ from tables.realtime.frames import (
     dumps,
 )
 from tables.records import board_from_json, carry_key, combination_digits, hand_conditions, spin_feed
-from tables.services import powerups
+from tables.services import beacon, powerups
 from tables.services.special import next_special
 from wallet.models import Account
 from wallet.services import player_account_key
@@ -119,6 +119,12 @@ def _hand_public(hand: Hand, table: Table) -> dict[str, Any]:
         "special": hand.config.get("special", []),
         "spin": _spin_public(hand),
     }
+    if hand.deal_round is not None:
+        # Algorithm 3: the frozen inputs and the round whose value decided the deal.
+        data["frozen_at"] = _iso(hand.frozen_at)
+        data["inputs_digest"] = hand.inputs_digest
+        data["deal_round"] = hand.deal_round
+        data["deal_beacon_value"] = hand.deal_beacon_value
     if hand.status == HandStatus.CHANGE:
         split = live_split(hand, table)
         data["rake_minor"] = split.rake_minor
@@ -183,7 +189,32 @@ def get_table_state(*, table_id: int) -> TableStateFrame:
         hand=_hand_public(hand, table) if hand is not None else None,
         config=_table_config(table),
         jackpots=table_jackpots([table])[table.pk],
+        frozen=_frozen_public(table) if hand is None else None,
     )
+
+
+def _frozen_public(table: Table) -> dict[str, Any] | None:
+    """Algorithm 3: the next hand's frozen inputs, public from the freeze until the deal
+    (docs/provably-fair.md, "Algorithm 3"): its number, the chain and element it is bound to,
+    the digest ``D`` of the frozen players' client seeds and how many they are, when it froze,
+    and the deal round with the time it is released. None when no hand is frozen."""
+    freeze = (
+        HandFreeze.objects.filter(table_id=table.pk, abandoned_at__isnull=True)
+        .values("number", "chain_id", "chain_index", "digest", "deal_round", "frozen_at", "players")
+        .first()
+    )
+    if freeze is None:
+        return None
+    return {
+        "hand_number": freeze["number"],
+        "chain_id": freeze["chain_id"],
+        "chain_index": freeze["chain_index"],
+        "inputs_digest": freeze["digest"],
+        "players": len(freeze["players"]),
+        "frozen_at": _iso(freeze["frozen_at"]),
+        "deal_round": freeze["deal_round"],
+        "deal_round_at": _iso(beacon.time_of(int(freeze["deal_round"]))),
+    }
 
 
 def get_private_state(*, table_id: int, user_id: int) -> EntryStateFrame | HoldemPrivateFrame:
@@ -213,6 +244,7 @@ PRIVATE_HAND_FIELDS = (
     "server_seed",
     "change_keys",
     "cancel_reason",
+    "deal_round",
 )
 """The columns of the table and of its running hand a private frame reads (``_entry_private``):
 not the hand's ``not_dealt`` (every seated player not dealt in, 10^5 ids in a big hand), its
@@ -285,6 +317,16 @@ def _entry_states(table: Table, user_ids: set[int]) -> dict[int, EntryStateFrame
         else {}
     )
     sessions = powerups.session_states(table_id=table.pk, user_ids=user_ids)
+    pending = (
+        {
+            user_id: {"number": number, "round": round_number, "round_at": _iso(beacon.time_of(int(round_number or 0)))}
+            for user_id, number, round_number in Redeal.objects.filter(
+                hand=hand, user_id__in=user_ids, combination__isnull=True
+            ).values_list("user_id", "number", "beacon_round")
+        }
+        if hand is not None and hand.deal_round is not None
+        else {}
+    )
     states = {}
     for user_id in user_ids:
         entry = entries.get(user_id)
@@ -296,7 +338,7 @@ def _entry_states(table: Table, user_ids: set[int]) -> dict[int, EntryStateFrame
             balance_minor=balances.get(user_id, 0),
             currency=table.currency,
             hand_id=hand.pk if hand is not None else None,
-            entry=_entry_private(hand, entry) if hand is not None and entry is not None else None,
+            entry=_entry_private(hand, entry, pending.get(user_id)) if hand is not None and entry is not None else None,
             powerups=sessions.get(user_id),
         )
     return states
@@ -312,12 +354,14 @@ def build_entry_state(
     seat: dict[str, Any] | None,
     balance_minor: int,
     powerups: dict[str, Any] | None,
+    redeal_pending: dict[str, Any] | None = None,
 ) -> EntryStateFrame:
     """The ``entry_state`` frame of a player of ``hand`` from values the caller already
     holds (the purchase writer's rows: tables/services/purchases.py), with no query: the
     same frame ``get_entry_state`` reads. ``hand`` needs the columns of
     ``PRIVATE_HAND_FIELDS``, ``entry`` those of ``PRIVATE_ENTRY_FIELDS``; ``balance_minor``
-    is what the player may spend (balance less held)."""
+    is what the player may spend (balance less held); ``redeal_pending`` the player's redeal
+    waiting for its beacon round (algorithm 3: ``number``, ``round``, ``round_at``), else None."""
     return EntryStateFrame(
         type="entry_state",
         table_id=table_id,
@@ -326,7 +370,7 @@ def build_entry_state(
         balance_minor=balance_minor,
         currency=currency,
         hand_id=hand.pk,
-        entry=_entry_private(hand, entry),
+        entry=_entry_private(hand, entry, redeal_pending),
         powerups=powerups,
     )
 
@@ -367,7 +411,9 @@ def _panel_of(hand: Hand, combination: tuple[int, ...]) -> dict[str, Any]:
     return computed
 
 
-def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:
+def _entry_private(hand: Hand, entry: Entry, pending: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``entry`` of the private frame; ``redeal_pending``: algorithm 3's redeal waiting for
+    its beacon round (``number``, ``round``, ``round_at``), else None."""
     config = hand.config
     digits = combination_digits(np.array([entry.combination], dtype=np.int64))[0]
     combination = tuple(int(d) for d in digits)
@@ -378,7 +424,8 @@ def _entry_private(hand: Hand, entry: Entry) -> dict[str, Any]:
         "draws_bought": entry.draws_bought,
         "max_draws": config["max_draws"],
         "draw_price_minor": config["draw_price_minor"],
-        "redeals_used": len(entry.redeals),
+        "redeals_used": len(entry.redeals) + (1 if pending else 0),
+        "redeal_pending": pending,
         "max_redeals": config["max_redeals"],
         "redeal_price_minor": config["redeal_price_minor"],
         "redeal_deadline": _iso(hand.redeal_deadline),

@@ -236,6 +236,13 @@ function renderStats() {
   const phase = $("phase");
   phase.dataset.phase = table.phase;
   phase.textContent = PHASES[table.phase] ?? table.phase;
+  if (table.frozen) {
+    // Algorithm 3: the next hand's inputs are frozen; the deal round's value deals it.
+    phase.textContent = fmt(gettext("dealing at beacon round %(round)s"), { round: table.frozen.deal_round });
+    phase.title = fmt(gettext("Players and client seeds frozen (digest %(digest)s)"), { digest: table.frozen.inputs_digest });
+  } else {
+    phase.removeAttribute("title");
+  }
   const pool = $("pool");
   pool.dataset.poolMinor = table.hand?.pool_minor ?? "";
   pool.textContent = formatMinor(table.hand?.pool_minor ?? null, currency);
@@ -561,8 +568,10 @@ function renderControls() {
   redeal.querySelector(".button-main").textContent = freeRedeal ? gettext("Free redeal") : gettext("Redeal");
   const redealsLeft = entry.max_redeals - entry.redeals_used;
   const redealMs = Date.parse(entry.redeal_deadline) - serverNow();
-  redeal.disabled = !playing || redealsLeft <= 0 || redealMs <= 0 || state.busy.has("redeal");
-  redeal.querySelector("[data-role=sub]").textContent = redealMs > 0 && playing
+  redeal.disabled = !playing || redealsLeft <= 0 || redealMs <= 0 || state.busy.has("redeal") || Boolean(entry.redeal_pending);
+  redeal.querySelector("[data-role=sub]").textContent = entry.redeal_pending
+    ? fmt(gettext("on its way: beacon round %(round)s"), { round: entry.redeal_pending.round })
+    : redealMs > 0 && playing
     ? `${freeRedeal ? gettext("free") : formatMinor(entry.redeal_price_minor, currency)} · ${fmt(gettext("%(n)s left"), { n: redealsLeft })} · ${clock(redealMs)}`
     : `${formatMinor(entry.redeal_price_minor, currency)} · ${gettext("closed")}`;
 }

@@ -107,6 +107,11 @@ class TableStateSerializer(serializers.Serializer[Any]):
     hand = HandPublicSerializer(allow_null=True)
     config = TableConfigSerializer()
     jackpots = serializers.JSONField(help_text="The table's jackpots with live balances (as in the lobby).")
+    frozen = serializers.JSONField(
+        allow_null=True,
+        required=False,
+        help_text="Algorithm 3: the next hand's frozen inputs waiting for their deal round (docs/protocol.md).",
+    )
 
 
 class SeatStateSerializer(serializers.Serializer[Any]):
@@ -125,6 +130,11 @@ class PrivateEntrySerializer(serializers.Serializer[Any]):
     max_draws = serializers.IntegerField()
     draw_price_minor = serializers.IntegerField()
     redeals_used = serializers.IntegerField()
+    redeal_pending = serializers.JSONField(
+        allow_null=True,
+        required=False,
+        help_text="Algorithm 3: a redeal bought and waiting for its beacon round (number, round, round_at).",
+    )
     max_redeals = serializers.IntegerField()
     redeal_price_minor = serializers.IntegerField()
     redeal_deadline = serializers.DateTimeField(allow_null=True)

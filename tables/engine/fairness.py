@@ -40,18 +40,25 @@ from tables.engine.rng import hmac_sha256_many
 
 __all__ = [
     "ALGORITHM_CHAIN",
+    "ALGORITHM_DEAL_BEACON",
     "MAX_CHAIN_LENGTH",
     "chain_anchor",
     "chain_seed",
     "client_seeds_digest",
+    "deal_seed",
     "entry_order",
     "hand_seed",
     "keys_seed",
     "link_ok",
+    "redeal_seed",
 ]
 
 ALGORITHM_CHAIN: Final = 2
 """The algorithm version of hands dealt from a seed chain (version 1: a fresh seed a hand)."""
+ALGORITHM_DEAL_BEACON: Final = 3
+"""The algorithm version of hands whose seed also mixes in the deal round's beacon value, a
+round released after the hand's inputs froze, and whose redeals wait for a round after their
+purchase (docs/provably-fair.md, "Algorithm 3")."""
 MAX_CHAIN_LENGTH: Final = 1_000_000
 SEED_BYTES: Final = 32
 
@@ -106,6 +113,35 @@ def hand_seed(chain_seed_: bytes, table_id: int, hand_number: int, client_seeds:
     """
     message = b"hand\x00" + str(int(table_id)).encode() + b"\x00" + str(int(hand_number)).encode() + b"\x00"
     return hmac.digest(_check(chain_seed_), message + client_seeds_digest(client_seeds), "sha256")
+
+
+def deal_seed(chain_seed_: bytes, table_id: int, hand_number: int, digest: bytes, deal_value: bytes) -> bytes:
+    """Algorithm 3's hand seed: ``HMAC-SHA256(key = s_i, msg = "hand" 0x00 table_id 0x00
+    hand_number 0x00 D || V)``, where ``D`` (32 bytes) is ``client_seeds_digest`` of the
+    players frozen into the hand and ``V`` (32 bytes) the value of the **deal round**, the
+    first beacon round released strictly after the freeze (docs/provably-fair.md, "Algorithm
+    3"). Nobody, whoever holds ``s_i`` and ``D``, knows the seed before that round. Raises
+    ``ValueError`` for a seed, digest or value that is not 32 bytes.
+
+    >>> deal_seed(bytes(32), 1, 1, bytes(32), bytes(32)) != deal_seed(bytes(32), 1, 1, bytes(32), bytes([1]) * 32)
+    True
+    """
+    message = b"hand\x00" + str(int(table_id)).encode() + b"\x00" + str(int(hand_number)).encode() + b"\x00"
+    return hmac.digest(
+        _check(chain_seed_), message + _check(digest, "digest") + _check(deal_value, "beacon value"), "sha256"
+    )
+
+
+def redeal_seed(seed: bytes, redeal_number: int, round_value: bytes) -> bytes:
+    """Algorithm 3: the seed of redeal ``redeal_number``'s stream ``redeal:<n>``:
+    ``HMAC-SHA256(hand_seed, "redeal" 0x00 n 0x00 V)`` where ``V`` (32 bytes) is the value of
+    the first beacon round released strictly after the redeal was bought; so nobody, the
+    operator included, knows a redeal's combination when it is bought. Raises ``ValueError``
+    for a bad seed, value or number."""
+    if not isinstance(redeal_number, int) or isinstance(redeal_number, bool) or redeal_number < 0:
+        raise ValueError(f"a redeal number is a non-negative integer, got {redeal_number!r}")
+    message = b"redeal\x00" + str(redeal_number).encode() + b"\x00" + _check(round_value, "beacon value")
+    return hmac.digest(_check(seed), message, "sha256")
 
 
 def entry_order(seed: bytes, names: Sequence[str]) -> list[int]:

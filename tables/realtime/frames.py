@@ -48,6 +48,9 @@ class TableStateFrame(TypedDict):
     hand: dict[str, Any] | None
     config: dict[str, Any]
     jackpots: list[dict[str, Any]]
+    frozen: NotRequired[dict[str, Any] | None]
+    """Algorithm 3: the next hand's inputs frozen, waiting for its deal round
+    (docs/protocol.md, ``table_state``; docs/provably-fair.md, "Algorithm 3")."""
 
 
 class EntryStateFrame(TypedDict):

@@ -20,6 +20,7 @@ from tables.engine import fairness
 from tables.errors import InvalidTableConfigError
 from tables.models import PlayerClientSeed, SeedChain, Table
 from tables.services import beacon
+from tables.signer import get_signer
 from wallet.lookups import IntArray
 
 CLIENT_SEED = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
@@ -36,18 +37,27 @@ class InvalidClientSeedError(InvalidTableConfigError):
 
 
 def new_chain(*, table_id: int, now: datetime, length: int | None = None) -> SeedChain:
-    """Create and publish a chain for a table: a secret terminal seed from ``secrets`` and its
-    public anchor (``chain_anchor``), published with a beacon round that already existed
+    """Create and publish a chain for a table: its public anchor (``chain_anchor``) from the
+    signer, which keeps the terminal seed (``POKER_SIGNER=database``: a terminal seed from
+    ``secrets``, stored), published with a beacon round that already existed
     (``beacon.round_at_publication``), so the publication cannot be older than that round
     (docs/provably-fair.md, "Anchors")."""
     size = length or settings.SEED_CHAIN_LENGTH
-    terminal = secrets.token_bytes(32)
     round_number, round_value = beacon.round_at_publication(now=now)
+    if settings.SIGNER == "database":
+        # Chains of before 2026-11-26 (the test suite's algorithm-2 hands): the terminal seed here.
+        terminal = secrets.token_bytes(32)
+        nonce, stored, anchor = "", terminal.hex(), fairness.chain_anchor(terminal, size)
+    else:
+        # The signer derives the terminal seed from a key the database never sees.
+        nonce = secrets.token_hex(16)
+        stored, anchor = "", get_signer().anchor(nonce, size)
     return SeedChain.objects.create(
         table_id=table_id,
         length=size,
-        terminal_seed=terminal.hex(),
-        anchor=fairness.chain_anchor(terminal, size).hex(),
+        terminal_seed=stored,
+        signer_nonce=nonce,
+        anchor=anchor.hex(),
         created_at=now,
         published_round=round_number,
         published_round_value=round_value,
@@ -68,6 +78,23 @@ def next_chain_seed(table: Table, *, now: datetime) -> ChainDraw:
     The oldest chain with elements left is used; a chain is published ahead when the
     current one runs low, and one is created on the spot only for a table that never had one
     (tables get their first chain when created)."""
+    chain, index = next_chain_index(table, now=now)
+    return ChainDraw(chain, index, chain_element(chain, index))
+
+
+def chain_element(chain: SeedChain, index: int) -> bytes:
+    """The secret element ``s_index`` of ``chain`` (32 bytes), released for the hand dealt
+    from it: by the signer (tables/signer.py), which never releases an element ahead of the
+    hand being dealt; a chain created before the signer derives it from its stored terminal
+    seed. Raises SignerRefusedError."""
+    if chain.terminal_seed:
+        return fairness.chain_seed(bytes.fromhex(chain.terminal_seed), chain.length, index)
+    return get_signer().release(chain.signer_nonce, chain.length, index)
+
+
+def next_chain_index(table: Table, *, now: datetime) -> tuple[SeedChain, int]:
+    """``next_chain_seed`` without the element: the chain and index the table's next hand
+    is bound to (algorithm 3 fixes them at the freeze and releases the element at the deal)."""
     chains = list(SeedChain.objects.select_for_update().filter(table=table).order_by("created_at", "pk"))
     usable = [chain for chain in chains if chain.next_index <= chain.length]
     if not usable:
@@ -78,8 +105,7 @@ def next_chain_seed(table: Table, *, now: datetime) -> ChainDraw:
     chain.save(update_fields=["next_index"])
     if len(usable) == 1 and chain.length - index < PREPUBLISH:
         new_chain(table_id=table.pk, now=now)
-    seed = fairness.chain_seed(bytes.fromhex(chain.terminal_seed), chain.length, index)
-    return ChainDraw(chain, index, seed)
+    return chain, index
 
 
 def client_seeds(user_ids: list[int], *, now: datetime) -> dict[int, str]:

@@ -17,6 +17,7 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -40,6 +41,8 @@ from tables.models import (
     CONFIG_FIELDS,
     Entry,
     Hand,
+    HandFreeze,
+    Redeal,
     Seat,
     SeatStatus,
     Table,
@@ -215,6 +218,10 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
 
     Seats are read as tuples with their presence computed by the database: a table of
     100,000 players makes no model object per seat."""
+    freeze = HandFreeze.objects.filter(table=table, abandoned_at__isnull=True).first()
+    if freeze is not None:
+        _deal_frozen(table, freeze, now=now)
+        return
     seats = seat_presence(
         Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).order_by("joined_at", "pk"), now=now
     )
@@ -262,7 +269,15 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
             broke = [seat_id for (seat_id, _), ok in zip(active, can_pay.tolist(), strict=True) if not ok]
             _update_seats(broke, status=SeatStatus.SITTING_OUT, status_reason="insufficient funds")
             table.version += 1
-        if int(can_pay.sum()) >= 2:
+        if int(can_pay.sum()) >= 2 and settings.DEAL_ALGORITHM >= fairness.ALGORITHM_DEAL_BEACON:
+            # Algorithm 3: the inputs freeze now; the deal waits for the next beacon round.
+            _freeze(
+                table,
+                user_ids[can_pay].tolist(),
+                _not_dealt(seats, gone_set, active, can_pay.tolist(), barred),
+                now=now,
+            )
+        elif int(can_pay.sum()) >= 2:
             with metrics.timed(metrics.DEAL_DURATION, TableGame.WIDERPOKER):
                 hand = _deal(table, user_ids[can_pay], account_ids[can_pay], locked=locked, now=now)
             metrics.count_on_commit(metrics.HANDS, TableGame.WIDERPOKER, "dealt")
@@ -315,6 +330,20 @@ def _record_not_dealt(
     barred: dict[int, Any],
 ) -> None:
     """Write down who was seated and not dealt in, and why (the export's ``not_dealt``)."""
+    listed = _not_dealt(seats, gone, active, can_pay, barred)
+    if listed:
+        hand.not_dealt = listed
+        hand.save(update_fields=["not_dealt"])
+
+
+def _not_dealt(
+    seats: list[tuple[int, int, str, bool]],
+    gone: set[int],
+    active: list[tuple[int, int]],
+    can_pay: list[bool],
+    barred: dict[int, Any],
+) -> list[dict[str, str]]:
+    """Who was seated and not dealt in, and why: ``[{player, reason}]``."""
     not_dealt = [(user_id, "disconnected") for seat_id, user_id, _, _ in seats if seat_id in gone]
     not_dealt += [(user_id, refusal.code.replace("_", " ")) for user_id, refusal in barred.items()]
     not_dealt += [(user_id, "insufficient funds") for (_, user_id), ok in zip(active, can_pay, strict=True) if not ok]
@@ -323,10 +352,150 @@ def _record_not_dealt(
     ]
     if sitting:
         not_dealt += list(Seat.objects.filter(pk__in=sitting).values_list("user_id", "status_reason"))
-    if not_dealt:
-        names = fairness_services.usernames([user_id for user_id, _ in not_dealt])
-        hand.not_dealt = [{"player": names.get(uid, "?"), "reason": why or "sitting out"} for uid, why in not_dealt]
+    if not not_dealt:
+        return []
+    names = fairness_services.usernames([user_id for user_id, _ in not_dealt])
+    return [{"player": names.get(uid, "?"), "reason": why or "sitting out"} for uid, why in not_dealt]
+
+
+# --- algorithm 3: the inputs freeze, the deal round decides ----------------------------------
+
+
+@dataclass(frozen=True)
+class _Frozen:
+    """A freeze being dealt: its row, the chain element released for it, the deal round's
+    beacon answer, and which frozen players are dealt in (bool per ``freeze.players``)."""
+
+    freeze: HandFreeze
+    draw: fairness_services.ChainDraw
+    answer: beacon.Answer
+    kept: np.ndarray
+
+
+def _freeze(table: Table, user_ids: list[int], not_dealt: list[dict[str, str]], *, now: datetime) -> None:
+    """Algorithm 3 (docs/provably-fair.md): fix the next hand's inputs at ``now``, the
+    players ``user_ids`` dealt in with their client seeds (digest ``D``) and the chain
+    element's index, and wait for the **deal round**, the first beacon round released
+    strictly after ``now``, whose value decides the hand. No money moves yet; the public
+    frame shows the freeze (``frozen``) and the table is due again at the round's time."""
+    chain, index = fairness_services.next_chain_index(table, now=now)
+    names, seeds = fairness_services.names_and_client_seeds(user_ids, now=now)
+    digest = fairness.client_seeds_digest([(names[u], seeds[u]) for u in user_ids])
+    deal_round = beacon.round_after(now)
+    HandFreeze.objects.create(
+        table=table,
+        number=table.hands_dealt + 1,
+        chain=chain,
+        chain_index=index,
+        players=[[u, names[u], seeds[u]] for u in user_ids],
+        digest=digest.hex(),
+        not_dealt=not_dealt,
+        deal_round=deal_round,
+        frozen_at=now,
+    )
+    table.phase_deadline = beacon.time_of(deal_round)
+    table.version += 1
+
+
+def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
+    """Deal the frozen hand once its deal round's value is available (until then the table
+    is due again a second later). Every frozen player is dealt in except one who can no
+    longer pay the ante or whom player protection now bars: his entry is left out, but he
+    stays in the hand seed and the entry order, so nobody's cards change (the export lists
+    him in ``not_dealt`` with his client seed). A round that does not come within
+    ``BEACON_MAX_WAIT_SECONDS``, or fewer than two players left, abandons the freeze, which
+    stays in the database with its evidence; no money had moved."""
+    due = beacon.time_of(int(freeze.deal_round))
+    answer = beacon.fetch(int(freeze.deal_round), now=now)
+    if answer.value is None:
+        if now - due < timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS):
+            table.phase_deadline = max(due, now + timedelta(seconds=1))
+            return
+        _abandon(table, freeze, now=now, answer=answer.error or "no value")
+        return
+    players = freeze.players
+    user_ids = np.array([int(row[0]) for row in players], dtype=np.int64)
+    accounts = wallet_services.ensure_player_accounts(user_ids=user_ids.tolist(), currency=table.currency)
+    account_ids = np.array([accounts[u] for u in user_ids.tolist()], dtype=np.int64)
+    locked = wallet_services.lock_and_read(account_ids)
+    barred = protection.barred_players(
+        user_ids=user_ids.tolist(), currency=table.currency, stake_minor=table.ante_minor, now=now
+    )
+    can_pay = locked.available(account_ids) >= table.ante_minor
+    # A player who left or sat out during the wait is not dealt in either (he pays nothing).
+    away = dict(
+        Seat.objects.filter(table=table, user_id__in=user_ids.tolist())
+        .exclude(status=SeatStatus.ACTIVE)
+        .values_list("user_id", "status")
+    )
+    kept = can_pay & np.array([u not in barred and u not in away for u in user_ids.tolist()], dtype=bool)
+
+    def why(user_id: int) -> str:
+        if user_id in barred:
+            return str(barred[user_id].code).replace("_", " ")
+        if user_id in away:
+            return "left" if away[user_id] == SeatStatus.LEFT else "sitting out"
+        return "insufficient funds"
+
+    dropped: list[dict[str, Any]] = [
+        {
+            "player": str(row[1]),
+            "reason": why(int(row[0])),
+            "client_seed": str(row[2]),
+            "frozen": True,
+        }
+        for row, ok in zip(players, kept.tolist(), strict=True)
+        if not ok
+    ]
+    names = {str(row[1]): int(row[0]) for row in players}
+    for reason in sorted({str(row["reason"]) for row in dropped} - {"left", "sitting out"}):
+        out = [names[str(row["player"])] for row in dropped if row["reason"] == reason]
+        seats = list(Seat.objects.filter(table=table, user_id__in=out).values_list("pk", flat=True))
+        _update_seats(seats, status=SeatStatus.SITTING_OUT, status_reason=reason)
+    if int(kept.sum()) < 2:
+        _abandon(table, freeze, now=now, answer="fewer than two frozen players could still play")
+        return
+    draw = fairness_services.ChainDraw(
+        freeze.chain, int(freeze.chain_index), fairness_services.chain_element(freeze.chain, int(freeze.chain_index))
+    )
+    with metrics.timed(metrics.DEAL_DURATION, TableGame.WIDERPOKER):
+        hand = _deal(
+            table,
+            user_ids[kept],
+            account_ids[kept],
+            locked=locked,
+            now=now,
+            frozen=_Frozen(freeze, draw, answer, kept),
+        )
+    metrics.count_on_commit(metrics.HANDS, TableGame.WIDERPOKER, "dealt")
+    listed = [*freeze.not_dealt, *dropped]
+    if listed:
+        hand.not_dealt = listed
         hand.save(update_fields=["not_dealt"])
+    freeze.delete()
+
+
+def _abandon(table: Table, freeze: HandFreeze, *, now: datetime, answer: str) -> None:
+    """Give up a freeze (its round never came, or too few players were left), keeping it
+    with the evidence (``beacon.outage_evidence``); the table tries a new freeze after
+    ``MALFUNCTION_PAUSE``. The freeze's chain element is released and never used, so the
+    signer, which releases no element ahead, serves the next freeze's."""
+    try:
+        fairness_services.chain_element(freeze.chain, int(freeze.chain_index))
+    except Exception:
+        logger.exception("table %s: the abandoned freeze's chain element was not released", table.pk)
+    freeze.abandoned_at = now
+    freeze.evidence = beacon.outage_evidence(
+        int(freeze.deal_round), waited_since=freeze.frozen_at, now=now, answer=answer
+    )
+    freeze.save(update_fields=["abandoned_at", "evidence"])
+    table.phase_deadline = now + MALFUNCTION_PAUSE
+    table.version += 1
+
+
+derive_deal_seed = fairness.deal_seed
+"""Algorithm 3's hand seed (tables.engine.fairness.deal_seed); a module attribute so tests
+can choose one."""
 
 
 def _deal(
@@ -336,6 +505,7 @@ def _deal(
     *,
     locked: wallet_services.LockedAccounts | None = None,
     now: datetime,
+    frozen: _Frozen | None = None,
 ) -> Hand:
     """Deal a hand (algorithm 2, docs/provably-fair.md) to the players ``user_ids`` whose
     wallets ``account_ids`` are locked and hold the ante: the next element of the table's
@@ -343,11 +513,22 @@ def _deal(
     seed; the entry order comes from it, never from the server; the change keys wait for the
     first beacon round after the change deadline. One ante transfer, one entry each (written
     by ``COPY`` on PostgreSQL)."""
-    draw = fairness_services.next_chain_seed(table, now=now)
-    ids = user_ids.tolist()
-    names, client_seeds = fairness_services.names_and_client_seeds(ids, now=now)
     number = table.hands_dealt + 1
-    seed = derive_hand_seed(draw.seed, table.pk, number, [(names[u], client_seeds[u]) for u in ids])
+    if frozen is None:
+        draw = fairness_services.next_chain_seed(table, now=now)
+        ids = user_ids.tolist()
+        names, client_seeds = fairness_services.names_and_client_seeds(ids, now=now)
+        seed = derive_hand_seed(draw.seed, table.pk, number, [(names[u], client_seeds[u]) for u in ids])
+        everyone = ids
+    else:
+        # Algorithm 3: the frozen players and seeds, and the deal round's value.
+        draw = frozen.draw
+        everyone = [int(row[0]) for row in frozen.freeze.players]
+        names = {int(row[0]): str(row[1]) for row in frozen.freeze.players}
+        client_seeds = {int(row[0]): str(row[2]) for row in frozen.freeze.players}
+        assert frozen.answer.value is not None
+        seed = derive_deal_seed(draw.seed, table.pk, number, bytes.fromhex(frozen.freeze.digest), frozen.answer.value)
+        ids = user_ids.tolist()
     count = len(ids)
     # The entry order, the initial combinations and the entries' COPY text are pure CPU (a
     # hand of 100,000: ~1.2 million HMAC blocks, then 100,000 rows of text); a thread makes
@@ -356,8 +537,10 @@ def _deal(
     vendor = connection.vendor
     seeds = [client_seeds[u] for u in ids]
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deal") as pool:
-        randomness = pool.submit(_order_and_combinations, seed, [names[u] for u in ids], count)
-        hand, spin = _create_hand(table, seed, draw, number=number, count=count, now=now)
+        randomness = pool.submit(
+            _order_and_combinations, seed, [names[u] for u in everyone], len(everyone), ids, everyone
+        )
+        hand, spin = _create_hand(table, seed, draw, number=number, count=count, now=now, frozen=frozen)
         rows = pool.submit(
             lambda: _entry_rows(hand.pk, table.ante_minor, user_ids, seeds, *randomness.result(), vendor=vendor)
         )
@@ -372,12 +555,25 @@ def _deal(
     return hand
 
 
-def _order_and_combinations(seed: bytes, names: list[str], count: int) -> tuple[np.ndarray, np.ndarray]:
+def _order_and_combinations(
+    seed: bytes, names: list[str], count: int, dealt: list[int] | None = None, everyone: list[int] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The entry order (indices into ``names``, int64 array of shape ``(count,)``) and the
     hand's ``count`` initial combinations (indices, int64, in entry order) from the hand seed
-    (docs/provably-fair.md). No database: safe in another thread."""
+    (docs/provably-fair.md). No database: safe in another thread.
+
+    Algorithm 3: ``names`` are those of ``everyone`` frozen into the hand; when some of them
+    are not ``dealt`` (user ids), the order and combinations are computed for everyone and
+    the others' are left out: the order then indexes ``dealt``, and each entry keeps the
+    combination of its frozen position."""
     order = np.array(fairness.entry_order(seed, names), dtype=np.int64)
-    return order, initial_combination_indices(seed, count)
+    combinations = initial_combination_indices(seed, count)
+    if dealt is None or everyone is None or len(dealt) == len(everyone):
+        return order, combinations
+    position = {user_id: at for at, user_id in enumerate(dealt)}
+    into_dealt = np.array([position.get(user_id, -1) for user_id in everyone], dtype=np.int64)[order]
+    keep = into_dealt >= 0
+    return into_dealt[keep], combinations[keep]
 
 
 def _entry_rows(
@@ -425,9 +621,11 @@ def _create_hand(
     number: int,
     count: int,
     now: datetime,
+    frozen: _Frozen | None = None,
 ) -> tuple[Hand, dict[str, Any] | None]:
     """Create the hand row for ``seed`` (the chain ``draw`` it came from) and ``count``
-    players; return it with the spin jackpot it won (``hand_config``), if any."""
+    players; return it with the spin jackpot it won (``hand_config``), if any. ``frozen``:
+    algorithm 3's freeze and deal round, stored with the hand."""
     board = deal_board(seed)
     config, spin = hand_config(table, seed, now=now)
     change_end = now + timedelta(seconds=int(config["change_seconds"]))
@@ -437,7 +635,7 @@ def _create_hand(
         number=number,
         server_seed=seed.hex(),
         commitment=hashlib.sha256(draw.seed).hexdigest(),
-        algorithm=fairness.ALGORITHM_CHAIN,
+        algorithm=fairness.ALGORITHM_CHAIN if frozen is None else fairness.ALGORITHM_DEAL_BEACON,
         chain=draw.chain,
         chain_index=draw.index,
         chain_seed=draw.seed.hex(),
@@ -450,6 +648,17 @@ def _create_hand(
         entry_count=count,
         antes_minor=ante * count,
         gross_minor=ante * count,
+        **(
+            {}
+            if frozen is None
+            else {
+                "frozen_at": frozen.freeze.frozen_at,
+                "inputs_digest": frozen.freeze.digest,
+                "deal_round": frozen.freeze.deal_round,
+                "deal_beacon_value": (frozen.answer.value or b"").hex(),
+                "deal_beacon_signature": frozen.answer.signature,
+            }
+        ),
     )
     return hand, spin
 
@@ -511,6 +720,21 @@ def _settle_table(table: Table, *, now: datetime) -> None:
         table.phase_deadline = now + timedelta(seconds=table.results_seconds)
         table.version += 1
         return
+    if hand.algorithm >= fairness.ALGORITHM_DEAL_BEACON:
+        # Redeals bought before the deadline are dealt first, even after the redeal deadline;
+        # their rounds precede the keys' round, so they are out by now.
+        from tables.services.play import resolve_hand_redeals
+
+        resolve_hand_redeals(hand_id=hand.pk, now=now)
+        if Redeal.objects.filter(hand_id=hand.pk, combination__isnull=True).exists():
+            if now - hand.change_deadline < timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS):
+                table.phase_deadline = now + timedelta(seconds=1)
+                return
+            cancel_hand(hand_id=hand.pk, reason="a redeal's beacon round did not answer", now=now)
+            table.phase = TablePhase.RESULTS
+            table.phase_deadline = now + timedelta(seconds=table.results_seconds)
+            table.version += 1
+            return
     with metrics.timed(metrics.SETTLEMENT_DURATION, TableGame.WIDERPOKER):
         settle_hand(hand_id=table.current_hand_id, now=now)
     table.phase = TablePhase.RESULTS

@@ -27,6 +27,7 @@ from django.db import connection, models, transaction
 from django.db.models import F
 from django.db.models.functions import Greatest
 
+from tables.engine import fairness
 from tables.engine.widerpoker import COMBINATION_COUNT, hold_mask, redeal_candidates
 from tables.errors import (
     InvalidHoldError,
@@ -34,12 +35,13 @@ from tables.errors import (
     NotInHandError,
     PhaseClosedError,
     RedealClosedError,
+    RedealPendingError,
     TableNotFoundError,
 )
 from tables.models import Entry, GamingSession, Hand, HandStatus, Redeal, RedealCounter, Seat, Table, TablePhase
 from tables.realtime.push import push_private_on_commit
 from tables.records import escrow_key
-from tables.services import powerups
+from tables.services import beacon, powerups
 from tables.services.settlement import capture_purchases, hand_escrow
 from wallet import protection
 from wallet import services as wallet_services
@@ -76,6 +78,7 @@ _HAND_FIELDS = (
     "number",
     "status",
     "server_seed",
+    "algorithm",
     "config",
     "change_deadline",
     "redeal_deadline",
@@ -195,7 +198,11 @@ def set_hold(*, table_id: int, user_id: int, hold: Sequence[bool], now: datetime
     """Record which cards the player holds (rules B.2: select the cards to keep; a further
     click deselects). The last hold received before the deadline is the one played."""
     mask = hold_to_mask(hold)
-    entry = _lock_entry(table_id=table_id, user_id=user_id, now=now).entry
+    locked = _lock_entry(table_id=table_id, user_id=user_id, now=now)
+    entry = locked.entry
+    if _redeal_pending(locked.hand, user_id):
+        # Algorithm 3: the hold is for a combination not dealt yet.
+        raise RedealPendingError("your redeal has not arrived yet", hand_id=locked.hand.pk)
     entry.hold_mask = mask
     entry.hold_at = now
     _write_entry(entry, ["hold_mask", "hold_at"])
@@ -255,7 +262,10 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
     C.2, Redeal), within the table's redeal time limit and maximum. The hold is reset.
 
     The new combination comes from the seed's ``redeal:<n>`` stream, where n numbers the
-    hand's redeals in the order they were bought (docs/provably-fair.md).
+    hand's redeals in the order they were bought (docs/provably-fair.md). Algorithm 3: the
+    redeal is paid and numbered now, but its combination waits for the first beacon round
+    after ``now`` (``resolve_pending_redeals``); until then the entry keeps its combination,
+    and a hold or a second redeal is refused with RedealPendingError.
 
     ``free``: use a free redeal of the player's power-ups, paid by house promotions.
 
@@ -268,6 +278,8 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
     config = hand.config
     if now >= hand.redeal_deadline:
         raise RedealClosedError("the redeal time of this hand is over", hand_id=hand.pk)
+    if _redeal_pending(hand, user_id):
+        raise RedealPendingError("your last redeal has not arrived yet", hand_id=hand.pk)
     if len(entry.redeals) >= config["max_redeals"]:
         raise LimitReachedError(
             f"at most {config['max_redeals']} redeals in this hand",
@@ -287,6 +299,10 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
         memo=f"{'Free redeal' if free else 'Redeal'} in hand {hand.table_id}#{hand.number}",
     )
     number = _next_redeal_number(hand)
+    if hand.algorithm >= fairness.ALGORITHM_DEAL_BEACON:
+        _defer_redeal(hand, entry, number=number, now=now, free=free)
+        push_private_on_commit(table_id, user_id)
+        return entry
     if not free and connection.vendor == "postgresql":
         # The counter's lock is held from here to the commit: one statement in between.
         entry.combination = _redeal_at_once(hand, entry, number=number, now=now)
@@ -309,6 +325,93 @@ def buy_redeal(*, table_id: int, user_id: int, now: datetime, free: bool = False
     )
     push_private_on_commit(table_id, user_id)
     return entry
+
+
+def _redeal_pending(hand: Hand, user_id: int) -> bool:
+    """Whether the player has a redeal waiting for its beacon round in ``hand`` (algorithm 3)."""
+    if hand.algorithm < fairness.ALGORITHM_DEAL_BEACON:
+        return False
+    return Redeal.objects.filter(hand_id=hand.pk, user_id=user_id, combination__isnull=True).exists()
+
+
+def _defer_redeal(hand: Hand, entry: Entry, *, number: int, now: datetime, free: bool) -> None:
+    """Algorithm 3's redeal, paid and numbered: log it pending on the first beacon round
+    released strictly after ``now`` (``Redeal.beacon_round``), reset the hold, and write the
+    entry's payment; the combination comes at ``resolve_pending_redeals``."""
+    Redeal.objects.create(
+        hand_id=hand.pk,
+        number=number,
+        user_id=entry.user_id,
+        combination=None,
+        created_at=now,
+        beacon_round=beacon.round_after(now),
+    )
+    if free:
+        Hand.objects.filter(pk=hand.pk).update(redeal_count=Greatest(F("redeal_count"), number + 1))
+    entry.hold_mask = None
+    _save_entry(
+        entry,
+        ["hold_mask", "paid_minor", "promo_minor"],
+        table_id=hand.table_id,
+        counted=None if free else "redeals_bought",
+    )
+
+
+def resolve_pending_redeals(*, now: datetime, limit: int = 500) -> int:
+    """The clock's step (algorithm 3): deal every pending redeal whose beacon round is out,
+    hand by hand, each hand in its own transaction (``resolve_hand_redeals``). Returns how
+    many were dealt. A redeal is dealt even after the redeal deadline: it was bought before."""
+    released = beacon.round_after(now) - 1
+    hands = list(
+        Redeal.objects.filter(combination__isnull=True, beacon_round__lte=released)
+        .values_list("hand_id", flat=True)
+        .distinct()[:limit]
+    )
+    dealt = 0
+    for hand_id in hands:
+        with transaction.atomic(durable=True):
+            dealt += resolve_hand_redeals(hand_id=hand_id, now=now)
+    return dealt
+
+
+def resolve_hand_redeals(*, hand_id: int, now: datetime) -> int:
+    """Deal the pending redeals of one hand in their numbers' order, as long as each one's
+    beacon round has a value: redeal ``n`` takes the first candidate of stream ``redeal:<n>``
+    of ``redeal_seed(hand seed, n, round value)`` not assigned in the hand (initial
+    combinations and redeals numbered below ``n``: the engine's ``redeal_combination``). The
+    entry gets the combination (appended to ``redeals``, hold reset) and the player his
+    private frame. Returns how many were dealt; stops at the first whose round has no value
+    yet. Runs in the caller's transaction; locks the entries concerned, then the hand's
+    redeal counter (the purchases' order), so it never waits in a cycle with a purchase."""
+    pending = list(
+        Redeal.objects.filter(hand_id=hand_id, combination__isnull=True)
+        .order_by("number")
+        .values_list("pk", "number", "user_id", "beacon_round")
+    )
+    if not pending:
+        return 0
+    users = sorted({row[2] for row in pending})
+    list(Entry.objects.select_for_update().filter(hand_id=hand_id, user_id__in=users).order_by("pk").values_list("pk"))
+    list(RedealCounter.objects.select_for_update().filter(hand_id=hand_id).values_list("pk"))
+    hand = Hand.objects.only("id", "table_id", "server_seed", "entry_count").get(pk=hand_id)
+    seed = bytes.fromhex(hand.server_seed)
+    dealt = 0
+    for pk, number, user_id, round_number in pending:
+        if Redeal.objects.filter(pk=pk, combination__isnull=False).exists():
+            continue  # another worker dealt it
+        value = beacon.value(int(round_number or 0), now=now)
+        if value is None:
+            break
+        combination = _free_combination(hand, number, seed=fairness.redeal_seed(seed, number, value))
+        Redeal.objects.filter(pk=pk).update(combination=combination, resolved_at=now)
+        entry = Entry.objects.only("pk", "hand_id", "redeals").get(hand_id=hand_id, user_id=user_id)
+        entry.combination = combination
+        entry.redeals = [*entry.redeals, [number, combination]]
+        entry.hold_mask = None
+        _write_entry(entry, ["combination", "redeals", "hold_mask"])
+        push_private_on_commit(hand.table_id, user_id)
+        dealt += 1
+    return dealt
 
 
 def _write_entry(entry: Entry, fields: list[str]) -> None:
@@ -455,14 +558,15 @@ def _redeal_at_once(hand: Hand, entry: Entry, *, number: int, now: datetime) -> 
             return int(row[0])
 
 
-def _free_combination(hand: Hand, number: int) -> int:
+def _free_combination(hand: Hand, number: int, *, seed: bytes | None = None) -> int:
     """Redeal ``number``'s new combination: the first index of the seed's ``redeal:<n>``
     stream not yet assigned in the hand (initial or redealt, folded or not; the engine's
     ``redeal_combination``), checked against the database a few candidates at a time instead
-    of loading the hand's 100,000 combinations."""
+    of loading the hand's 100,000 combinations. ``seed``: the stream's seed when it is not
+    the hand seed (algorithm 3: ``fairness.redeal_seed``)."""
     if hand.entry_count + number >= COMBINATION_COUNT:
         raise LimitReachedError("every combination of this hand is taken", hand_id=hand.pk)
-    candidates = redeal_candidates(bytes.fromhex(hand.server_seed), number)
+    candidates = redeal_candidates(seed or bytes.fromhex(hand.server_seed), number)
     while True:
         batch = list(islice(candidates, 8))
         # An initial combination is taken whether its entry still holds it (the unique
@@ -473,7 +577,13 @@ def _free_combination(hand: Hand, number: int) -> int:
             .exclude(combination=F("initial_combination"))
             .values_list("initial_combination", flat=True)
         )
-        taken.update(Redeal.objects.filter(hand=hand, combination__in=batch).values_list("combination", flat=True))
+        taken.update(
+            combination
+            for combination in Redeal.objects.filter(hand=hand, combination__in=batch).values_list(
+                "combination", flat=True
+            )
+            if combination is not None
+        )
         for index in batch:
             if index not in taken:
                 return index

@@ -48,8 +48,16 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from config import metrics
+from tables.engine import fairness
 from tables.engine.widerpoker import COMBINATION_COUNT
-from tables.errors import LimitReachedError, NotInHandError, PhaseClosedError, RedealClosedError, TableNotFoundError
+from tables.errors import (
+    LimitReachedError,
+    NotInHandError,
+    PhaseClosedError,
+    RedealClosedError,
+    RedealPendingError,
+    TableNotFoundError,
+)
 from tables.models import (
     Entry,
     GamingSession,
@@ -57,13 +65,14 @@ from tables.models import (
     HandStatus,
     PowerUpRules,
     PurchaseRef,
+    Redeal,
     RedealCounter,
     Seat,
     Table,
     TablePhase,
 )
 from tables.records import escrow_key
-from tables.services import powerups
+from tables.services import beacon, powerups
 from wallet import protection
 from wallet.errors import DomainError, InsufficientFundsError
 from wallet.models import (
@@ -171,6 +180,7 @@ _HAND_COLUMNS = (
     "redeal_deadline",
     "entry_count",
     "server_seed",
+    "algorithm",
     "change_keys",
     "cancel_reason",
 )
@@ -263,6 +273,7 @@ class _Buy:
     price: int
     reference: str = ""
     redeal_number: int = -1
+    pending: dict[str, Any] | None = None  # algorithm 3: the redeal waiting for its beacon round
 
 
 @transaction.atomic(durable=True)
@@ -294,6 +305,7 @@ def _commit_table(table_id: int, orders: list[Order]) -> list[Outcome]:
 
     buys: list[_Buy] = []
     redeal_slots = _redeal_slots(hand, sum(1 for order in orders if order.kind == REDEAL))
+    waiting = _pending_redeals(hand, [order.user_id for order in orders if order.kind == REDEAL])
     for index, order in enumerate(orders):
         entry = entries.get(order.user_id)
         if entry is None:
@@ -324,6 +336,8 @@ def _commit_table(table_id: int, orders: list[Order]) -> list[Outcome]:
             outcomes[index].error = LimitReachedError(
                 f"at most {config['max_redeals']} redeals in this hand", max_redeals=config["max_redeals"]
             )
+        elif order.user_id in waiting:
+            outcomes[index].error = RedealPendingError("your last redeal has not arrived yet", hand_id=hand_id)
         elif redeal_slots <= 0:
             outcomes[index].error = LimitReachedError("every combination of this hand is taken", hand_id=hand_id)
         else:
@@ -643,6 +657,18 @@ def _write_draws(hand: Hand, table_id: int, draws: list[_Buy]) -> None:
         )
 
 
+def _pending_redeals(hand: Hand, user_ids: list[int]) -> set[int]:
+    """Which of ``user_ids`` have a redeal waiting for its beacon round in ``hand`` (algorithm
+    3; docs/provably-fair.md 1.9): their next redeal is refused with ``redeal_pending``."""
+    if not user_ids or hand.algorithm < fairness.ALGORITHM_DEAL_BEACON:
+        return set()
+    return set(
+        Redeal.objects.filter(hand_id=hand.pk, user_id__in=user_ids, combination__isnull=True).values_list(
+            "user_id", flat=True
+        )
+    )
+
+
 def apply_redeals(hand: Hand, redeals: Iterable[_Buy], now: datetime) -> None:
     """Give each paid redeal of the batch its number and new combination (rules C.2;
     docs/provably-fair.md, ``redeal:<n>``), in the order of the batch: the hand's redeal
@@ -650,8 +676,22 @@ def apply_redeals(hand: Hand, redeals: Iterable[_Buy], now: datetime) -> None:
     redeals and reset hold, the session's count). Kept apart from paying
     (``_hold_funds``): what a redeal costs and which combination it brings are separate
     steps, so the combination's source can change without touching the payment."""
-    from tables.services.play import _next_redeal_number, _redeal_at_once
+    from tables.services.play import _defer_redeal, _next_redeal_number, _redeal_at_once
 
+    if hand.algorithm >= fairness.ALGORITHM_DEAL_BEACON:
+        # Algorithm 3: paid and numbered now; the combination waits for the first beacon
+        # round after the purchase (play.resolve_pending_redeals, at the clock's tick).
+        for buy in redeals:
+            number = _next_redeal_number(hand)
+            _defer_redeal(hand, buy.entry, number=number, now=now, free=False)
+            buy.redeal_number = number
+            round_number = beacon.round_after(now)
+            buy.pending = {
+                "number": number,
+                "round": round_number,
+                "round_at": beacon.time_of(round_number).isoformat(),
+            }
+        return
     for buy in redeals:
         number = _next_redeal_number(hand)
         entry = buy.entry
@@ -691,6 +731,7 @@ def _frames(
             "seat": seats.get(user_id),
             "balance_minor": balances.get(user_id, 0),
             "powerups": sessions.get(user_id),
+            "redeal_pending": buy.pending,
         }
 
 

@@ -408,7 +408,9 @@ def cancel_hand(*, hand_id: int, reason: str, now: datetime, beacon_answer: str 
     hand.status = HandStatus.CANCELLED
     hand.cancel_reason = reason[:200]
     hand.settled_at = now
-    hand.save(update_fields=["status", "cancel_reason", "settled_at", "beacon_evidence"])
+    # Every redeal bought, dealt or (algorithm 3) still waiting for its round, as settlement counts them.
+    hand.redeal_count = Redeal.objects.filter(hand=hand).count()
+    hand.save(update_fields=["status", "cancel_reason", "settled_at", "beacon_evidence", "redeal_count"])
     metrics.count_on_commit(metrics.HANDS, "widerpoker", "cancelled")
     logger.warning("hand %s cancelled and refunded: %s", hand.pk, reason, extra={"hand_id": hand.pk})
     return True

@@ -22,6 +22,7 @@ PRODUCTION = {
     "DJANGO_ALLOWED_HOSTS": "poker.example.com",
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://poker.example.com",
     "POKER_BEACON": "drand",
+    "POKER_SIGNER_KEY_FILE": "/var/lib/widerpoker/signer/chain-signer.key",
 }
 
 
@@ -85,6 +86,19 @@ def test_production_refuses_the_placeholders_of_deploy_env_example() -> None:
     assert key.returncode != 0 and "DJANGO_SECRET_KEY is deploy/env.example's placeholder" in key.stderr
     token = _run(["check"], **{**PRODUCTION, "POKER_OPS_TOKEN": "change-me"})
     assert token.returncode != 0 and "POKER_OPS_TOKEN is deploy/env.example's placeholder" in token.stderr
+
+
+def test_production_needs_the_chain_signer_outside_the_database() -> None:
+    # Terminal seeds in the database, or no key file named: a database insider could read
+    # them, or the key would land in the checkout (docs/provably-fair.md, 1.10).
+    bare = {key: value for key, value in PRODUCTION.items() if key != "POKER_SIGNER_KEY_FILE"}
+    for env in (bare, {**PRODUCTION, "POKER_SIGNER": "database"}):
+        result = _run(["check"], **env)
+        assert result.returncode != 0 and "production needs the chain signer" in result.stderr
+    socket = _run(["check"], **{**bare, "POKER_SIGNER": "socket"})
+    assert socket.returncode != 0 and "POKER_SIGNER=socket needs POKER_SIGNER_SOCKET" in socket.stderr
+    ok = _run(["check"], **{**bare, "POKER_SIGNER": "socket", "POKER_SIGNER_SOCKET": "/run/widerpoker/signer.sock"})
+    assert ok.returncode == 0, ok.stderr
 
 
 def test_the_clock_cannot_be_beat_without_redis() -> None:

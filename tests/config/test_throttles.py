@@ -148,6 +148,7 @@ def test_the_redis_prefix_defaults_to_the_database_name(env: dict[str, str], pre
             "DJANGO_SECRET_KEY": "x" * 60,
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "POKER_BEACON": "drand",
+            "POKER_SIGNER_KEY_FILE": "/var/lib/widerpoker/signer/chain-signer.key",
         },
         capture_output=True,
         text=True,

@@ -114,6 +114,8 @@ start = timezone.now() - timedelta(minutes=3)
 for name in ("pia", "quinn"):
     services.join_table(table_id=table.pk, user_id=people[name].pk, now=start)
 services.advance_table(table_id=table.pk, now=start)
+# Algorithm 3: the first step froze the inputs; the deal round (3 s rounds) deals.
+services.advance_table(table_id=table.pk, now=start + timedelta(seconds=4))
 table.refresh_from_db()
 hand = table.current_hand
 services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=4))

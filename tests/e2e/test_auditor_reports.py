@@ -32,6 +32,8 @@ for name in ("ivy", "jon"):
     grant_signup_fun_chips(user_id=player.pk)
     services.join_table(table_id=table.pk, user_id=player.pk, now=start)
 services.advance_table(table_id=table.pk, now=start)
+# Algorithm 3: the first step froze the inputs; the deal round (3 s rounds) deals.
+services.advance_table(table_id=table.pk, now=start + timedelta(seconds=4))
 table.refresh_from_db()
 hand = table.current_hand
 # The keys wait for the first beacon round after the deadline (3 s rounds).

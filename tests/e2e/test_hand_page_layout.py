@@ -17,6 +17,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SCREENSHOTS = Path("/tmp")
 E2E_TABLE_CLOCK = "off"  # the script below plays the hand with its own clock
+# It deals in one step and buys two redeals in a row (algorithm 2): a layout test, not one
+# of algorithm 3's wait (tests/tables/test_deal_beacon.py).
+E2E_SERVER_ENV = {"POKER_DEAL_ALGORITHM": "2"}
 PLAYERS = 14
 PASSWORD = "crowded-hand-14"
 # Fourteen players at a fresh table; most buy every draw, some redeal twice; the hand is

@@ -124,3 +124,43 @@ def test_the_reference_code_on_the_page_reproduces_the_vector(vector: dict[str, 
     keys = namespace["change_keys"](seed)
     assert [" ".join(map(str, k)) for k in keys] == [vector[f"change_key_{n}"] for n in range(1, 6)]
     assert (namespace["spin"](seed) or "none") == vector["spin_jackpot"]
+
+
+def page_vector_3() -> dict[str, str]:
+    text = PAGE.read_text()
+    block = text.split("<!-- test-vector-3:begin -->")[1].split("<!-- test-vector-3:end -->")[0]
+    return dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+
+
+def test_the_engine_and_the_pages_reference_code_match_the_algorithm_3_vector() -> None:
+    """Algorithm 3 (section 1.9): the deal round's value in the hand seed, each redeal's
+    round value in its stream's seed; the engine and the page's own code agree with the
+    page's numbers."""
+    from tables.engine import fairness
+
+    v = page_vector_3()
+    s1 = bytes.fromhex(v["chain_seed_1"])
+    pairs = [("ana", "a1"), ("ben", "b2")]
+    digest = fairness.client_seeds_digest(pairs)
+    assert digest.hex() == v["inputs_digest"]
+    deal_value = bytes.fromhex(v["deal_beacon_value"])
+    seed = fairness.deal_seed(s1, 7, 3, digest, deal_value)
+    assert seed.hex() == v["hand_seed"]
+    names = ["ana", "ben"]
+    assert [names[i] for i in fairness.entry_order(seed, names)] == v["entry_order"].split()
+    combos = [combination_index(c) for c in initial_combinations(seed, 2)]
+    assert [f"{c:05d}" for c in combos] == v["combinations"].split()
+    assert " ".join(card_code(c) for c in deal_board(seed).columns[0]) == v["column_0"]
+    redeal_seed = fairness.redeal_seed(seed, 0, bytes.fromhex(v["redeal_0_round_value"]))
+    assert redeal_seed.hex() == v["redeal_0_seed"]
+    assert f"{combination_index(redeal_combination(redeal_seed, set(combos), 0)):05d}" == v["redeal_0"]
+    # Another deal round value: another hand.
+    assert fairness.deal_seed(s1, 7, 3, digest, bytes(32)) != seed
+
+    ref = provably_fair_reference()
+    assert ref["deal_seed"](s1, 7, 3, {"ben": "b2", "ana": "a1"}, deal_value) == seed
+    assert ref["entry_order"](seed, names) == v["entry_order"].split()
+    assert [f"{x:05d}" for x in ref["combinations"](seed, 2)] == v["combinations"].split()
+    ref_redeal = ref["redeal_seed"](seed, 0, bytes.fromhex(v["redeal_0_round_value"]))
+    assert ref_redeal == redeal_seed
+    assert f"{ref['redeal'](ref_redeal, set(ref['combinations'](seed, 2)), 0):05d}" == v["redeal_0"]

@@ -17,6 +17,7 @@ from unittest import mock
 import jsonschema
 import pytest
 from django.contrib.auth.models import User
+from django.test.utils import override_settings
 from django.utils import timezone
 
 from handhistory.selectors import export_schema
@@ -68,6 +69,10 @@ def outside_verify(export: dict[str, Any], ref: dict[str, Any]) -> list[str]:
             problems.append("entry order")
         if hand["status"] == "settled":
             keys_from = ref["keys_seed"](seed, bytes.fromhex(hand["beacon"]["value"]))
+    if hand["algorithm"] == 3:
+        problems += verify_algorithm_3(export, ref)
+        if hand["status"] == "settled":
+            keys_from = ref["keys_seed"](seed, bytes.fromhex(hand["beacon"]["value"]))
     deck = [RANKS[c // 4] + SUITS[c % 4] for c in ref["deck"](seed)]
     if [deck[10 * c : 10 * c + 10] for c in range(5)] != hand["board"]["columns"]:
         problems.append("board")
@@ -76,9 +81,10 @@ def outside_verify(export: dict[str, Any], ref: dict[str, Any]) -> list[str]:
     one_in = {j["kind"]: j["one_in"] for j in config.get("jackpots", []) if j["kind"] != "royal"}
     if ref["spin"](seed, one_in) != hand["spin_jackpot"]:
         problems.append("spin draw")
-    initial = ref["combinations"](seed, len(entries))
-    if [e["initial_combination"] for e in entries] != initial:
-        problems.append("initial combinations")
+    if hand["algorithm"] < 3:
+        initial = ref["combinations"](seed, len(entries))
+        if [e["initial_combination"] for e in entries] != initial:
+            problems.append("initial combinations")
     for e in entries:
         paid = config["ante_minor"] + (e["draws_bought"] - 1) * config["draw_price_minor"]
         paid += len(e["redeals"]) * config["redeal_price_minor"]
@@ -97,6 +103,88 @@ def outside_verify(export: dict[str, Any], ref: dict[str, Any]) -> list[str]:
     if sum(e["prize_minor"] for e in entries) + hand["breakage_minor"] != pool:
         problems.append("prizes + breakage")
     return problems
+
+
+def verify_algorithm_3(export: dict[str, Any], ref: dict[str, Any]) -> list[str]:
+    """docs/provably-fair.md, 1.9: the frozen inputs' digest, the deal round (the first
+    after the freeze, 3 s rounds from quicknet's genesis), the hand seed, the entry order and
+    initial combinations of everyone frozen, and each redeal from its round's value."""
+    problems: list[str] = []
+    hand, entries = export["hand"], export["entries"]
+    seed = bytes.fromhex(hand["server_seed"])
+    chain_seed = bytes.fromhex(hand["chain_seed"])
+    if hashlib.sha256(chain_seed).hexdigest() != hand["commitment"]:
+        problems.append("commitment")
+    if not ref["chain_links"](chain_seed, hand["chain"]["index"], bytes.fromhex(hand["chain"]["anchor"])):
+        problems.append("chain")
+    out = [row for row in hand["not_dealt"] if row.get("frozen")]
+    client_seeds = {e["player"]: e["client_seed"] for e in entries} | {r["player"]: r["client_seed"] for r in out}
+    lines = "\n".join(f"{name}:{client_seeds[name]}" for name in sorted(client_seeds))
+    if hashlib.sha256(lines.encode()).hexdigest() != hand["inputs_digest"]:
+        problems.append("inputs digest")
+    genesis, period = 1692803367, PERIOD
+    frozen = datetime.fromisoformat(hand["frozen_at"]).timestamp()
+    if hand["deal_beacon"]["round"] != int((frozen - genesis) // period) + 2:
+        problems.append("deal round")
+    deal_value = bytes.fromhex(hand["deal_beacon"]["value"])
+    if ref["deal_seed"](chain_seed, hand["table_id"], hand["number"], client_seeds, deal_value) != seed:
+        problems.append("hand seed")
+    everyone = ref["entry_order"](seed, list(client_seeds))
+    dealt = [name for name in everyone if name not in {r["player"] for r in out}]
+    if dealt != [e["player"] for e in entries]:
+        problems.append("entry order")
+    initial = dict(zip(everyone, ref["combinations"](seed, len(everyone)), strict=True))
+    if [e["initial_combination"] for e in entries] != [initial[e["player"]] for e in entries]:
+        problems.append("initial combinations")
+    taken = {e["initial_combination"] for e in entries}
+    redealt = {}
+    for r in hand["redeal_rounds"]:
+        bought = datetime.fromisoformat(r["bought_at"]).timestamp()
+        if r["round"] != int((bought - genesis) // period) + 2:
+            problems.append(f"redeal {r['number']} round")
+        if r["value"] is None:
+            continue
+        x = ref["redeal"](ref["redeal_seed"](seed, r["number"], bytes.fromhex(r["value"])), taken, r["number"])
+        taken.add(x)
+        redealt[r["number"]] = x
+    for e in entries:
+        if [[n, redealt.get(n)] for n, _ in e["redeals"]] != e["redeals"]:
+            problems.append(f"redeals of entry {e['join_order']}")
+    return problems
+
+
+PERIOD = 1  # config/settings_test.py's beacon period (production: quicknet's 3 s)
+
+
+def test_an_algorithm_3_hand_with_redeals_verifies_from_its_export(
+    alice: User, bob: User, carol: User, auditor: User, now: datetime
+) -> None:
+    from tables.models import HandFreeze
+    from tables.services import beacon
+    from tables.services.play import resolve_pending_redeals
+
+    ref = reference_code()
+    table: Table = create_fun_table(name="Verifier Rail 3")
+    players = [alice, bob, carol]
+    with override_settings(DEAL_ALGORITHM=3):
+        seat_players(table, players, now)
+        assert services.advance_table(table_id=table.pk, now=now)
+        at = beacon.time_of(int(HandFreeze.objects.get(table=table).deal_round))
+        for user in players:
+            services.touch_presence(table_id=table.pk, user_id=user.pk, now=at)
+        hand = deal(table, at)
+        services.buy_redeal(table_id=table.pk, user_id=carol.pk, now=at)
+        services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=at + timedelta(seconds=1))
+        resolve_pending_redeals(now=at + timedelta(seconds=3))
+        services.buy_redeal(table_id=table.pk, user_id=carol.pk, now=at + timedelta(seconds=4))
+        settle(table)
+    export = logged_in(auditor).get(f"/history/hands/{hand.pk}/export.json").json()
+    jsonschema.validate(export, export_schema(), format_checker=jsonschema.FormatChecker())
+    assert export["hand"]["algorithm"] == 3 and len(export["hand"]["redeal_rounds"]) == 3
+    assert outside_verify(export, ref) == []
+    # The verifier can fail: another deal round value is caught.
+    export["hand"]["deal_beacon"]["value"] = "00" * 32
+    assert "hand seed" in outside_verify(export, ref)
 
 
 def test_ordinary_special_and_jackpot_hands_verify_from_their_exports(

@@ -22,7 +22,7 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from django.db import connections
-from django.test import Client
+from django.test import Client, override_settings
 from django.utils import timezone
 
 from tables import services
@@ -358,3 +358,48 @@ def test_a_purchase_dropped_before_its_batch_is_neither_confirmed_nor_charged() 
     }
     assert (held(users[0]), held(users[1])) == (0, DRAW)
     assert slow.committed == 1
+
+
+@override_settings(DEAL_ALGORITHM=3)
+async def test_algorithm_3_redeals_through_the_writer_wait_for_their_round(
+    writer: purchases.PurchaseWriter,
+) -> None:
+    """The writer pays and numbers a redeal in its batch, and under algorithm 3 leaves it
+    pending on the first beacon round after the batch (docs/provably-fair.md 1.9): the
+    answer says so, a second redeal is refused with ``redeal_pending``, the clock deals it at
+    its round, and the hand verifies."""
+    from tables.services import beacon
+    from tables.services.play import resolve_pending_redeals
+    from tests.tables.test_deal_beacon import _deal_at_round, _freeze
+
+    users = await sync_to_async(players)(2, prefix="r")
+    table = await sync_to_async(create_fun_table)()
+    freeze = await sync_to_async(_freeze)(table, users, timezone.now())
+    hand = await sync_to_async(_deal_at_round)(table, freeze, users)
+    socket = await open_socket(users[0], table.pk)
+    old = await sync_to_async(lambda: Entry.objects.get(hand=hand, user=users[0]).combination)()
+
+    await socket.send_to(text_data=json.dumps({"type": "redeal", "ref": "r1"}))
+    assert (await answer(socket))["type"] == "ack"
+    frame = await state(socket)
+    pending = frame["entry"]["redeal_pending"]
+    redeal = await sync_to_async(Redeal.objects.get)(hand=hand, user=users[0])
+    assert redeal.combination is None and pending["number"] == redeal.number == 0
+    assert pending["round"] == redeal.beacon_round == beacon.round_after(redeal.created_at)
+    assert frame == await sync_to_async(services_state)(table.pk, users[0].pk)  # as a fresh read
+    await socket.send_to(text_data=json.dumps({"type": "redeal", "ref": "r2"}))
+    refused = await answer(socket)
+    assert (refused["type"], refused["code"]) == ("error", "redeal_pending")
+
+    released = beacon.time_of(int(redeal.beacon_round or 0))
+    assert await sync_to_async(resolve_pending_redeals)(now=released) == 1
+    entry = await sync_to_async(Entry.objects.get)(hand=hand, user=users[0])
+    assert entry.combination != old and entry.redeals == [[0, entry.combination]]
+    assert entry.paid_minor == 100 + REDEAL  # the ante and one redeal, charged once
+    await socket.disconnect()
+    await sync_to_async(settle)(table)
+    assert (await sync_to_async(check_books)()).ok
+    from handhistory.verification import verify_hand
+
+    report = await sync_to_async(verify_hand)(hand_id=hand.pk)
+    assert report.ok, report.mismatches

@@ -112,7 +112,15 @@ class HandReplay:
         return HandCategory(int(self.categories[entry]))
 
 
-def replay_hand(server_seed: bytes, entries: Sequence[EntryChoices], *, keys_seed: bytes | None = None) -> HandReplay:
+def replay_hand(
+    server_seed: bytes,
+    entries: Sequence[EntryChoices],
+    *,
+    keys_seed: bytes | None = None,
+    redeal_seeds: Sequence[bytes] | None = None,
+    frozen_count: int | None = None,
+    frozen_positions: Sequence[int] | None = None,
+) -> HandReplay:
     """Recompute a hand from its 32-byte server seed and each entry's choices (join order).
 
     Entry ``i`` gets initial combination ``i`` of ``initial_combinations``. Redeals are
@@ -125,11 +133,21 @@ def replay_hand(server_seed: bytes, entries: Sequence[EntryChoices], *, keys_see
     ``keys_seed``: the seed of the change keys when it is not the server seed (algorithm 2:
     ``tables.engine.fairness.keys_seed`` of the hand seed and the beacon value).
 
+    Algorithm 3: ``redeal_seeds[r]`` is the seed of redeal ``r``'s stream
+    (``fairness.redeal_seed`` of the hand seed, ``r`` and its round's value); and when some
+    players frozen into the hand were not dealt in, ``frozen_count`` combinations are drawn
+    and entry ``i`` gets combination ``frozen_positions[i]`` (its place in the entry order
+    of everyone frozen); the others' are not taken.
+
     Raises ``ValueError`` for a bad seed, more than 100,000 entries, or redeal numbers
     that are not exactly ``0 .. R-1`` each bought by one entry.
     """
     count = len(entries)
-    initial = initial_combinations(server_seed, count)
+    initial = initial_combinations(server_seed, count if frozen_count is None else frozen_count)
+    if frozen_positions is not None:
+        initial = [initial[position] for position in frozen_positions]
+    if len(initial) != count:
+        raise ValueError("one frozen position per entry")
     owner: dict[int, int] = {}
     for entry, choices in enumerate(entries):
         for number in choices.redeals:
@@ -141,7 +159,8 @@ def replay_hand(server_seed: bytes, entries: Sequence[EntryChoices], *, keys_see
     taken = {combination_index(c) for c in initial}
     redealt: list[Combination] = []
     for number in range(len(owner)):
-        combination = redeal_combination(server_seed, taken, number)
+        stream_seed = server_seed if redeal_seeds is None else redeal_seeds[number]
+        combination = redeal_combination(stream_seed, taken, number)
         taken.add(combination_index(combination))
         redealt.append(combination)
     played = [
