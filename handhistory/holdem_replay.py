@@ -18,7 +18,7 @@ from typing import Any
 
 from tables.engine.cards import card_code
 from tables.engine.evaluator import category_of_strength
-from tables.engine.holdem import HandState, Phase, play_showdown, split_pot
+from tables.engine.holdem import HandState, play_showdown, split_pot
 from tables.holdem_records import apply_action, start_state
 from tables.labels import category_name
 from tables.models import HoldemHand, HoldemHandStatus
@@ -98,7 +98,7 @@ def holdem_replay(hand: HoldemHand) -> HoldemReplay | None:
     state = start_state(hand)
     seats = state.seats
     small, big = _blind_indices(state)
-    positions: dict[int, tuple[str, ...]] = {seat: () for seat in seats}
+    positions: dict[int, tuple[str, ...]] = dict.fromkeys(seats, ())
     button = int(hand.setup["button"])
     positions[button] = ("button",)
     positions[seats[small]] = (*positions[seats[small]], "small_blind")
@@ -111,7 +111,9 @@ def holdem_replay(hand: HoldemHand) -> HoldemReplay | None:
         if state.bets[i] and not any(a.seat == seats[i] and a.kind.endswith("blind") for a in preflop.actions):
             kind = "small_blind" if i == small else "big_blind"
             preflop.actions.append(
-                ActionLine(seats[i], names.get(seats[i], ""), kind, state.bets[i], state.stacks[i], state.stacks[i] == 0)
+                ActionLine(
+                    seats[i], names.get(seats[i], ""), kind, state.bets[i], state.stacks[i], state.stacks[i] == 0
+                )
             )
     streets = [preflop]
     for stored in hand.actions:

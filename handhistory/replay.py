@@ -139,8 +139,10 @@ def entry_replay(hand: HandHistory, entry: EntryView) -> EntryReplay:
     if entry.hold_used is None and entry.hold_chosen is None:
         note = _("No hold chosen yet.") if not hand.is_terminal else ""
     elif entry.hold_chosen is None and entry.hold_used is not None:
-        note = _("No choice reached the table: all cards changed.") if entry.connected_at_end else _(
-            "Disconnected without a choice: all cards kept."
+        note = (
+            _("No choice reached the table: all cards changed.")
+            if entry.connected_at_end
+            else _("Disconnected without a choice: all cards kept.")
         )
     else:
         note = ""

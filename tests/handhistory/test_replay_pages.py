@@ -107,7 +107,9 @@ def test_a_running_hand_replays_only_the_players_own_deal(fun_table: Table, alic
     assert hand.server_seed not in page
     from tables.engine.widerpoker import combination_from_index
 
-    bob_cards = [hand.board["columns"][c][p] for c, p in enumerate(combination_from_index(bob_entry.initial_combination))]
+    bob_cards = [
+        hand.board["columns"][c][p] for c, p in enumerate(combination_from_index(bob_entry.initial_combination))
+    ]
     alice_cards = [
         hand.board["columns"][c][p]
         for c, p in enumerate(combination_from_index(Entry.objects.get(hand=hand, user=alice).initial_combination))
