@@ -245,3 +245,27 @@ def test_the_fairness_page_is_for_players_in_both_languages_with_the_algorithm_o
     italian = Client().get("/history/provably-fair/", headers=ITALIAN).content.decode()
     assert "Controlla una mano in tre passi" in italian and 'lang="it"' in italian
     assert Client().get("/history/provably-fair/algorithm/").status_code == 200
+
+
+def test_a_spin_jackpot_drawn_at_the_deal_is_told_with_the_result(croupier: User, alice: User, bob: User) -> None:
+    from jackpots import services as jackpot_services
+    from jackpots.models import Jackpot, JackpotKind
+    from tables.engine.widerpoker import SpinJackpot, spin_jackpot_draw
+    from tests.helpers import create_fun_table, settle, steer_next_hand
+
+    now = timezone.now() - timedelta(seconds=31)
+    table = create_fun_table(name="Spin Rail")
+    bronze = Jackpot.objects.create(
+        name="Bronze FUN", kind=JackpotKind.BRONZE, currency="FUN", contribution_bps=50, reset_minor=200, one_in=2
+    )
+    table.jackpots.set([bronze])
+    jackpot_services.fund_jackpot(jackpot_id=bronze.pk, amount_minor=5_000, reference="b", staff_user_id=croupier.pk)
+    steer_next_hand(
+        table, [alice, bob], lambda s: spin_jackpot_draw(s, {SpinJackpot.BRONZE: 2}) is SpinJackpot.BRONZE, now=now
+    )
+    deal_hand(table, [alice, bob], now)
+    hand = settle(table)
+    assert hand.spin_award_minor
+    page = logged_in(alice).get(f"/history/hands/{hand.pk}/").content.decode()
+    assert 'data-testid="replay-spin"' in page
+    assert "Bronze FUN spin jackpot drawn at the deal:" in page and "added to this hand's prize pool" in page
