@@ -84,11 +84,16 @@ def holdem_hand_detail(request: HttpRequest, hand_id: int) -> HttpResponse:
 def holdem_hand_phh(request: HttpRequest, hand_id: int) -> HttpResponse:
     """The hand in PHH, the field's standard format (docs/holdem.md, Hand histories), as a
     download; 404 as the detail page, and for a hand PHH cannot express. A player's copy
-    writes the hole cards he may not see as ``????`` (``holdem.holdem_phh_for``)."""
+    writes the hole cards he may not see as ``????`` (``holdem.holdem_phh_for``); so does a
+    watcher's (the table screen links it for everyone once the hand is over): only the cards
+    shown at the showdown."""
     try:
         hand = holdem.get_holdem_hand(hand_id=hand_id, viewer=request.user)
     except HandNotFoundError as error:
-        raise Http404(str(error)) from error
+        watchable = holdem.find_watchable_holdem_hand(hand_id=hand_id, viewer=request.user)
+        if watchable is None or not watchable.is_terminal:
+            raise Http404(str(error)) from error
+        hand = watchable
     if not hand.phh:
         raise Http404(hand.phh_error or "this hand has no PHH text")
     response = HttpResponse(

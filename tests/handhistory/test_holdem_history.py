@@ -64,12 +64,16 @@ def test_players_see_the_hand_and_download_its_phh_watchers_read_only_its_public
     phh = client.get(f"/history/holdem/{hand.pk}/hand.phh")
     assert phh.status_code == 200 and "d dh" in phh.content.decode()
     # Anyone who could watch the table reads its public replay (issue 24: the link was a
-    # 404), never the PHH or JSON download, which are the players' and staff's.
+    # 404) and its PHH with only the shown hands; never the JSON export.
     stranger: Any = logged_in(carol)
     public = stranger.get(f"/history/holdem/{hand.pk}/")
     assert public.status_code == 200 and public.context["public"]
     assert 'data-testid="watcher-note"' in public.content.decode()
-    assert stranger.get(f"/history/holdem/{hand.pk}/hand.phh").status_code == 404
+    watched = stranger.get(f"/history/holdem/{hand.pk}/hand.phh")
+    assert watched.status_code == 200
+    shown = hand.results.get("shown", {})
+    assert ("????" in watched.content.decode()) == (len(shown) < 2)
+    assert stranger.get(f"/history/holdem/{hand.pk}/export.json").status_code == 404
 
 
 def test_a_hand_in_play_opens_a_page_saying_it_is_still_played(alice: User, bob: User) -> None:

@@ -202,6 +202,8 @@ def test_folded_cards_reach_only_their_owner_and_staff(
         for code in codes:
             assert _shows(page, code) == visible, (viewer, seat, code)
     assert 2 not in shown  # carol folded: her cards are in nobody's page but hers and staff's
+    phh = logged_in(user).get(f"/history/holdem/{hand.pk}/hand.phh").content.decode()
+    assert all((code in phh) == (viewer in ("carol", "auditor")) for code in holes[2]), phh
     assert ('data-testid="watcher-note"' in page) == (viewer == "dave")
 
 
