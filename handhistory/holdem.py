@@ -172,7 +172,11 @@ def get_holdem_history(*, hand_id: int, viewer: Viewer, public: bool = False) ->
         hand = get_holdem_hand(hand_id=hand_id, viewer=viewer)
     viewer_id = int(viewer.pk or 0) if viewer.is_authenticated and not public else None
     staff = can_view_all_hands(viewer) and not public
-    state = None if hand.status == HoldemHandStatus.CANCELLED else replay(hand)
+    replay_error = ""
+    try:
+        state = None if hand.status == HoldemHandStatus.CANCELLED else replay(hand)
+    except HoldemError as error:  # stored actions that do not replay: said, not a 500
+        state, replay_error = None, str(error)
     shown = hand.results.get("shown", {})
     players = []
     for row in HoldemHandPlayer.objects.filter(hand=hand).select_related("user").order_by("seat"):
@@ -205,6 +209,8 @@ def get_holdem_history(*, hand_id: int, viewer: Viewer, public: bool = False) ->
                 openings += hole_openings(hand, state, state.seats.index(row.seat))
         openings.sort(key=lambda o: int(o["position"]))
         checks.append(verify_openings(commitments, openings))
+    if replay_error and not seeds_visible:
+        checks.append(HoldemCheck("the actions replay through the engine", False, replay_error))
     if seeds_visible:
         checks += verify_holdem_hand(hand)
     return HoldemHistory(

@@ -16,10 +16,12 @@ from handhistory import holdem, selectors
 from handhistory.documents import localized_document, path_lang, render_document
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
 from handhistory.holdem_export import build_holdem_export
-from handhistory.holdem_replay import holdem_replay
+from handhistory.holdem_replay import HoldemReplay, holdem_replay
 from handhistory.replay import EntryReplay, entry_replay
 from handhistory.summary import holdem_summary, widerpoker_summary
 from handhistory.verification import verify_hand
+from tables.engine.holdem import HoldemError
+from tables.models import HoldemHand
 from tables.services import fairness as fairness_services
 from wallet.errors import DomainError
 
@@ -70,13 +72,22 @@ def holdem_hand_detail(request: HttpRequest, hand_id: int) -> HttpResponse:
         {
             "history": history,
             "hand": history.hand,
-            "replay": holdem_replay(history.hand),
+            "replay": _holdem_replay_or_none(history.hand),
             "summary": summary,
             "public": public,
             "staff": staff and not public,
             "cards": {player["seat"]: player["cards"] for player in history.players},
         },
     )
+
+
+def _holdem_replay_or_none(hand: HoldemHand) -> HoldemReplay | None:
+    """The street-by-street replay, or None when the stored actions do not replay (a
+    tampered hand: its verification says so in words on the same page)."""
+    try:
+        return holdem_replay(hand)
+    except HoldemError:
+        return None
 
 
 @require_GET

@@ -271,3 +271,14 @@ def test_a_spin_jackpot_drawn_at_the_deal_is_told_with_the_result(croupier: User
     page = logged_in(alice).get(f"/history/hands/{hand.pk}/").content.decode()
     assert 'data-testid="replay-spin"' in page
     assert "Bronze FUN spin jackpot drawn at the deal:" in page and "added to this hand's prize pool" in page
+
+
+def test_a_holdem_hand_whose_actions_do_not_replay_says_so_instead_of_failing(
+    alice: User, bob: User, carol: User
+) -> None:
+    hand = _three_handed(alice, bob, carol)
+    with behind_the_apps_back():
+        HoldemHand.objects.filter(pk=hand.pk).update(actions=[*hand.actions[:1], {"kind": "raise", "seat": 9}])
+    response = logged_in(alice).get(f"/history/holdem/{hand.pk}/")
+    assert response.status_code == 200 and response.context["replay"] is None
+    assert "This hand does not match its commitments:" in response.content.decode()
