@@ -200,7 +200,7 @@ def provably_fair(request: HttpRequest) -> HttpResponse:
     """What "provably fair" means here, for players (issue 24, item 2): the promise, how to
     check a hand in three steps, where to set the client seed, with the developer's
     algorithm (``provably_fair_algorithm``) one click away. English and Italian."""
-    return render(request, "handhistory/fairness.html", {})
+    return render(request, "handhistory/fairness.html", {"seed_delay_hours": settings.HOLDEM_SEED_DELAY_HOURS})
 
 
 @require_GET

@@ -246,6 +246,7 @@ def test_the_fairness_page_is_for_players_in_both_languages_with_the_algorithm_o
     assert len(re.findall(r"<li>", english[english.index('data-testid="fair-steps"') :].split("</ol>")[0])) == 3
     italian = Client().get("/history/provably-fair/", headers=ITALIAN).content.decode()
     assert "Controlla una mano in tre passi" in italian and 'lang="it"' in italian
+    assert "sono pubblicati 24 ore dopo la mano" in italian and "published 24 hours after the hand" in english
     assert Client().get("/history/provably-fair/algorithm/").status_code == 200
 
 
