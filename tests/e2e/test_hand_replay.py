@@ -53,15 +53,21 @@ for name in ("rita", "sam"):
 holdem = holdem_table("Replay Holdem")
 now = timezone.now()
 for position, name in enumerate(("rita", "sam", "uma")):
-    take_seat(table_id=holdem.pk, user_id=people[name].pk, position=position, buy_in_minor=1000, now=now)
-tick(holdem, now + timedelta(milliseconds=1))
-played = HoldemHand.objects.get(table=holdem)
+    take_seat(table_id=holdem.pk, user_id=people[name].pk, position=position, buy_in_minor=1000, blind="post",
+              now=now)
 seats = {{0: people["rita"], 1: people["sam"], 2: people["uma"]}}
-while played.status == HoldemHandStatus.PLAYING:
-    legal = replay(played).legal_actions()
-    kind = "fold" if legal.seat == 2 and "fold" in legal.kinds else passive_kind(legal.kinds)
-    act_in_hand(table_id=holdem.pk, user_id=seats[legal.seat].pk, kind=kind, now=now)
-    played.refresh_from_db()
+# The server's own clock may deal a first hand before uma sits: play hands until one deals her in.
+for attempt in range(6):
+    now = now + timedelta(seconds=60 * attempt)
+    tick(holdem, now + timedelta(milliseconds=1))
+    played = HoldemHand.objects.filter(table=holdem).order_by("-number").first()
+    while played.status == HoldemHandStatus.PLAYING:
+        legal = replay(played).legal_actions()
+        kind = "fold" if legal.seat == 2 and "fold" in legal.kinds else passive_kind(legal.kinds)
+        act_in_hand(table_id=holdem.pk, user_id=seats[legal.seat].pk, kind=kind, now=now)
+        played.refresh_from_db()
+    if 2 in replay(played).seats:
+        break
 state = replay(played)
 from tables.engine.cards import card_code
 folded = [card_code(c) for c in state.holes[state.seats.index(2)]]
