@@ -140,13 +140,43 @@ def verify_holdem_hand(hand: HoldemHand) -> list[HoldemCheck]:
     return checks
 
 
-def get_holdem_history(*, hand_id: int, viewer: Viewer) -> HoldemHistory:
+def find_watchable_holdem_hand(*, hand_id: int, viewer: Viewer) -> HoldemHand | None:
+    """A Hold'em hand anyone at the table could watch (issue 24: a watched hand's link was a
+    404), running or over: a hand of a public table for any logged-in viewer, a practice
+    game's hand for its owner only (practice games are private, seed 004). None otherwise.
+    Its public replay (``get_holdem_history(public=True)``) shows only what a watcher saw."""
+    from tables.models import PracticeGame
+
+    if not viewer.is_authenticated:
+        return None
+    hand = HoldemHand.objects.select_related("table").filter(pk=hand_id).first()
+    if hand is None:
+        return None
+    practice = PracticeGame.objects.filter(table_id=hand.table_id).values("owner_id").first()
+    if practice is not None and practice["owner_id"] != viewer.pk:
+        return None
+    return hand
+
+
+def get_holdem_history(*, hand_id: int, viewer: Viewer, public: bool = False) -> HoldemHistory:
     """The hand with its players (seat, name, bot, cards when shown or his own, start,
-    finish, net), actions and verification. Raises HandNotFoundError."""
-    hand = get_holdem_hand(hand_id=hand_id, viewer=viewer)
-    viewer_id = int(viewer.pk or 0) if viewer.is_authenticated else None
-    staff = can_view_all_hands(viewer)
-    state = None if hand.status == HoldemHandStatus.CANCELLED else replay(hand)
+    finish, net), actions and verification. Raises HandNotFoundError. ``public``: the
+    replay a watcher may read (``find_watchable_holdem_hand``): the cards shown at the
+    showdown only, the seeds once public, whoever the viewer."""
+    if public:
+        found = find_watchable_holdem_hand(hand_id=hand_id, viewer=viewer)
+        if found is None or not found.is_terminal:
+            raise HandNotFoundError(f"no hand {hand_id}", hand_id=hand_id)
+        hand = found
+    else:
+        hand = get_holdem_hand(hand_id=hand_id, viewer=viewer)
+    viewer_id = int(viewer.pk or 0) if viewer.is_authenticated and not public else None
+    staff = can_view_all_hands(viewer) and not public
+    replay_error = ""
+    try:
+        state = None if hand.status == HoldemHandStatus.CANCELLED else replay(hand)
+    except HoldemError as error:  # stored actions that do not replay: said, not a 500
+        state, replay_error = None, str(error)
     shown = hand.results.get("shown", {})
     players = []
     for row in HoldemHandPlayer.objects.filter(hand=hand).select_related("user").order_by("seat"):
@@ -179,6 +209,8 @@ def get_holdem_history(*, hand_id: int, viewer: Viewer) -> HoldemHistory:
                 openings += hole_openings(hand, state, state.seats.index(row.seat))
         openings.sort(key=lambda o: int(o["position"]))
         checks.append(verify_openings(commitments, openings))
+    if replay_error and not seeds_visible:
+        checks.append(HoldemCheck("the actions replay through the engine", False, replay_error))
     if seeds_visible:
         checks += verify_holdem_hand(hand)
     return HoldemHistory(

@@ -328,6 +328,14 @@ def list_hand_entries(*, hand_id: int, viewer: Viewer) -> QuerySet[Entry]:
     return entries.order_by("place", "join_order")
 
 
+def find_hand_entry(*, hand_id: int, entry_id: int, viewer: Viewer) -> EntryView | None:
+    """One entry of a hand as ``describe_entry`` tells it, if the viewer may list it
+    (``list_hand_entries``: every entry once the hand is over, else his own); None if not.
+    Raises HandNotFoundError as ``list_hand_entries``."""
+    entry = list_hand_entries(hand_id=hand_id, viewer=viewer).filter(pk=entry_id).first()
+    return None if entry is None else describe_entry(entry.hand, entry)
+
+
 def describe_entries(*, hand_id: int, entries: Iterable[Entry]) -> list[EntryView]:
     """EntryView of each entry (one page of ``list_hand_entries``)."""
     hand = Hand.objects.get(pk=hand_id)

@@ -12,6 +12,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("", views.my_hands, name="my-hands"),
     path("hands/<int:hand_id>/", views.hand_detail, name="hand"),
     path("provably-fair/", views.provably_fair, name="provably-fair"),
+    path("provably-fair/algorithm/", views.provably_fair_algorithm, name="provably-fair-algorithm"),
     path("commitments/", views.commitments, name="commitments"),
     path("commitments/anchors.json", views.anchors_feed, name="anchors"),
     path("hands/<int:hand_id>/export.json", views.hand_export, name="hand-export"),

@@ -16,7 +16,12 @@ from handhistory import holdem, selectors
 from handhistory.documents import localized_document, path_lang, render_document
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
 from handhistory.holdem_export import build_holdem_export
+from handhistory.holdem_replay import HoldemReplay, holdem_replay
+from handhistory.replay import EntryReplay, entry_replay
+from handhistory.summary import holdem_summary, widerpoker_summary
 from handhistory.verification import verify_hand
+from tables.engine.holdem import HoldemError
+from tables.models import HoldemHand
 from tables.services import fairness as fairness_services
 from wallet.errors import DomainError
 
@@ -39,14 +44,50 @@ def my_hands(request: HttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def holdem_hand_detail(request: HttpRequest, hand_id: int) -> HttpResponse:
-    """A Hold'em hand: players, cards shown (and the viewer's own), actions, board, pots won,
-    rake, the revealed seed and the hand's verification. 404 unless the viewer played the
-    hand or may view every hand, and while it is played."""
+    """A Hold'em hand replayed street by street: players, cards shown (and the viewer's own),
+    each action with its amount, the board, the pots with their rake and winners, and the
+    verification in words with its checks one click away. The hand's players and staff who
+    may view every hand read it once it is over; anyone who could watch the table (a
+    watcher: issue 24, the link was a 404) reads its public replay, with only the cards
+    shown at the showdown, or a page saying the hand is still being played. 404 for
+    anyone else (a stranger to a private practice game)."""
+    public = False
     try:
         history = holdem.get_holdem_history(hand_id=hand_id, viewer=request.user)
     except HandNotFoundError as error:
-        raise Http404(str(error)) from error
-    return render(request, "handhistory/holdem_hand.html", {"history": history, "hand": history.hand})
+        watchable = holdem.find_watchable_holdem_hand(hand_id=hand_id, viewer=request.user)
+        if watchable is None:
+            raise Http404(str(error)) from error
+        if not watchable.is_terminal:
+            return render(request, "handhistory/holdem_running.html", {"hand": watchable})
+        history = holdem.get_holdem_history(hand_id=hand_id, viewer=request.user, public=True)
+        public = True
+    summary = holdem_summary(
+        checks=[(check.name, check.ok) for check in history.checks], seeds_visible=history.seeds_visible
+    )
+    staff = selectors.can_view_all_hands(request.user)
+    return render(
+        request,
+        "handhistory/holdem_hand.html",
+        {
+            "history": history,
+            "hand": history.hand,
+            "replay": _holdem_replay_or_none(history.hand),
+            "summary": summary,
+            "public": public,
+            "staff": staff and not public,
+            "cards": {player["seat"]: player["cards"] for player in history.players},
+        },
+    )
+
+
+def _holdem_replay_or_none(hand: HoldemHand) -> HoldemReplay | None:
+    """The street-by-street replay, or None when the stored actions do not replay (a
+    tampered hand: its verification says so in words on the same page)."""
+    try:
+        return holdem_replay(hand)
+    except HoldemError:
+        return None
 
 
 @require_GET
@@ -54,11 +95,16 @@ def holdem_hand_detail(request: HttpRequest, hand_id: int) -> HttpResponse:
 def holdem_hand_phh(request: HttpRequest, hand_id: int) -> HttpResponse:
     """The hand in PHH, the field's standard format (docs/holdem.md, Hand histories), as a
     download; 404 as the detail page, and for a hand PHH cannot express. A player's copy
-    writes the hole cards he may not see as ``????`` (``holdem.holdem_phh_for``)."""
+    writes the hole cards he may not see as ``????`` (``holdem.holdem_phh_for``); so does a
+    watcher's (the table screen links it for everyone once the hand is over): only the cards
+    shown at the showdown."""
     try:
         hand = holdem.get_holdem_hand(hand_id=hand_id, viewer=request.user)
     except HandNotFoundError as error:
-        raise Http404(str(error)) from error
+        watchable = holdem.find_watchable_holdem_hand(hand_id=hand_id, viewer=request.user)
+        if watchable is None or not watchable.is_terminal:
+            raise Http404(str(error)) from error
+        hand = watchable
     if not hand.phh:
         raise Http404(hand.phh_error or "this hand has no PHH text")
     response = HttpResponse(
@@ -102,11 +148,35 @@ def hand_detail(request: HttpRequest, hand_id: int) -> HttpResponse:
         page = Paginator(queryset, ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
         entries = selectors.describe_entries(hand_id=hand_id, entries=page.object_list)
     report = verify_hand(hand_id=hand_id) if hand.is_terminal else None
+    summary = (
+        None
+        if report is None
+        else widerpoker_summary(ok=report.ok, failed=[mismatch.check for mismatch in report.mismatches])
+    )
     return render(
         request,
         "handhistory/hand_detail.html",
-        {"hand": hand, "page": page, "entries": entries, "report": report},
+        {
+            "hand": hand,
+            "page": page,
+            "entries": entries,
+            "report": report,
+            "summary": summary,
+            "replay": _entry_replay(request, hand),
+        },
     )
+
+
+def _entry_replay(request: HttpRequest, hand: selectors.HandHistory) -> EntryReplay | None:
+    """The step-by-step replay the hand page opens with: the entry ``?entry=<id>`` when the
+    viewer may list every entry (issue 24: any entry can be replayed once the hand is over),
+    else the viewer's own entry, else none."""
+    wanted = request.GET.get("entry", "")
+    if wanted.isdigit() and hand.entries_visible:
+        chosen = selectors.find_hand_entry(hand_id=hand.id, entry_id=int(wanted), viewer=request.user)
+        if chosen is not None:
+            return entry_replay(hand, chosen)
+    return None if hand.viewer_entry is None else entry_replay(hand, hand.viewer_entry)
 
 
 @require_GET
@@ -127,6 +197,14 @@ def hand_export(request: HttpRequest, hand_id: int) -> JsonResponse:
 
 @require_GET
 def provably_fair(request: HttpRequest) -> HttpResponse:
+    """What "provably fair" means here, for players (issue 24, item 2): the promise, how to
+    check a hand in three steps, where to set the client seed, with the developer's
+    algorithm (``provably_fair_algorithm``) one click away. English and Italian."""
+    return render(request, "handhistory/fairness.html", {"seed_delay_hours": settings.HOLDEM_SEED_DELAY_HOURS})
+
+
+@require_GET
+def provably_fair_algorithm(request: HttpRequest) -> HttpResponse:
     """The provably-fair algorithm (docs/provably-fair.md) for auditors and players who want
     to recompute a hand themselves."""
     path = settings.BASE_DIR / "docs" / "provably-fair.md"

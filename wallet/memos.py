@@ -53,9 +53,20 @@ def _amount_for_people(text: str) -> str:
 _CONVERT: dict[str, Callable[[str], str]] = {"rake": _amount_for_people, "pool": _amount_for_people}
 
 
-def memo_for_people(memo: str) -> str:
+_HAND = re.compile(r"(?P<table>\d+)#(?P<number>\d+)\Z")
+
+
+def _settlement_for_people(values: dict[str, str], table: str) -> str:
+    """A settlement is, on a player's wallet, the prize he won (issue 24: "Settlement of
+    hand 1#1" read as nothing to players)."""
+    return str(_("Prize of hand #%(number)s at %(table)s (pool %(pool)s, rake %(rake)s)")) % {**values, "table": table}
+
+
+def memo_for_people(memo: str, *, table_name: Callable[[int], str | None] | None = None) -> str:
     """The stored English ``memo`` in the active language: a platform memo's sentence
-    translated, its amounts formatted for the language; any other memo unchanged.
+    translated, its amounts formatted for the language; any other memo unchanged. With
+    ``table_name`` (a table's name by id, None if unknown), a hand written ``<table id>#<number>``
+    reads ``#<number> at <table name>``, and a settlement reads as the prize of that hand.
 
     >>> from django.utils import translation
     >>> with translation.override("en"):
@@ -68,5 +79,11 @@ def memo_for_people(memo: str) -> str:
         match = pattern.match(memo)
         if match is not None:
             values = {name: _CONVERT.get(name, str)(value) for name, value in match.groupdict().items()}
+            hand = _HAND.match(values.get("hand", ""))
+            name = None if hand is None or table_name is None else table_name(int(hand.group("table")))
+            if hand is not None and name:
+                if memo.startswith("Settlement of hand "):
+                    return _settlement_for_people({**values, "number": hand.group("number")}, name)
+                values["hand"] = str(_("#%(number)s at %(table)s")) % {"number": hand.group("number"), "table": name}
             return str(sentence) % values
     return memo

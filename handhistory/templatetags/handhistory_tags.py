@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from django import template
 from django.templatetags.static import static
@@ -93,3 +94,67 @@ def cards(codes: Iterable[str] | None) -> SafeString:
 def digits(combination: Iterable[int] | None) -> str:
     """A combination's positions p0..p4 as five digits (``(0, 3, 1, 4, 1)`` -> ``03141``)."""
     return "".join(str(d) for d in combination or ())
+
+
+_SUIT_SYMBOLS = {"c": "♣", "d": "♦", "h": "♥", "s": "♠"}
+
+
+@register.filter
+def face(code: str, extra: str = "") -> SafeString:
+    """A card as the WiderPoker game screen draws it (``static/js/cards.js``, ``card``): a
+    ``.card`` tile with its rank and suit symbol, red for diamonds and hearts, named for
+    screen readers ("King of spades"); ``extra`` adds classes (``"mine changed"``)."""
+    if len(code) != 2 or code[1] not in _SUITS:
+        return format_html('<span class="card">{}</span>', code)
+    from django.utils.translation import gettext
+
+    classes = " ".join(part for part in ("card", "red" if code[1] in "dh" else "", extra) if part)
+    held = gettext("HELD") if "held" in extra.split() else ""
+    return format_html(
+        '<span class="{}" role="img" aria-label="{}" title="{}"{}><span class="rank" aria-hidden="true">{}</span>'
+        '<span class="suit" aria-hidden="true">{}</span></span>',
+        classes,
+        card_name(code),
+        card_name(code),
+        format_html(' data-held-label="{}"', held) if held else "",
+        "10" if code[0] == "T" else code[0],
+        _SUIT_SYMBOLS[code[1]],
+    )
+
+
+@register.filter
+def pcard(code: str, size: str = "") -> SafeString:
+    """A card as the Hold'em game screen draws it (``static/js/holdem.js``): its SVG face
+    (``static/cards/<code>.svg``) named for screen readers; ``size`` ``"small"`` for a
+    smaller one."""
+    if len(code) != 2 or code[1] not in _SUITS:
+        return format_html('<span class="pcard pcard-slot">{}</span>', code)
+    return format_html(
+        '<img class="pcard{}" src="{}" alt="{}" title="{}" width="56" height="78">',
+        " pcard-small" if size == "small" else "",
+        static(f"cards/{code}.svg"),
+        card_name(code),
+        card_name(code),
+    )
+
+
+@register.filter
+def columns_list(columns: Iterable[int]) -> str:
+    """Column numbers (1..5) as people list them: ``[1, 3, 5]`` -> ``"1, 3 and 5"`` in
+    English, ``"1, 3 e 5"`` in Italian."""
+    from django.utils.text import get_text_list
+    from django.utils.translation import gettext
+
+    return str(get_text_list([str(c) for c in columns], gettext("and")))
+
+
+@register.filter
+def held_columns(code: str | None) -> list[int]:
+    """A hold code (``"HDHHD"``, column 1 first) as the held columns, 1-based: ``[1, 3, 4]``."""
+    return [c + 1 for c, flag in enumerate(code or "") if flag == "H"]
+
+
+@register.filter
+def get_item(mapping: dict[Any, Any] | None, key: Any) -> Any:
+    """``{{ mapping|get_item:key }}``: the value at ``key``, or an empty tuple."""
+    return (mapping or {}).get(key, ())

@@ -20,11 +20,20 @@ def money(amount_minor: int | None, currency: str = "") -> str:
     return format_minor(amount_minor, currency)
 
 
+def _table_name(table_id: int) -> str | None:
+    """A table's name by id, None if there is none (the hands a memo names)."""
+    from tables.models import Table
+
+    name = Table.objects.filter(pk=table_id).values_list("name", flat=True).first()
+    return None if name is None else str(name)
+
+
 @register.filter
 def memo(stored: str) -> str:
     """``{{ transfer.memo|memo }}``: a stored English ledger memo in the active language
-    (``wallet.memos.memo_for_people``)."""
-    return memo_for_people(stored)
+    (``wallet.memos.memo_for_people``), its hand named by number and table ("Prize of hand
+    #1 at Speedway", not "Settlement of hand 1#1")."""
+    return memo_for_people(stored, table_name=_table_name)
 
 
 @register.filter

@@ -143,6 +143,7 @@ def _role_pages(table_id: str, hand_id: str, holdem_id: str, practice_id: str) -
         "hand": f"/history/hands/{hand_id}/",
         "commitments": "/history/commitments/",
         "provably-fair": "/history/provably-fair/",
+        "provably-fair-algorithm": "/history/provably-fair/algorithm/",
         "rules": "/rules/",
         "simulator": f"/simulator/?table={table_id}",
         "details": f"/tables/{table_id}/details/",

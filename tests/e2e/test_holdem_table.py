@@ -111,15 +111,11 @@ def _assert_fits_the_phone(page: Page, testids: list[str]) -> None:
 def _hand_history(page: Page) -> tuple[dict[str, int], int]:
     """End stacks by player name and the rake, read from the hand's history page."""
 
-    def minor(text: str) -> int:
-        return round(float(re.sub(r"[^0-9.\-]", "", text)) * 100)
-
     ends: dict[str, int] = {}
     for row in page.locator("[data-testid=holdem-players] tbody tr").all():
-        cells = row.locator("td").all_inner_texts()
-        ends[cells[1].replace(" (bot)", "").strip()] = minor(cells[4])
-    rake_text = page.get_by_text(re.compile(r"^Pot .* rake ")).inner_text()
-    return ends, minor(rake_text.split("rake", 1)[1])
+        name = row.locator("[data-testid=holdem-player-name]").inner_text().strip()
+        ends[name] = int(row.locator("[data-testid=holdem-player-end]").get_attribute("data-minor") or "")
+    return ends, int(page.locator("[data-testid=holdem-total]").get_attribute("data-rake-minor") or "")
 
 
 def test_two_people_and_two_bots_play_to_a_showdown_with_a_side_pot(server: str, browser: Browser) -> None:

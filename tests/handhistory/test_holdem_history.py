@@ -51,7 +51,9 @@ def test_a_tampered_board_fails_verification(alice: User, bob: User) -> None:
     assert not all(check.ok for check in verify_holdem_hand(hand))
 
 
-def test_players_see_the_hand_and_download_its_phh_strangers_do_not(alice: User, bob: User, carol: User) -> None:
+def test_players_see_the_hand_and_download_its_phh_watchers_read_only_its_public_replay(
+    alice: User, bob: User, carol: User
+) -> None:
     hand = played_hand(alice, bob)
     client = logged_in(alice)
     page = client.get(f"/history/holdem/{hand.pk}/")
@@ -61,19 +63,32 @@ def test_players_see_the_hand_and_download_its_phh_strangers_do_not(alice: User,
     assert f"/history/holdem/{hand.pk}/" in client.get("/history/").content.decode()
     phh = client.get(f"/history/holdem/{hand.pk}/hand.phh")
     assert phh.status_code == 200 and "d dh" in phh.content.decode()
+    # Anyone who could watch the table reads its public replay (issue 24: the link was a
+    # 404) and its PHH with only the shown hands; never the JSON export.
     stranger: Any = logged_in(carol)
-    assert stranger.get(f"/history/holdem/{hand.pk}/").status_code == 404
-    assert stranger.get(f"/history/holdem/{hand.pk}/hand.phh").status_code == 404
+    public = stranger.get(f"/history/holdem/{hand.pk}/")
+    assert public.status_code == 200 and public.context["public"]
+    assert 'data-testid="watcher-note"' in public.content.decode()
+    watched = stranger.get(f"/history/holdem/{hand.pk}/hand.phh")
+    assert watched.status_code == 200
+    shown = hand.results.get("shown", {})
+    assert ("????" in watched.content.decode()) == (len(shown) < 2)
+    assert stranger.get(f"/history/holdem/{hand.pk}/export.json").status_code == 404
 
 
-def test_a_hand_in_play_is_not_in_the_history(alice: User, bob: User) -> None:
+def test_a_hand_in_play_opens_a_page_saying_it_is_still_played(alice: User, bob: User) -> None:
     table = holdem_table()
     now = timezone.now()
     take_seat(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=1_000, now=now)
     take_seat(table_id=table.pk, user_id=bob.pk, position=1, buy_in_minor=1_000, now=now)
     tick(table, now)
     hand = HoldemHand.objects.get(table=table)
-    assert logged_in(alice).get(f"/history/holdem/{hand.pk}/").status_code == 404
+    response = logged_in(alice).get(f"/history/holdem/{hand.pk}/")
+    page = response.content.decode()
+    # A page that says so (issue 24), with nothing of the hand's cards or seeds.
+    assert response.status_code == 200 and 'data-testid="hand-running"' in page
+    assert hand.server_seed not in page and hand.chain_seed not in page and ".svg" not in page
+    assert logged_in(alice).get(f"/history/holdem/{hand.pk}/hand.phh").status_code == 404
 
 
 def test_the_commitments_page_lists_holdem_hands_and_hides_a_running_hands_seed(alice: User, bob: User) -> None:

@@ -121,7 +121,7 @@ def test_the_history_needs_a_logged_in_player(settled_hand: Hand) -> None:
 
 
 def test_the_provably_fair_document_is_served_from_the_docs(alice: User) -> None:
-    response = logged_in(alice).get("/history/provably-fair/")
+    response = logged_in(alice).get("/history/provably-fair/algorithm/")
     assert response.status_code == 200
     assert "SHA-256" in response.content.decode()
 
@@ -139,7 +139,7 @@ def test_the_hand_page_draws_every_board_card_as_a_named_card_face(settled_hand:
 
 
 def test_the_provably_fair_document_is_rendered_with_its_tables_and_code(alice: User) -> None:
-    page = logged_in(alice).get("/history/provably-fair/").content.decode()
+    page = logged_in(alice).get("/history/provably-fair/algorithm/").content.decode()
     assert '<table tabindex="0">' in page and '<pre tabindex="0"><code' in page and "<h1" in page
     assert "```" not in page and "\n| " not in page
 

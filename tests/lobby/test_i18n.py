@@ -168,7 +168,7 @@ def test_the_rules_are_served_in_italian_and_the_fairness_page_says_it_is_englis
     assert 'lang="it"' in italian and "document-language-note" not in italian
     english = Client().get("/rules/").content.decode()
     assert "How to play WiderPoker" in english
-    fair = Client().get("/history/provably-fair/", headers=ITALIAN).content.decode()
+    fair = Client().get("/history/provably-fair/algorithm/", headers=ITALIAN).content.decode()
     assert "Questo documento è disponibile solo in inglese." in fair
     assert '<article class="document panel" data-testid="provably-fair" lang="en">' in fair
 

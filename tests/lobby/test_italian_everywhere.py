@@ -59,13 +59,14 @@ def test_wallet_memos_and_their_amounts_read_in_italian(table: Table, alice: Use
     # The settlement pays the winner: both wallets read together hold its memo once.
     page = read(italian(alice), "/wallet/?currency=FUN") + read(italian(bob), "/wallet/?currency=FUN")
     assert f"Ante della mano n. {hand.number} a Test Rail" in page
-    italian_amounts = f"rake 0,{rake:02d} FUN, montepremi {pool // 100},{pool % 100:02d} FUN"
-    assert f"Liquidazione della mano {table.pk}#{hand.number}: {italian_amounts}" in page
+    italian_amounts = f"montepremi {pool // 100},{pool % 100:02d} FUN, rake 0,{rake:02d} FUN"
+    assert f"Premio della mano n. {hand.number} a Test Rail ({italian_amounts})" in page
     assert "Fiches FUN assegnate all'iscrizione" in page
     assert "Settlement of hand" not in page and "Ante of hand" not in page
     english = read(logged_in(alice), "/wallet/?currency=FUN") + read(logged_in(bob), "/wallet/?currency=FUN")
+    # issue 24: the hand by number and table, read as the prize it paid, not "1#1".
     assert (
-        f"Settlement of hand {table.pk}#{hand.number}: rake 0.{rake:02d} FUN, pool {pool // 100}.{pool % 100:02d} FUN"
+        f"Prize of hand #{hand.number} at Test Rail (pool {pool // 100}.{pool % 100:02d} FUN, rake 0.{rake:02d} FUN)"
         in english
     )
 
@@ -86,7 +87,8 @@ def test_the_holdem_history_and_hand_page_read_in_italian(alice: User, bob: User
         "cards you can see",
     ):
         assert english not in page, english
-    assert f"mano di Hold'em n. {hand.number}" in page and "Giocatori" in page and "posto 1:" in page
+    # issue 24: replayed street by street, with names and pots instead of "posto 1:".
+    assert f"Mano di Hold'em n. {hand.number}" in page and "Giocatori" in page and "Piatto principale" in page
     assert "Liquidata" in page and "Settled" not in page
     assert "vede" in page or "fa check" in page
     checks = page.split('data-testid="holdem-verification"', 1)[1].split("</ul>", 1)[0]
