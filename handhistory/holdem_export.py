@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from django.conf import settings
 from django.utils import timezone
 
 from tables.engine.cards import card_code
@@ -143,6 +144,7 @@ def _fairness(hand: HoldemHand, audience: Audience) -> dict[str, Any]:
         "frozen_at": hand.frozen_at.isoformat() if hand.frozen_at else None,
         "deal_round": hand.deal_round,
         "deal_round_at": time_of(int(hand.deal_round)).isoformat() if hand.deal_round is not None else None,
+        "beacon_period_seconds": settings.BEACON_PERIOD_SECONDS,
         "beacon_source": source,
         "deal_beacon_value": hand.deal_beacon_value or None,
         "deal_beacon_signature": signature,

@@ -13,7 +13,7 @@ from django.db.models import Sum
 
 from tables import services
 from tables.engine.holdem import replay_phh
-from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table, TablePhase
+from tables.models import HoldemHand, HoldemHandStatus, PracticeGame, Seat, SeatStatus, Table, TablePhase
 from tables.services.holdem import act_in_hand, create_holdem_table, replay
 from tables.services.holdem.hands import pending_freeze
 from tables.services.holdem.money import escrow_key
@@ -62,18 +62,23 @@ def deal_now(table: Table, now: datetime) -> bool:
     """When the table is due to deal at ``now`` (no hand running, none frozen, its deadline
     passed), freeze the hand one beacon period before ``now`` (as a clock that had woken a
     period earlier would) and deal it at ``now``: the first beacon round after the freeze is
-    out by then. Returns whether a hand was dealt at ``now``."""
+    out by then (a practice game is frozen no earlier than it started, and dealt at its round
+    when that is later). Returns whether the clock advanced."""
     table.refresh_from_db()
     if table.phase not in (TablePhase.WAITING, TablePhase.RESULTS) or table.phase_deadline is None:
         return False
     if table.phase_deadline > now or pending_freeze(table) is not None:
         return False
     earlier = now - timedelta(seconds=settings.BEACON_PERIOD_SECONDS)
+    started = PracticeGame.objects.filter(table=table).values_list("started_at", flat=True).first()
+    if started is not None:
+        earlier = max(earlier, started)  # a practice game's clock starts with the game
     Table.objects.filter(pk=table.pk).update(phase_deadline=min(table.phase_deadline, earlier))
     _advance(table, earlier)
-    if pending_freeze(table) is None:
+    freeze = pending_freeze(table)
+    if freeze is None:
         return False
-    return _advance(table, now)
+    return _advance(table, max(now, freeze.deal_at))
 
 
 def _advance(table: Table, now: datetime) -> bool:

@@ -11,7 +11,6 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from tables import services
 from tables.engine.cards import card_code
 from tables.holdem_records import replay
 from tables.models import HoldemHand, Seat
@@ -77,9 +76,10 @@ async def test_socket_play_and_the_secret_rule() -> None:
     alice_cards = [card_code(c) for c in state.holes[state.seats.index(2)]]
     bob_cards = [card_code(c) for c in state.holes[state.seats.index(5)]]
     frames: list[dict[str, Any]] = []
-    for _ in range(12):  # until bob's own cards arrive (a timeout would cancel the socket)
+    for _ in range(12):  # until bob's own cards and the dealt hand arrive (a timeout would cancel the socket)
         frames.append(json.loads(await b.receive_from(timeout=10)))
-        if frames[-1]["type"] == "holdem_private" and frames[-1]["hole"]:
+        dealt = any(f["type"] == "holdem_state" and f["hand"] for f in frames)
+        if dealt and any(f["type"] == "holdem_private" and f["hole"] for f in frames):
             break
     texts = json.dumps(frames)
     assert any(f["type"] == "holdem_state" and f["hand"] for f in frames)
