@@ -8,7 +8,8 @@ seeds, which give the whole deck, reach staff once the hand is over and its play
 ``holdem_records.seed_is_public`` (the end plus ``HOLDEM_SEED_DELAY_HOURS``). Until then a
 player verifies the cards he may see against the per-card commitments published at the
 deal; once the seeds are public, verification recomputes from the chain seed and the client
-seeds the commitment (SHA-256 of the chain seed), the hand seed (Algorithm 2), the deck
+seeds the commitment (SHA-256 of the chain seed), the hand seed (Algorithm 2; for algorithm
+3 also the freeze digest, the deal round and its value: ``hand_seed_checks``), the deck
 (section 12), every card commitment and the whole hand through the engine, which must give
 the stored board and finishing stacks; the PHH text must replay (``replay_phh``) to the same
 stacks. A player's PHH download writes the hands he may not see as ``????``.

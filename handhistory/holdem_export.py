@@ -3,7 +3,9 @@ schema ``handhistory/schemas/widerpoker-holdem-hand-1.json``).
 
 One document per terminal hand with everything an outsider needs to recompute it: the
 fairness inputs (commitment, chain and its index, chain seed, server seed, every client
-seed), the conditions (blinds, ante, betting, rake rate and cap), the seats with their
+seed with its commitment, and for algorithm 3 the freeze and its beacon round; the seeds of a
+player's document only once ``seed_is_public``), the conditions (blinds, ante, betting,
+rake rate and cap), the seats with their
 starting stacks, the forced bets (a big blind posted out of position included), every
 stored action in order (the clock's ``timeout_all_in`` included: PHH cannot write either),
 the board, the pots, the rake, the results, and hole cards by the privacy rule of

@@ -744,7 +744,10 @@ class HoldemHand(models.Model):
     it is the engine's HandSetup. ``players``: ``[{"seat", "user_id", "name", "bot"}]``.
     ``actions``: ``[{"kind", "seat", "amount", "at"}]`` in order, the clock's timeouts
     included (``timeout_all_in``). ``server_seed`` is secret until the hand is terminal;
-    ``commitment`` (SHA-256 of the chain seed) is public from the deal.
+    ``commitment`` (SHA-256 of the chain seed) is public from the deal. Algorithm 3 (since
+    2026-11-26): the inputs froze at ``frozen_at`` (``HoldemFreeze``, digest
+    ``freeze_digest``) and ``server_seed`` mixes in ``deal_beacon_value``, the value of the
+    first beacon round after the freeze (``deal_round``; docs/provably-fair.md, 12).
     """
 
     table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="holdem_hands")

@@ -93,6 +93,7 @@ def test_the_inputs_freeze_before_the_round_and_nothing_changed_after_moves_the_
     assert hand.client_seeds == [[p["name"], p["client_seed"]] for p in freeze.inputs["players"]]
     assert "changed-after-freeze" not in json.dumps(hand.client_seeds)
     assert hand.freeze_digest == published["digest"] and hand.deal_round == published["deal_round"]
+    assert hand.deal_round is not None
     value = beacon.local_value(hand.deal_round)
     assert hand.deal_beacon_value == value.hex()
     v2 = fairness.hand_seed(

@@ -696,7 +696,10 @@ def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, no
         chain_index=draw.index,
         commitment=commitment,
         button=button,
-        seats=[(p["seat"], p["name"], client_seed_commitment(p["name"], p["client_seed"])) for p in players],
+        seats=[
+            (int(s.position or 0), s.user.username, client_seed_commitment(s.user.username, seeds[s.user_id]))
+            for s in dealt
+        ],
         deal_round=round_number,
     )
     config = conditions.snapshot() | {"mode": table.mode, "currency": table.currency}

@@ -48,8 +48,8 @@ def test_the_vector_from_the_engine(vector: dict[str, str]) -> None:
     chain_seed = bytes.fromhex(vector["chain_seed"])
     assert hashlib.sha256(chain_seed).hexdigest() == vector["commitment"]
     seats = []
-    for seat, name, seed in players:
-        commitment = client_seed_commitment(name, seed)
+    for seat, name, client_seed in players:
+        commitment = client_seed_commitment(name, client_seed)
         assert commitment == vector[f"client_seed_commitment_{seat}"]
         seats.append((seat, name, commitment))
     lines = freeze_lines(
