@@ -34,7 +34,7 @@ from tables.models import (
     Table,
 )
 from tables.services import beacon
-from tables.services.holdem import act_in_hand, take_seat
+from tables.services.holdem import act_in_hand, hands, take_seat
 from tests.conftest import make_player
 from tests.handhistory.test_holdem_export import outsider_check
 from tests.helpers import behind_the_apps_back, logged_in
@@ -224,3 +224,35 @@ async def test_a_watchers_socket_gets_the_freeze_but_no_unshown_card_and_the_exp
     assert outsider_check(document) == []
     document["fairness"]["client_seeds"][1]["seed"] = "another"
     assert outsider_check(document) != []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_next_hand_freezes_within_the_pause_and_is_dealt_when_the_pause_ends(alice: User, bob: User) -> None:
+    """The beacon adds no wait between hands (docs/holdem-screen.md, Timing): the inputs of
+    the next hand freeze one beacon period before the 4 s pause ends, and the hand is dealt
+    at the pause's end, its round out by then."""
+    table = holdem_table()
+    now = timezone.now()
+    for user, position in ((alice, 0), (bob, 1)):
+        take_seat(table_id=table.pk, user_id=user.pk, position=position, buy_in_minor=1_000, now=now)
+    assert services.advance_table(table_id=table.pk, now=now)
+    first = HoldemFreeze.objects.get(table=table)
+    assert services.advance_table(table_id=table.pk, now=first.deal_at)
+    hand = HoldemHand.objects.get(table=table)
+    end = first.deal_at + timedelta(seconds=2)
+    actor = alice if replay(hand).to_act == 0 else bob
+    act_in_hand(table_id=table.pk, user_id=actor.pk, kind="fold", now=end)
+    hand.refresh_from_db()
+    assert hand.status == HoldemHandStatus.SETTLED and hand.settled_at == end
+    table.refresh_from_db()
+    pause = hands.RESULTS_PAUSE
+    assert table.phase_deadline == end + pause - hands.freeze_lead()
+    for user in (alice, bob):
+        services.touch_presence(table_id=table.pk, user_id=user.pk, now=table.phase_deadline)
+    assert services.advance_table(table_id=table.pk, now=table.phase_deadline)
+    second = HoldemFreeze.objects.get(table=table, status=HoldemFreezeStatus.PENDING)
+    assert second.deal_at == end + pause and beacon.time_of(second.deal_round) <= end + pause
+    assert second.chain_index == (first.chain_index or 0) + 1 and second.commitment == hand.chain_seed
+    assert services.advance_table(table_id=table.pk, now=second.deal_at)
+    dealt = HoldemHand.objects.get(table=table, number=2)
+    assert dealt.started_at - end == pause  # the same pause as before the freeze
