@@ -34,7 +34,7 @@ from tables.models import (
     Table,
 )
 from tables.services import beacon
-from tables.services.holdem import act_in_hand, hands, take_seat
+from tables.services.holdem import act_in_hand, cancel_holdem_hand, hands, take_seat
 from tests.conftest import make_player
 from tests.handhistory.test_holdem_export import outsider_check
 from tests.helpers import behind_the_apps_back, logged_in
@@ -256,3 +256,27 @@ def test_the_next_hand_freezes_within_the_pause_and_is_dealt_when_the_pause_ends
     assert services.advance_table(table_id=table.pk, now=second.deal_at)
     dealt = HoldemHand.objects.get(table=table, number=2)
     assert dealt.started_at - end == pause  # the same pause as before the freeze
+
+
+@pytest.mark.django_db(transaction=True)
+def test_verify_hands_names_a_deal_round_value_that_is_not_the_beacons(alice: User) -> None:
+    """The auditor's ``verify_hands`` checks of algorithm 3: a round value written over the
+    hand's after the deal is neither the beacon's nor the one the seed mixed in."""
+    from handhistory.holdem_verification import verify_holdem_hand_records
+
+    now = timezone.now()
+    table, freeze = _freeze_at_a_bot_table(alice, now)
+    assert services.advance_table(table_id=table.pk, now=freeze.deal_at)
+    hand = HoldemHand.objects.get(table=table)
+    with behind_the_apps_back():
+        HoldemHand.objects.filter(pk=hand.pk).update(deal_beacon_value="ab" * 32)
+    hand.refresh_from_db()
+    failed = {check.name for check in hand_seed_checks(hand) if not check.ok}
+    assert failed == {
+        "the deal round's value is the beacon's",
+        "hand seed from the chain seed, client seeds, freeze and round",
+    }
+    cancel_holdem_hand(table=table, reason="a malfunction", now=now)  # terminal: the auditor's check runs
+    hand.refresh_from_db()
+    report = verify_holdem_hand_records(hand)
+    assert "the deal round's value is the beacon's" in {check.name for check in report.mismatches}
