@@ -37,7 +37,7 @@ import hmac
 from collections.abc import Sequence
 from typing import Final
 
-import numpy as np
+from numpy.random import Generator, default_rng
 
 __all__ = [
     "ALGORITHM_DEAL_ROUND",
@@ -141,7 +141,7 @@ def bot_stream(server_seed: bytes, seat: int, decision: int) -> bytes:
     return hmac.digest(bytes(server_seed), message, "sha256")
 
 
-def bot_rng(server_seed: bytes, seat: int, decision: int) -> np.random.Generator:
+def bot_rng(server_seed: bytes, seat: int, decision: int) -> Generator:
     """The generator a house bot's decision draws from (``bots.decide``): numpy's default
     generator (PCG64) seeded with ``bot_stream`` read as a 256-bit big-endian integer."""
-    return np.random.default_rng(int.from_bytes(bot_stream(server_seed, seat, decision), "big"))
+    return default_rng(int.from_bytes(bot_stream(server_seed, seat, decision), "big"))
