@@ -8,7 +8,8 @@ seeds, which give the whole deck, reach staff once the hand is over and its play
 ``holdem_records.seed_is_public`` (the end plus ``HOLDEM_SEED_DELAY_HOURS``). Until then a
 player verifies the cards he may see against the per-card commitments published at the
 deal; once the seeds are public, verification recomputes from the chain seed and the client
-seeds the commitment (SHA-256 of the chain seed), the hand seed (Algorithm 2), the deck
+seeds the commitment (SHA-256 of the chain seed), the hand seed (Algorithm 2; for algorithm
+3 also the freeze digest, the deal round and its value: ``hand_seed_checks``), the deck
 (section 12), every card commitment and the whole hand through the engine, which must give
 the stored board and finishing stacks; the PHH text must replay (``replay_phh``) to the same
 stacks. A player's PHH download writes the hands he may not see as ``????``.
@@ -28,7 +29,16 @@ from handhistory.errors import HandNotFoundError
 from handhistory.selectors import Viewer, can_view_all_hands
 from tables.engine import fairness
 from tables.engine.cards import card_code
-from tables.engine.holdem import HoldemError, hide_holes, replay_phh
+from tables.engine.holdem import (
+    ALGORITHM_DEAL_ROUND,
+    HoldemError,
+    client_seed_commitment,
+    deal_seed,
+    freeze_digest,
+    freeze_lines,
+    hide_holes,
+    replay_phh,
+)
 from tables.holdem_records import (
     card_commitments,
     hole_openings,
@@ -37,7 +47,8 @@ from tables.holdem_records import (
     seed_public_at,
     shown_openings,
 )
-from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus
+from tables.models import BeaconRound, HoldemHand, HoldemHandPlayer, HoldemHandStatus
+from tables.services import beacon
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,9 +128,7 @@ def verify_holdem_hand(hand: HoldemHand) -> list[HoldemCheck]:
             hashlib.sha256(bytes.fromhex(hand.chain_seed)).hexdigest() == hand.commitment,
         )
     ]
-    seeds = [(str(name), str(seed)) for name, seed in hand.client_seeds]
-    derived = fairness.hand_seed(bytes.fromhex(hand.chain_seed), hand.table_id, hand.number, seeds)
-    checks.append(HoldemCheck("hand seed from the chain seed and client seeds", derived.hex() == hand.server_seed))
+    checks += hand_seed_checks(hand)
     if hand.status == HoldemHandStatus.CANCELLED:
         return checks
     try:
@@ -156,6 +165,75 @@ def find_watchable_holdem_hand(*, hand_id: int, viewer: Viewer) -> HoldemHand | 
     if practice is not None and practice["owner_id"] != viewer.pk:
         return None
     return hand
+
+
+def freeze_record_lines(hand: HoldemHand) -> list[str]:
+    """The frozen inputs of an algorithm-3 hand as ``freeze_lines`` writes them, rebuilt from
+    the hand's record: table, number, chain, commitment, button, deal round and every seat
+    dealt in with its player's name and the commitment of his client seed (docs/provably-fair.md,
+    12, Algorithm 3). Raises ValueError for an older hand (no deal round)."""
+    if hand.deal_round is None:
+        raise ValueError(f"hand {hand.pk} has no deal round (algorithm {hand.algorithm})")
+    seeds = {str(name): str(seed) for name, seed in hand.client_seeds}
+    return freeze_lines(
+        table_id=hand.table_id,
+        number=hand.number,
+        chain_id=hand.chain_id,
+        chain_index=hand.chain_index,
+        commitment=hand.commitment,
+        button=int(hand.setup["button"]),
+        seats=[
+            (int(p["seat"]), str(p["name"]), client_seed_commitment(str(p["name"]), seeds.get(str(p["name"]), "")))
+            for p in hand.players
+        ],
+        deal_round=int(hand.deal_round),
+    )
+
+
+def hand_seed_checks(hand: HoldemHand) -> list[HoldemCheck]:
+    """The hand seed recomputed from the chain seed and the client seeds (algorithm 2), and
+    for an algorithm-3 hand also: the frozen inputs hash to the published freeze digest, the
+    deal round is the first beacon round released strictly after the freeze, its value is the
+    one the platform took from the beacon (``BeaconRound``), and the server seed mixes it in
+    (``deal_seed``)."""
+    seeds = [(str(name), str(seed)) for name, seed in hand.client_seeds]
+    v2 = fairness.hand_seed(bytes.fromhex(hand.chain_seed), hand.table_id, hand.number, seeds)
+    if hand.algorithm != ALGORITHM_DEAL_ROUND:
+        return [HoldemCheck("hand seed from the chain seed and client seeds", v2.hex() == hand.server_seed)]
+    checks = []
+    try:
+        digest = freeze_digest(freeze_record_lines(hand)).hex()
+    except ValueError as error:
+        return [HoldemCheck("frozen inputs = the freeze digest published before the deal", False, str(error))]
+    checks.append(
+        HoldemCheck(
+            "frozen inputs = the freeze digest published before the deal",
+            digest == hand.freeze_digest,
+            "" if digest == hand.freeze_digest else f"recomputed {digest}",
+        )
+    )
+    assert hand.frozen_at is not None and hand.deal_round is not None
+    first = beacon.round_after(hand.frozen_at)
+    checks.append(
+        HoldemCheck(
+            "deal round = the first beacon round after the freeze",
+            first == hand.deal_round,
+            "" if first == hand.deal_round else f"expected {first}",
+        )
+    )
+    stored = BeaconRound.objects.filter(round=hand.deal_round, value=hand.deal_beacon_value).exists()
+    checks.append(HoldemCheck("the deal round's value is the beacon's", stored))
+    try:
+        derived = deal_seed(v2, bytes.fromhex(hand.freeze_digest), bytes.fromhex(hand.deal_beacon_value)).hex()
+    except ValueError as error:
+        return [
+            *checks,
+            HoldemCheck("hand seed from the chain seed, client seeds, freeze and round", False, str(error)),
+        ]
+    checks.append(
+        HoldemCheck("hand seed from the chain seed, client seeds, freeze and round", derived == hand.server_seed)
+    )
+    return checks
 
 
 def get_holdem_history(*, hand_id: int, viewer: Viewer, public: bool = False) -> HoldemHistory:

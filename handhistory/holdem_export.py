@@ -3,7 +3,9 @@ schema ``handhistory/schemas/widerpoker-holdem-hand-1.json``).
 
 One document per terminal hand with everything an outsider needs to recompute it: the
 fairness inputs (commitment, chain and its index, chain seed, server seed, every client
-seed), the conditions (blinds, ante, betting, rake rate and cap), the seats with their
+seed with its commitment, and for algorithm 3 the freeze and its beacon round; the seeds of a
+player's document only once ``seed_is_public``), the conditions (blinds, ante, betting,
+rake rate and cap), the seats with their
 starting stacks, the forced bets (a big blind posted out of position included), every
 stored action in order (the clock's ``timeout_all_in`` included: PHH cannot write either),
 the board, the pots, the rake, the results, and hole cards by the privacy rule of
@@ -22,10 +24,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from django.conf import settings
+from django.utils import timezone
+
 from tables.engine.cards import card_code
-from tables.engine.holdem import HandState, HoldemError
-from tables.holdem_records import replay, start_state
-from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus
+from tables.engine.holdem import HandState, HoldemError, client_seed_commitment
+from tables.holdem_records import replay, seed_is_public, seed_public_at, start_state
+from tables.models import BeaconRound, HoldemHand, HoldemHandPlayer, HoldemHandStatus
+from tables.services.beacon import time_of
 
 HOLDEM_EXPORT_FORMAT = "widerpoker-holdem-hand/1"
 HOLDEM_SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "widerpoker-holdem-hand-1.json"
@@ -102,6 +108,50 @@ def _pots(hand: HoldemHand, state: HandState) -> list[dict[str, Any]]:
             winners = seats
         pots.append({"amount_minor": pot.amount, "rake_minor": None, "eligible_seats": seats, "winners": winners})
     return pots
+
+
+def _fairness(hand: HoldemHand, audience: Audience) -> dict[str, Any]:
+    """The fairness block: the chain, the seeds (staff: always, the hand being over; a
+    player: once ``seed_is_public``, else null: they give every folded card), every client
+    seed's commitment (bots' included) and, for an algorithm-3 hand, the freeze and its
+    beacon round (docs/provably-fair.md, 12)."""
+    public = audience == "staff" or seed_is_public(hand, now=timezone.now())
+    public_at = seed_public_at(hand)
+    seats = {str(p["name"]): p for p in hand.players}
+    signature = None
+    source = None
+    if hand.deal_round is not None:
+        row = BeaconRound.objects.filter(round=hand.deal_round, value=hand.deal_beacon_value).first()
+        if row is not None:
+            source, signature = row.source, row.signature or None
+    return {
+        "algorithm": hand.algorithm,
+        "commitment": hand.commitment,
+        "chain_id": hand.chain_id,
+        "chain_index": hand.chain_index,
+        "chain_seed": (hand.chain_seed or None) if public else None,
+        "server_seed": hand.server_seed if public else None,
+        "seeds_public": public,
+        "seed_public_at": public_at.isoformat() if public_at else None,
+        "client_seeds": [
+            {
+                "name": str(name),
+                "seed": str(seed) if public else None,
+                "seat": int(seats[str(name)]["seat"]) if str(name) in seats else None,
+                "bot": bool(seats.get(str(name), {}).get("bot", False)),
+                "commitment": client_seed_commitment(str(name), str(seed)),
+            }
+            for name, seed in hand.client_seeds
+        ],
+        "frozen_at": hand.frozen_at.isoformat() if hand.frozen_at else None,
+        "deal_round": hand.deal_round,
+        "deal_round_at": time_of(int(hand.deal_round)).isoformat() if hand.deal_round is not None else None,
+        "beacon_period_seconds": settings.BEACON_PERIOD_SECONDS,
+        "beacon_source": source,
+        "deal_beacon_value": hand.deal_beacon_value or None,
+        "deal_beacon_signature": signature,
+        "freeze_digest": hand.freeze_digest or None,
+    }
 
 
 def _int_map(values: Mapping[str, Any]) -> dict[str, int]:
@@ -181,15 +231,7 @@ def build_holdem_export(hand: HoldemHand, *, audience: Audience, viewer_id: int 
             "settled_at": hand.settled_at.isoformat() if hand.settled_at else None,
             "cancel_reason": hand.cancel_reason or None,
         },
-        "fairness": {
-            "algorithm": hand.algorithm,
-            "commitment": hand.commitment,
-            "chain_id": hand.chain_id,
-            "chain_index": hand.chain_index,
-            "chain_seed": hand.chain_seed or None,
-            "server_seed": hand.server_seed,
-            "client_seeds": [{"name": str(name), "seed": str(seed)} for name, seed in hand.client_seeds],
-        },
+        "fairness": _fairness(hand, audience),
         "conditions": {name: config.get(name) for name in CONDITION_FIELDS},
         "button": int(hand.setup["button"]),
         "waiting_seats": sorted(int(s) for s in hand.setup.get("waiting", ())),

@@ -56,6 +56,14 @@ CHECKS: dict[str, str | Promise] = {
     # Hold'em (handhistory/holdem.py, handhistory/holdem_verification.py)
     "commitment = SHA-256(chain seed)": _("commitment = SHA-256(chain seed)"),
     "hand seed from the chain seed and client seeds": _("hand seed from the chain seed and the client seeds"),
+    "frozen inputs = the freeze digest published before the deal": _(
+        "frozen inputs = the freeze digest published before the deal"
+    ),
+    "deal round = the first beacon round after the freeze": _("deal round = the first beacon round after the freeze"),
+    "the deal round's value is the beacon's": _("the deal round's value is the beacon's"),
+    "hand seed from the chain seed, client seeds, freeze and round": _(
+        "hand seed from the chain seed, the client seeds, the freeze and the round"
+    ),
     "the actions replay through the engine": _("the actions replay through the engine"),
     "board dealt from the seed's deck": _("board dealt from the seed's deck"),
     "finishing stacks": _("finishing stacks"),

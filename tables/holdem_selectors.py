@@ -19,7 +19,7 @@ import numpy as np
 from django.db.models import QuerySet
 
 from tables.engine.cards import card_code
-from tables.engine.holdem import HandState, Phase, equity
+from tables.engine.holdem import HandState, Phase, client_seed_commitment, equity
 from tables.errors import TableNotFoundError, WrongGameError
 from tables.holdem_records import (
     card_commitments,
@@ -31,10 +31,21 @@ from tables.holdem_records import (
     shown_openings,
     turn_deadline,
 )
-from tables.models import HoldemConditions, HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table, TableGame
+from tables.models import (
+    HoldemConditions,
+    HoldemFreeze,
+    HoldemFreezeStatus,
+    HoldemHand,
+    HoldemHandStatus,
+    Seat,
+    SeatStatus,
+    Table,
+    TableGame,
+)
 from tables.realtime.frames import (
     HoldemCardOpening,
     HoldemConfig,
+    HoldemFreezeView,
     HoldemHandView,
     HoldemLegalView,
     HoldemPotResultView,
@@ -42,9 +53,11 @@ from tables.realtime.frames import (
     HoldemPrivateFrame,
     HoldemResultView,
     HoldemSeatView,
+    HoldemSeedCommitment,
     HoldemTableFrame,
     dumps,
 )
+from tables.services.beacon import time_of as beacon_time_of
 from tables.services.presence import is_connected
 from wallet import selectors as wallet_selectors
 
@@ -72,6 +85,69 @@ def _config(table: Table, conditions: HoldemConditions) -> HoldemConfig:
 def find_current_hand(table: Table) -> HoldemHand | None:
     """The running hand, else the last one (its results stay on screen until the next)."""
     return HoldemHand.objects.filter(table=table).order_by("-number").first()
+
+
+def pending_freeze_of(table: Table) -> HoldemFreeze | None:
+    """The table's next hand, frozen and waiting for its beacon round, or None."""
+    return HoldemFreeze.objects.filter(table=table, status=HoldemFreezeStatus.PENDING).order_by("-pk").first()
+
+
+def freeze_view(freeze: HoldemFreeze) -> HoldemFreezeView:
+    """The public view of a pending freeze (``next_hand``): the frozen inputs with each
+    client seed as its commitment only (the seeds stay secret with the hand's seeds)."""
+    players = freeze.inputs["players"]
+    return HoldemFreezeView(
+        number=int(freeze.number),
+        frozen_at=freeze.frozen_at.isoformat(),
+        deal_round=int(freeze.deal_round),
+        deal_round_at=beacon_time_of(int(freeze.deal_round)).isoformat(),
+        deal_at=freeze.deal_at.isoformat(),
+        chain_id=freeze.chain_id,
+        chain_index=freeze.chain_index,
+        commitment=freeze.commitment,
+        button=int(freeze.inputs["button"]),
+        seats=[
+            HoldemSeedCommitment(
+                seat=int(p["seat"]),
+                name=str(p["name"]),
+                bot=bool(p["bot"]),
+                client_seed_commitment=client_seed_commitment(str(p["name"]), str(p["client_seed"])),
+            )
+            for p in sorted(players, key=lambda p: int(p["seat"]))
+        ],
+        digest=freeze.digest,
+        round_value=None,
+    )
+
+
+def hand_freeze_view(hand: HoldemHand) -> HoldemFreezeView | None:
+    """The frozen inputs of a dealt algorithm-3 hand with its round's value (None for an
+    older hand): what ``next_hand`` showed before the deal, for anyone to compare."""
+    if hand.deal_round is None or hand.frozen_at is None:
+        return None
+    seeds = {str(name): str(seed) for name, seed in hand.client_seeds}
+    return HoldemFreezeView(
+        number=hand.number,
+        frozen_at=hand.frozen_at.isoformat(),
+        deal_round=int(hand.deal_round),
+        deal_round_at=beacon_time_of(int(hand.deal_round)).isoformat(),
+        deal_at=None,
+        chain_id=hand.chain_id,
+        chain_index=hand.chain_index,
+        commitment=hand.commitment,
+        button=int(hand.setup["button"]),
+        seats=[
+            HoldemSeedCommitment(
+                seat=int(p["seat"]),
+                name=str(p["name"]),
+                bot=bool(p.get("bot", False)),
+                client_seed_commitment=client_seed_commitment(str(p["name"]), seeds.get(str(p["name"]), "")),
+            )
+            for p in sorted(hand.players, key=lambda p: int(p["seat"]))
+        ],
+        digest=hand.freeze_digest,
+        round_value=hand.deal_beacon_value or None,
+    )
 
 
 def _street(state: HandState) -> str:
@@ -132,6 +208,7 @@ def _hand_view(hand: HoldemHand, state: HandState, *, now: datetime) -> HoldemHa
         act_deadline=_iso(deadline),
         time_bank_from=_iso(deadline - timedelta(seconds=bank)) if deadline and not choosing else None,
         result=result,
+        freeze=hand_freeze_view(hand),
     )
 
 
@@ -151,6 +228,7 @@ class HoldemTableRows:
     hand: HoldemHand | None
     state: HandState | None
     seats: Sequence[Seat]
+    freeze: HoldemFreeze | None = None
 
 
 def read_holdem_seats(table: Table) -> list[Seat]:
@@ -165,7 +243,9 @@ def get_holdem_table_frame(*, table_id: int, now: datetime) -> HoldemTableFrame:
     table, conditions = get_holdem_table(table_id)
     hand = find_current_hand(table)
     state = replay(hand) if hand is not None else None
-    return build_holdem_table_frame(table, HoldemTableRows(conditions, hand, state, read_holdem_seats(table)), now=now)
+    freeze = None if hand is not None and not hand.is_terminal else pending_freeze_of(table)
+    rows = HoldemTableRows(conditions, hand, state, read_holdem_seats(table), freeze)
+    return build_holdem_table_frame(table, rows, now=now)
 
 
 def build_holdem_table_frame(table: Table, rows: HoldemTableRows, *, now: datetime) -> HoldemTableFrame:
@@ -217,6 +297,7 @@ def build_holdem_table_frame(table: Table, rows: HoldemTableRows, *, now: dateti
         config=_config(table, conditions),
         seats=seats,
         hand=None if hand is None or state is None else _hand_view(hand, state, now=now),
+        next_hand=None if rows.freeze is None else freeze_view(rows.freeze),
     )
 
 

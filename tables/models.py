@@ -826,7 +826,10 @@ class HoldemHand(models.Model):
     it is the engine's HandSetup. ``players``: ``[{"seat", "user_id", "name", "bot"}]``.
     ``actions``: ``[{"kind", "seat", "amount", "at"}]`` in order, the clock's timeouts
     included (``timeout_all_in``). ``server_seed`` is secret until the hand is terminal;
-    ``commitment`` (SHA-256 of the chain seed) is public from the deal.
+    ``commitment`` (SHA-256 of the chain seed) is public from the deal. Algorithm 3 (since
+    2026-11-26): the inputs froze at ``frozen_at`` (``HoldemFreeze``, digest
+    ``freeze_digest``) and ``server_seed`` mixes in ``deal_beacon_value``, the value of the
+    first beacon round after the freeze (``deal_round``; docs/provably-fair.md, 12).
     """
 
     table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="holdem_hands")
@@ -859,6 +862,14 @@ class HoldemHand(models.Model):
     phh = models.TextField(blank=True)
     phh_error = models.CharField(max_length=200, blank=True)
     cancel_reason = models.CharField(max_length=200, blank=True)
+    frozen_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the hand's inputs froze (algorithm 3; null for older hands)."
+    )
+    deal_round = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="The beacon round mixed into the hand seed: the first after the freeze."
+    )
+    deal_beacon_value = models.CharField(max_length=64, blank=True, help_text="That round's value (hex).")
+    freeze_digest = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the frozen inputs (hex).")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["table", "number"], name="holdem_hand_number_unique")]
@@ -870,6 +881,46 @@ class HoldemHand(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.status != HoldemHandStatus.PLAYING
+
+
+class HoldemFreezeStatus(models.TextChoices):
+    PENDING = "pending", "Waiting for its beacon round"
+    DEALT = "dealt", "Dealt"
+    VOID = "void", "Void (the beacon did not answer)"
+
+
+class HoldemFreeze(models.Model):
+    """The inputs of a Hold'em table's next hand, frozen and published before the beacon
+    round that completes its seed (algorithm 3, docs/provably-fair.md section 12).
+
+    ``inputs``: ``{"button", "waiting", "posting", "players": [{"seat", "user_id", "name",
+    "bot", "personality", "client_seed"}]}`` (client seeds secret until the hand's seeds are
+    public; only their commitments are shown). ``chain_seed`` is secret like the hand's.
+    Pending until ``deal_at`` (the round released), then dealt (``hand``), or void with the
+    beacon's ``evidence`` when the round never came (nothing was dealt or staked)."""
+
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="holdem_freezes")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=HoldemFreezeStatus.choices, default=HoldemFreezeStatus.PENDING)
+    frozen_at = models.DateTimeField()
+    deal_round = models.PositiveBigIntegerField()
+    deal_at = models.DateTimeField()
+    chain = models.ForeignKey(SeedChain, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    chain_index = models.PositiveIntegerField(null=True, blank=True)
+    chain_seed = models.CharField(max_length=64, blank=True)
+    commitment = models.CharField(max_length=64)
+    inputs = models.JSONField()
+    digest = models.CharField(max_length=64)
+    hand = models.OneToOneField(
+        HoldemHand, null=True, blank=True, on_delete=models.PROTECT, related_name="freeze_record"
+    )
+    evidence = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["table", "status"], name="holdem_freeze_table_status")]
+
+    def __str__(self) -> str:
+        return f"{self.table_id}#{self.number} freeze ({self.status})"
 
 
 class HoldemHandPlayer(models.Model):

@@ -248,6 +248,40 @@ class HoldemResultView(TypedDict):
     chain_seed: str | None
 
 
+class HoldemSeedCommitment(TypedDict):
+    """A player dealt into a frozen hand: his seat, name, whether he is a house bot, and
+    the commitment to his client seed, ``SHA-256(UTF-8(name ":" client_seed))`` (a bot's
+    seed is fresh for every hand); the seed itself is public with the hand's seeds."""
+
+    seat: int
+    name: str
+    bot: bool
+    client_seed_commitment: str
+
+
+class HoldemFreezeView(TypedDict):
+    """A hand's inputs, frozen and published before the beacon round that completes its
+    seed (algorithm 3, docs/provably-fair.md section 12): ``frozen_at``; ``deal_round``
+    (the first beacon round released strictly after it) and ``deal_round_at`` (its release
+    time); ``deal_at`` when the clock deals it (null once dealt); the chain element
+    (``chain_id``, ``chain_index``, ``commitment``), the ``button``, every seat dealt in
+    (``seats``) and ``digest`` (SHA-256 of the frozen lines, hex). ``round_value``: the
+    round's value (hex) once the hand is dealt, else null."""
+
+    number: int
+    frozen_at: str
+    deal_round: int
+    deal_round_at: str
+    deal_at: str | None
+    chain_id: int | None
+    chain_index: int | None
+    commitment: str
+    button: int
+    seats: list[HoldemSeedCommitment]
+    digest: str
+    round_value: str | None
+
+
 class HoldemHandView(TypedDict):
     """The running (or last) hand. ``street``: preflop, flop, turn, river, showdown or
     complete; ``to_act``: the seat to act or null; ``act_deadline``: when his turn times
@@ -272,6 +306,7 @@ class HoldemHandView(TypedDict):
     act_deadline: str | None
     time_bank_from: str | None
     result: HoldemResultView | None
+    freeze: NotRequired[HoldemFreezeView | None]
 
 
 class HoldemTableFrame(TypedDict):
@@ -288,6 +323,7 @@ class HoldemTableFrame(TypedDict):
     config: HoldemConfig
     seats: list[HoldemSeatView]
     hand: HoldemHandView | None
+    next_hand: NotRequired[HoldemFreezeView | None]
 
 
 class HoldemLegalView(TypedDict):

@@ -16,14 +16,13 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from config.throttles import ApiThrottles, UserThrottle
-from tables import services
 from tables.models import Entry, HoldemHand, PlatformFault, PlatformFaultKind
 from tables.realtime import hub
 from tables.services import degradation
 from tables.services.holdem import replay, take_seat
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal_hand
-from tests.tables.holdem_helpers import holdem_table
+from tests.tables.holdem_helpers import deal_now, holdem_table
 
 UNREACHABLE = "redis://127.0.0.1:1/0"
 
@@ -76,7 +75,7 @@ def test_a_holdem_action_is_taken_while_redis_is_unreachable(redis_down: None) -
     now = timezone.now()
     take_seat(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=1_000, now=now)
     take_seat(table_id=table.pk, user_id=bob.pk, position=3, buy_in_minor=1_000, now=now)
-    services.advance_table(table_id=table.pk, now=now)
+    assert deal_now(table, now)
     hand = HoldemHand.objects.get(table=table)
     actor = alice if replay(hand).to_act == 0 else bob
     called = player_client(actor).post(f"/api/tables/{table.pk}/holdem/call/", {}, format="json")
@@ -94,7 +93,7 @@ def test_a_push_that_fails_after_the_commit_does_not_turn_the_action_into_an_err
     now = timezone.now()
     take_seat(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=1_000, now=now)
     take_seat(table_id=table.pk, user_id=bob.pk, position=3, buy_in_minor=1_000, now=now)
-    services.advance_table(table_id=table.pk, now=now)
+    assert deal_now(table, now)
     hand = HoldemHand.objects.get(table=table)
     actor = alice if replay(hand).to_act == 0 else bob
 

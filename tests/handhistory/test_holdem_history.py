@@ -39,7 +39,10 @@ def played_hand(alice: User, bob: User) -> HoldemHand:
 def test_a_settled_hand_verifies_from_its_seed_and_its_phh_replays(alice: User, bob: User) -> None:
     hand = played_hand(alice, bob)
     checks = verify_holdem_hand(hand)
-    assert len(checks) == 6 and all(check.ok for check in checks), checks
+    # commitment; algorithm 3's freeze digest, first round after the freeze, the round's
+    # value, the hand seed; board, finishing stacks, rake, PHH.
+    assert hand.algorithm == 3
+    assert len(checks) == 9 and all(check.ok for check in checks), checks
     rows = HoldemHandPlayer.objects.filter(hand=hand)
     assert sum(row.net_minor or 0 for row in rows) == -hand.rake_minor
     assert replay_phh(hand.phh)

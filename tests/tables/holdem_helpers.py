@@ -7,13 +7,15 @@ from collections.abc import Collection
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Sum
 
 from tables import services
 from tables.engine.holdem import replay_phh
-from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
+from tables.models import HoldemHand, HoldemHandStatus, PracticeGame, Seat, SeatStatus, Table, TablePhase
 from tables.services.holdem import act_in_hand, create_holdem_table, replay
+from tables.services.holdem.hands import pending_freeze
 from tables.services.holdem.money import escrow_key
 from wallet.models import Account
 from wallet.selectors import check_books
@@ -48,7 +50,38 @@ def assert_books(table: Table) -> None:
 
 
 def tick(table: Table, now: datetime) -> bool:
-    """Keep the people at the table connected, then advance its clock at ``now``."""
+    """Keep the people at the table connected, then advance its clock at ``now``. A hand
+    due to be dealt at ``now`` is dealt at ``now`` (``deal_now``: its inputs frozen a beacon
+    period earlier, algorithm 3), so the tests' clock reads as before the freeze."""
+    if deal_now(table, now):
+        return True
+    return _advance(table, now)
+
+
+def deal_now(table: Table, now: datetime) -> bool:
+    """When the table is due to deal at ``now`` (no hand running, none frozen, its deadline
+    passed), freeze the hand one beacon period before ``now`` (as a clock that had woken a
+    period earlier would) and deal it at ``now``: the first beacon round after the freeze is
+    out by then (a practice game is frozen no earlier than it started, and dealt at its round
+    when that is later). Returns whether the clock advanced."""
+    table.refresh_from_db()
+    if table.phase not in (TablePhase.WAITING, TablePhase.RESULTS) or table.phase_deadline is None:
+        return False
+    if table.phase_deadline > now or pending_freeze(table) is not None:
+        return False
+    earlier = now - timedelta(seconds=settings.BEACON_PERIOD_SECONDS)
+    started = PracticeGame.objects.filter(table=table).values_list("started_at", flat=True).first()
+    if started is not None:
+        earlier = max(earlier, started)  # a practice game's clock starts with the game
+    Table.objects.filter(pk=table.pk).update(phase_deadline=min(table.phase_deadline, earlier))
+    _advance(table, earlier)
+    freeze = pending_freeze(table)
+    if freeze is None:
+        return False
+    return _advance(table, max(now, freeze.deal_at))
+
+
+def _advance(table: Table, now: datetime) -> bool:
     for seat in Seat.objects.filter(table=table, is_bot=False).exclude(status=SeatStatus.LEFT):
         services.touch_presence(table_id=table.pk, user_id=seat.user_id, now=now)
     advanced = services.advance_table(table_id=table.pk, now=now)

@@ -13,7 +13,7 @@ from tables import services
 from tables.holdem_records import replay
 from tables.models import HoldemHand, Seat, Table
 from tables.services.holdem import act_in_hand, take_seat
-from tests.tables.holdem_helpers import assert_books, holdem_table
+from tests.tables.holdem_helpers import assert_books, deal_now, holdem_table
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +23,7 @@ def heads_up(alice: User, bob: User) -> tuple[Table, HoldemHand, datetime]:
     now = timezone.now()
     take_seat(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=1_000, now=now)
     take_seat(table_id=table.pk, user_id=bob.pk, position=1, buy_in_minor=1_000, now=now)
-    assert services.advance_table(table_id=table.pk, now=now)
+    assert deal_now(table, now)
     return table, HoldemHand.objects.get(table=table), now
 
 

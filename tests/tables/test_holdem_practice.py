@@ -4,16 +4,18 @@ that never touch a wallet."""
 
 from __future__ import annotations
 
+import hmac
 from dataclasses import replace
 from datetime import datetime, timedelta
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 import pytest
 from django.contrib.auth.models import User
 from django.db.models import Sum
 
-from tables.engine.holdem import Phase
+from tables.engine.holdem import PERSONALITIES, Phase, decide
 from tables.errors import PracticeFunOnlyError, PracticeNotYoursError, PracticeOverError, PracticeSetupError
 from tables.holdem_records import apply_action, start_state
 from tables.models import (
@@ -212,9 +214,15 @@ def test_the_game_ends_when_the_hands_are_played(db: Any, now: datetime) -> None
 
 
 def test_the_game_ends_when_its_time_is_up(db: Any, now: datetime) -> None:
-    # Ten players 100 big blinds deep cannot come down to one in a minute of one-second
-    # bot turns: the clock ends the game, between two hands (seed 004, PRE-FLOP).
-    game = start_practice_game(user_id=None, setup=replace(QUICK, players=10, stakes="deep", max_minutes=1), now=now)
+    # Ten players 100 big blinds deep cannot come down to one in a minute, whatever the cards
+    # and the bots draw: at fixed limit with one raise a street a player puts in at most
+    # 2 + 2 + 4 + 4 big blinds and half a big blind of ante a hand, so nobody is out before
+    # hand 8; until then ten players are in, and each hand lasts at least nine one-second
+    # bot turns pre-flop and the 4 s pause, 13 s: 8 hands take 104 s. The clock ends the
+    # game, between two hands (seed 004, PRE-FLOP). (With no limit the bots sometimes went
+    # all in early enough to finish first: issue 21 item 4.)
+    setup = replace(QUICK, players=10, stakes="deep", max_minutes=1, betting="fixed-limit", max_raises=1)
+    game = start_practice_game(user_id=None, setup=setup, now=now)
     end = run_game(game.table, now)
     game.refresh_from_db()
     assert game.end_reason == PracticeEnd.TIME
@@ -365,3 +373,30 @@ def test_a_practice_games_first_dealer_is_seat_0_not_always_the_person(
     tick(game.table, now + timedelta(seconds=1))
     hand = HoldemHand.objects.get(table=game.table)
     assert hand.setup["button"] == 0
+
+
+def test_every_bot_decision_of_a_practice_game_replays_from_its_hands_seed(db: Any, now: datetime) -> None:
+    """Issue 21 item 4: a bot draws from its hand's own stream, never from ``secrets``. Each
+    stored bot action is recomputed from the hand's seed alone (docs/provably-fair.md,
+    section 12, Bots): ``decide`` with numpy's generator seeded by ``HMAC-SHA256(server_seed,
+    "holdem-bot" 0x00 seat 0x00 m)`` as a big-endian integer, ``m`` the actions before it."""
+    game = start_practice_game(user_id=None, setup=replace(QUICK, players=4, max_hands=3), now=now)
+    run_game(game.table, now)
+    checked = 0
+    for hand in HoldemHand.objects.filter(table=game.table, status=HoldemHandStatus.SETTLED):
+        assert hand.algorithm == 3
+        personality = {int(p["seat"]): p["personality"] for p in hand.players}
+        seed = bytes.fromhex(hand.server_seed)
+        state = start_state(hand)
+        for m, action in enumerate(hand.actions):
+            if not action.get("auto") and not action.get("timeout") and state.phase is not Phase.SHOWDOWN:
+                block = hmac.digest(seed, f"holdem-bot\x00{action['seat']}\x00{m}".encode(), "sha256")
+                rng = np.random.default_rng(int.from_bytes(block, "big"))
+                chosen = next(p for p in PERSONALITIES if p.name == personality[int(action["seat"])])
+                expected = decide(state, chosen, rng)
+                assert (expected.seat, expected.kind.value) == (action["seat"], action["kind"]), (hand.number, m)
+                if expected.kind.value in ("bet", "raise"):
+                    assert expected.amount == action["amount"]
+                checked += 1
+            state = apply_action(state, action["kind"], int(action["seat"]), action.get("amount"))
+    assert checked >= 3  # four players pre-flop: at least three decide before the big blind

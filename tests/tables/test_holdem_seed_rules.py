@@ -19,7 +19,7 @@ from tables.models import HoldemConditions, HoldemHand, HoldemHandStatus, Seat
 from tables.services.holdem.hands import _seat_bot
 from tests.engine.holdem.helpers import stacked_deck
 from tests.helpers import logged_in
-from tests.tables.holdem_helpers import assert_books, assert_phh_replays, holdem_table, run_until
+from tests.tables.holdem_helpers import assert_books, assert_phh_replays, deal_now, holdem_table, run_until
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +35,7 @@ def test_the_big_blind_may_fold_when_checking_is_free(alice: User, bob: User) ->
     url = f"/api/tables/{table.pk}/holdem"
     assert _post(a, f"{url}/join/", {"seat": 0, "buy_in_minor": 500}).status_code == 200
     assert _post(b, f"{url}/join/", {"seat": 1, "buy_in_minor": 500}).status_code == 200
-    services.advance_table(table_id=table.pk, now=timezone.now())
+    assert deal_now(table, timezone.now())
     state = replay(HoldemHand.objects.get(table=table))
     button = state.to_act  # heads-up the button posts the small blind and acts first
     assert button is not None
@@ -99,7 +99,7 @@ def showdown_table(monkeypatch: pytest.MonkeyPatch, alice: User, bob: User) -> t
     url = f"/api/tables/{table.pk}/holdem"
     assert _post(a, f"{url}/join/", {"seat": 0, "buy_in_minor": 500}).status_code == 200
     assert _post(b, f"{url}/join/", {"seat": 1, "buy_in_minor": 500}).status_code == 200
-    services.advance_table(table_id=table.pk, now=timezone.now())
+    assert deal_now(table, timezone.now())
     _check_down_to_the_showdown(table, {0: a, 1: b})
     return table, a, b
 
@@ -170,6 +170,6 @@ def test_a_house_bot_seated_first_is_not_the_first_dealer(alice: User, bob: User
     for user, seat in ((alice, 4), (bob, 2)):
         assert _post(logged_in(user), f"{url}/join/", {"seat": seat, "buy_in_minor": 500}).status_code == 200
     Seat.objects.filter(table=table, user=bob).update(joined_at=now + timedelta(seconds=1))
-    services.advance_table(table_id=table.pk, now=now + timedelta(seconds=2))
+    assert deal_now(table, now + timedelta(seconds=2))
     hand = HoldemHand.objects.get(table=table)
     assert hand.setup["button"] == 4 and 0 in replay(hand).seats

@@ -22,7 +22,7 @@ from tables.models import HoldemHand, Seat, Table
 from tables.services.holdem import act_in_hand, take_seat
 from tests.conftest import make_player
 from tests.helpers import logged_in
-from tests.tables.holdem_helpers import assert_books, holdem_table
+from tests.tables.holdem_helpers import assert_books, deal_now, holdem_table
 from tests.tables.test_consumers import open_socket, receive
 
 LATE = timedelta(milliseconds=350)
@@ -33,7 +33,7 @@ def heads_up(alice: User, bob: User, start: datetime, **config: Any) -> tuple[Ta
     table = holdem_table(**config)
     for user, position in ((alice, 0), (bob, 1)):
         take_seat(table_id=table.pk, user_id=user.pk, position=position, buy_in_minor=1_000, now=start)
-    assert services.advance_table(table_id=table.pk, now=start)
+    assert deal_now(table, start)
     hand = HoldemHand.objects.get(table=table)
     return table, hand, alice if replay(hand).to_act == 0 else bob
 

@@ -11,13 +11,12 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from tables import services
 from tables.engine.cards import card_code
 from tables.holdem_records import replay
 from tables.models import HoldemHand, Seat
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, logged_in
-from tests.tables.holdem_helpers import assert_books, holdem_table
+from tests.tables.holdem_helpers import assert_books, deal_now, holdem_table
 from tests.tables.test_consumers import open_socket, receive
 
 
@@ -36,7 +35,7 @@ def test_rest_join_bet_and_error_codes(alice: User, bob: User) -> None:
     taken = b.post(f"{url}/join/", {"seat": 0, "buy_in_minor": 500}, content_type="application/json")
     assert taken.status_code == 409 and taken.json()["code"] == "seat_taken"
     assert b.post(f"{url}/join/", {"seat": 1, "buy_in_minor": 500}, content_type="application/json").status_code == 200
-    services.advance_table(table_id=table.pk, now=timezone.now())
+    assert deal_now(table, timezone.now())
     state = replay(HoldemHand.objects.get(table=table))
     actor, other = (a, b) if state.to_act == 0 else (b, a)
     refused = other.post(f"{url}/call/", {}, content_type="application/json")
@@ -71,15 +70,16 @@ async def test_socket_play_and_the_secret_rule() -> None:
     assert (await receive(b, "ack"))["ref"] == 2
     await b.send_to(text_data=json.dumps({"type": "hold", "hold": [True] * 5}))
     assert (await receive(b, "error"))["code"] == "unknown_type"
-    await sync_to_async(services.advance_table)(table_id=table.pk, now=timezone.now())
+    assert await sync_to_async(deal_now)(table, timezone.now())
     hand = await sync_to_async(HoldemHand.objects.get)(table=table)
     state = await sync_to_async(replay)(hand)
     alice_cards = [card_code(c) for c in state.holes[state.seats.index(2)]]
     bob_cards = [card_code(c) for c in state.holes[state.seats.index(5)]]
     frames: list[dict[str, Any]] = []
-    for _ in range(12):  # until bob's own cards arrive (a timeout would cancel the socket)
+    for _ in range(12):  # until bob's own cards and the dealt hand arrive (a timeout would cancel the socket)
         frames.append(json.loads(await b.receive_from(timeout=10)))
-        if frames[-1]["type"] == "holdem_private" and frames[-1]["hole"]:
+        dealt = any(f["type"] == "holdem_state" and f["hand"] for f in frames)
+        if dealt and any(f["type"] == "holdem_private" and f["hole"] for f in frames):
             break
     texts = json.dumps(frames)
     assert any(f["type"] == "holdem_state" and f["hand"] for f in frames)

@@ -75,6 +75,15 @@ from .errors import (
 from .eval7 import evaluate7, evaluate7_one, evaluate_best
 from .phh import PhhHand, hand_to_phh, hide_holes, read_phh, replay_phh
 from .pots import Pot, PotResult, build_pots, rake_pots, split_pot
+from .seed import (
+    ALGORITHM_DEAL_ROUND,
+    bot_rng,
+    bot_stream,
+    client_seed_commitment,
+    deal_seed,
+    freeze_digest,
+    freeze_lines,
+)
 from .showdown import best_strengths
 from .simulation import BotPlayer, MatchResult, Player, play_match
 from .state import (
@@ -93,6 +102,7 @@ from .structure import MAX_RAKE_BPS, PHH_LIMIT_CAPS, SEED_LIMIT_CAPS, Betting, S
 
 __all__ = [
     "ACT_MS",
+    "ALGORITHM_DEAL_ROUND",
     "DECISION_TABLE",
     "LABEL_CARD_SALT",
     "LABEL_HOLDEM_DECK",
@@ -148,14 +158,18 @@ __all__ = [
     "apply_clock",
     "best_strengths",
     "blind_level",
+    "bot_rng",
+    "bot_stream",
     "build_pots",
     "calling_station",
     "card_commitment",
     "card_salts",
+    "client_seed_commitment",
     "deadline_ms",
     "deal_cards",
     "deal_commitments",
     "deal_positions",
+    "deal_seed",
     "dealt_positions",
     "decide",
     "equity",
@@ -163,6 +177,8 @@ __all__ = [
     "evaluate7_one",
     "evaluate_best",
     "first_button",
+    "freeze_digest",
+    "freeze_lines",
     "hand_to_phh",
     "hide_holes",
     "holdem_deck",

@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
 
@@ -28,6 +27,7 @@ from config import metrics
 from tables.engine import fairness
 from tables.engine.cards import card_code
 from tables.engine.holdem import (
+    ALGORITHM_DEAL_ROUND,
     PERSONALITIES,
     RECONNECT_MS,
     Action,
@@ -36,8 +36,13 @@ from tables.engine.holdem import (
     HoldemError,
     Phase,
     PhhError,
+    bot_rng,
+    client_seed_commitment,
+    deal_seed,
     decide,
     first_button,
+    freeze_digest,
+    freeze_lines,
     hand_to_phh,
     play_showdown,
     timeout_action,
@@ -48,6 +53,8 @@ from tables.holdem_records import apply_action, replay, showdown_deadline, turn_
 from tables.holdem_selectors import HoldemTableRows, read_holdem_seats
 from tables.models import (
     HoldemConditions,
+    HoldemFreeze,
+    HoldemFreezeStatus,
     HoldemHand,
     HoldemHandPlayer,
     HoldemHandStatus,
@@ -58,7 +65,7 @@ from tables.models import (
     TableMode,
     TablePhase,
 )
-from tables.services import degradation
+from tables.services import beacon, degradation
 from tables.services import fairness as fairness_services
 from tables.services.holdem import money
 from tables.services.holdem.conditions import apply_pending_holdem_changes
@@ -135,7 +142,10 @@ def advance_holdem_table(table: Table, *, now: datetime) -> HoldemTableRows | No
         hand = running_hand(table)
         if hand is not None:
             return _play_due_turn(table, conditions, hand, now=now)
-    _start_hand_or_wait(table, conditions, now=now)
+    freeze = pending_freeze(table)
+    if freeze is not None and _deal_frozen(table, conditions, freeze, now=now):
+        return None
+    _start_hand_or_wait(table, conditions, now=now, after_pause=freeze is None)
     return None
 
 
@@ -162,8 +172,7 @@ def _play_due_turn(
         return None if new_state.is_over else HoldemTableRows(conditions, hand, new_state, seats)
     if seat.is_bot or seat.leaving:
         if seat.is_bot:
-            personality = next((p for p in PERSONALITIES if p.name == seat.bot_personality), PERSONALITIES[2])
-            action = decide(state, personality, np.random.default_rng(secrets.randbits(64)))
+            action = bot_action(hand, state, seat_no, seat.bot_personality)
             kind, actor, amount = action.kind, action.seat, action.amount
         else:
             # A player leaving checks when he may, else folds.
@@ -192,6 +201,17 @@ def _play_due_turn(
         table, hand, state, action.kind, action.seat, action.amount, now=now, timeout=True, seats=by_position
     )
     return None if new_state.is_over else HoldemTableRows(conditions, hand, new_state, seats)
+
+
+def bot_action(hand: HoldemHand, state: HandState, seat_no: int, personality_name: str) -> Action:
+    """A house bot's decision (``bots.decide``) for seat ``seat_no``, the player to act in
+    ``state``: drawn from the hand's own stream of that seat and decision (algorithm 3,
+    ``bot_rng(server_seed, seat, len(hand.actions))``), so every bot decision replays from
+    the hand's seed once it is public; an older hand (algorithm 2) draws the same way. The
+    personality is the seat's (the third, the default, when unknown)."""
+    personality = next((p for p in PERSONALITIES if p.name == personality_name), PERSONALITIES[2])
+    rng = bot_rng(bytes.fromhex(hand.server_seed), seat_no, len(hand.actions))
+    return decide(state, personality, rng)
 
 
 def platform_grace(hand: HoldemHand, *, now: datetime) -> datetime | None:
@@ -403,7 +423,9 @@ def _end_hand(table: Table, *, now: datetime) -> None:
         elif seat.stack_minor == 0 and seat.status == SeatStatus.ACTIVE:
             Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.SITTING_OUT, status_reason="no chips")
     table.phase = TablePhase.RESULTS
-    table.phase_deadline = now + RESULTS_PAUSE
+    # The next hand's inputs freeze ``freeze_lead()`` before the pause ends, so its beacon
+    # round is out when the pause is over (docs/holdem-screen.md, Timing).
+    table.phase_deadline = now + RESULTS_PAUSE - freeze_lead()
     table.version += 1
 
 
@@ -420,9 +442,13 @@ def release_seat(table: Table, seat: Seat, *, now: datetime, reason: str) -> int
 def cancel_holdem_hand(*, table: Table, reason: str, now: datetime) -> bool:
     """Cancel the table's running hand (a malfunction, rules Notes 3): the seats keep their
     starting stacks, which the escrow still holds, so every chip wagered is back at once.
-    Returns whether a hand was cancelled."""
+    Returns whether a hand was cancelled. A hand frozen but not dealt yet is void instead
+    (nothing was dealt or staked; returns False)."""
     hand = running_hand(table)
     if hand is None:
+        freeze = pending_freeze(table)
+        if freeze is not None:
+            _void(table, freeze, reason=reason, now=now)
         return False
     hand.status = HoldemHandStatus.CANCELLED
     hand.cancel_reason = reason[:200]
@@ -436,9 +462,11 @@ def cancel_holdem_hand(*, table: Table, reason: str, now: datetime) -> bool:
 # --- the deal ------------------------------------------------------------------------------
 
 
-def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: datetime) -> None:
-    """Apply pending staff changes, seat or release house bots, then deal when two or more
-    players can play; otherwise wait (joining wakes the table)."""
+def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: datetime, after_pause: bool = True) -> None:
+    """Apply pending staff changes, seat or release house bots, then freeze the next hand
+    (``_freeze``, dealt at its beacon round) when two or more players can play; otherwise
+    wait (joining wakes the table). ``after_pause`` False: a void freeze is replaced at
+    once, the pause between hands already over."""
     if table.pending_changes and apply_pending_holdem_changes(table, conditions, now=now):
         for seat in Seat.objects.filter(table=table, position__gte=conditions.seats).exclude(status=SeatStatus.LEFT):
             release_seat(table, seat, now=now, reason="seat removed")
@@ -488,9 +516,7 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
         table.phase = TablePhase.WAITING
         table.phase_deadline = None
         return
-    with metrics.timed(metrics.DEAL_DURATION, TableGame.HOLDEM):
-        _deal(table, conditions, seats, now=now)
-    metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "dealt")
+    _freeze(table, conditions, seats, now=now, after_pause=after_pause)
 
 
 def _release_busted_and_gone(table: Table, *, now: datetime) -> None:
@@ -571,10 +597,36 @@ def next_button(previous: int | None, dealt: list[int], seat_count: int) -> int:
     return engine_next_button(previous, dealt, seat_count)
 
 
-def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now: datetime) -> HoldemHand:
-    """Deal a hand to ``seats`` (active, connected, with chips): the button moves, new
-    players wait for the big blind or post one now, the deck comes from the table's seed
-    chain mixed with the players' client seeds (docs/provably-fair.md, Algorithm 2 and 12)."""
+def freeze_lead() -> timedelta:
+    """How long before the end of the pause between hands the next hand's inputs freeze:
+    one beacon period (``BEACON_PERIOD_SECONDS``), at most the pause. The first round
+    released strictly after the freeze is then out when the pause ends, so the beacon costs
+    no wait between hands (docs/holdem-screen.md, Timing)."""
+    return min(RESULTS_PAUSE, timedelta(seconds=settings.BEACON_PERIOD_SECONDS))
+
+
+def pending_freeze(table: Table) -> HoldemFreeze | None:
+    """The table's next hand frozen and waiting for its beacon round, or None."""
+    return HoldemFreeze.objects.filter(table=table, status=HoldemFreezeStatus.PENDING).order_by("-pk").first()
+
+
+def frozen_user_ids(table: Table) -> set[int]:
+    """The players a pending freeze deals into the next hand (they are in it already: a
+    leaving player folds, no chips can be added; ``player.py``)."""
+    freeze = pending_freeze(table)
+    if freeze is None:
+        return set()
+    return {int(p["user_id"]) for p in freeze.inputs["players"]}
+
+
+def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now: datetime, after_pause: bool) -> None:
+    """Freeze and publish the next hand's inputs (algorithm 3, docs/provably-fair.md section
+    12): who is dealt in (``seats``: active, connected, with chips) with the button, who
+    waits for the big blind or posts one now, the chain element, every dealt-in player's
+    client seed (a fresh random one for each house bot) and the conditions. The hand is
+    dealt (``_deal_frozen``) once the first beacon round released strictly after now is
+    out, and not before the pause between hands is over (``after_pause``: ``freeze_lead``
+    after the current deadline)."""
     count = conditions.seats
     previous = (
         HoldemHand.objects.filter(table=table).exclude(status=HoldemHandStatus.CANCELLED).order_by("-number").first()
@@ -614,56 +666,186 @@ def _deal(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now:
         stacks[seat.position] = int(seat.stack_minor)
     dealt = [s for s in seats if s.position not in waiting]
     draw = fairness_services.next_chain_seed(table, now=now)
-    ids = [s.user_id for s in dealt]
-    names = {s.user_id: s.user.username for s in seats}
-    client_seeds = fairness_services.client_seeds(ids, now=now)
+    humans = [s.user_id for s in dealt if not s.is_bot]
+    seeds = fairness_services.client_seeds(humans, now=now) if humans else {}
+    for seat in dealt:
+        if seat.is_bot:
+            seeds[seat.user_id] = secrets.token_hex(16)  # fresh for every hand, committed below
     number = table.hands_dealt + 1
-    pairs = [(names[u], client_seeds[u]) for u in ids]
-    seed = fairness.hand_seed(draw.seed, table.pk, number, pairs)
+    round_number = beacon.round_after(now)
+    due = table.phase_deadline or now
+    deal_at = beacon.time_of(round_number)
+    if after_pause and table.phase == TablePhase.RESULTS:
+        deal_at = max(deal_at, due + freeze_lead())
+    commitment = hashlib.sha256(draw.seed).hexdigest()
+    players = [
+        {
+            "seat": int(s.position or 0),
+            "user_id": s.user_id,
+            "name": s.user.username,
+            "bot": s.is_bot,
+            "personality": s.bot_personality if s.is_bot else "",
+            "client_seed": seeds[s.user_id],
+        }
+        for s in dealt
+    ]
+    lines = freeze_lines(
+        table_id=table.pk,
+        number=number,
+        chain_id=draw.chain.pk,
+        chain_index=draw.index,
+        commitment=commitment,
+        button=button,
+        seats=[
+            (int(s.position or 0), s.user.username, client_seed_commitment(s.user.username, seeds[s.user_id]))
+            for s in dealt
+        ],
+        deal_round=round_number,
+    )
     config = conditions.snapshot() | {"mode": table.mode, "currency": table.currency}
     if hasattr(table, "practice"):
         config["call_all_in_for_less"] = False  # BigHoldem: short of a bet, fold (seed 004 Rilancio)
+    HoldemFreeze.objects.create(
+        table=table,
+        number=number,
+        frozen_at=now,
+        deal_round=round_number,
+        deal_at=deal_at,
+        chain=draw.chain,
+        chain_index=draw.index,
+        chain_seed=draw.seed.hex(),
+        commitment=commitment,
+        inputs={
+            "button": button,
+            "waiting": sorted(waiting),
+            "posting": sorted(posting),
+            "stacks": stacks,
+            "config": config,
+            "players": players,
+        },
+        digest=freeze_digest(lines).hex(),
+    )
+    table.phase_deadline = deal_at
+    table.version += 1
+
+
+def _void(
+    table: Table, freeze: HoldemFreeze, *, reason: str, now: datetime, evidence: dict[str, Any] | None = None
+) -> None:
+    """A frozen hand that cannot be dealt (the beacon round never came, the table closed, a
+    frozen seat was freed by staff) is void: nothing was dealt or staked; the record keeps
+    the reason, when, and the beacon's evidence (``beacon.outage_evidence``)."""
+    freeze.status = HoldemFreezeStatus.VOID
+    freeze.evidence = {"reason": reason[:200], "at": now.isoformat(), **(evidence or {})}
+    freeze.save(update_fields=["status", "evidence"])
+    table.phase_deadline = now
+    table.version += 1
+
+
+def _deal_frozen(table: Table, conditions: HoldemConditions, freeze: HoldemFreeze, *, now: datetime) -> bool:
+    """Deal the frozen hand once its beacon round is out (algorithm 3): the server seed is
+    ``deal_seed(hand_seed_v2, freeze digest, round value)``. Returns True when the freeze
+    was dealt or still waits (the table's deadline moved to when to look again), False when
+    it was void (the caller freezes anew)."""
+    if now < freeze.deal_at:
+        table.phase_deadline = freeze.deal_at
+        return True
+    if not table.is_open:
+        _void(table, freeze, reason="the table closed", now=now)
+        return False
+    answer = beacon.fetch(int(freeze.deal_round), now=now)
+    if answer.value is None:
+        due = beacon.time_of(int(freeze.deal_round))
+        if now - due < timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS):
+            table.phase_deadline = now + timedelta(seconds=1)
+            return True
+        evidence = beacon.outage_evidence(int(freeze.deal_round), waited_since=due, now=now, answer=answer.error)
+        _void(table, freeze, reason="the randomness beacon did not answer", now=now, evidence=evidence)
+        return False
+    inputs = freeze.inputs
+    players = list(inputs["players"])
+    stacks = list(inputs["stacks"])
+    current = {
+        s.position: s
+        for s in Seat.objects.filter(table=table, position__in=[p["seat"] for p in players]).exclude(
+            status=SeatStatus.LEFT
+        )
+    }
+    for player in players:
+        seat = current.get(int(player["seat"]))
+        if seat is None or seat.user_id != int(player["user_id"]) or seat.stack_minor != stacks[int(player["seat"])]:
+            _void(table, freeze, reason="a frozen seat changed before the deal", now=now)
+            return False
+    with metrics.timed(metrics.DEAL_DURATION, TableGame.HOLDEM):
+        _deal(table, freeze, answer.value, now=now)
+    metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "dealt")
+    return True
+
+
+def _deal(table: Table, freeze: HoldemFreeze, round_value: bytes, *, now: datetime) -> HoldemHand:
+    """Deal the frozen hand ``freeze`` with its beacon round's value: the deck comes from the
+    table's seed chain, the players' client seeds, the frozen inputs and the round
+    (docs/provably-fair.md, 12, algorithm 3)."""
+    inputs = freeze.inputs
+    players = list(inputs["players"])
+    number = int(freeze.number)
+    pairs = [(str(p["name"]), str(p["client_seed"])) for p in players]
+    chain_seed = bytes.fromhex(freeze.chain_seed)
+    seed = deal_seed(fairness.hand_seed(chain_seed, table.pk, number, pairs), bytes.fromhex(freeze.digest), round_value)
+    dealt_positions = [int(p["seat"]) for p in players]
     hand = HoldemHand(
         table=table,
         number=number,
         server_seed=seed.hex(),
-        commitment=hashlib.sha256(draw.seed).hexdigest(),
-        algorithm=fairness.ALGORITHM_CHAIN,
-        chain=draw.chain,
-        chain_index=draw.index,
-        chain_seed=draw.seed.hex(),
+        commitment=freeze.commitment,
+        algorithm=ALGORITHM_DEAL_ROUND,
+        chain=freeze.chain,
+        chain_index=freeze.chain_index,
+        chain_seed=freeze.chain_seed,
         client_seeds=[list(pair) for pair in pairs],
-        config=config,
+        config=inputs["config"],
         setup={
-            "stacks": stacks,
-            "button": button,
-            "waiting": sorted(waiting),
-            "posting": sorted(posting),
+            "stacks": inputs["stacks"],
+            "button": int(inputs["button"]),
+            "waiting": list(inputs["waiting"]),
+            "posting": list(inputs["posting"]),
             "showdown_choice": True,  # players show or muck themselves (seed 003, Showdown)
         },
         players=[
-            {"seat": s.position, "user_id": s.user_id, "name": names[s.user_id], "bot": s.is_bot}
-            for s in seats
-            if s.position not in waiting
+            {
+                "seat": int(p["seat"]),
+                "user_id": int(p["user_id"]),
+                "name": str(p["name"]),
+                "bot": bool(p["bot"]),
+                **({"personality": str(p["personality"])} if p["bot"] else {}),
+            }
+            for p in players
         ],
         started_at=now,
+        frozen_at=freeze.frozen_at,
+        deal_round=freeze.deal_round,
+        deal_beacon_value=round_value.hex(),
+        freeze_digest=freeze.digest,
     )
     state = showdown_until_choice(table, hand, replay(hand), now=now)  # all-in on the blinds: a run-out
     hand.save()
+    freeze.status = HoldemFreezeStatus.DEALT
+    freeze.hand = hand
+    freeze.save(update_fields=["status", "hand"])
     HoldemHandPlayer.objects.bulk_create(
         [
             HoldemHandPlayer(
                 hand=hand,
-                user_id=s.user_id,
-                seat=int(s.position or 0),
-                is_bot=s.is_bot,
-                starting_minor=int(s.stack_minor),
+                user_id=int(p["user_id"]),
+                seat=int(p["seat"]),
+                is_bot=bool(p["bot"]),
+                starting_minor=int(inputs["stacks"][int(p["seat"])]),
             )
-            for s in dealt
+            for p in players
         ]
     )
-    Seat.objects.filter(table=table, position__in=[s.position for s in dealt]).update(blind_choice="")
-    protection.record_play(user_ids=[s.user_id for s in dealt if not s.is_bot], now=now)
+    Seat.objects.filter(table=table, position__in=dealt_positions).update(blind_choice="")
+    protection.record_play(user_ids=[int(p["user_id"]) for p in players if not p["bot"]], now=now)
     table.hands_dealt = number
     table.phase = TablePhase.PLAYING
     table.version += 1

@@ -81,8 +81,12 @@ def _seat_of(table: Table, user_id: int) -> Seat:
 
 
 def _in_running_hand(table: Table, seat: Seat) -> bool:
+    """Whether the seat plays the running hand, or is frozen into the next one (its inputs
+    are published and it is dealt at its beacon round: ``hands._freeze``)."""
     hand = hands.running_hand(table)
-    return hand is not None and seat.position in seats_in_hand(hand)
+    if hand is not None:
+        return seat.position in seats_in_hand(hand)
+    return seat.user_id in hands.frozen_user_ids(table)
 
 
 def _wake(table: Table, now: datetime) -> None:
@@ -225,9 +229,9 @@ def sit_in_holdem(*, table_id: int, user_id: int, now: datetime) -> Seat:
 @transaction.atomic(durable=True)
 def leave_holdem_table(*, table_id: int, user_id: int, now: datetime) -> int:
     """Leave the table. Outside a hand the chips go back to the wallet at once (returns the
-    amount); in a hand the player folds when his turn comes (checks when checking is free)
-    and his chips come back when the hand ends (returns 0). At a practice game's table the
-    player who started it stops the game (its chips return to the FUN cashier, never to a
+    amount); in a hand (or frozen into the next one) the player folds when his turn comes
+    (checks when checking is free) and his chips come back when the hand ends (returns 0).
+    At a practice game's table the player who started it stops the game (its chips return to the FUN cashier, never to a
     wallet: tables/services/holdem/practice.py; returns 0). Raises NotSeatedError."""
     table, _ = lock_holdem_table(table_id)
     returned = 0
@@ -238,8 +242,7 @@ def leave_holdem_table(*, table_id: int, user_id: int, now: datetime) -> int:
     elif _in_running_hand(table, seat := _seat_of(table, user_id)):
         Seat.objects.filter(pk=seat.pk).update(leaving=True, status=SeatStatus.SITTING_OUT, status_reason="leaving")
         hand = hands.running_hand(table)
-        assert hand is not None
-        if replay(hand).to_act == seat.position:
+        if hand is not None and replay(hand).to_act == seat.position:
             table.phase_deadline = now  # the clock folds for him at its next tick
     else:
         returned = hands.release_seat(table, _seat_of(table, user_id), now=now, reason="left")

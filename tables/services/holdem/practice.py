@@ -259,7 +259,8 @@ def start_practice_game(
     none, ``players`` bots play an automatic game (*Gioco automatico*) that anyone may
     watch. The person's seat is drawn at random and the first button is seat 0, so the
     first dealer is random (seed 004, *PRE-FLOP*: "Nella prima mano il cartaio è scelto
-    casualmente"; ``hands._deal`` keeps seat 0 for a practice table). The first hand is dealt at the clock's next tick.
+    casualmente"; ``hands._freeze`` keeps seat 0 for a practice table). The first hand is
+    frozen at the clock's next tick and dealt at its beacon round.
 
     A player who may not play now is refused as at any table (``protection.check_can_play``
     with no stake: SuspendedError, SelfExcludedError, TimeOutError, SessionLimitError;
