@@ -275,3 +275,80 @@ async def test_the_heartbeat_does_not_wait_for_the_busy_sync_thread(monkeypatch:
     finally:
         task.cancel()
         await blocker
+
+
+# --- Private states after a public frame, and the fan-out report ---------------------------
+
+
+class PrivateDaphneProtocol(FakeDaphneProtocol):
+    """A fake daphne connection that also takes a message framed for it alone (autobahn's
+    ``sendMessage``, what daphne's ``serverSend`` calls for a text frame)."""
+
+    def __init__(self, factory: WebSocketServerFactory, **kwargs: Any) -> None:
+        super().__init__(factory, **kwargs)
+        self.messages: list[bytes] = []
+
+    def sendMessage(self, payload: bytes, isBinary: bool = False) -> None:  # noqa: N802, N803  (autobahn's names)
+        if self.fail:
+            raise ConnectionError("gone")
+        assert not isBinary
+        self.messages.append(payload)
+
+
+async def test_private_states_are_handed_to_each_daphne_socket_without_its_asgi_send(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from tables import selectors
+
+    asked: list[set[int]] = []
+
+    def render(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
+        asked.append(set(user_ids))
+        return {user_id: json.dumps({"type": "entry_state", "user": user_id, "note": "é"}) for user_id in user_ids}
+
+    monkeypatch.setattr(selectors, "render_entry_states", render)
+    factory = new_factory()
+    protocols = [PrivateDaphneProtocol(factory) for _ in range(4)]
+    sockets = [Socket(i, p) for i, p in enumerate(protocols)]
+    plain = Socket(99)
+    hub = TableHub(asyncio.get_running_loop())
+    for socket in [*sockets, plain]:
+        hub.sockets[7].add(socket)
+
+    with caplog.at_level(logging.INFO, logger="tables.realtime.fanout"):
+        await hub.deliver(7, TEXT, refresh_private=True, published_at=None)
+
+    assert asked == [{0, 1, 2, 3, 99}]  # one batched read for the table's sockets
+    for user_id, (socket, protocol) in enumerate(zip(sockets, protocols, strict=True)):
+        assert [unframe(data) for data in protocol.written] == [TEXT]  # the public frame, once
+        assert [json.loads(m.decode()) for m in protocol.messages] == [
+            {"type": "entry_state", "user": user_id, "note": "é"}
+        ]
+        assert socket.sent == []  # nothing through the ASGI send
+    assert [json.loads(m["text"])["type"] for m in plain.sent] == ["table_state", "entry_state"]
+    [line] = [r.getMessage() for r in caplog.records if r.name == "tables.realtime.fanout"]
+    assert line.startswith("fanout-report ")
+    report = json.loads(line.removeprefix("fanout-report "))
+    assert report["table_id"] == 7 and report["sockets"] == 5
+    assert report["frame"] == {"type": "table_state", "phase": "change"}
+    offsets = report["written_pct"]
+    assert len(offsets) == 101 and offsets == sorted(offsets) and offsets[0] >= 0
+    assert report["queued"] <= offsets[0] <= offsets[-1] <= report["flushed"] <= report["private"]
+
+
+async def test_a_private_write_that_fails_drops_only_that_socket(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tables import selectors
+
+    monkeypatch.setattr(
+        selectors, "render_entry_states", lambda *, table_id, user_ids: {u: f'{{"u":{u}}}' for u in user_ids}
+    )
+    factory = new_factory()
+    good, bad = PrivateDaphneProtocol(factory), PrivateDaphneProtocol(factory, fail=True)
+    hub = TableHub(asyncio.get_running_loop())
+    kept, dropped = Socket(1, good), Socket(2, bad)
+    hub.sockets[7].update({kept, dropped})
+    await hub.deliver(7, None, refresh_private=True)
+    assert good.messages == [b'{"u":1}']
+    assert hub.sockets[7] == {kept}
