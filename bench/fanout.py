@@ -516,8 +516,8 @@ def server_fanout(logs: list[Path], table_id: int, version: int) -> dict[str, An
                     reports.append(report)
     if not reports:
         return None
-    weighted = sorted(
-        (offset, report["sockets"] / len(report["written_pct"]))
+    weighted: list[tuple[float, float]] = sorted(
+        (float(offset), report["sockets"] / len(report["written_pct"]))
         for report in reports
         for offset in report["written_pct"]
     )
@@ -576,6 +576,7 @@ def main() -> None:
 
     workdir = Path(tempfile.mkdtemp(prefix="fanout-"))
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "TABLE_CLOCK": "in-process", "LOG_LEVEL": "info"}
+    env["POKER_FANOUT_REPORT_MIN_SOCKETS"] = "1"  # the hubs' fanout-report lines, for every table frame
     env.setdefault("POKER_BEACON_ALLOW_LOCAL", "1")  # benchmarks run the local beacon (docs/deployment.md)
     if args.database_url:  # PostgreSQL, as in production: a scratch database, recreated
         recreate_database(args.database_url)
@@ -678,18 +679,18 @@ def main() -> None:
                 f"{pct(values, 0.99):.3f} s | {values[-1]:.3f} s |"
             )
         versions = {version for version, _ in frame_versions}
-        server = server_fanout(
+        measured = server_fanout(
             [workdir / f"server{i}.log" for i in range(len(servers))], table_id, max(versions) if versions else -1
         )
-        if server:
+        if measured:
             print(
-                f"| at the servers ({server['sockets']} sockets, {server['processes']} processes; "
-                f"from the publication, writes handed to the transports) | {server['p50']:.3f} s | "
-                f"{server['p95']:.3f} s | {server['p99']:.3f} s | {server['max']:.3f} s |"
+                f"| at the servers ({measured['sockets']} sockets, {measured['processes']} processes; "
+                f"from the publication, writes handed to the transports) | {measured['p50']:.3f} s | "
+                f"{measured['p95']:.3f} s | {measured['p99']:.3f} s | {measured['max']:.3f} s |"
             )
             print(
-                f"\nservers: began writing after {server['queued']:.3f} s, transports flushed at "
-                f"{server['flushed']:.3f} s, private states handed over at {server['private'] or 0:.3f} s"
+                f"\nservers: began writing after {measured['queued']:.3f} s, transports flushed at "
+                f"{measured['flushed']:.3f} s, private states handed over at {measured['private'] or 0:.3f} s"
             )
         print(f"client processes' CPU during the push: {client_cpu:.2f} s")
         print("\n| daphne | sockets | RSS before | RSS after | per socket |")

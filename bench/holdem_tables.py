@@ -114,7 +114,7 @@ def clock_worker(index: int, workers: int, think: float, start: float, stop: flo
         sent[0] += 1
         return execute(sql, params, many, context)
 
-    lifecycle.advance_table = advance_table  # type: ignore[assignment]
+    lifecycle.advance_table = advance_table
     cpu = time.process_time()
     period = 1.0 / workers
     tick = int(time.time() / period) + 1
@@ -130,6 +130,7 @@ def clock_worker(index: int, workers: int, think: float, start: float, stop: flo
         deadlines = {
             pk: deadline.timestamp()
             for pk, deadline in Table.objects.filter(phase_deadline__lte=now).values_list("pk", "phase_deadline")
+            if deadline is not None
         }
         with connection.execute_wrapper(count):
             lifecycle.advance_due_tables(now=now)

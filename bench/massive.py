@@ -718,7 +718,8 @@ def main() -> None:
         "POKER_API_ACTION_RATE": "1000000/min",
         "POKER_PRESENCE_TIMEOUT_SECONDS": "3600",
         "DB_POOL_MAX_SIZE": "20",
-        "LOG_LEVEL": "info",  # the hubs' fanout-report lines
+        "LOG_LEVEL": "info",  # the hubs' fanout-report lines, for every table frame:
+        "POKER_FANOUT_REPORT_MIN_SOCKETS": "1",
         "TABLE_CLOCK": "off",
     }
     os.environ.clear()

@@ -36,8 +36,9 @@ are handed to each open connection the same way (``sendMessage``, what daphne's 
 ``serverSend`` calls), in one pass with no await per socket. Any other server, a socket not
 open, or a test communicator goes through ``base_send`` as before.
 
-Each public frame's fan-out is reported by the process that wrote it (``FanoutReport``, an
-INFO line on ``tables.realtime.fanout``): from its publication, when the hub began, when each
+Each public frame's fan-out to ``FANOUT_REPORT_MIN_SOCKETS`` sockets or more (1,000 by
+default) is reported by the process that wrote it (``FanoutReport``, an INFO line on
+``tables.realtime.fanout``): from its publication, when the hub began, when each
 socket's write was handed over (101 percentiles), when the loop's next turn had flushed the
 transports, and when the private states were handed over. ``bench/massive.py`` and
 ``bench/fanout.py`` read these lines for the figures "measured at the server".
@@ -407,7 +408,7 @@ class TableHub:
                 await self._send(socket, {"type": "websocket.send", "text": states[socket.user_id]})
             if report is not None:
                 report.private = time.time() - origin
-        if report is not None:
+        if report is not None and report.sockets >= settings.FANOUT_REPORT_MIN_SOCKETS:
             report.log()
 
     def write_frames(

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from autobahn.twisted.websocket import WebSocketServerFactory  # what daphne uses
+from django.conf import settings
 
 from tables.realtime.hub import TableHub, prepared_protocol
 
@@ -309,6 +310,7 @@ async def test_private_states_are_handed_to_each_daphne_socket_without_its_asgi_
         return {user_id: json.dumps({"type": "entry_state", "user": user_id, "note": "é"}) for user_id in user_ids}
 
     monkeypatch.setattr(selectors, "render_entry_states", render)
+    monkeypatch.setattr(settings, "FANOUT_REPORT_MIN_SOCKETS", 5)
     factory = new_factory()
     protocols = [PrivateDaphneProtocol(factory) for _ in range(4)]
     sockets = [Socket(i, p) for i, p in enumerate(protocols)]
@@ -336,6 +338,13 @@ async def test_private_states_are_handed_to_each_daphne_socket_without_its_asgi_
     offsets = report["written_pct"]
     assert len(offsets) == 101 and offsets == sorted(offsets) and offsets[0] >= 0
     assert report["queued"] <= offsets[0] <= offsets[-1] <= report["flushed"] <= report["private"]
+
+    # A table with fewer sockets than FANOUT_REPORT_MIN_SOCKETS is not reported.
+    hub.discard(plain)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="tables.realtime.fanout"):
+        await hub.deliver(7, TEXT, refresh_private=True)
+    assert not [r for r in caplog.records if r.name == "tables.realtime.fanout"]
 
 
 async def test_a_private_write_that_fails_drops_only_that_socket(monkeypatch: pytest.MonkeyPatch) -> None:
