@@ -357,9 +357,9 @@ async def _client_main(
     retried = 0
     in_flight = asyncio.Semaphore(HANDSHAKES_IN_FLIGHT)
 
-    async def open_one(index: int, cookie: str) -> None:
+    async def open_one(position: int, index: int, cookie: str) -> None:
         nonlocal retried
-        host, origin = targets[index % len(targets)]
+        host, origin = targets[position % len(targets)]  # this process's sockets alternate over them
         address, port = host.split(":")
         request = (
             f"GET /ws/tables/{table_id}/ HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\n"
@@ -382,7 +382,7 @@ async def _client_main(
                     retried += 1
                     await asyncio.sleep(2 ** (attempt + 1))
 
-    await asyncio.gather(*(open_one(index, cookie) for index, cookie in sessions))
+    await asyncio.gather(*(open_one(position, index, cookie) for position, (index, cookie) in enumerate(sessions)))
     results.put(("connected", retried, time.process_time()))
     connected.release()
     group.cpu = time.process_time()

@@ -309,6 +309,9 @@ async def test_private_states_are_handed_to_each_daphne_socket_without_its_asgi_
         asked.append(set(user_ids))
         return {user_id: json.dumps({"type": "entry_state", "user": user_id, "note": "é"}) for user_id in user_ids}
 
+    from tables.realtime import hub as hub_module
+
+    monkeypatch.setattr(hub_module, "database_sync_to_async", sync_to_async)  # no database here
     monkeypatch.setattr(selectors, "render_entry_states", render)
     monkeypatch.setattr(settings, "FANOUT_REPORT_MIN_SOCKETS", 5)
     factory = new_factory()
@@ -349,7 +352,9 @@ async def test_private_states_are_handed_to_each_daphne_socket_without_its_asgi_
 
 async def test_a_private_write_that_fails_drops_only_that_socket(monkeypatch: pytest.MonkeyPatch) -> None:
     from tables import selectors
+    from tables.realtime import hub as hub_module
 
+    monkeypatch.setattr(hub_module, "database_sync_to_async", sync_to_async)  # no database here
     monkeypatch.setattr(
         selectors, "render_entry_states", lambda *, table_id, user_ids: {u: f'{{"u":{u}}}' for u in user_ids}
     )
