@@ -495,25 +495,26 @@ def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
 
 
 def server_fanout(logs: list[Path], table_id: int, version: int) -> dict[str, Any] | None:
-    """The servers' own measure of one change frame's fan-out: the ``fanout-report`` lines of
-    every daphne's log for (table, version), merged: write offsets from the publication
-    (p50/p95/p99/max over all sockets, each process's 101 percentiles weighted by its socket
-    count), the last process's flush and private states."""
-    reports = []
+    """The servers' own measure of one change frame's fan-out: the ``fanout-report`` (and
+    ``fanout-private``) lines of every daphne's log for the table's change-phase
+    ``table_state`` of ``version`` (tables/realtime/hub.py, ``FanoutReport``), merged: write
+    offsets from the publication (p50/p95/p99/max over all sockets, each process's 101
+    percentiles weighted by its socket count), the last process's start, flush and private
+    states (None until every process logged them)."""
+    wanted = {"type": "table_state", "version": version, "phase": "change"}
+    reports: list[dict[str, Any]] = []
+    privates: list[dict[str, Any]] = []
     for log in logs:
         with contextlib.suppress(OSError), log.open() as lines:
             for line in lines:
-                if "fanout-report " not in line:
+                if "fanout-" not in line:
                     continue
                 text = json.loads(line)["message"] if line.startswith("{") else line
-                report = json.loads(text.split("fanout-report ", 1)[1])
-                head = report.get("frame", {})
-                if (
-                    report["table_id"] == table_id
-                    and head == {"type": "table_state", "version": version, "phase": "change"}
-                    and report["sockets"]
-                ):
-                    reports.append(report)
+                for kind, bucket in (("fanout-report ", reports), ("fanout-private ", privates)):
+                    if kind in text:
+                        report = json.loads(text.split(kind, 1)[1])
+                        if report["table_id"] == table_id and report.get("frame") == wanted and report["sockets"]:
+                            bucket.append(report)
     if not reports:
         return None
     weighted: list[tuple[float, float]] = sorted(
@@ -531,7 +532,6 @@ def server_fanout(logs: list[Path], table_id: int, version: int) -> dict[str, An
                 return offset
         return weighted[-1][0]
 
-    privates = [r["private"] for r in reports if r.get("private") is not None]
     return {
         "sockets": sum(r["sockets"] for r in reports),
         "processes": len(reports),
@@ -541,7 +541,7 @@ def server_fanout(logs: list[Path], table_id: int, version: int) -> dict[str, An
         "max": max(r["written_pct"][-1] for r in reports),
         "queued": max(r["queued"] for r in reports),
         "flushed": max(r["flushed"] for r in reports),
-        "private": max(privates) if privates else None,
+        "private": max(r["private"] for r in privates) if len(privates) == len(reports) else None,
     }
 
 
@@ -679,9 +679,14 @@ def main() -> None:
                 f"{pct(values, 0.99):.3f} s | {values[-1]:.3f} s |"
             )
         versions = {version for version, _ in frame_versions}
-        measured = server_fanout(
-            [workdir / f"server{i}.log" for i in range(len(servers))], table_id, max(versions) if versions else -1
-        )
+        logs = [workdir / f"server{i}.log" for i in range(len(servers))]
+        measured = None
+        waited = time.monotonic() + 60  # the private states are logged once handed over
+        while time.monotonic() < waited:
+            measured = server_fanout(logs, table_id, max(versions) if versions else -1)
+            if measured and measured["processes"] == len(servers) and measured["private"] is not None:
+                break
+            time.sleep(1)
         if measured:
             print(
                 f"| at the servers ({measured['sockets']} sockets, {measured['processes']} processes; "

@@ -144,8 +144,10 @@ class FanoutReport:
     * ``private``: when every socket had been handed its private state (or None).
 
     ``frame`` names the frame (its ``type``, ``version`` and ``phase`` when it has them,
-    ``frame_head``). ``log`` writes one INFO line to ``tables.realtime.fanout``: ``fanout-report`` and a JSON
-    object with these keys, ``written`` reduced to its 101 percentiles (``written_pct``)."""
+    ``frame_head``). ``log`` writes one INFO line to ``tables.realtime.fanout`` as soon as the
+    transports are flushed: ``fanout-report`` and a JSON object with these keys, ``written``
+    reduced to its 101 percentiles (``written_pct``), ``private`` null; ``log_private`` a
+    second one when the private states were handed over."""
 
     table_id: int
     frame: dict[str, Any]
@@ -163,6 +165,21 @@ class FanoutReport:
             return []
         last = len(ordered) - 1
         return [ordered[min(last, (q * len(ordered)) // FANOUT_REPORT_QUANTILES)] for q in range(101)]
+
+    def log_private(self) -> None:
+        """One more INFO line once the private states were handed over: ``fanout-private``
+        and a JSON object (``table_id``, ``frame``, ``sockets``, ``private``)."""
+        fanout_logger.info(
+            "fanout-private %s",
+            json.dumps(
+                {
+                    "table_id": self.table_id,
+                    "frame": self.frame,
+                    "sockets": self.sockets,
+                    "private": None if self.private is None else round(self.private, 6),
+                }
+            ),
+        )
 
     def log(self) -> None:
         fanout_logger.info(
@@ -397,6 +414,8 @@ class TableHub:
                 loop=loop_done - origin,
                 flushed=time.time() - origin,
             )
+            if report.sockets >= settings.FANOUT_REPORT_MIN_SOCKETS:
+                report.log()  # now: the private states below may take seconds
         if refresh_private:
             from tables.selectors import render_entry_states
 
@@ -406,10 +425,9 @@ class TableHub:
             _, slow = self.write_frames(table_id, members, lambda socket: states[socket.user_id], prepare=None)
             for socket in slow:
                 await self._send(socket, {"type": "websocket.send", "text": states[socket.user_id]})
-            if report is not None:
+            if report is not None and report.sockets >= settings.FANOUT_REPORT_MIN_SOCKETS:
                 report.private = time.time() - origin
-        if report is not None and report.sockets >= settings.FANOUT_REPORT_MIN_SOCKETS:
-            report.log()
+                report.log_private()
 
     def write_frames(
         self,

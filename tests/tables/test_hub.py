@@ -333,14 +333,17 @@ async def test_private_states_are_handed_to_each_daphne_socket_without_its_asgi_
         ]
         assert socket.sent == []  # nothing through the ASGI send
     assert [json.loads(m["text"])["type"] for m in plain.sent] == ["table_state", "entry_state"]
-    [line] = [r.getMessage() for r in caplog.records if r.name == "tables.realtime.fanout"]
-    assert line.startswith("fanout-report ")
+    [line, private_line] = [r.getMessage() for r in caplog.records if r.name == "tables.realtime.fanout"]
+    assert line.startswith("fanout-report ") and private_line.startswith("fanout-private ")
     report = json.loads(line.removeprefix("fanout-report "))
+    private = json.loads(private_line.removeprefix("fanout-private "))
+    assert report["private"] is None  # logged before the private states, which may take seconds
+    assert (private["table_id"], private["frame"], private["sockets"]) == (7, report["frame"], 5)
     assert report["table_id"] == 7 and report["sockets"] == 5
     assert report["frame"] == {"type": "table_state", "phase": "change"}
     offsets = report["written_pct"]
     assert len(offsets) == 101 and offsets == sorted(offsets) and offsets[0] >= 0
-    assert report["queued"] <= offsets[0] <= offsets[-1] <= report["flushed"] <= report["private"]
+    assert report["queued"] <= offsets[0] <= offsets[-1] <= report["flushed"] <= private["private"]
 
     # A table with fewer sockets than FANOUT_REPORT_MIN_SOCKETS is not reported.
     hub.discard(plain)
