@@ -72,6 +72,9 @@ fanout_logger = logging.getLogger("tables.realtime.fanout")
 FANOUT_REPORT_QUANTILES = 100
 """A report carries the write offsets at every 1/100 of the table's sockets (101 values)."""
 
+DISPATCH_BATCH = 1000
+"""At most this many deliveries already received are taken together (``dispatch_many``)."""
+
 SNAPSHOT_MAX_AGE_SECONDS = 1.0
 """How long a cached connect frame may be served (seconds) when no delivery dropped it: a
 bound on anything public that changed with neither a version bump nor a push reaching
@@ -367,6 +370,52 @@ class TableHub:
                 if socket.table_id == table:
                     await self._send(socket, {"type": "websocket.send", "text": states[user_id]})
 
+    async def deliver_players(self, table_id: int, user_ids: set[int]) -> None:
+        """Send the local sockets of ``user_ids`` at ``table_id`` their private states, all
+        rendered in one batched read (``render_entry_states``) and handed to daphne sockets
+        without an await each (``write_frames``)."""
+        members = [s for user_id in user_ids for s in self.players.get(user_id, ()) if s.table_id == table_id]
+        if not members:
+            return
+        from tables.selectors import render_entry_states
+
+        states = await database_sync_to_async(render_entry_states)(
+            table_id=table_id, user_ids={socket.user_id for socket in members}
+        )
+        _, slow = self.write_frames(table_id, members, lambda socket: states[socket.user_id], prepare=None)
+        for socket in slow:
+            await self._send(socket, {"type": "websocket.send", "text": states[socket.user_id]})
+
+    async def dispatch_many(self, payloads: list[dict[str, Any]]) -> None:
+        """Deliveries that arrived together, in their order, except that a run of consecutive
+        private refreshes of players at one table (``publish_player`` with a ``table_id`` and
+        no ``close_code``: what every purchase sends) is rendered in one batched read and
+        sent once per socket. Each player still gets a private state read after his refresh
+        was published. One at a time, 1,000 purchases' refreshes took the single sync thread
+        a read each, and the next hand's change frame waited behind them for 64-76 s at both
+        daphnes (docs/benchmarks.md, issue 23)."""
+        run_table: int | None = None
+        run_users: set[int] = set()
+        for payload in [*payloads, None]:
+            batchable = (
+                payload is not None
+                and "user_id" in payload
+                and payload.get("close_code") is None
+                and payload.get("table_id") is not None
+            )
+            if batchable and payload is not None and payload["table_id"] == run_table:
+                run_users.add(payload["user_id"])
+                continue
+            if run_table is not None:
+                await self.deliver_players(run_table, run_users)
+                run_table, run_users = None, set()
+            if payload is None:
+                break
+            if batchable:
+                run_table, run_users = payload["table_id"], {payload["user_id"]}
+            else:
+                await self.dispatch(payload)
+
     async def deliver(
         self, table_id: int, text: str | None, refresh_private: bool, published_at: float | None = None
     ) -> None:
@@ -494,7 +543,14 @@ class TableHub:
                 async for message in pubsub.listen():
                     if message.get("type") != "pmessage":
                         continue
-                    await self.dispatch(json.loads(message["data"]))
+                    payloads = [json.loads(message["data"])]
+                    while len(payloads) < DISPATCH_BATCH:  # what else has arrived meanwhile
+                        more = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0)
+                        if more is None:
+                            break
+                        if more.get("type") == "pmessage":
+                            payloads.append(json.loads(more["data"]))
+                    await self.dispatch_many(payloads)
             except asyncio.CancelledError:
                 raise
             except Exception:

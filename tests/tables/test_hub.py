@@ -369,3 +369,49 @@ async def test_a_private_write_that_fails_drops_only_that_socket(monkeypatch: py
     await hub.deliver(7, None, refresh_private=True)
     assert good.messages == [b'{"u":1}']
     assert hub.sockets[7] == {kept}
+
+
+async def test_consecutive_private_refreshes_of_a_table_are_rendered_in_one_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Purchases each publish the buyer's private refresh; those that arrived together are
+    rendered in one batched read, in order with the table's frames around them."""
+    from tables import selectors
+    from tables.realtime import hub as hub_module
+
+    reads: list[tuple[int, set[int]]] = []
+
+    def render(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
+        reads.append((table_id, set(user_ids)))
+        return {user_id: f'{{"type":"entry_state","user":{user_id},"read":{len(reads)}}}' for user_id in user_ids}
+
+    monkeypatch.setattr(hub_module, "database_sync_to_async", sync_to_async)  # no database here
+    monkeypatch.setattr(selectors, "render_entry_states", render)
+    factory = new_factory()
+    hub = TableHub(asyncio.get_running_loop())
+    sockets = {user_id: Socket(user_id, PrivateDaphneProtocol(factory)) for user_id in (1, 2, 3)}
+    other_table = Socket(4, PrivateDaphneProtocol(factory))
+    other_table.table_id = 8
+    for socket in [*sockets.values(), other_table]:
+        hub.add(socket)
+
+    await hub.dispatch_many(
+        [
+            {"user_id": 1, "table_id": 7, "close_code": None, "text": None},
+            {"user_id": 2, "table_id": 7, "close_code": None, "text": None},
+            {"user_id": 1, "table_id": 7, "close_code": None, "text": None},
+            {"table_id": 7, "text": TEXT, "refresh_private": False},
+            {"user_id": 3, "table_id": 7, "close_code": None, "text": None},
+            {"user_id": 4, "table_id": 8, "close_code": None, "text": None},
+            {"user_id": 2, "table_id": None, "close_code": None, "text": None},  # all his tables: alone
+        ]
+    )
+
+    assert reads == [(7, {1, 2}), (7, {3}), (8, {4}), (7, {2})]
+    protocol_1 = sockets[1].base_send.args[0]
+    assert [json.loads(m)["read"] for m in protocol_1.messages] == [1]  # once, not twice
+    assert [unframe(d) for d in protocol_1.written] == [TEXT]
+    protocol_2 = sockets[2].base_send.args[0]
+    assert [json.loads(m)["read"] for m in protocol_2.messages] == [1]
+    assert [json.loads(m["text"])["read"] for m in sockets[2].sent] == [4]  # the all-tables path, as before
+    assert [json.loads(m)["read"] for m in sockets[3].base_send.args[0].messages] == [2]
