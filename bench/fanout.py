@@ -156,7 +156,7 @@ class RawClient(asyncio.Protocol):
     pings, and parses only the frame it waits for: the ``table_state`` of the change phase.
     """
 
-    def __init__(self, request: bytes, arrivals: list[tuple[float, str]], ready: asyncio.Future[None]) -> None:
+    def __init__(self, request: bytes, arrivals: list[tuple[float, str, int]], ready: asyncio.Future[None]) -> None:
         self.request = request
         self.arrivals = arrivals
         self.ready = ready
@@ -209,7 +209,7 @@ class RawClient(asyncio.Protocol):
                 received = time.time()
                 frame = json.loads(payload)
                 if frame.get("type") == "table_state" and frame.get("phase") == "change":
-                    self.arrivals.append((received, frame["server_time"]))
+                    self.arrivals.append((received, frame["server_time"], frame["version"]))
                     self.done = True
         self.buffer = buffer
 
@@ -217,7 +217,7 @@ class RawClient(asyncio.Protocol):
 async def _client_group(
     targets: list[tuple[str, str]], table_id: int, cookies: list[str], connected: Any, results: Any, release: Any
 ) -> None:
-    arrivals: list[tuple[float, str]] = []
+    arrivals: list[tuple[float, str, int]] = []
     loop = asyncio.get_running_loop()
     transports: list[asyncio.BaseTransport] = []
     retried = 0
@@ -253,10 +253,11 @@ async def _client_group(
 
     await asyncio.gather(*(open_one(i, cookie) for i, cookie in enumerate(cookies)))
     connected.release()
+    cpu = time.process_time()
     deadline = loop.time() + 300
     while len(arrivals) < len(cookies) and loop.time() < deadline:
         await asyncio.sleep(0.05)
-    results.put(("ok", (list(arrivals), retried)))
+    results.put(("ok", (list(arrivals), retried, time.process_time() - cpu)))
     # Players stay connected: closing at once would load the servers with disconnects
     # while other sockets still wait for the frame.
     while not release.is_set():
@@ -346,10 +347,15 @@ def wait_connected(clients: list[Any], connected: Any, results: Any, timeout: fl
     return early
 
 
-def collect_arrivals(clients: list[Any], results: Any, early: list[Any]) -> tuple[list[tuple[float, str]], int]:
-    """Every client process's change-frame arrivals and how many handshakes were retried."""
-    arrivals: list[tuple[float, str]] = []
+def collect_arrivals(
+    clients: list[Any], results: Any, early: list[Any]
+) -> tuple[list[tuple[float, str, int]], int, float]:
+    """Every client process's change-frame arrivals (arrival, ``server_time``, version), how
+    many handshakes were retried, and the client processes' CPU seconds from the moment they
+    were all connected to their report (their own cost of the push, apart from the servers')."""
+    arrivals: list[tuple[float, str, int]] = []
     retried = 0
+    cpu = 0.0
     reports = list(early)
     while len(reports) < len(clients):
         reports.append(results.get(timeout=600))
@@ -358,7 +364,8 @@ def collect_arrivals(clients: list[Any], results: Any, early: list[Any]) -> tupl
             raise RuntimeError(f"a client process failed: {payload}")
         arrivals.extend(payload[0])
         retried += payload[1]
-    return arrivals, retried
+        cpu += payload[2]
+    return arrivals, retried, cpu
 
 
 def rss_kib(pid: int) -> int:
@@ -487,6 +494,57 @@ def wait_listening(port: int, process: subprocess.Popen[bytes]) -> None:
     raise RuntimeError(f"nothing listens on {port}")
 
 
+def server_fanout(logs: list[Path], table_id: int, version: int) -> dict[str, Any] | None:
+    """The servers' own measure of one change frame's fan-out: the ``fanout-report`` (and
+    ``fanout-private``) lines of every daphne's log for the table's change-phase
+    ``table_state`` of ``version`` (tables/realtime/hub.py, ``FanoutReport``), merged: write
+    offsets from the publication (p50/p95/p99/max over all sockets, each process's 101
+    percentiles weighted by its socket count), the last process's start, flush and private
+    states (None until every process logged them)."""
+    wanted = {"type": "table_state", "version": version, "phase": "change"}
+    reports: list[dict[str, Any]] = []
+    privates: list[dict[str, Any]] = []
+    for log in logs:
+        with contextlib.suppress(OSError), log.open() as lines:
+            for line in lines:
+                if "fanout-" not in line:
+                    continue
+                text = json.loads(line)["message"] if line.startswith("{") else line
+                for kind, bucket in (("fanout-report ", reports), ("fanout-private ", privates)):
+                    if kind in text:
+                        report = json.loads(text.split(kind, 1)[1])
+                        if report["table_id"] == table_id and report.get("frame") == wanted and report["sockets"]:
+                            bucket.append(report)
+    if not reports:
+        return None
+    weighted: list[tuple[float, float]] = sorted(
+        (float(offset), report["sockets"] / len(report["written_pct"]))
+        for report in reports
+        for offset in report["written_pct"]
+    )
+    total = sum(weight for _, weight in weighted)
+
+    def quantile(q: float) -> float:
+        running = 0.0
+        for offset, weight in weighted:
+            running += weight
+            if running >= q * total:
+                return offset
+        return weighted[-1][0]
+
+    return {
+        "sockets": sum(r["sockets"] for r in reports),
+        "processes": len(reports),
+        "p50": quantile(0.5),
+        "p95": quantile(0.95),
+        "p99": quantile(0.99),
+        "max": max(r["written_pct"][-1] for r in reports),
+        "queued": max(r["queued"] for r in reports),
+        "flushed": max(r["flushed"] for r in reports),
+        "private": max(r["private"] for r in privates) if len(privates) == len(reports) else None,
+    }
+
+
 def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
@@ -517,7 +575,8 @@ def main() -> None:
         parser.error("--haproxy or --nginx, not both")
 
     workdir = Path(tempfile.mkdtemp(prefix="fanout-"))
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "TABLE_CLOCK": "in-process"}
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "TABLE_CLOCK": "in-process", "LOG_LEVEL": "info"}
+    env["POKER_FANOUT_REPORT_MIN_SOCKETS"] = "1"  # the hubs' fanout-report lines, for every table frame
     env.setdefault("POKER_BEACON_ALLOW_LOCAL", "1")  # benchmarks run the local beacon (docs/deployment.md)
     if args.database_url:  # PostgreSQL, as in production: a scratch database, recreated
         recreate_database(args.database_url)
@@ -589,7 +648,8 @@ def main() -> None:
         held = [socket_fds(server.pid) - n for server, n in zip(servers, sockets_before, strict=True)]
         Seat.objects.filter(table_id=table_id).update(last_seen_at=timezone.now())
         Table.objects.filter(pk=table_id).update(phase_deadline=timezone.now())
-        arrivals, retried = collect_arrivals(clients, results, early)
+        arrivals, retried, client_cpu = collect_arrivals(clients, results, early)
+        frame_versions = {(version, server_time) for _, server_time, version in arrivals}
         balancer_rss = [children_rss_kib(b.pid) for b in balancers]
         release.set()
         for client in clients:
@@ -597,8 +657,8 @@ def main() -> None:
 
         hand = Hand.objects.get(table_id=table_id)
         dealt = hand.started_at.timestamp()
-        from_broadcast = sorted(t - datetime.fromisoformat(s).timestamp() for t, s in arrivals)
-        from_deal = sorted(t - dealt for t, _ in arrivals)
+        from_broadcast = sorted(t - datetime.fromisoformat(s).timestamp() for t, s, _ in arrivals)
+        from_deal = sorted(t - dealt for t, _, _ in arrivals)
         layer = "Redis, per-process hub" if args.redis else "in-memory"
         front = (
             f"{args.haproxy} haproxy" if args.haproxy else f"1 nginx ({args.nginx} workers)" if args.nginx else "direct"
@@ -618,6 +678,26 @@ def main() -> None:
                 f"| {label} | {statistics.median(values):.3f} s | {pct(values, 0.95):.3f} s | "
                 f"{pct(values, 0.99):.3f} s | {values[-1]:.3f} s |"
             )
+        versions = {version for version, _ in frame_versions}
+        logs = [workdir / f"server{i}.log" for i in range(len(servers))]
+        measured = None
+        waited = time.monotonic() + 60  # the private states are logged once handed over
+        while time.monotonic() < waited:
+            measured = server_fanout(logs, table_id, max(versions) if versions else -1)
+            if measured and measured["processes"] == len(servers) and measured["private"] is not None:
+                break
+            time.sleep(1)
+        if measured:
+            print(
+                f"| at the servers ({measured['sockets']} sockets, {measured['processes']} processes; "
+                f"from the publication, writes handed to the transports) | {measured['p50']:.3f} s | "
+                f"{measured['p95']:.3f} s | {measured['p99']:.3f} s | {measured['max']:.3f} s |"
+            )
+            print(
+                f"\nservers: began writing after {measured['queued']:.3f} s, transports flushed at "
+                f"{measured['flushed']:.3f} s, private states handed over at {measured['private'] or 0:.3f} s"
+            )
+        print(f"client processes' CPU during the push: {client_cpu:.2f} s")
         print("\n| daphne | sockets | RSS before | RSS after | per socket |")
         print("|---|---:|---:|---:|---:|")
         for index, (rss0, rss1, share) in enumerate(zip(before, after, held, strict=True)):

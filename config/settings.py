@@ -561,6 +561,9 @@ SEED_CHAIN_LENGTH: int = _int("POKER_SEED_CHAIN_LENGTH", 10_000, minimum=10, max
 # WebSocket inbound rate limit: a token bucket per connection.
 WS_RATE_PER_SECOND: float = _float("POKER_WS_RATE_PER_SECOND", 10.0, minimum=0.1)
 WS_RATE_BURST: int = _int("POKER_WS_RATE_BURST", 20, minimum=1)
+# A hub logs how long a public frame took to reach its sockets (an INFO line on
+# tables.realtime.fanout, tables/realtime/hub.py) when it wrote it to at least this many.
+FANOUT_REPORT_MIN_SOCKETS: int = _int("POKER_FANOUT_REPORT_MIN_SOCKETS", 1000, minimum=1)
 
 # --- Operating it (docs/deployment.md, "Operating it") ----------------------------------------
 # A bearer token that may read /metrics and /readyz's detail from anywhere (empty: loopback only).

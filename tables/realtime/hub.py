@@ -31,8 +31,17 @@ connection ``functools.partial(server.handle_reply, protocol)`` as its ASGI send
 hub writes autobahn's ``PreparedMessage`` (its documented broadcast path,
 ``prepareMessage``/``sendPreparedMessage``) straight to each open protocol. That skips the
 per-socket ASGI dispatch, UTF-8 encoding and framing (about 67 µs a socket through
-``base_send`` on the benchmark box, docs/benchmarks.md). Any other server, a socket not
+``base_send`` on the benchmark box, docs/benchmarks.md). The private states that follow
+are handed to each open connection the same way (``sendMessage``, what daphne's own
+``serverSend`` calls), in one pass with no await per socket. Any other server, a socket not
 open, or a test communicator goes through ``base_send`` as before.
+
+Each public frame's fan-out to ``FANOUT_REPORT_MIN_SOCKETS`` sockets or more (1,000 by
+default) is reported by the process that wrote it (``FanoutReport``, an INFO line on
+``tables.realtime.fanout``): from its publication, when the hub began, when each
+socket's write was handed over (101 percentiles), when the loop's next turn had flushed the
+transports, and when the private states were handed over. ``bench/massive.py`` and
+``bench/fanout.py`` read these lines for the figures "measured at the server".
 """
 
 from __future__ import annotations
@@ -42,9 +51,11 @@ import contextvars
 import functools
 import json
 import logging
+import re
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from channels.db import database_sync_to_async
@@ -55,6 +66,14 @@ from tables.realtime.frames import TableStateFrame, dumps, hub_channel
 from tables.services import degradation
 
 logger = logging.getLogger(__name__)
+fanout_logger = logging.getLogger("tables.realtime.fanout")
+"""Where each process reports a broadcast's fan-out (``FanoutReport``; INFO)."""
+
+FANOUT_REPORT_QUANTILES = 100
+"""A report carries the write offsets at every 1/100 of the table's sockets (101 values)."""
+
+DISPATCH_BATCH = 1000
+"""At most this many deliveries already received are taken together (``dispatch_many``)."""
 
 SNAPSHOT_MAX_AGE_SECONDS = 1.0
 """How long a cached connect frame may be served (seconds) when no delivery dropped it: a
@@ -113,6 +132,89 @@ class CachedSnapshot:
     def render(self) -> str:
         """The frame serialised with ``server_time`` now (the same keys, in the same order)."""
         return dumps({**self.frame, "server_time": timezone.now().isoformat()})
+
+
+@dataclass
+class FanoutReport:
+    """How long one public frame took to reach one process's sockets of a table, in seconds
+    from ``published_at`` (the frame's publication, so Redis' pub/sub is included):
+
+    * ``queued``: until this hub began writing (pub/sub, the event loop's queue);
+    * ``written``: when each socket's write was handed to its transport, in writing order;
+    * ``loop``: when the last was handed over;
+    * ``flushed``: after the event loop's next full turn, in which the transports write
+      their buffers to the kernel (a socket whose kernel buffer is full keeps the rest);
+    * ``private``: when every socket had been handed its private state (or None).
+
+    ``frame`` names the frame (its ``type``, ``version`` and ``phase`` when it has them,
+    ``frame_head``). ``log`` writes one INFO line to ``tables.realtime.fanout`` as soon as the
+    transports are flushed: ``fanout-report`` and a JSON object with these keys, ``written``
+    reduced to its 101 percentiles (``written_pct``), ``private`` null; ``log_private`` a
+    second one when the private states were handed over."""
+
+    table_id: int
+    frame: dict[str, Any]
+    sockets: int
+    queued: float
+    written: list[float]
+    loop: float
+    flushed: float
+    private: float | None = field(default=None)
+
+    def percentiles(self) -> list[float]:
+        """The write offsets at 0, 1, ..., 100 % of the sockets (nearest rank)."""
+        ordered = sorted(self.written)
+        if not ordered:
+            return []
+        last = len(ordered) - 1
+        return [ordered[min(last, (q * len(ordered)) // FANOUT_REPORT_QUANTILES)] for q in range(101)]
+
+    def log_private(self) -> None:
+        """One more INFO line once the private states were handed over: ``fanout-private``
+        and a JSON object (``table_id``, ``frame``, ``sockets``, ``private``)."""
+        fanout_logger.info(
+            "fanout-private %s",
+            json.dumps(
+                {
+                    "table_id": self.table_id,
+                    "frame": self.frame,
+                    "sockets": self.sockets,
+                    "private": None if self.private is None else round(self.private, 6),
+                }
+            ),
+        )
+
+    def log(self) -> None:
+        fanout_logger.info(
+            "fanout-report %s",
+            json.dumps(
+                {
+                    "table_id": self.table_id,
+                    "frame": self.frame,
+                    "sockets": self.sockets,
+                    "queued": round(self.queued, 6),
+                    "written_pct": [round(v, 6) for v in self.percentiles()],
+                    "loop": round(self.loop, 6),
+                    "flushed": round(self.flushed, 6),
+                    "private": None if self.private is None else round(self.private, 6),
+                }
+            ),
+        )
+
+
+_HEAD = re.compile(r'"(type|phase)":\s*"(\w+)"|"(version)":\s*(\d+)')
+
+
+def frame_head(text: str) -> dict[str, Any]:
+    """The ``type``, ``version`` and ``phase`` of a serialised frame, read from its first
+    300 characters without parsing the whole frame (absent keys are left out)."""
+    head: dict[str, Any] = {}
+    for match in _HEAD.finditer(text[:300]):
+        if match.group(1):
+            head.setdefault(match.group(1), match.group(2))
+        else:
+            head.setdefault("version", int(match.group(4)))
+    return head
 
 
 def read_table_version(table_id: int) -> int | None:
@@ -268,40 +370,145 @@ class TableHub:
                 if socket.table_id == table:
                     await self._send(socket, {"type": "websocket.send", "text": states[user_id]})
 
-    async def deliver(self, table_id: int, text: str | None, refresh_private: bool) -> None:
+    async def deliver_players(self, table_id: int, user_ids: set[int]) -> None:
+        """Send the local sockets of ``user_ids`` at ``table_id`` their private states, all
+        rendered in one batched read (``render_entry_states``) and handed to daphne sockets
+        without an await each (``write_frames``)."""
+        members = [s for user_id in user_ids for s in self.players.get(user_id, ()) if s.table_id == table_id]
+        if not members:
+            return
+        from tables.selectors import render_entry_states
+
+        states = await database_sync_to_async(render_entry_states)(
+            table_id=table_id, user_ids={socket.user_id for socket in members}
+        )
+        _, slow = self.write_frames(table_id, members, lambda socket: states[socket.user_id], prepare=None)
+        for socket in slow:
+            await self._send(socket, {"type": "websocket.send", "text": states[socket.user_id]})
+
+    async def dispatch_many(self, payloads: list[dict[str, Any]]) -> None:
+        """Deliveries that arrived together, in their order, except that a run of consecutive
+        private refreshes of players at one table (``publish_player`` with a ``table_id`` and
+        no ``close_code``: what every purchase sends) is rendered in one batched read and
+        sent once per socket. Each player still gets a private state read after his refresh
+        was published. One at a time, 1,000 purchases' refreshes took the single sync thread
+        a read each, and the next hand's change frame waited behind them for 64-76 s at both
+        daphnes (docs/benchmarks.md, issue 23)."""
+        run_table: int | None = None
+        run_users: set[int] = set()
+        for payload in [*payloads, None]:
+            batchable = (
+                payload is not None
+                and "user_id" in payload
+                and payload.get("close_code") is None
+                and payload.get("table_id") is not None
+            )
+            if batchable and payload is not None and payload["table_id"] == run_table:
+                run_users.add(payload["user_id"])
+                continue
+            if run_table is not None:
+                await self.deliver_players(run_table, run_users)
+                run_table, run_users = None, set()
+            if payload is None:
+                break
+            if batchable:
+                run_table, run_users = payload["table_id"], {payload["user_id"]}
+            else:
+                await self.dispatch(payload)
+
+    async def deliver(
+        self, table_id: int, text: str | None, refresh_private: bool, published_at: float | None = None
+    ) -> None:
         """Send ``text`` to every local socket of the table, then (if asked) each one's
-        private state. A socket that fails is dropped from the hub; the others go on."""
+        private state. A socket that fails is dropped from the hub; the others go on.
+
+        Under daphne nothing is awaited per socket: the public frame is framed once and
+        handed to each open connection's transport, and each private state is framed and
+        handed to its connection directly, in one pass each (``write_frames``). Only sockets
+        of another server (or not yet open) go through their ASGI send. ``published_at``
+        (epoch seconds, stamped by ``publish_table_frame``) dates the report
+        (``FanoutReport``) logged after a public frame reached the table's sockets."""
         self.table_changed(table_id)
         members = list(self.sockets.get(table_id, ()))
         if not members:
             return
+        report: FanoutReport | None = None
+        origin = time.time() if published_at is None else published_at
         if text:
-            started = time.perf_counter()
-            message = {"type": "websocket.send", "text": text}  # built once for everyone
+            started = time.time()
+            data = text.encode()
             prepared: Any = None
-            for socket in members:
-                protocol = prepared_protocol(socket)
-                if protocol is None:
-                    await self._send(socket, message)
-                    continue
+
+            def frame(protocol: Any) -> Any:
+                nonlocal prepared
                 if prepared is None:
-                    prepared = protocol.factory.prepareMessage(text.encode())  # framed once
-                try:
-                    protocol.sendPreparedMessage(prepared)
-                except Exception:  # the connection went away under us: the others go on
-                    logger.debug("dropping a closed socket of table %s", table_id, exc_info=True)
-                    self.discard(socket)
-            logger.debug(
-                "table %s: frame written to %d sockets in %.3f s", table_id, len(members), time.perf_counter() - started
+                    prepared = protocol.factory.prepareMessage(data)  # framed once for everyone
+                return prepared
+
+            written, slow = self.write_frames(table_id, members, lambda _socket: text, prepare=frame)
+            for socket in slow:
+                await self._send(socket, {"type": "websocket.send", "text": text})
+            written.extend(time.time() for _ in slow)
+            loop_done = time.time()
+            # The transports write to the kernel when the event loop next polls them: the
+            # first full turn of the loop after the writes (see FanoutReport.flushed).
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            report = FanoutReport(
+                table_id=table_id,
+                frame=frame_head(text),
+                sockets=len(written),
+                queued=started - origin,
+                written=[offset - origin for offset in written],
+                loop=loop_done - origin,
+                flushed=time.time() - origin,
             )
+            if report.sockets >= settings.FANOUT_REPORT_MIN_SOCKETS:
+                report.log()  # now: the private states below may take seconds
         if refresh_private:
             from tables.selectors import render_entry_states
 
             states = await database_sync_to_async(render_entry_states)(
                 table_id=table_id, user_ids={socket.user_id for socket in members}
             )
-            for socket in members:
+            _, slow = self.write_frames(table_id, members, lambda socket: states[socket.user_id], prepare=None)
+            for socket in slow:
                 await self._send(socket, {"type": "websocket.send", "text": states[socket.user_id]})
+            if report is not None and report.sockets >= settings.FANOUT_REPORT_MIN_SOCKETS:
+                report.private = time.time() - origin
+                report.log_private()
+
+    def write_frames(
+        self,
+        table_id: int,
+        members: list[HubSocket],
+        text_of: Callable[[HubSocket], str],
+        *,
+        prepare: Callable[[Any], Any] | None,
+    ) -> tuple[list[float], list[HubSocket]]:
+        """Hand each open daphne socket of ``members`` its frame, without awaiting anything:
+        with ``prepare`` the one prepared message it returns (the same bytes for everyone),
+        else ``text_of(socket)`` framed for that socket. Returns the epoch second at which each
+        write was handed over, and the sockets that must go through their ASGI send (not
+        daphne, or not open). A socket whose write fails is dropped from the hub."""
+        written: list[float] = []
+        slow: list[HubSocket] = []
+        for socket in members:
+            protocol = prepared_protocol(socket)
+            if protocol is None:
+                slow.append(socket)
+                continue
+            try:
+                if prepare is not None:
+                    protocol.sendPreparedMessage(prepare(protocol))
+                else:
+                    protocol.sendMessage(text_of(socket).encode())  # what daphne's serverSend does
+            except Exception:  # the connection went away under us: the others go on
+                logger.debug("dropping a closed socket of table %s", table_id, exc_info=True)
+                self.discard(socket)
+                continue
+            written.append(time.time())
+        return written, slow
 
     async def _send(self, socket: HubSocket, message: dict[str, Any]) -> None:
         try:
@@ -317,7 +524,9 @@ class TableHub:
                 payload["user_id"], payload.get("table_id"), payload.get("close_code"), payload.get("text")
             )
         else:
-            await self.deliver(payload["table_id"], payload["text"], payload["refresh_private"])
+            await self.deliver(
+                payload["table_id"], payload["text"], payload["refresh_private"], payload.get("published_at")
+            )
 
     async def _listen(self) -> None:
         """One Redis pattern subscription for this process; re-subscribes after errors."""
@@ -334,7 +543,14 @@ class TableHub:
                 async for message in pubsub.listen():
                     if message.get("type") != "pmessage":
                         continue
-                    await self.dispatch(json.loads(message["data"]))
+                    payloads = [json.loads(message["data"])]
+                    while len(payloads) < DISPATCH_BATCH:  # what else has arrived meanwhile
+                        more = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0)
+                        if more is None:
+                            break
+                        if more.get("type") == "pmessage":
+                            payloads.append(json.loads(more["data"]))
+                    await self.dispatch_many(payloads)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -373,7 +589,7 @@ def publish_table_frame(table_id: int, text: str | None, *, refresh_private: boo
     """
     _publish(
         hub_channel(layer_prefix(), "table", table_id),
-        {"table_id": table_id, "text": text, "refresh_private": refresh_private},
+        {"table_id": table_id, "text": text, "refresh_private": refresh_private, "published_at": time.time()},
     )
 
 

@@ -48,9 +48,9 @@ def statements(queries: CaptureQueriesContext) -> list[str]:
     ]
 
 
-def bot_table(host: User, now: datetime) -> Table:
+def bot_table(host: User, now: datetime, name: str = "Bots at work") -> Table:
     """The table of ``bench/holdem_tables.py``: one person sitting out and five house bots."""
-    table = holdem_table("Bots at work", seats=6, bot_seats=5)
+    table = holdem_table(name, seats=6, bot_seats=5)
     take_seat(table_id=table.pk, user_id=host.pk, position=0, buy_in_minor=1_000, now=now)
     sit_out_holdem(table_id=table.pk, user_id=host.pk, now=now)
     return table
@@ -188,3 +188,27 @@ def test_a_players_action_with_its_push_is_bounded_and_pushes_the_fresh_frame(al
     assert pushed["hand"]["to_act"] is not None  # the hand goes on: a check is due
     fresh = get_holdem_table_frame(table_id=table.pk, now=datetime.fromisoformat(pushed["server_time"]))
     assert dumps(fresh) == text
+
+
+def test_bots_are_seated_from_one_query_and_a_taken_bot_name_is_skipped(alice: User, bob: User) -> None:
+    """A room of hundreds of tables needs thousands of house bots: an idle bot is found by
+    one query (it was one per existing bot, and stopped at 999), and a bot name someone
+    else took meanwhile (here a person, as another clock worker would) is skipped instead
+    of failing the deal (which cancelled the table's hand)."""
+    from tables.services.holdem.hands import BOT_PREFIX
+
+    now = timezone.now()
+    first = bot_table(alice, now)
+    services.advance_table(table_id=first.pk, now=now)
+    bots = set(Seat.objects.filter(table=first, is_bot=True).values_list("user__username", flat=True))
+    assert bots == {f"{BOT_PREFIX}{k}" for k in range(1, 5)}  # four: a seat stays free for a person
+    # A person holds a name a new bot would get (the next number after the existing names).
+    User.objects.create_user(username=f"{BOT_PREFIX}6", password="correct horse battery")
+    second = bot_table(bob, now, name="More bots at work")
+    with CaptureQueriesContext(connection) as queries:
+        services.advance_table(table_id=second.pk, now=now)
+    seated = set(Seat.objects.filter(table=second, is_bot=True).values_list("user__username", flat=True))
+    assert seated == {f"{BOT_PREFIX}{k}" for k in range(7, 11)}
+    assert HoldemHand.objects.filter(table=second, status=HoldemHandStatus.PLAYING).exists()  # dealt, not cancelled
+    lookups = [q for q in statements(queries) if "auth_user" in q and "FOR UPDATE SKIP LOCKED" in q]
+    assert len(lookups) == 4  # one per bot seated

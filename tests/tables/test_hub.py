@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from autobahn.twisted.websocket import WebSocketServerFactory  # what daphne uses
+from django.conf import settings
 
 from tables.realtime.hub import TableHub, prepared_protocol
 
@@ -275,3 +276,142 @@ async def test_the_heartbeat_does_not_wait_for_the_busy_sync_thread(monkeypatch:
     finally:
         task.cancel()
         await blocker
+
+
+# --- Private states after a public frame, and the fan-out report ---------------------------
+
+
+class PrivateDaphneProtocol(FakeDaphneProtocol):
+    """A fake daphne connection that also takes a message framed for it alone (autobahn's
+    ``sendMessage``, what daphne's ``serverSend`` calls for a text frame)."""
+
+    def __init__(self, factory: WebSocketServerFactory, **kwargs: Any) -> None:
+        super().__init__(factory, **kwargs)
+        self.messages: list[bytes] = []
+
+    def sendMessage(self, payload: bytes, isBinary: bool = False) -> None:  # noqa: N802, N803  (autobahn's names)
+        if self.fail:
+            raise ConnectionError("gone")
+        assert not isBinary
+        self.messages.append(payload)
+
+
+async def test_private_states_are_handed_to_each_daphne_socket_without_its_asgi_send(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from tables import selectors
+
+    asked: list[set[int]] = []
+
+    def render(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
+        asked.append(set(user_ids))
+        return {user_id: json.dumps({"type": "entry_state", "user": user_id, "note": "é"}) for user_id in user_ids}
+
+    from tables.realtime import hub as hub_module
+
+    monkeypatch.setattr(hub_module, "database_sync_to_async", sync_to_async)  # no database here
+    monkeypatch.setattr(selectors, "render_entry_states", render)
+    monkeypatch.setattr(settings, "FANOUT_REPORT_MIN_SOCKETS", 5)
+    factory = new_factory()
+    protocols = [PrivateDaphneProtocol(factory) for _ in range(4)]
+    sockets = [Socket(i, p) for i, p in enumerate(protocols)]
+    plain = Socket(99)
+    hub = TableHub(asyncio.get_running_loop())
+    for socket in [*sockets, plain]:
+        hub.sockets[7].add(socket)
+
+    with caplog.at_level(logging.INFO, logger="tables.realtime.fanout"):
+        await hub.deliver(7, TEXT, refresh_private=True, published_at=None)
+
+    assert asked == [{0, 1, 2, 3, 99}]  # one batched read for the table's sockets
+    for user_id, (socket, protocol) in enumerate(zip(sockets, protocols, strict=True)):
+        assert [unframe(data) for data in protocol.written] == [TEXT]  # the public frame, once
+        assert [json.loads(m.decode()) for m in protocol.messages] == [
+            {"type": "entry_state", "user": user_id, "note": "é"}
+        ]
+        assert socket.sent == []  # nothing through the ASGI send
+    assert [json.loads(m["text"])["type"] for m in plain.sent] == ["table_state", "entry_state"]
+    [line, private_line] = [r.getMessage() for r in caplog.records if r.name == "tables.realtime.fanout"]
+    assert line.startswith("fanout-report ") and private_line.startswith("fanout-private ")
+    report = json.loads(line.removeprefix("fanout-report "))
+    private = json.loads(private_line.removeprefix("fanout-private "))
+    assert report["private"] is None  # logged before the private states, which may take seconds
+    assert (private["table_id"], private["frame"], private["sockets"]) == (7, report["frame"], 5)
+    assert report["table_id"] == 7 and report["sockets"] == 5
+    assert report["frame"] == {"type": "table_state", "phase": "change"}
+    offsets = report["written_pct"]
+    assert len(offsets) == 101 and offsets == sorted(offsets) and offsets[0] >= 0
+    assert report["queued"] <= offsets[0] <= offsets[-1] <= report["flushed"] <= private["private"]
+
+    # A table with fewer sockets than FANOUT_REPORT_MIN_SOCKETS is not reported.
+    hub.discard(plain)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="tables.realtime.fanout"):
+        await hub.deliver(7, TEXT, refresh_private=True)
+    assert not [r for r in caplog.records if r.name == "tables.realtime.fanout"]
+
+
+async def test_a_private_write_that_fails_drops_only_that_socket(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tables import selectors
+    from tables.realtime import hub as hub_module
+
+    monkeypatch.setattr(hub_module, "database_sync_to_async", sync_to_async)  # no database here
+    monkeypatch.setattr(
+        selectors, "render_entry_states", lambda *, table_id, user_ids: {u: f'{{"u":{u}}}' for u in user_ids}
+    )
+    factory = new_factory()
+    good, bad = PrivateDaphneProtocol(factory), PrivateDaphneProtocol(factory, fail=True)
+    hub = TableHub(asyncio.get_running_loop())
+    kept, dropped = Socket(1, good), Socket(2, bad)
+    hub.sockets[7].update({kept, dropped})
+    await hub.deliver(7, None, refresh_private=True)
+    assert good.messages == [b'{"u":1}']
+    assert hub.sockets[7] == {kept}
+
+
+async def test_consecutive_private_refreshes_of_a_table_are_rendered_in_one_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Purchases each publish the buyer's private refresh; those that arrived together are
+    rendered in one batched read, in order with the table's frames around them."""
+    from tables import selectors
+    from tables.realtime import hub as hub_module
+
+    reads: list[tuple[int, set[int]]] = []
+
+    def render(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
+        reads.append((table_id, set(user_ids)))
+        return {user_id: f'{{"type":"entry_state","user":{user_id},"read":{len(reads)}}}' for user_id in user_ids}
+
+    monkeypatch.setattr(hub_module, "database_sync_to_async", sync_to_async)  # no database here
+    monkeypatch.setattr(selectors, "render_entry_states", render)
+    factory = new_factory()
+    hub = TableHub(asyncio.get_running_loop())
+    sockets = {user_id: Socket(user_id, PrivateDaphneProtocol(factory)) for user_id in (1, 2, 3)}
+    other_table = Socket(4, PrivateDaphneProtocol(factory))
+    other_table.table_id = 8
+    for socket in [*sockets.values(), other_table]:
+        hub.add(socket)
+
+    await hub.dispatch_many(
+        [
+            {"user_id": 1, "table_id": 7, "close_code": None, "text": None},
+            {"user_id": 2, "table_id": 7, "close_code": None, "text": None},
+            {"user_id": 1, "table_id": 7, "close_code": None, "text": None},
+            {"table_id": 7, "text": TEXT, "refresh_private": False},
+            {"user_id": 3, "table_id": 7, "close_code": None, "text": None},
+            {"user_id": 4, "table_id": 8, "close_code": None, "text": None},
+            {"user_id": 2, "table_id": None, "close_code": None, "text": None},  # all his tables: alone
+        ]
+    )
+
+    assert reads == [(7, {1, 2}), (7, {3}), (8, {4}), (7, {2})]
+    protocol_1 = sockets[1].base_send.args[0]
+    assert [json.loads(m)["read"] for m in protocol_1.messages] == [1]  # once, not twice
+    assert [unframe(d) for d in protocol_1.written] == [TEXT]
+    protocol_2 = sockets[2].base_send.args[0]
+    assert [json.loads(m)["read"] for m in protocol_2.messages] == [1]
+    assert [json.loads(m["text"])["read"] for m in sockets[2].sent] == [4]  # the all-tables path, as before
+    assert [json.loads(m)["read"] for m in sockets[3].base_send.args[0].messages] == [2]

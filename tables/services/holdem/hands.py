@@ -21,7 +21,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
 
 from config import metrics
 from tables.engine import fairness
@@ -554,21 +556,37 @@ def _manage_bots(table: Table, conditions: HoldemConditions, *, now: datetime) -
         table.version += 1
 
 
+def _idle_bot_user() -> User:
+    """A house bot's user seated nowhere, locked for this transaction (``SKIP LOCKED``: two
+    clock workers seating bots at once never take the same one), or a new one: one query,
+    not one per existing bot, and as many bots as the room needs (it stopped at 999). A new
+    bot's name is the next free ``housebot-<k>``; a name another worker has just taken is
+    skipped (a savepoint), never failing the step (it did: the table's hand was cancelled)."""
+    busy = Seat.objects.filter(is_bot=True).exclude(status=SeatStatus.LEFT).values("user_id")
+    idle = (
+        User.objects.filter(
+            username__startswith=BOT_PREFIX, is_active=False, password__startswith=UNUSABLE_PASSWORD_PREFIX
+        )
+        .exclude(pk__in=busy)
+        .order_by("pk")
+        .select_for_update(skip_locked=True)
+        .first()
+    )
+    if idle is not None:
+        return idle
+    number = User.objects.filter(username__startswith=BOT_PREFIX).count() + 1
+    while True:
+        try:
+            with transaction.atomic():
+                return User.objects.create_user(username=f"{BOT_PREFIX}{number}", password=None, is_active=False)
+        except IntegrityError:
+            number += 1
+
+
 def _seat_bot(table: Table, conditions: HoldemConditions, position: int, *, now: datetime) -> None:
     """Seat a house bot (an inactive user ``housebot-<k>``: it cannot log in) with a maximum
     buy-in of FUN chips from its own wallet, topped up by the cashier when low."""
-    busy = set(Seat.objects.filter(is_bot=True).exclude(status=SeatStatus.LEFT).values_list("user_id", flat=True))
-    user = None
-    for k in range(1, 1000):
-        candidate = User.objects.filter(username=f"{BOT_PREFIX}{k}").first()
-        if candidate is None:
-            user = User.objects.create_user(username=f"{BOT_PREFIX}{k}", password=None, is_active=False)
-            break
-        if not candidate.is_active and not candidate.has_usable_password() and candidate.pk not in busy:
-            user = candidate
-            break
-    if user is None:
-        return
+    user = _idle_bot_user()
     buy_in = int(conditions.max_buy_in_minor)
     wallet = wallet_services.ensure_player_account(user_id=user.pk, currency=Currency.FUN)
     if wallet.balance_minor - wallet.held_minor < buy_in:
