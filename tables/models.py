@@ -372,6 +372,13 @@ class Hand(models.Model):
     )
     leaderboard = models.JSONField(default=list, blank=True)
     cancel_reason = models.CharField(max_length=200, blank=True)
+    sessions_counted = models.BooleanField(
+        default=True,
+        help_text=(
+            "Whether the hand is counted in its players' gaming and play sessions: a WiderPoker "
+            "deal leaves it False and counts them after its commit (or settlement does)."
+        ),
+    )
     beacon_evidence = models.JSONField(
         null=True,
         blank=True,

@@ -17,6 +17,7 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -52,10 +53,11 @@ from tables.realtime.frames import TableRestartedFrame, dumps
 from tables.realtime.hub import publish_table_frame
 from tables.realtime.push import broadcast_holdem_action_on_commit, broadcast_table_on_commit
 from tables.records import board_to_json
-from tables.services import beacon, degradation, powerups
+from tables.services import beacon, degradation
 from tables.services import fairness as fairness_services
 from tables.services.conditions import apply_overrides
 from tables.services.seating import seat_presence
+from tables.services.sessions import count_hand_sessions
 from tables.services.settlement import cancel_hand, hand_escrow, settle_hand
 from tables.services.special import merge_special, special_draws
 from wallet import protection
@@ -143,10 +145,37 @@ def _postpone(table_id: int, *, now: datetime) -> None:
         logger.exception("table %s could not be postponed", table_id)
 
 
-@transaction.atomic(durable=True)
 def advance_table(*, table_id: int, now: datetime) -> bool:
     """Move one table a step if its deadline has passed; False if it was not due or another
-    worker holds it (SKIP LOCKED: that worker is advancing it right now)."""
+    worker holds it (SKIP LOCKED: that worker is advancing it right now).
+
+    A step that dealt a WiderPoker hand commits the deal (entries, antes and their ledger
+    legs only), sends the change frame, and only then counts the hand in its players'
+    gaming and play sessions, in a transaction of its own (``count_hand_sessions``): that
+    work is off the deal's critical path. Should it fail or never run (the process dies
+    between the two), the hand's settlement or cancellation counts it first."""
+    step = _advance_table_step(table_id=table_id, now=now)
+    if step.dealt is not None:
+        try:
+            with transaction.atomic(durable=True):
+                count_hand_sessions(hand_id=step.dealt)
+        except Exception:
+            logger.exception("hand %s: sessions not counted after the deal; its settlement counts them", step.dealt)
+    return step.saved
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """What ``_advance_table_step`` did: ``saved`` (the table advanced) and the WiderPoker hand
+    it dealt, whose sessions are still to count (``dealt``, None otherwise)."""
+
+    saved: bool
+    dealt: int | None = None
+
+
+@transaction.atomic(durable=True)
+def _advance_table_step(*, table_id: int, now: datetime) -> _Step:
+    """``advance_table``'s transaction: one step of one table, its frames sent after commit."""
     table = (
         Table.objects.select_for_update(skip_locked=True)
         .filter(pk=table_id, phase_deadline__lte=now)
@@ -154,10 +183,11 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
         .first()
     )
     if table is None:
-        return False
+        return _Step(False)
     expected_version = table.version
     holdem = table.game == TableGame.HOLDEM
     held = None
+    dealt: int | None = None
     if holdem:
         from tables.services.holdem.hands import advance_holdem_table
 
@@ -168,6 +198,8 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
         if table.phase == TablePhase.RESULTS:
             _end_results(table, now=now)
         _start_hand_or_wait(table, now=now)
+        if table.phase == TablePhase.CHANGE:
+            dealt = table.current_hand_id
     if table.version != expected_version:
         # One step, one broadcast, one version: clients read a gap as a missed frame.
         table.version = expected_version + 1
@@ -178,7 +210,7 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
     elif saved:
         # Every phase change is public, and every seated player's screen must follow it.
         broadcast_table_on_commit(table.pk, refresh_private=True)
-    return saved
+    return _Step(saved, dealt if saved else None)
 
 
 def _save_table(table: Table, *, expected_version: int) -> bool:
@@ -337,8 +369,14 @@ def _deal(
     wallets ``account_ids`` are locked and hold the ante: the next element of the table's
     published seed chain, mixed with the client seed of every player dealt in, gives the hand
     seed; the entry order comes from it, never from the server; the change keys wait for the
-    first beacon round after the change deadline. One ante transfer, one entry each (written
-    by ``COPY`` on PostgreSQL)."""
+    first beacon round after the change deadline.
+
+    Writes only what a deal must (issue 23): the hand, one ante transfer (its legs by
+    ``COPY``, the balances by one ``UPDATE``) and one entry each (``COPY`` on PostgreSQL).
+    The players' gaming and play sessions count the hand after the commit
+    (``tables.services.sessions``). The work falls in two parts: ``_collect_antes`` needs
+    only the hand's row and who is dealt in, not the seed; ``_deal_cards`` (entry order,
+    initial combinations, the entries, the spin jackpot) needs the seed."""
     draw = fairness_services.next_chain_seed(table, now=now)
     ids = user_ids.tolist()
     names, client_seeds = fairness_services.names_and_client_seeds(ids, now=now)
@@ -347,8 +385,7 @@ def _deal(
     count = len(ids)
     # The entry order, the initial combinations and the entries' COPY text are pure CPU (a
     # hand of 100,000: ~1.2 million HMAC blocks, then 100,000 rows of text); a thread makes
-    # them while this one waits on the database for the ante and the sessions, which need
-    # neither. One worker: the rows are made after the randomness they need.
+    # them while this one waits on the database for the ante, which needs none of them.
     vendor = connection.vendor
     seeds = [client_seeds[u] for u in ids]
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deal") as pool:
@@ -357,9 +394,8 @@ def _deal(
         rows = pool.submit(
             lambda: _entry_rows(hand.pk, table.ante_minor, user_ids, seeds, *randomness.result(), vendor=vendor)
         )
-        _start_hand(table, hand, spin, user_ids=user_ids, account_ids=account_ids, locked=locked, now=now)
-        entries = rows.result()
-    insert_rows(Entry._meta.db_table, entries)
+        _collect_antes(table, hand, account_ids=account_ids, locked=locked)
+        _deal_cards(table, hand, spin, rows.result(), now=now)
     table.phase = TablePhase.CHANGE
     table.phase_deadline = hand.change_deadline
     table.current_hand = hand
@@ -423,7 +459,9 @@ def _create_hand(
     now: datetime,
 ) -> tuple[Hand, dict[str, Any] | None]:
     """Create the hand row for ``seed`` (the chain ``draw`` it came from) and ``count``
-    players; return it with the spin jackpot it won (``hand_config``), if any."""
+    players; return it with the spin jackpot it won (``hand_config``), if any. The hand is
+    not counted in its players' sessions yet (``sessions_counted`` False:
+    ``tables.services.sessions``)."""
     board = deal_board(seed)
     config, spin = hand_config(table, seed, now=now)
     change_end = now + timedelta(seconds=int(config["change_seconds"]))
@@ -446,45 +484,51 @@ def _create_hand(
         entry_count=count,
         antes_minor=ante * count,
         gross_minor=ante * count,
+        sessions_counted=False,
     )
     return hand, spin
 
 
-def _start_hand(
+def _collect_antes(
     table: Table,
     hand: Hand,
-    spin: dict[str, Any] | None,
     *,
-    user_ids: np.ndarray,
     account_ids: np.ndarray,
     locked: wallet_services.LockedAccounts | None,
-    now: datetime,
 ) -> None:
-    """Take the ante from ``account_ids`` into the hand's escrow (one transfer), award the
-    spin jackpot ``spin`` it won, and count the hand in the players' gaming and play
-    sessions. ``user_ids`` / ``account_ids``: int64 arrays, aligned, in any order;
-    ``locked``: the players' wallets as the deal locked and read them."""
-    count = len(user_ids)
+    """Take the ante from ``account_ids`` (int64, any order) into the hand's escrow: one
+    transfer, reference ``ante:<hand>``, one ledger leg per player plus the escrow's, the
+    balances by one statement. ``locked``: the players' wallets as the deal locked and read
+    them. Seed-independent: it needs the hand's id and who is dealt in, nothing the seed
+    decides, so it may run before the seed is known."""
+    count = len(account_ids)
     ante = table.ante_minor
+    if not ante:
+        return
     escrow = hand_escrow(hand_id=hand.pk, currency=table.currency)
-    if ante:
-        wallet_services.post_transfer_arrays(
-            reference=f"ante:{hand.pk}",
-            kind=TransferKind.ANTE,
-            currency=table.currency,
-            account_ids=np.append(account_ids, escrow.pk),
-            deltas=np.append(np.full(count, -ante, dtype=np.int64), ante * count),
-            memo=f"Ante of hand {table.name} #{hand.number}",
-            locked=locked,
-        )
+    wallet_services.post_transfer_arrays(
+        reference=f"ante:{hand.pk}",
+        kind=TransferKind.ANTE,
+        currency=table.currency,
+        account_ids=np.append(account_ids, escrow.pk),
+        deltas=np.append(np.full(count, -ante, dtype=np.int64), ante * count),
+        memo=f"Ante of hand {table.name} #{hand.number}",
+        locked=locked,
+    )
+
+
+def _deal_cards(table: Table, hand: Hand, spin: dict[str, Any] | None, entries: PreparedRows, *, now: datetime) -> None:
+    """The seed-dependent part of the deal: write the ``entries`` (their order and initial
+    combinations come from the seed: ``_entry_rows``) and award the spin jackpot ``spin``
+    the seed drew (``hand_config``), if any, into the hand's escrow."""
+    insert_rows(Entry._meta.db_table, entries)
     if spin is not None:
+        escrow = hand_escrow(hand_id=hand.pk, currency=table.currency)
         hand.spin_jackpot_id = int(spin["id"])
         hand.spin_award_minor = jackpot_services.award_spin(
             jackpot_id=int(spin["id"]), hand_id=hand.pk, escrow_account_id=escrow.pk, now=now
         )
         hand.save(update_fields=["spin_jackpot", "spin_award_minor"])
-    powerups.on_hands_dealt(table_id=table.pk, user_ids=user_ids.tolist(), now=now)
-    protection.record_play(user_ids=user_ids.tolist(), now=now)
 
 
 # --- CHANGE -> RESULTS: settlement -------------------------------------------------------------

@@ -13,6 +13,7 @@ from django.urls import reverse
 from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError, WrongGameError
 from tables.models import Seat, SeatSockets, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.push import broadcast_table_on_commit, kick_player_on_commit, push_private_on_commit
+from tables.services import fairness as fairness_services
 from tables.services import powerups
 from wallet import protection
 from wallet import selectors as wallet_selectors
@@ -77,6 +78,9 @@ def join_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
     protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=table.ante_minor, now=now)
     _check_stake_covered(table, user_id)
     wallet_services.ensure_player_account(user_id=user_id, currency=table.currency)
+    # His client seed exists before his first hand: a deal of 100,000 new players then
+    # creates none (issue 23; a seed he sets later still counts from the next hand).
+    fairness_services.client_seeds([user_id], now=now)
     seat, created = Seat.objects.get_or_create(
         table_id=table_id, user_id=user_id, defaults={"joined_at": now, "last_seen_at": now}
     )
