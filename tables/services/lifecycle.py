@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, F, Value, When
+from django.db.models import Case, F, FilteredRelation, Q, Value, When
 
 from config import metrics
 from config.observability import bind
@@ -56,14 +56,14 @@ from tables.records import board_to_json
 from tables.services import beacon, degradation
 from tables.services import fairness as fairness_services
 from tables.services.conditions import apply_overrides
-from tables.services.seating import seat_presence
+from tables.services.seating import seat_presence_with
 from tables.services.sessions import count_hand_sessions
 from tables.services.settlement import cancel_hand, hand_escrow, settle_hand
 from tables.services.special import merge_special, special_draws
 from wallet import protection
 from wallet import services as wallet_services
 from wallet.lookups import IntArray
-from wallet.models import TransferKind
+from wallet.models import AccountKind, TransferKind
 
 logger = logging.getLogger(__name__)
 
@@ -243,9 +243,23 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
 
     Seats are read as tuples with their presence computed by the database: a table of
     100,000 players makes no model object per seat."""
-    seats = seat_presence(
-        Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).order_by("joined_at", "pk"), now=now
+    # One read of the players (issue 23): each seat with its presence, its player's wallet
+    # in the table's currency, name and client seed.
+    wallet = FilteredRelation(
+        "user__accounts",
+        condition=Q(user__accounts__kind=AccountKind.PLAYER, user__accounts__currency=table.currency),
     )
+    rows = seat_presence_with(
+        Seat.objects.filter(table=table)
+        .exclude(status=SeatStatus.LEFT)
+        .annotate(wallet=wallet)
+        .order_by("joined_at", "pk"),
+        now=now,
+        extra=("wallet__id", "user__username", "user__client_seed__seed"),
+    )
+    seats = [presence for presence, _ in rows]
+    players: dict[int, tuple[str, str | None]] = {presence[1]: (more[1], more[2]) for presence, more in rows}
+    wallets: dict[int, int] = {presence[1]: more[0] for presence, more in rows if more[0] is not None}
     gone = [seat[0] for seat in seats if not seat[3]]
     if gone:
         _update_seats(gone, status=SeatStatus.LEFT, status_reason="disconnected", left_at=now)
@@ -264,7 +278,10 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
     accounts: dict[int, int] = {}
     if len(active) >= 2:
         user_ids_all = [user_id for _, user_id in active]
-        accounts = wallet_services.ensure_player_accounts(user_ids=user_ids_all, currency=table.currency)
+        accounts = dict(wallets)
+        missing = [user_id for user_id in user_ids_all if user_id not in accounts]
+        if missing:  # joining opens the wallet: only seats older than that lack one
+            accounts.update(wallet_services.ensure_player_accounts(user_ids=missing, currency=table.currency))
         # Locked before the protection reads the players' losses, and until the ante is
         # taken: a purchase of theirs at another table (which locks the wallet too) is
         # counted before or after this deal, never beside it. What holds promised is not
@@ -292,7 +309,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
             table.version += 1
         if int(can_pay.sum()) >= 2:
             with metrics.timed(metrics.DEAL_DURATION, TableGame.WIDERPOKER):
-                hand = _deal(table, user_ids[can_pay], account_ids[can_pay], locked=locked, now=now)
+                hand = _deal(table, user_ids[can_pay], account_ids[can_pay], locked=locked, players=players, now=now)
             metrics.count_on_commit(metrics.HANDS, TableGame.WIDERPOKER, "dealt")
             _record_not_dealt(hand, seats, gone_set, active, can_pay.tolist(), barred)
 
@@ -363,6 +380,7 @@ def _deal(
     account_ids: np.ndarray,
     *,
     locked: wallet_services.LockedAccounts | None = None,
+    players: dict[int, tuple[str, str | None]] | None = None,
     now: datetime,
 ) -> Hand:
     """Deal a hand (algorithm 2, docs/provably-fair.md) to the players ``user_ids`` whose
@@ -376,10 +394,17 @@ def _deal(
     The players' gaming and play sessions count the hand after the commit
     (``tables.services.sessions``). The work falls in two parts: ``_collect_antes`` needs
     only the hand's row and who is dealt in, not the seed; ``_deal_cards`` (entry order,
-    initial combinations, the entries, the spin jackpot) needs the seed."""
+    initial combinations, the entries, the spin jackpot) needs the seed. ``players``: user id
+    -> (name, client seed or None) as the deal read them with the seats; read here when None."""
     draw = fairness_services.next_chain_seed(table, now=now)
     ids = user_ids.tolist()
-    names, client_seeds = fairness_services.names_and_client_seeds(ids, now=now)
+    if players is None:
+        names, client_seeds = fairness_services.names_and_client_seeds(ids, now=now)
+    else:
+        names = {user_id: players[user_id][0] for user_id in ids}
+        client_seeds = {user_id: seed for user_id in ids if (seed := players[user_id][1]) is not None}
+        if len(client_seeds) < len(ids):  # joining makes them: only seats older than that lack one
+            client_seeds.update(fairness_services.client_seeds([u for u in ids if u not in client_seeds], now=now))
     number = table.hands_dealt + 1
     seed = derive_hand_seed(draw.seed, table.pk, number, [(names[u], client_seeds[u]) for u in ids])
     count = len(ids)
