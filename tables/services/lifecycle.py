@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, F, FilteredRelation, Q, Value, When
+from django.db.models import Case, F, Value, When
 
 from config import metrics
 from config.observability import bind
@@ -63,7 +63,7 @@ from tables.services.special import merge_special, special_draws
 from wallet import protection
 from wallet import services as wallet_services
 from wallet.lookups import IntArray
-from wallet.models import AccountKind, TransferKind
+from wallet.models import TransferKind
 
 logger = logging.getLogger(__name__)
 
@@ -243,23 +243,18 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
 
     Seats are read as tuples with their presence computed by the database: a table of
     100,000 players makes no model object per seat."""
-    # One read of the players (issue 23): each seat with its presence, its player's wallet
-    # in the table's currency, name and client seed.
-    wallet = FilteredRelation(
-        "user__accounts",
-        condition=Q(user__accounts__kind=AccountKind.PLAYER, user__accounts__currency=table.currency),
-    )
+    # The players read once with their seats (issue 23): presence, name and client seed (by
+    # each player's primary key and unique seed row: a sound plan whatever the statistics).
+    # Their wallets are read by id array (``ensure_player_accounts``): a join on the wallets
+    # of a table filled since PostgreSQL's last ANALYZE was planned as a nested loop over
+    # every wallet for every seat.
     rows = seat_presence_with(
-        Seat.objects.filter(table=table)
-        .exclude(status=SeatStatus.LEFT)
-        .annotate(wallet=wallet)
-        .order_by("joined_at", "pk"),
+        Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).order_by("joined_at", "pk"),
         now=now,
-        extra=("wallet__id", "user__username", "user__client_seed__seed"),
+        extra=("user__username", "user__client_seed__seed"),
     )
     seats = [presence for presence, _ in rows]
-    players: dict[int, tuple[str, str | None]] = {presence[1]: (more[1], more[2]) for presence, more in rows}
-    wallets: dict[int, int] = {presence[1]: more[0] for presence, more in rows if more[0] is not None}
+    players: dict[int, tuple[str, str | None]] = {presence[1]: (more[0], more[1]) for presence, more in rows}
     gone = [seat[0] for seat in seats if not seat[3]]
     if gone:
         _update_seats(gone, status=SeatStatus.LEFT, status_reason="disconnected", left_at=now)
@@ -278,10 +273,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
     accounts: dict[int, int] = {}
     if len(active) >= 2:
         user_ids_all = [user_id for _, user_id in active]
-        accounts = dict(wallets)
-        missing = [user_id for user_id in user_ids_all if user_id not in accounts]
-        if missing:  # joining opens the wallet: only seats older than that lack one
-            accounts.update(wallet_services.ensure_player_accounts(user_ids=missing, currency=table.currency))
+        accounts = wallet_services.ensure_player_accounts(user_ids=user_ids_all, currency=table.currency)
         # Locked before the protection reads the players' losses, and until the ante is
         # taken: a purchase of theirs at another table (which locks the wallet too) is
         # counted before or after this deal, never beside it. What holds promised is not

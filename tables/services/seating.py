@@ -35,7 +35,7 @@ def seat_presence_with(
 ) -> list[tuple[tuple[int, int, str, bool], tuple[Any, ...]]]:
     """``seat_presence`` with the values of the ``extra`` fields or lookups of each seat
     (e.g. ``"user__username"``, or annotations of ``seats``), read by the same query: a deal
-    reads each of its 100,000 players once, his wallet, name and client seed joined to his
+    reads each of its 100,000 players once, his name and client seed joined to his
     seat. Pairs of (the ``seat_presence`` tuple, the ``extra`` values in their order)."""
     seen_after = now - timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
     closed_after = now - timedelta(seconds=settings.PRESENCE_RECONNECT_GRACE_SECONDS)
