@@ -164,7 +164,7 @@ def measure(size: int) -> DealFigures:
         step("next settle", settle_at)
         books = books and check_books().ok
     finally:
-        hub.publish_table_frame = real_publish  # type: ignore[assignment]
+        hub.publish_table_frame = real_publish
     return DealFigures(size, steps, books, load)
 
 

@@ -394,7 +394,7 @@ def _deal(
         names, client_seeds = fairness_services.names_and_client_seeds(ids, now=now)
     else:
         names = {user_id: players[user_id][0] for user_id in ids}
-        client_seeds = {user_id: seed for user_id in ids if (seed := players[user_id][1]) is not None}
+        client_seeds = {user_id: known for user_id in ids if (known := players[user_id][1]) is not None}
         if len(client_seeds) < len(ids):  # joining makes them: only seats older than that lack one
             client_seeds.update(fairness_services.client_seeds([u for u in ids if u not in client_seeds], now=now))
     number = table.hands_dealt + 1

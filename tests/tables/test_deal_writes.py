@@ -58,7 +58,7 @@ def test_the_deal_writes_entries_antes_and_legs_and_the_sessions_follow_its_chan
     assert PlayerClientSeed.objects.filter(user__in=players).count() == 5
     events: list[str] = []
     statements: list[tuple[str, str]] = []
-    real_count, real_publish = lifecycle.count_hand_sessions, hub.publish_table_frame
+    real_count, real_publish = sessions.count_hand_sessions, hub.publish_table_frame
 
     def count(*, hand_id: int) -> bool:
         events.append("count")
