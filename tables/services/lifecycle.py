@@ -273,12 +273,12 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
     accounts: dict[int, int] = {}
     if len(active) >= 2:
         user_ids_all = [user_id for _, user_id in active]
-        accounts = wallet_services.ensure_player_accounts(user_ids=user_ids_all, currency=table.currency)
         # Locked before the protection reads the players' losses, and until the ante is
         # taken: a purchase of theirs at another table (which locks the wallet too) is
         # counted before or after this deal, never beside it. What holds promised is not
-        # spendable. The ante's transfer takes the rows read here instead of reading them again.
-        locked = wallet_services.lock_and_read(np.array([accounts[u] for u in user_ids_all], dtype=np.int64))
+        # spendable. The ante's transfer takes the rows read here instead of reading them
+        # again; the wallets are found, locked and read by one statement.
+        accounts, locked = wallet_services.lock_and_read_players(user_ids=user_ids_all, currency=table.currency)
         barred = protection.barred_players(
             user_ids=user_ids_all, currency=table.currency, stake_minor=table.ante_minor, now=now
         )
