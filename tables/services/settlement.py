@@ -72,7 +72,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     hand = Hand.objects.select_for_update().get(pk=hand_id)
     if hand.status != HandStatus.CHANGE:
         return False
-    if not hand.sessions_counted:  # the deal's after-commit counting did not run
+    if hand.sessions_counted is False:  # the deal's after-commit counting did not run
         count_hand_sessions(hand_id=hand.pk)
     metrics.count_on_commit(metrics.HANDS, "widerpoker", "settled")
     config = hand.config
@@ -367,7 +367,7 @@ def cancel_hand(*, hand_id: int, reason: str, now: datetime, beacon_answer: str 
     hand = Hand.objects.select_for_update().get(pk=hand_id)
     if hand.status != HandStatus.CHANGE:
         return False
-    if not hand.sessions_counted:  # dealt, so counted in the sessions, cancelled or not
+    if hand.sessions_counted is False:  # dealt, so counted in the sessions, cancelled or not
         count_hand_sessions(hand_id=hand.pk)
     if hand.beacon_round is not None and now >= beacon.time_of(int(hand.beacon_round)):
         answer = beacon_answer or f"not asked: cancelled for another reason ({reason})"
