@@ -382,6 +382,15 @@ class Hand(models.Model):
     )
     leaderboard = models.JSONField(default=list, blank=True)
     cancel_reason = models.CharField(max_length=200, blank=True)
+    sessions_counted = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text=(
+            "Whether the hand is counted in its players' gaming and play sessions: a WiderPoker "
+            "deal writes False and counts them after its commit (or settlement does), then True; "
+            "null for hands that never wait for it."
+        ),
+    )
     beacon_evidence = models.JSONField(
         null=True,
         blank=True,

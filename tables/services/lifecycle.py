@@ -55,10 +55,11 @@ from tables.realtime.frames import TableRestartedFrame, dumps
 from tables.realtime.hub import publish_table_frame
 from tables.realtime.push import broadcast_holdem_action_on_commit, broadcast_table_on_commit
 from tables.records import board_to_json
-from tables.services import beacon, degradation, powerups
+from tables.services import beacon, degradation
 from tables.services import fairness as fairness_services
 from tables.services.conditions import apply_overrides
-from tables.services.seating import seat_presence
+from tables.services.seating import seat_presence_with
+from tables.services.sessions import count_hand_sessions
 from tables.services.settlement import cancel_hand, hand_escrow, settle_hand
 from tables.services.special import merge_special, special_draws
 from wallet import protection
@@ -146,10 +147,37 @@ def _postpone(table_id: int, *, now: datetime) -> None:
         logger.exception("table %s could not be postponed", table_id)
 
 
-@transaction.atomic(durable=True)
 def advance_table(*, table_id: int, now: datetime) -> bool:
     """Move one table a step if its deadline has passed; False if it was not due or another
-    worker holds it (SKIP LOCKED: that worker is advancing it right now)."""
+    worker holds it (SKIP LOCKED: that worker is advancing it right now).
+
+    A step that dealt a WiderPoker hand commits the deal (entries, antes and their ledger
+    legs only), sends the change frame, and only then counts the hand in its players'
+    gaming and play sessions, in a transaction of its own (``count_hand_sessions``): that
+    work is off the deal's critical path. Should it fail or never run (the process dies
+    between the two), the hand's settlement or cancellation counts it first."""
+    step = _advance_table_step(table_id=table_id, now=now)
+    if step.dealt is not None:
+        try:
+            with transaction.atomic(durable=True):
+                count_hand_sessions(hand_id=step.dealt)
+        except Exception:
+            logger.exception("hand %s: sessions not counted after the deal; its settlement counts them", step.dealt)
+    return step.saved
+
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """What ``_advance_table_step`` did: ``saved`` (the table advanced) and the WiderPoker hand
+    it dealt, whose sessions are still to count (``dealt``, None otherwise)."""
+
+    saved: bool
+    dealt: int | None = None
+
+
+@transaction.atomic(durable=True)
+def _advance_table_step(*, table_id: int, now: datetime) -> _Step:
+    """``advance_table``'s transaction: one step of one table, its frames sent after commit."""
     table = (
         Table.objects.select_for_update(skip_locked=True)
         .filter(pk=table_id, phase_deadline__lte=now)
@@ -157,10 +185,11 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
         .first()
     )
     if table is None:
-        return False
+        return _Step(False)
     expected_version = table.version
     holdem = table.game == TableGame.HOLDEM
     held = None
+    dealt: int | None = None
     if holdem:
         from tables.services.holdem.hands import advance_holdem_table
 
@@ -175,6 +204,8 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
         # A tournament's table deals its entrants, not its seats (docs/tournaments.md).
         if not tournament_step(table, now=now):
             _start_hand_or_wait(table, now=now)
+        if table.phase == TablePhase.CHANGE:
+            dealt = table.current_hand_id  # its sessions are counted after the commit
     if table.version != expected_version:
         # One step, one broadcast, one version: clients read a gap as a missed frame.
         table.version = expected_version + 1
@@ -185,7 +216,7 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
     elif saved:
         # Every phase change is public, and every seated player's screen must follow it.
         broadcast_table_on_commit(table.pk, refresh_private=True)
-    return saved
+    return _Step(saved, dealt if saved else None)
 
 
 def _save_table(table: Table, *, expected_version: int) -> bool:
@@ -222,9 +253,18 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
     if freeze is not None:
         _deal_frozen(table, freeze, now=now)
         return
-    seats = seat_presence(
-        Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).order_by("joined_at", "pk"), now=now
+    # The players read once with their seats (issue 23): presence, name and client seed (by
+    # each player's primary key and unique seed row: a sound plan whatever the statistics).
+    # Their wallets are read by id array (``lock_and_read_players``): a join on the wallets
+    # of a table filled since PostgreSQL's last ANALYZE was planned as a nested loop over
+    # every wallet for every seat.
+    rows = seat_presence_with(
+        Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).order_by("joined_at", "pk"),
+        now=now,
+        extra=("user__username", "user__client_seed__seed"),
     )
+    seats = [presence for presence, _ in rows]
+    players: dict[int, tuple[str, str | None]] = {presence[1]: (more[0], more[1]) for presence, more in rows}
     gone = [seat[0] for seat in seats if not seat[3]]
     if gone:
         _update_seats(gone, status=SeatStatus.LEFT, status_reason="disconnected", left_at=now)
@@ -243,12 +283,12 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
     accounts: dict[int, int] = {}
     if len(active) >= 2:
         user_ids_all = [user_id for _, user_id in active]
-        accounts = wallet_services.ensure_player_accounts(user_ids=user_ids_all, currency=table.currency)
         # Locked before the protection reads the players' losses, and until the ante is
         # taken: a purchase of theirs at another table (which locks the wallet too) is
         # counted before or after this deal, never beside it. What holds promised is not
-        # spendable. The ante's transfer takes the rows read here instead of reading them again.
-        locked = wallet_services.lock_and_read(np.array([accounts[u] for u in user_ids_all], dtype=np.int64))
+        # spendable. The ante's transfer takes the rows read here instead of reading them
+        # again; the wallets are found, locked and read by one statement.
+        accounts, locked = wallet_services.lock_and_read_players(user_ids=user_ids_all, currency=table.currency)
         barred = protection.barred_players(
             user_ids=user_ids_all, currency=table.currency, stake_minor=table.ante_minor, now=now
         )
@@ -279,7 +319,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
             )
         elif int(can_pay.sum()) >= 2:
             with metrics.timed(metrics.DEAL_DURATION, TableGame.WIDERPOKER):
-                hand = _deal(table, user_ids[can_pay], account_ids[can_pay], locked=locked, now=now)
+                hand = _deal(table, user_ids[can_pay], account_ids[can_pay], locked=locked, players=players, now=now)
             metrics.count_on_commit(metrics.HANDS, TableGame.WIDERPOKER, "dealt")
             _record_not_dealt(hand, seats, gone_set, active, can_pay.tolist(), barred)
 
@@ -504,6 +544,7 @@ def _deal(
     account_ids: np.ndarray,
     *,
     locked: wallet_services.LockedAccounts | None = None,
+    players: dict[int, tuple[str, str | None]] | None = None,
     now: datetime,
     frozen: _Frozen | None = None,
 ) -> Hand:
@@ -511,13 +552,27 @@ def _deal(
     wallets ``account_ids`` are locked and hold the ante: the next element of the table's
     published seed chain, mixed with the client seed of every player dealt in, gives the hand
     seed; the entry order comes from it, never from the server; the change keys wait for the
-    first beacon round after the change deadline. One ante transfer, one entry each (written
-    by ``COPY`` on PostgreSQL)."""
+    first beacon round after the change deadline. ``frozen``: algorithm 3's freeze and deal
+    round (the frozen players and client seeds, the round's value mixed in).
+
+    Writes only what a deal must (issue 23): the hand, one ante transfer (its legs by
+    ``COPY``, the balances by one ``UPDATE``) and one entry each (``COPY`` on PostgreSQL).
+    The players' gaming and play sessions count the hand after the commit
+    (``tables.services.sessions``). The work falls in two parts: ``_collect_antes`` needs
+    only the hand's row and who is dealt in, not the seed; ``_deal_cards`` (entry order,
+    initial combinations, the entries, the spin jackpot) needs the seed. ``players``: user id
+    -> (name, client seed or None) as the deal read them with the seats; read here when None."""
     number = table.hands_dealt + 1
     if frozen is None:
         draw = fairness_services.next_chain_seed(table, now=now)
         ids = user_ids.tolist()
-        names, client_seeds = fairness_services.names_and_client_seeds(ids, now=now)
+        if players is None:
+            names, client_seeds = fairness_services.names_and_client_seeds(ids, now=now)
+        else:
+            names = {user_id: players[user_id][0] for user_id in ids}
+            client_seeds = {user_id: known for user_id in ids if (known := players[user_id][1]) is not None}
+            if len(client_seeds) < len(ids):  # joining makes them: only seats older than that lack one
+                client_seeds.update(fairness_services.client_seeds([u for u in ids if u not in client_seeds], now=now))
         seed = derive_hand_seed(draw.seed, table.pk, number, [(names[u], client_seeds[u]) for u in ids])
         everyone = ids
     else:
@@ -532,8 +587,8 @@ def _deal(
     count = len(ids)
     # The entry order, the initial combinations and the entries' COPY text are pure CPU (a
     # hand of 100,000: ~1.2 million HMAC blocks, then 100,000 rows of text); a thread makes
-    # them while this one waits on the database for the ante and the sessions, which need
-    # neither. One worker: the rows are made after the randomness they need.
+    # them while this one waits on the database for the ante, which needs none of them.
+    # One worker: the rows are made after the randomness they need.
     vendor = connection.vendor
     seeds = [client_seeds[u] for u in ids]
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deal") as pool:
@@ -544,9 +599,8 @@ def _deal(
         rows = pool.submit(
             lambda: _entry_rows(hand.pk, table.ante_minor, user_ids, seeds, *randomness.result(), vendor=vendor)
         )
-        _start_hand(table, hand, spin, user_ids=user_ids, account_ids=account_ids, locked=locked, now=now)
-        entries = rows.result()
-    insert_rows(Entry._meta.db_table, entries)
+        _collect_antes(table, hand, account_ids=account_ids, locked=locked)
+        _deal_cards(table, hand, spin, rows.result(), now=now)
     table.phase = TablePhase.CHANGE
     table.phase_deadline = hand.change_deadline
     table.current_hand = hand
@@ -625,7 +679,8 @@ def _create_hand(
 ) -> tuple[Hand, dict[str, Any] | None]:
     """Create the hand row for ``seed`` (the chain ``draw`` it came from) and ``count``
     players; return it with the spin jackpot it won (``hand_config``), if any. ``frozen``:
-    algorithm 3's freeze and deal round, stored with the hand."""
+    algorithm 3's freeze and deal round, stored with the hand. The hand is not counted in
+    its players' sessions yet (``sessions_counted`` False: ``tables.services.sessions``)."""
     board = deal_board(seed)
     config, spin = hand_config(table, seed, now=now)
     change_end = now + timedelta(seconds=int(config["change_seconds"]))
@@ -648,6 +703,7 @@ def _create_hand(
         entry_count=count,
         antes_minor=ante * count,
         gross_minor=ante * count,
+        sessions_counted=False,
         **(
             {}
             if frozen is None
@@ -663,41 +719,46 @@ def _create_hand(
     return hand, spin
 
 
-def _start_hand(
+def _collect_antes(
     table: Table,
     hand: Hand,
-    spin: dict[str, Any] | None,
     *,
-    user_ids: np.ndarray,
     account_ids: np.ndarray,
     locked: wallet_services.LockedAccounts | None,
-    now: datetime,
 ) -> None:
-    """Take the ante from ``account_ids`` into the hand's escrow (one transfer), award the
-    spin jackpot ``spin`` it won, and count the hand in the players' gaming and play
-    sessions. ``user_ids`` / ``account_ids``: int64 arrays, aligned, in any order;
-    ``locked``: the players' wallets as the deal locked and read them."""
-    count = len(user_ids)
+    """Take the ante from ``account_ids`` (int64, any order) into the hand's escrow: one
+    transfer, reference ``ante:<hand>``, one ledger leg per player plus the escrow's, the
+    balances by one statement. ``locked``: the players' wallets as the deal locked and read
+    them. Seed-independent: it needs the hand's id and who is dealt in, nothing the seed
+    decides, so it may run before the seed is known."""
+    count = len(account_ids)
     ante = table.ante_minor
+    if not ante:
+        return
     escrow = hand_escrow(hand_id=hand.pk, currency=table.currency)
-    if ante:
-        wallet_services.post_transfer_arrays(
-            reference=f"ante:{hand.pk}",
-            kind=TransferKind.ANTE,
-            currency=table.currency,
-            account_ids=np.append(account_ids, escrow.pk),
-            deltas=np.append(np.full(count, -ante, dtype=np.int64), ante * count),
-            memo=f"Ante of hand {table.name} #{hand.number}",
-            locked=locked,
-        )
+    wallet_services.post_transfer_arrays(
+        reference=f"ante:{hand.pk}",
+        kind=TransferKind.ANTE,
+        currency=table.currency,
+        account_ids=np.append(account_ids, escrow.pk),
+        deltas=np.append(np.full(count, -ante, dtype=np.int64), ante * count),
+        memo=f"Ante of hand {table.name} #{hand.number}",
+        locked=locked,
+    )
+
+
+def _deal_cards(table: Table, hand: Hand, spin: dict[str, Any] | None, entries: PreparedRows, *, now: datetime) -> None:
+    """The seed-dependent part of the deal: write the ``entries`` (their order and initial
+    combinations come from the seed: ``_entry_rows``) and award the spin jackpot ``spin``
+    the seed drew (``hand_config``), if any, into the hand's escrow."""
+    insert_rows(Entry._meta.db_table, entries)
     if spin is not None:
+        escrow = hand_escrow(hand_id=hand.pk, currency=table.currency)
         hand.spin_jackpot_id = int(spin["id"])
         hand.spin_award_minor = jackpot_services.award_spin(
             jackpot_id=int(spin["id"]), hand_id=hand.pk, escrow_account_id=escrow.pk, now=now
         )
         hand.save(update_fields=["spin_jackpot", "spin_award_minor"])
-    powerups.on_hands_dealt(table_id=table.pk, user_ids=user_ids.tolist(), now=now)
-    protection.record_play(user_ids=user_ids.tolist(), now=now)
 
 
 # --- CHANGE -> RESULTS: settlement -------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -13,6 +14,7 @@ from django.urls import reverse
 from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError, WrongGameError
 from tables.models import Seat, SeatSockets, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.push import broadcast_table_on_commit, kick_player_on_commit, push_private_on_commit
+from tables.services import fairness as fairness_services
 from tables.services import powerups
 from wallet import guests, protection
 from wallet import selectors as wallet_selectors
@@ -25,6 +27,16 @@ def seat_presence(seats: QuerySet[Seat], *, now: datetime) -> list[tuple[int, in
     """(seat id, user id, status, connected) for ``seats``, in the queryset's order; the
     comparisons done by the database (reading 100,000 seats' timestamps into Python cost
     seconds): the rule of ``presence_rule``, on three booleans per seat."""
+    return [presence for presence, _ in seat_presence_with(seats, now=now)]
+
+
+def seat_presence_with(
+    seats: QuerySet[Seat], *, now: datetime, extra: tuple[str, ...] = ()
+) -> list[tuple[tuple[int, int, str, bool], tuple[Any, ...]]]:
+    """``seat_presence`` with the values of the ``extra`` fields or lookups of each seat
+    (e.g. ``"user__username"``, or annotations of ``seats``), read by the same query: a deal
+    reads each of its 100,000 players once, his name and client seed joined to his
+    seat. Pairs of (the ``seat_presence`` tuple, the ``extra`` values in their order)."""
     seen_after = now - timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
     closed_after = now - timedelta(seconds=settings.PRESENCE_RECONNECT_GRACE_SECONDS)
     rows = seats.annotate(
@@ -35,10 +47,13 @@ def seat_presence(seats: QuerySet[Seat], *, now: datetime) -> list[tuple[int, in
         closed_recently=ExpressionWrapper(
             Q(socket_closed_at__isnull=False, socket_closed_at__gte=closed_after), output_field=BooleanField()
         ),
-    ).values_list("pk", "user_id", "status", "ws_connections", "fresh", "closed_last", "closed_recently")
+    ).values_list("pk", "user_id", "status", "ws_connections", "fresh", "closed_last", "closed_recently", *extra)
     return [
-        (pk, user_id, status, bool(fresh if sockets > 0 else (closed_recently if closed_last else fresh)))
-        for pk, user_id, status, sockets, fresh, closed_last, closed_recently in rows
+        (
+            (pk, user_id, status, bool(fresh if sockets > 0 else (closed_recently if closed_last else fresh))),
+            tuple(more),
+        )
+        for pk, user_id, status, sockets, fresh, closed_last, closed_recently, *more in rows
     ]
 
 
@@ -79,6 +94,9 @@ def join_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
     protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=table.ante_minor, now=now)
     _check_stake_covered(table, user_id)
     wallet_services.ensure_player_account(user_id=user_id, currency=table.currency)
+    # His client seed exists before his first hand: a deal of 100,000 new players then
+    # creates none (issue 23; a seed he sets later still counts from the next hand).
+    fairness_services.client_seeds([user_id], now=now)
     seat, created = Seat.objects.get_or_create(
         table_id=table_id, user_id=user_id, defaults={"joined_at": now, "last_seen_at": now}
     )

@@ -26,6 +26,7 @@ from tables.models import Entry, Hand, HandStatus, Redeal, RedealCounter, Seat
 from tables.records import board_from_json, carry_key, combination_digits, escrow_key, hand_conditions
 from tables.services import beacon, powerups
 from tables.services.seating import connected_users
+from tables.services.sessions import count_hand_sessions
 from wallet import services as wallet_services
 from wallet.models import Account, AccountKind, TransferKind
 from wallet.money import format_minor
@@ -71,6 +72,8 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     hand = Hand.objects.select_for_update().get(pk=hand_id)
     if hand.status != HandStatus.CHANGE:
         return False
+    if hand.sessions_counted is False:  # the deal's after-commit counting did not run
+        count_hand_sessions(hand_id=hand.pk)
     metrics.count_on_commit(metrics.HANDS, "widerpoker", "settled")
     config = hand.config
     currency = str(config["currency"])
@@ -364,6 +367,8 @@ def cancel_hand(*, hand_id: int, reason: str, now: datetime, beacon_answer: str 
     hand = Hand.objects.select_for_update().get(pk=hand_id)
     if hand.status != HandStatus.CHANGE:
         return False
+    if hand.sessions_counted is False:  # dealt, so counted in the sessions, cancelled or not
+        count_hand_sessions(hand_id=hand.pk)
     if hand.beacon_round is not None and now >= beacon.time_of(int(hand.beacon_round)):
         answer = beacon_answer or f"not asked: cancelled for another reason ({reason})"
         hand.beacon_evidence = beacon.outage_evidence(

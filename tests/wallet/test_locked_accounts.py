@@ -166,12 +166,25 @@ def test_rows_locked_inside_a_savepoint_rolled_back_are_read_again(
 
 
 def test_a_deal_reads_its_players_wallets_once(
-    wallets: tuple[list[User], np.ndarray, Account], locks: list[list[int]], now: Any
+    wallets: tuple[list[User], np.ndarray, Account],
+    locks: list[list[int]],
+    now: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The clock's deal (tables/services/lifecycle.py): the wallets locked to see who can pay
-    are the rows the ante's transfer takes, on PostgreSQL; the ledger and books still hold."""
+    """The clock's deal (tables/services/lifecycle.py): the wallets found, locked and read by
+    one statement to see who can pay (``lock_and_read_players``) are the rows the ante's
+    transfer takes, on PostgreSQL; the ledger and books still hold."""
     from tests.helpers import create_fun_table, deal_hand
 
+    real = services.lock_and_read_players
+
+    def spy(*, user_ids: list[int], currency: str) -> Any:
+        accounts, locked = real(user_ids=user_ids, currency=currency)
+        if connection.vendor == "postgresql":  # elsewhere it locks through _lock_accounts
+            locks.append([int(i) for i in locked.ids])
+        return accounts, locked
+
+    monkeypatch.setattr(services, "lock_and_read_players", spy)
     players, ids, _ = wallets
     hand = deal_hand(create_fun_table(), players, now)
     wallet_locks = [call for call in locks if set(ids.tolist()) <= set(call)]
