@@ -148,3 +148,39 @@ def drop_single_column_index(app_label: str, model_name: str, column: str, *, ve
             )
 
     return migrations.RunPython(forwards, backwards)
+
+
+def sqlite_triggers_around(*tables: str) -> tuple[Any, Any]:
+    """Two ``RunPython`` operations to put first and last in a migration that makes SQLite
+    rebuild ``tables`` (an ``AddField`` with a default, an ``AlterField``): the first drops
+    every SQLite trigger whose text names one of them, the second creates them again from
+    the text it kept. SQLite refuses to rename the rebuilt table while a trigger of another
+    table names it ("error in trigger tables_entry_final: no such table: main.tables_hand"),
+    and a rebuilt table loses its own triggers (0016_final_records_on_sqlite). On every other
+    database both are no-ops."""
+    from django.db import migrations
+
+    kept: list[str] = []
+
+    def drop(apps: Any, schema_editor: Any) -> None:
+        if schema_editor.connection.vendor != "sqlite":
+            return
+        with schema_editor.connection.cursor() as cursor:
+            cursor.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+            found = [(name, sql) for name, sql in cursor.fetchall() if any(table in sql for table in tables)]
+        kept[:] = [sql for _, sql in found]
+        for name, _sql in found:
+            schema_editor.execute(f'DROP TRIGGER IF EXISTS "{name}"')
+
+    def restore(apps: Any, schema_editor: Any) -> None:
+        if schema_editor.connection.vendor != "sqlite":
+            return
+        for sql in kept:
+            schema_editor.execute(sql)
+        kept.clear()
+
+    # Backwards the operations run in reverse order: the last one drops, the first restores.
+    return (
+        migrations.RunPython(drop, restore, elidable=False),
+        migrations.RunPython(restore, drop, elidable=False),
+    )

@@ -4,6 +4,12 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
+from config.migration_operations import sqlite_triggers_around
+
+# SQLite rebuilds tables_hand, tables_redeal and tables_seedchain for these fields: the
+# triggers naming them are dropped first and created again last (the embedded default).
+TRIGGERS_OFF, TRIGGERS_ON = sqlite_triggers_around("tables_hand", "tables_redeal", "tables_seedchain")
+
 
 class Migration(migrations.Migration):
 
@@ -13,6 +19,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        TRIGGERS_OFF,
         migrations.CreateModel(
             name='HandFreeze',
             fields=[
@@ -100,4 +107,5 @@ class Migration(migrations.Migration):
             model_name='handfreeze',
             constraint=models.UniqueConstraint(condition=models.Q(('abandoned_at__isnull', True)), fields=('table',), name='one_open_freeze_per_table'),
         ),
-    ]
+        TRIGGERS_ON,
+]

@@ -3,6 +3,12 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
+from config.migration_operations import sqlite_triggers_around
+
+# SQLite rebuilds tables_holdemhand for these fields: the triggers naming it are dropped
+# first and created again last (the embedded default).
+TRIGGERS_OFF, TRIGGERS_ON = sqlite_triggers_around("tables_holdemhand")
+
 
 class Migration(migrations.Migration):
 
@@ -11,6 +17,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        TRIGGERS_OFF,
         migrations.AddField(
             model_name='holdemhand',
             name='deal_beacon_value',
@@ -54,4 +61,5 @@ class Migration(migrations.Migration):
                 'indexes': [models.Index(fields=['table', 'status'], name='holdem_freeze_table_status')],
             },
         ),
-    ]
+        TRIGGERS_ON,
+]
