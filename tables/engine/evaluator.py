@@ -330,10 +330,10 @@ def evaluate(cards: Sequence[int | str]) -> HandValue:
     if strength > _NEEDS_CHECK:
         strength = strength - _NEEDS_CHECK if a != b != c != d != e != a and a != c != e != b != d != a else 0
     if strength and int is type(a) is type(b) is type(c) is type(d) is type(e):
-        ids: tuple[int, ...] = cards if type(cards) is tuple else (a, b, c, d, e)  # type: ignore[assignment]
+        ids: tuple[int, ...] = cards if type(cards) is tuple else (a, b, c, d, e)
     else:
         ids = _five_ids(cards)
-        strength = _strength_of_ids(ids, cards)  # type: ignore[arg-type]
+        strength = _strength_of_ids(ids, cards)
     # The frozen dataclass's ``__init__`` costs about 1 µs (one ``object.__setattr__`` per
     # field); the slot descriptors set the same three fields directly.
     value = _new_value(HandValue)
