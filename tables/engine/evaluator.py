@@ -200,7 +200,7 @@ TABLES_NBYTES: Final = sum(
 """Bytes held by the evaluator's lookup tables (about 1.1 MB)."""
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class HandValue:
     """The value of one five-card hand, ordered and compared by ``strength`` only.
 
@@ -226,20 +226,40 @@ class HandValue:
         return tuple(card_code(card) for card in self.cards)
 
 
-# The scalar path works on plain Python ints, not numpy: one key per card whose sum over
-# five cards holds the rank key sum in bits 0..23, a 3-bit count per suit in bits 24..35
-# (a flush is a count of 5) and one bit per card from bit 36 on (five distinct cards
-# leave exactly five bits set; a repeated card carries into a neighbour and leaves
-# fewer). The strengths of the 7462 valid indices sit in a dict, so a call does five
-# tuple reads, four additions and one dict read, and never crosses into numpy. The key
-# tuple is padded with zeros to 104 entries: an id in 52..103, or a negative one (read
-# from the end), adds no card bit, so the bit count catches it like a repeated card.
-_SCALAR_KEY: Final[tuple[int, ...]] = (
+# The scalar path works on plain Python ints, not numpy. ``_CHECKED_KEY`` is the careful
+# one: a key per card whose sum over five cards holds the rank key sum in bits 0..23, a
+# 3-bit count per suit in bits 24..35 (a flush is a count of 5) and one bit per card from
+# bit 36 on (five distinct cards leave exactly five bits set; a repeated card carries into
+# a neighbour and leaves fewer). It is padded with zeros to 104 entries: an id in 52..103,
+# or a negative one (read from the end), adds no card bit, so the bit count catches it.
+_CHECKED_KEY: Final[tuple[int, ...]] = (
     tuple(RANK_KEYS[card >> 2] + (1 << (24 + 3 * (card & 3))) + (1 << (36 + card)) for card in range(DECK_SIZE))
     + (0,) * DECK_SIZE
 )
 _FLUSH_SUIT_COUNTS: Final = frozenset(5 << (3 * suit) for suit in range(4))
-_BOOL_LOOKALIKE_BITS: Final = 3 << 36  # cards 0 and 1: ``False`` and ``True`` index them too
+# ``strength_of``'s fast path keeps every sum below 2**30, a one-digit CPython int (about
+# twice as fast to add as the 88-bit keys above): the rank key sum in bits 0..18, the suits
+# in bits 19..26 as a base-6 number (suit s adds 6**s - 1, 0 for clubs, so five cards sum
+# to 0, 5, 30 or 180 exactly for a flush) and in bits 27..29 the count of cards 0 and 1
+# (``False`` and ``True`` index them too). ``sum + _FAST_SUITS[sum >> 19]`` clears bits 19..29 and
+# adds the flush offset, plus ``_NEEDS_CHECK`` when one of those two cards is present; ``_FAST_STRENGTH`` maps the
+# index to the strength, plus ``_NEEDS_CHECK`` when the hand repeats a rank (only then can
+# a card repeat) or holds card 0 or 1, so one comparison sends those hands to a set and
+# type check. Ids in 52..103 and negative ids read a padding key of 2**40, whose index is
+# out of ``_FAST_SUITS``: ``IndexError``, the careful path.
+_NEEDS_CHECK: Final = 1 << 20
+_CARD_0_OR_1: Final = 1 << 27
+_FAST_KEY: Final[tuple[int, ...]] = (
+    tuple(
+        RANK_KEYS[card >> 2] + ((0, 1, 6, 36)[card & 3] << 19) + (_CARD_0_OR_1 if card < 2 else 0)
+        for card in range(DECK_SIZE)
+    )
+    + (1 << 40,) * DECK_SIZE
+)
+_FAST_SUITS: Final[tuple[int, ...]] = tuple(
+    (_FLUSH_OFFSET if field & 0xFF in (0, 5, 30, 180) else 0) + (_NEEDS_CHECK if field >> 8 else 0) - (field << 19)
+    for field in range(1 << 11)
+)
 _STRENGTH_OF_INDEX: Final[dict[int, int]] = {
     int(index): int(_STRENGTH_TABLE[index]) for index in np.flatnonzero(_STRENGTH_TABLE)
 }
@@ -247,6 +267,19 @@ _CATEGORY_BY_STRENGTH: Final[tuple[HandCategory, ...]] = (  # index 0 is not a h
     HandCategory.HIGH_CARD,
     *(HandCategory(int(category)) for category in _CATEGORY_OF_STRENGTH[1:]),
 )
+
+
+_REPEATS_A_RANK: Final = frozenset(
+    {HandCategory.ONE_PAIR, HandCategory.TWO_PAIR, HandCategory.THREE_OF_A_KIND}
+    | {HandCategory.FULL_HOUSE, HandCategory.FOUR_OF_A_KIND}
+)
+_FAST_STRENGTH: Final[dict[int, int]] = {
+    **{
+        index: strength + (_NEEDS_CHECK if _CATEGORY_BY_STRENGTH[strength] in _REPEATS_A_RANK else 0)
+        for index, strength in _STRENGTH_OF_INDEX.items()
+    },
+    **{index + _NEEDS_CHECK: strength + _NEEDS_CHECK for index, strength in _STRENGTH_OF_INDEX.items()},
+}
 
 
 def _five_ids(cards: Sequence[int | str]) -> tuple[int, int, int, int, int]:
@@ -259,7 +292,7 @@ def _five_ids(cards: Sequence[int | str]) -> tuple[int, int, int, int, int]:
 
 def _strength_of_ids(ids: tuple[int, int, int, int, int], cards: Sequence[int | str]) -> int:
     """Strength of five valid card ids; ``ValueError`` naming ``cards`` if two are equal."""
-    key = _SCALAR_KEY
+    key = _CHECKED_KEY
     a, b, c, d, e = ids
     total = key[a] + key[b] + key[c] + key[d] + key[e]
     if (total >> 36).bit_count() != 5:
@@ -286,10 +319,34 @@ def evaluate(cards: Sequence[int | str]) -> HandValue:
     ...
     ValueError: a hand needs five distinct cards, got ('As', 'As', 'Kd', 'Qh', 'Jc')
     """
-    strength = strength_of(cards)  # every check; the cards are five ids or codes from here
-    a, b, c, d, e = cards
-    ids = (a, b, c, d, e) if int is type(a) is type(b) is type(c) is type(d) is type(e) else _five_ids(cards)
-    return HandValue(strength, _CATEGORY_BY_STRENGTH[strength], ids)
+    # ``strength_of``'s fast path, inlined (a call costs about a fifth of it); anything it
+    # does not settle (codes, numpy ints, a bad card) takes the careful path.
+    try:
+        a, b, c, d, e = cards
+        total = _FAST_KEY[a] + _FAST_KEY[b] + _FAST_KEY[c] + _FAST_KEY[d] + _FAST_KEY[e]  # type: ignore[index]
+        strength = _FAST_STRENGTH[total + _FAST_SUITS[total >> 19]]
+    except (TypeError, ValueError, IndexError, KeyError):
+        strength = 0
+    if strength > _NEEDS_CHECK:
+        strength = strength - _NEEDS_CHECK if a != b != c != d != e != a and a != c != e != b != d != a else 0
+    if strength and int is type(a) is type(b) is type(c) is type(d) is type(e):
+        ids: tuple[int, ...] = cards if type(cards) is tuple else (a, b, c, d, e)
+    else:
+        ids = _five_ids(cards)
+        strength = _strength_of_ids(ids, cards)
+    # The frozen dataclass's ``__init__`` costs about 1 µs (one ``object.__setattr__`` per
+    # field); the slot descriptors set the same three fields directly.
+    value = _new_value(HandValue)
+    _set_strength(value, strength)
+    _set_category(value, _CATEGORY_BY_STRENGTH[strength])
+    _set_cards(value, ids)
+    return value
+
+
+_new_value: Final = object.__new__
+_set_strength: Final = HandValue.__dict__["strength"].__set__
+_set_category: Final = HandValue.__dict__["category"].__set__
+_set_cards: Final = HandValue.__dict__["cards"].__set__
 
 
 def strength_of(cards: Sequence[int | str]) -> int:
@@ -302,20 +359,21 @@ def strength_of(cards: Sequence[int | str]) -> int:
     >>> strength_of([51, 47, 43, 39, 35]), strength_of(["7c", "5d", "4h", "3s", "2c"])
     (7462, 1)
     """
-    key = _SCALAR_KEY
     try:
         a, b, c, d, e = cards
-        total = key[a] + key[b] + key[c] + key[d] + key[e]  # type: ignore[index]
-    except (TypeError, ValueError, IndexError):
+        total = _FAST_KEY[a] + _FAST_KEY[b] + _FAST_KEY[c] + _FAST_KEY[d] + _FAST_KEY[e]  # type: ignore[index]
+        strength = _FAST_STRENGTH[total + _FAST_SUITS[total >> 19]]
+    except (TypeError, ValueError, IndexError, KeyError):
         return _strength_of_ids(_five_ids(cards), cards)
-    if (total >> 36).bit_count() != 5 or (
-        total & _BOOL_LOOKALIKE_BITS and bool in (type(a), type(b), type(c), type(d), type(e))
-    ):
+    if strength > _NEEDS_CHECK:  # a repeated rank, or card 0 or 1: five distinct ids, no bool?
+        if (
+            a != b != c != d != e != a  # two five-cycles: the ten pairs, cheaper than a set
+            and a != c != e != b != d != a
+            and (total < _CARD_0_OR_1 or bool not in (type(a), type(b), type(c), type(d), type(e)))
+        ):
+            return strength - _NEEDS_CHECK
         return _strength_of_ids(_five_ids(cards), cards)
-    index = total & 0xFFFFFF
-    if (total >> 24) & 0xFFF in _FLUSH_SUIT_COUNTS:
-        index += _FLUSH_OFFSET
-    return _STRENGTH_OF_INDEX[index]
+    return strength
 
 
 def evaluate_many(ids: npt.NDArray[np.integer]) -> npt.NDArray[np.uint16]:

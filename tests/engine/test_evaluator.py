@@ -281,3 +281,41 @@ def test_strength_of_and_evaluate_reject_what_is_not_five_distinct_cards(cards: 
         strength_of(cards)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         evaluate(cards)  # type: ignore[arg-type]
+
+
+@settings(max_examples=300)
+@given(st.lists(hands, min_size=2, max_size=8))
+def test_single_call_vectorised_and_eval7_rank_hands_in_the_same_order(batch: list[list[int]]) -> None:
+    """Issue 23 item 8: the scalar fast path, the vectorised one and eval7 order alike."""
+    eval7 = pytest.importorskip("eval7")
+    deck = [eval7.Card(card_code(card)) for card in range(52)]
+    single = [strength_of(hand) for hand in batch]
+    assert single == [evaluate(hand).strength for hand in batch]
+    assert single == evaluate_many(np.array(batch, dtype=np.uint8)).tolist()
+    theirs = [eval7.evaluate([deck[card] for card in hand]) for hand in batch]
+    for (ours_x, theirs_x), (ours_y, theirs_y) in itertools.combinations(zip(single, theirs, strict=True), 2):
+        assert (ours_x > ours_y) == (theirs_x > theirs_y) and (ours_x == ours_y) == (theirs_x == theirs_y)
+
+
+@settings(max_examples=300)
+@given(hands, st.integers(0, 4), st.integers(0, 4), st.booleans())
+def test_a_repeated_card_is_refused_in_any_two_positions(hand: list[int], i: int, j: int, as_tuple: bool) -> None:
+    """The fast path checks distinctness only on hands repeating a rank: any pair of slots."""
+    if i == j:
+        j = (i + 1) % 5
+    repeated = list(hand)
+    repeated[j] = repeated[i]
+    cards = tuple(repeated) if as_tuple else repeated
+    with pytest.raises(ValueError, match="five distinct cards"):
+        strength_of(cards)
+    with pytest.raises(ValueError, match="five distinct cards"):
+        evaluate(cards)
+
+
+def test_fast_path_agrees_with_the_careful_keys_on_every_hand_with_cards_0_or_1() -> None:
+    """Cards 0 and 1 (``False``/``True`` lookalikes) take the checked branch: still exact."""
+    rows = [hand for hand in itertools.combinations(range(52), 5) if hand[0] < 2]
+    expected = evaluate_many(np.array(rows, dtype=np.uint8)).tolist()
+    assert [strength_of(hand) for hand in rows] == expected
+    with pytest.raises(ValueError):
+        strength_of([False, 5, 9, 13, 22])
