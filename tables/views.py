@@ -34,6 +34,7 @@ from tables.selectors import (
     get_table_details,
     list_recent_hands,
 )
+from tables.tournaments.models import Tournament
 from wallet.errors import DomainError
 
 SEAT_ACTIONS: dict[str, tuple[str, Promise]] = {
@@ -115,7 +116,12 @@ def table_page(request: AuthenticatedHttpRequest, table_id: int) -> HttpResponse
             "private": snapshot["private"],
             "missed": missed,
             "boot": {**snapshot, "urls": urls, "username": request.user.get_username()},
-            "seat_actions": list(SEAT_ACTIONS),
+            # A tournament's table has no Leave (TournamentLeaveError): Sit out stops the deal.
+            "seat_actions": [
+                action
+                for action in SEAT_ACTIONS
+                if action != "leave" or not Tournament.objects.filter(table_id=table_id).exists()
+            ],
         },
     )
 
