@@ -204,6 +204,7 @@ def test_a_tournament_table_has_no_leave_sit_out_stops_the_deal(monkeypatch: pyt
     client = logged_in(alice)
     page = client.get(f"/tables/{table_id}/").content.decode()
     assert 'data-testid="sit-out"' in page and 'data-testid="leave"' not in page
+    assert '"tournament": true' in page  # the reality check's Leave sits him out there
     answer = client.post(f"/api/tables/{table_id}/leave/")
     assert (answer.status_code, answer.json()["code"]) == (409, "tournament_leave")
     assert "Sit out" in answer.json()["message"] or "sit_out" in answer.json()["message"]
