@@ -768,13 +768,18 @@ def list_cancellation_rates(*, months: int = 12) -> list[dict[str, Any]]:
     """Cancellations per table and per calendar month (UTC, by the month the hand ended) of
     the last ``months`` months, newest month first: ``dealt`` terminal WiderPoker hands,
     ``cancelled`` of them, ``after_beacon`` those cancelled once their beacon round was due,
-    and ``rate`` the cancelled share in percent (one decimal). An aggregate over every hand
+    ``abandoned`` algorithm 3's freezes given up before their deal (``HandFreeze.abandoned_at``,
+    by the month they were given up: a hand walked away from before any money moved), and
+    ``rate`` the share in percent (one decimal) of cancelled hands and abandoned freezes among
+    the hands and abandoned freezes (docs/provably-fair.md 1.7). An aggregate over every hand
     of the period on a public page: computed at most every ``RATES_CACHE_SECONDS``."""
     from zoneinfo import ZoneInfo
 
     from django.core.cache import cache
     from django.db.models import Count, Q
     from django.db.models.functions import TruncMonth
+
+    from tables.models import HandFreeze
 
     key = f"{RATES_CACHE_KEY}:{months}"
     cached = cache.get(key)
@@ -794,18 +799,34 @@ def list_cancellation_rates(*, months: int = 12) -> list[dict[str, Any]]:
         )
         .order_by("-month", "table__name")
     )
-    rates = [
-        {
-            "month": row["month"].strftime("%Y-%m"),
+    counts: dict[tuple[str, int], dict[str, Any]] = {}
+    for row in rows:
+        month = row["month"].strftime("%Y-%m")
+        counts[(month, row["table_id"])] = {
+            "month": month,
             "table": row["table__name"],
             "table_id": row["table_id"],
             "dealt": row["dealt"],
             "cancelled": row["cancelled"],
             "after_beacon": row["after_beacon"],
-            "rate": f"{100 * row['cancelled'] / row['dealt']:.1f}",
+            "abandoned": 0,
         }
-        for row in rows
-    ]
+    freezes = (
+        HandFreeze.objects.filter(abandoned_at__gte=since, table__practice__isnull=True)
+        .annotate(month=TruncMonth("abandoned_at", tzinfo=ZoneInfo("UTC")))
+        .values("month", "table_id", "table__name")
+        .annotate(abandoned=Count("id"))
+    )
+    for row in freezes:
+        month = row["month"].strftime("%Y-%m")
+        empty = {"month": month, "table": row["table__name"], "table_id": row["table_id"]}
+        counts.setdefault((month, row["table_id"]), {**empty, "dealt": 0, "cancelled": 0, "after_beacon": 0})
+        counts[(month, row["table_id"])]["abandoned"] = row["abandoned"]
+    rates = sorted(counts.values(), key=lambda rate: (rate["table"], rate["table_id"]))
+    rates.sort(key=lambda rate: str(rate["month"]), reverse=True)
+    for rate in rates:
+        given_up = rate["cancelled"] + rate["abandoned"]
+        rate["rate"] = f"{100 * given_up / (rate['dealt'] + rate['abandoned']):.1f}"
     cache.set(key, rates, RATES_CACHE_SECONDS)
     return rates
 

@@ -22,6 +22,16 @@ class TableClosedError(DomainError):
     http_status = 409
 
 
+class TournamentLeaveError(DomainError):
+    """A player asked to leave a tournament's table (docs/tournaments.md, "Sitting out"): a
+    tournament deals every entry still in, so leaving would not stop the deal, and the table
+    is closed to the lobby, so he could not come back. Sit out stops the deal and the antes."""
+
+    code = "tournament_leave"
+    summary = _("You cannot leave a tournament table: use Sit out to stop playing and paying antes.")
+    http_status = 409
+
+
 class NotSeatedError(DomainError):
     """The player has no seat at this table (join it first)."""
 

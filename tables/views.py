@@ -34,6 +34,7 @@ from tables.selectors import (
     get_table_details,
     list_recent_hands,
 )
+from tables.tournaments.models import Tournament
 from wallet.errors import DomainError
 
 SEAT_ACTIONS: dict[str, tuple[str, Promise]] = {
@@ -107,6 +108,7 @@ def table_page(request: AuthenticatedHttpRequest, table_id: int) -> HttpResponse
     else:
         missed = None
     urls["recall"] = reverse("table-recall", args=[table_id])
+    tournament = Tournament.objects.filter(table_id=table_id).exists()
     return render(
         request,
         "tables/table.html",
@@ -114,8 +116,9 @@ def table_page(request: AuthenticatedHttpRequest, table_id: int) -> HttpResponse
             "table": snapshot["table"],
             "private": snapshot["private"],
             "missed": missed,
-            "boot": {**snapshot, "urls": urls, "username": request.user.get_username()},
-            "seat_actions": list(SEAT_ACTIONS),
+            "boot": {**snapshot, "urls": urls, "username": request.user.get_username(), "tournament": tournament},
+            # A tournament's table has no Leave (TournamentLeaveError): Sit out stops the deal.
+            "seat_actions": [action for action in SEAT_ACTIONS if action != "leave" or not tournament],
         },
     )
 

@@ -783,7 +783,8 @@ $("reality-check").querySelector("[data-role=continue]").addEventListener("click
 });
 $("reality-check").querySelector("[data-role=leave]").addEventListener("click", () => {
   $("reality-check").hidden = true;
-  if (socket.isOpen()) send("leave");
+  // A tournament's table cannot be left (docs/tournaments.md): sitting out stops the deal.
+  if (socket.isOpen()) send(boot.tournament ? "sit_out" : "leave");
   else window.location.assign(boot.urls.lobby);
 });
 

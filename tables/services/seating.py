@@ -11,11 +11,12 @@ from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet, Va
 from django.db.models.functions import Greatest
 from django.urls import reverse
 
-from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError, WrongGameError
+from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError, TournamentLeaveError, WrongGameError
 from tables.models import Seat, SeatSockets, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.push import broadcast_table_on_commit, kick_player_on_commit, push_private_on_commit
 from tables.services import fairness as fairness_services
 from tables.services import powerups
+from tables.tournaments.models import Tournament
 from wallet import guests, protection
 from wallet import selectors as wallet_selectors
 from wallet import services as wallet_services
@@ -144,10 +145,21 @@ def _get_seat(table_id: int, user_id: int) -> Seat:
 
 
 @transaction.atomic(durable=True)
-def leave_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
+def leave_table(*, table_id: int, user_id: int, now: datetime, tournament_ok: bool = False) -> Seat:
     """The player leaves (rules A.5). An entry in the running hand stays in play with the
-    choices already received and is paid any prize it wins."""
+    choices already received and is paid any prize it wins.
+
+    Raises NotSeatedError, and TournamentLeaveError (``tournament_leave``) at a tournament's
+    table unless ``tournament_ok`` (the platform removing him, ``remove_from_tables``): a
+    tournament deals every entry still in, so a player stops with Sit out
+    (docs/tournaments.md); nothing changes then.
+    """
     seat = _get_seat(table_id, user_id)
+    if not tournament_ok and Tournament.objects.filter(table_id=table_id).exists():
+        raise TournamentLeaveError(
+            "a tournament deals every entry still in until the end: use sit_out to stop being dealt and paying antes",
+            table_id=table_id,
+        )
     seat.status = SeatStatus.LEFT
     seat.status_reason = "left"
     seat.left_at = now
@@ -181,7 +193,7 @@ def remove_from_tables(*, user_id: int, reason: str, now: datetime) -> list[int]
             except NotSeatedError:
                 Seat.objects.filter(table_id=table_id, user_id=user_id).update(status=SeatStatus.LEFT, left_at=now)
         else:
-            leave_table(table_id=table_id, user_id=user_id, now=now)
+            leave_table(table_id=table_id, user_id=user_id, now=now, tournament_ok=True)
         left.append(table_id)
     kick_player_on_commit(user_id, reason)
     return left

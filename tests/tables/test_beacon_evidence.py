@@ -89,7 +89,7 @@ def test_a_hand_cancelled_for_a_silent_beacon_keeps_the_evidence_in_its_export_a
     rates = page[page.index('data-testid="cancellation-rates"') :]
     month = late.astimezone(UTC).strftime("%Y-%m")
     row = rates[rates.index(month) : rates.index("</tr>", rates.index(month))]
-    assert [cell.split("<")[0] for cell in row.split('<td class="num">')[1:]] == ["1", "1", "1", "100.0"]
+    assert [cell.split("<")[0] for cell in row.split('<td class="num">')[1:]] == ["1", "1", "1", "0", "100.0"]
 
 
 @pytest.mark.django_db

@@ -9,15 +9,17 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 from django.test.utils import override_settings
 
+from handhistory.selectors import RATES_CACHE_KEY
 from handhistory.verification import verify_hand
 from tables import services
 from tables.engine import fairness
@@ -149,6 +151,16 @@ def test_a_freeze_whose_round_never_comes_is_abandoned_in_public_and_the_next_on
         page = Client().get("/history/commitments/")
         assert page.status_code == 200
         assert "inputs frozen, not dealt" in page.content.decode() and str(freeze.deal_round) in page.content.decode()
+        # ... and counted in the rate of its table and month (docs/provably-fair.md 1.7): no
+        # hand ended, one freeze given up, so 100.0 % (recomputed every five minutes: cleared).
+        cache.delete(f"{RATES_CACHE_KEY}:12")
+        rates = Client().get("/history/commitments/").content.decode()
+        rates = rates[rates.index('data-testid="cancellation-rates"') :]
+        assert freeze.abandoned_at is not None
+        month = freeze.abandoned_at.astimezone(UTC).strftime("%Y-%m")
+        row = rates[rates.index(month) : rates.index("</tr>", rates.index(month))]
+        assert "Silent Rail" in row
+        assert [cell.split("<")[0] for cell in row.split('<td class="num">')[1:]] == ["0", "0", "0", "1", "100.0"]
         # The next freeze takes the next element, which the signer releases at its deal.
         later = due + timedelta(seconds=61) + timedelta(seconds=6)
         for user in (alice, bob):
@@ -167,3 +179,13 @@ def test_a_freeze_whose_round_never_comes_is_abandoned_in_public_and_the_next_on
         for _ in range(hand.chain_index):
             linked = fairness.chain_seed(linked, 1, 0)
         assert linked.hex() == chain.anchor
+        # The settled hand counts among the hands, the abandoned freeze among the given up.
+        assert services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=2))
+        hand.refresh_from_db()
+        assert hand.status == HandStatus.SETTLED and hand.settled_at is not None
+        cache.delete(f"{RATES_CACHE_KEY}:12")
+        rates = Client().get("/history/commitments/").content.decode()
+        rates = rates[rates.index('data-testid="cancellation-rates"') :]
+        if hand.settled_at.astimezone(UTC).strftime("%Y-%m") == month:  # not across a month's end
+            row = rates[rates.index(month) : rates.index("</tr>", rates.index(month))]
+            assert [cell.split("<")[0] for cell in row.split('<td class="num">')[1:]] == ["1", "0", "0", "1", "50.0"]

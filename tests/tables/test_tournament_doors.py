@@ -179,3 +179,43 @@ def test_standings_between_hands_and_the_auditors_export(monkeypatch: pytest.Mon
     finished = Client().get(f"/tournaments/{tournament.pk}/").content.decode()
     assert 'data-testid="result-row"' in finished
     assert logged_in(auditor).get(f"/api/tournaments/{tournament.pk}/export/").json()["schema"] == data["schema"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tournament_table_has_no_leave_sit_out_stops_the_deal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Leaving would not stop a tournament's deal and the table is closed to the lobby, so
+    Leave is not offered there and refused with ``tournament_leave`` through every door;
+    Sit out is the way to stop (docs/tournaments.md)."""
+    from tables.models import Seat, SeatStatus
+    from tests.tables.test_bad_input import socket_codes
+
+    now = timezone.now()
+    tournament = schedule(
+        now=now, mode="fun", currency="FUN", fee_minor=0, antes=[{"from_hand": 1, "ante_minor": 1000}]
+    )
+    alice, bob, carol = funded_players(3, currency="FUN", amount_minor=5000, prefix="lv")
+    for player in (alice, bob, carol):
+        logged_in(player).post(f"/api/tournaments/{tournament.pk}/register/")
+    BeatClock(monkeypatch, tournament.starts_at).tick(0)
+    tournament.refresh_from_db()
+    table_id = tournament.table_id
+    assert table_id is not None and Seat.objects.filter(table_id=table_id, status=SeatStatus.ACTIVE).count() == 3
+
+    client = logged_in(alice)
+    page = client.get(f"/tables/{table_id}/").content.decode()
+    assert 'data-testid="sit-out"' in page and 'data-testid="leave"' not in page
+    assert '"tournament": true' in page  # the reality check's Leave sits him out there
+    answer = client.post(f"/api/tables/{table_id}/leave/")
+    assert (answer.status_code, answer.json()["code"]) == (409, "tournament_leave")
+    assert "Sit out" in answer.json()["message"] or "sit_out" in answer.json()["message"]
+    table = Table.objects.get(pk=table_id)
+    assert socket_codes(bob, table, ['{"type": "leave"}']) == ["tournament_leave"]
+    form = client.post(f"/tables/{table_id}/seat/leave/", follow=True)
+    assert "use sit_out" in form.content.decode() or "Sit out" in form.content.decode()
+    assert Seat.objects.filter(table_id=table_id, status=SeatStatus.ACTIVE).count() == 3
+    # Italian: the refusal's summary, the stable code unchanged.
+    italian = client.post(f"/api/tables/{table_id}/leave/", HTTP_ACCEPT_LANGUAGE="it")
+    assert italian.json()["code"] == "tournament_leave" and "Non puoi lasciare" in italian.json()["message"]
+
+    assert client.post(f"/api/tables/{table_id}/sit-out/").status_code == 200
+    assert Seat.objects.get(table_id=table_id, user=alice).status == SeatStatus.SITTING_OUT
