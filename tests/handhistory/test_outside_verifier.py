@@ -319,3 +319,55 @@ def test_a_holdem_player_verifies_his_and_the_shown_cards_at_once_and_the_whole_
     codes = [RANKS[c // 4] + SUITS[c % 4] for c in cards]
     assert all(opens(c, codes[i], salt(seed, i).hex()) for i, c in enumerate(commitments))
     assert hashlib.sha256(bytes.fromhex(released["chain_seed"])).hexdigest() == over["commitment"]
+    # The same day-later player downloads the hand's export (docs/holdem-export.md) and
+    # recomputes its seed from published data (docs/provably-fair.md, 12, Algorithm 3).
+    hand_id = int(over["id"])
+    with mock.patch("django.utils.timezone.now", return_value=later):
+        export = logged_in(alice).get(f"/history/holdem/{hand_id}/export.json").json()
+    assert holdem_seed_problems(export, ref) == []
+    # The verifier can fail: a bot's (or anyone's) seed other than the committed one is caught.
+    export["fairness"]["client_seeds"][0]["seed"] += "0"
+    assert "client seed commitment" in holdem_seed_problems(export, ref)
+
+
+def holdem_seed_problems(export: dict[str, Any], ref: dict[str, Any]) -> list[str]:
+    """Step 1 of docs/holdem-export.md, "Checking a hand", from the export alone: the chain
+    seed opens the commitment, each client seed opens its commitment, the frozen lines hash
+    to the freeze digest, the deal round is the first after the freeze, and the server seed
+    is HMAC(hand_seed_v2, "holdem-deal" 0x00 digest value) (provably-fair.md, 12)."""
+    problems: list[str] = []
+    hand, fair = export["hand"], export["fairness"]
+    if fair["algorithm"] != 3 or fair["server_seed"] is None:
+        return ["not an algorithm-3 hand with public seeds"]
+    chain_seed = bytes.fromhex(fair["chain_seed"])
+    if hashlib.sha256(chain_seed).hexdigest() != fair["commitment"]:
+        problems.append("chain commitment")
+    seeds = fair["client_seeds"]
+    if any(hashlib.sha256(f"{c['name']}:{c['seed']}".encode()).hexdigest() != c["commitment"] for c in seeds):
+        problems.append("client seed commitment")
+    lines = [
+        "holdem-freeze/1",
+        f"table:{hand['table_id']}",
+        f"hand:{hand['number']}",
+        f"chain:{fair['chain_id']}:{fair['chain_index']}",
+        f"commitment:{fair['commitment']}",
+        f"button:{export['button']}",
+        f"round:{fair['deal_round']}",
+        *(
+            f"seat:{c['seat']}:{c['name']}:{c['commitment']}"
+            for c in sorted(seeds, key=lambda c: c["seat"])
+            if c["seat"] is not None
+        ),
+    ]
+    digest = hashlib.sha256("\n".join(lines).encode()).digest()
+    if digest.hex() != fair["freeze_digest"]:
+        problems.append("freeze digest")
+    frozen_at = datetime.fromisoformat(fair["frozen_at"])
+    round_at = datetime.fromisoformat(fair["deal_round_at"])
+    if not round_at - timedelta(seconds=fair["beacon_period_seconds"]) <= frozen_at < round_at:
+        problems.append("deal round")
+    v2 = ref["hand_seed"](chain_seed, hand["table_id"], hand["number"], {c["name"]: c["seed"] for c in seeds})
+    server = hmac.digest(v2, b"holdem-deal\x00" + digest + bytes.fromhex(fair["deal_beacon_value"]), "sha256")
+    if server.hex() != fair["server_seed"]:
+        problems.append("server seed")
+    return problems
