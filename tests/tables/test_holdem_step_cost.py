@@ -27,6 +27,7 @@ from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
 from tables.realtime import hub, push
 from tables.realtime.frames import dumps
 from tables.services.holdem import act_in_hand, replay, sit_out_holdem, take_seat
+from tables.services.holdem.hands import pending_freeze
 from tests.tables.holdem_helpers import holdem_table
 
 MAX_BOT_ACTION_STATEMENTS = 7
@@ -209,6 +210,10 @@ def test_bots_are_seated_from_one_query_and_a_taken_bot_name_is_skipped(alice: U
         services.advance_table(table_id=second.pk, now=now)
     seated = set(Seat.objects.filter(table=second, is_bot=True).values_list("user__username", flat=True))
     assert seated == {f"{BOT_PREFIX}{k}" for k in range(7, 11)}
+    # Algorithm 3: that step froze the hand; its deal round deals it (docs/provably-fair.md, 12).
+    freeze = pending_freeze(second)
+    assert freeze is not None
+    services.advance_table(table_id=second.pk, now=max(now, freeze.deal_at))
     assert HoldemHand.objects.filter(table=second, status=HoldemHandStatus.PLAYING).exists()  # dealt, not cancelled
     lookups = [q for q in statements(queries) if "auth_user" in q and "FOR UPDATE SKIP LOCKED" in q]
     assert len(lookups) == 4  # one per bot seated
