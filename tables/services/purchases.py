@@ -428,8 +428,13 @@ def _lock_entries(
     """One statement: the buyers' entries locked in id order, their seats marked seen (and
     read for the frame), and which buyers have a row player protection could refuse them on.
     Returns (entries by user, seats by user, guarded user ids)."""
-    columns = [Entry._meta.get_field(name) for name in _ENTRY_COLUMNS]
-    select = ", ".join(f"e.{field.column}" for field in columns)  # type: ignore[union-attr]
+    # In the model's field order: ``Model.from_db`` places the values of a partial row by
+    # the model's concrete fields, not by the names it is given (a row read in another order
+    # gave the entry its initial combination as its combination after a redeal).
+    wanted = set(_ENTRY_COLUMNS)
+    columns = [field for field in Entry._meta.concrete_fields if field.attname in wanted]
+    names = [field.attname for field in columns]
+    select = ", ".join(f"e.{field.column}" for field in columns)
     with connection.cursor() as cursor:
         cursor.execute(
             f"WITH seen AS (UPDATE {Seat._meta.db_table} SET last_seen_at = %(now)s "
@@ -463,7 +468,7 @@ def _lock_entries(
         values = list(row[:count])
         for position, convert in converters:
             values[position] = convert(values[position], None, connection)
-        entry = Entry.from_db(connection.alias, list(_ENTRY_COLUMNS), values)
+        entry = Entry.from_db(connection.alias, names, values)
         entries[entry.user_id] = entry
         if row[count] is not None:
             seats[entry.user_id] = {"status": row[count], "reason": row[count + 1]}

@@ -40,6 +40,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from tables.models import HoldemConditions, Table, TablePhase
 from tables.services.holdem import create_holdem_table
+from django.db import transaction
 from tables.services.holdem.hands import _seat_bot
 table = create_holdem_table(
     name={TABLE!r}, mode="fun", currency="FUN", betting="no-limit", seats=6,
@@ -50,8 +51,9 @@ User.objects.create_user("croupier", password=None, is_staff=True)
 now = timezone.now()
 conditions = HoldemConditions.objects.get(table=table)
 conditions.max_buy_in_minor = {BOT_STACK}  # in memory only: a house bot buys in for the maximum
-_seat_bot(table, conditions, 1, now=now)
-_seat_bot(table, conditions, 2, now=now)
+with transaction.atomic():  # as the clock seats them: the idle bot is locked (SKIP LOCKED)
+    _seat_bot(table, conditions, 1, now=now)
+    _seat_bot(table, conditions, 2, now=now)
 # Hold the clock until both people are seated (the test releases it).
 Table.objects.filter(pk=table.pk).update(phase=TablePhase.RESULTS, phase_deadline=now + timedelta(hours=1))
 print(table.pk)

@@ -45,6 +45,7 @@ from jackpots.models import Jackpot
 from tables.models import HoldemConditions, Table, TablePhase
 from tables.services import create_table
 from tables.services.holdem import create_holdem_table
+from django.db import transaction
 from tables.services.holdem.hands import _seat_bot
 from tables.services.special import ScheduleInput, save_schedule
 now = timezone.now()
@@ -68,8 +69,9 @@ holdem = create_holdem_table(
 )
 conditions = HoldemConditions.objects.get(table=holdem)
 conditions.max_buy_in_minor = {BOT_STACK}  # in memory only: the bots are all-in on the blinds
-_seat_bot(holdem, conditions, 1, now=now)
-_seat_bot(holdem, conditions, 2, now=now)
+with transaction.atomic():  # as the clock seats them: the idle bot is locked (SKIP LOCKED)
+    _seat_bot(holdem, conditions, 1, now=now)
+    _seat_bot(holdem, conditions, 2, now=now)
 Table.objects.filter(pk=holdem.pk).update(phase=TablePhase.RESULTS, phase_deadline=now + timedelta(hours=1))
 print(holdem.pk)
 """

@@ -396,6 +396,15 @@ async def test_algorithm_3_redeals_through_the_writer_wait_for_their_round(
     entry = await sync_to_async(Entry.objects.get)(hand=hand, user=users[0])
     assert entry.combination != old and entry.redeals == [[0, entry.combination]]
     assert entry.paid_minor == 100 + REDEAL  # the ante and one redeal, charged once
+    await drain(socket)  # the redeal's private frame
+    # A draw after the redeal: the writer's frame shows the redealt cards, as a fresh read
+    # does (it once read the entry's columns out of the model's order and showed the
+    # initial combination's cards).
+    await socket.send_to(text_data=json.dumps({"type": "buy_draw", "ref": "d1"}))
+    assert (await answer(socket))["type"] == "ack"
+    drawn = await state(socket)
+    assert drawn == await sync_to_async(services_state)(table.pk, users[0].pk)
+    assert drawn["entry"]["combination"] == [int(d) for d in f"{entry.combination:05d}"]
     await socket.disconnect()
     await sync_to_async(settle)(table)
     assert (await sync_to_async(check_books)()).ok
