@@ -24,6 +24,35 @@ class TournamentState(models.TextChoices):
 OPEN_STATES = (TournamentState.SCHEDULED, TournamentState.REGISTERING, TournamentState.RUNNING)
 
 
+CONDITION_FIELDS = (
+    "mode",
+    "currency",
+    "buy_in_minor",
+    "fee_minor",
+    "guaranteed_minor",
+    "starting_chips_minor",
+    "hands",
+    "duration_minutes",
+    "change_seconds",
+    "results_seconds",
+    "antes",
+    "draw_price_bps",
+    "max_draws",
+    "redeal_price_minor",
+    "max_redeals",
+    "redeal_seconds",
+    "hand_paid_fraction_bps",
+    "paid_fraction_bps",
+    "min_prize_minor",
+    "min_entrants",
+    "max_entrants",
+    "late_registration_hands",
+    "max_reentries",
+)
+"""A tournament's conditions as staff schedule them and auditors read them, in this order
+(``Tournament.describe``, ``services.SCHEDULE_FIELDS``)."""
+
+
 class Tournament(models.Model):
     """A WiderPoker tournament. Money (``buy_in_minor``, ``fee_minor``, ``guaranteed_minor``)
     is in minor units of ``currency`` (EUR for cash, FUN for fun); chips (starting chips,
@@ -124,32 +153,7 @@ class Tournament(models.Model):
 
     def describe(self) -> dict[str, Any]:
         """The conditions as a dict of plain values (the export's ``tournament``)."""
-        fields = (
-            "name",
-            "mode",
-            "currency",
-            "buy_in_minor",
-            "fee_minor",
-            "guaranteed_minor",
-            "starting_chips_minor",
-            "hands",
-            "duration_minutes",
-            "change_seconds",
-            "results_seconds",
-            "antes",
-            "draw_price_bps",
-            "max_draws",
-            "redeal_price_minor",
-            "max_redeals",
-            "redeal_seconds",
-            "hand_paid_fraction_bps",
-            "paid_fraction_bps",
-            "min_prize_minor",
-            "min_entrants",
-            "max_entrants",
-            "late_registration_hands",
-            "max_reentries",
-        )
+        fields = ("name", *CONDITION_FIELDS)
         return {"id": self.pk, "chips": self.chips} | {field: getattr(self, field) for field in fields}
 
 

@@ -40,7 +40,14 @@ from tables.tournaments.errors import (
     TournamentNotFoundError,
     TournamentOverError,
 )
-from tables.tournaments.models import Entrant, EntrantStatus, Tournament, TournamentRound, TournamentState
+from tables.tournaments.models import (
+    CONDITION_FIELDS,
+    Entrant,
+    EntrantStatus,
+    Tournament,
+    TournamentRound,
+    TournamentState,
+)
 from wallet import protection
 from wallet import services as wallet_services
 from wallet.lookups import IntArray
@@ -78,34 +85,7 @@ def entry_reference(entrant_id: int) -> str:
 
 # --- scheduling ---------------------------------------------------------------------------------
 
-SCHEDULE_FIELDS = (
-    "name",
-    "starts_at",
-    "registration_opens_at",
-    "mode",
-    "currency",
-    "buy_in_minor",
-    "fee_minor",
-    "guaranteed_minor",
-    "starting_chips_minor",
-    "hands",
-    "duration_minutes",
-    "change_seconds",
-    "results_seconds",
-    "antes",
-    "draw_price_bps",
-    "max_draws",
-    "redeal_price_minor",
-    "max_redeals",
-    "redeal_seconds",
-    "hand_paid_fraction_bps",
-    "paid_fraction_bps",
-    "min_prize_minor",
-    "min_entrants",
-    "max_entrants",
-    "late_registration_hands",
-    "max_reentries",
-)
+SCHEDULE_FIELDS = ("name", "starts_at", "registration_opens_at", *CONDITION_FIELDS)
 """What staff set when they schedule a tournament (``schedule_tournament``)."""
 
 
