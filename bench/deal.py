@@ -27,7 +27,7 @@ What is timed:
   return: evaluation, ranking, prizes, the ledger transfer, the results of every entry.
 
 The players are seated as ``join_table`` seats them in the code measured: their wallets
-exist, and their client seeds too where joining makes them (``tables.services.sessions``
+exist, and their client seeds too where joining makes them (``tables.widerpoker.services.sessions``
 present: the code of issue 23). No purchases (``bench/settlement.py`` has them).
 """
 
@@ -98,7 +98,7 @@ def measure(size: int) -> DealFigures:
     wallet_services.post_transfer(
         reference=f"bench-deal-grant-{size}", kind=TransferKind.FUN_GRANT, currency=Currency.FUN, legs=legs
     )
-    if importlib.util.find_spec("tables.services.sessions") is not None:  # joining makes the client seed
+    if importlib.util.find_spec("tables.widerpoker.services.sessions") is not None:  # joining makes the client seed
         PlayerClientSeed.objects.bulk_create(
             [PlayerClientSeed(user=u, seed=f"{u.pk:032x}", updated_at=now) for u in users], batch_size=5000
         )

@@ -27,8 +27,8 @@ from datetime import UTC, datetime, timedelta  # noqa: E402
 from django.test import override_settings  # noqa: E402
 
 from tables import drand  # noqa: E402
+from tables.holdem.services.hands import RESULTS_PAUSE  # noqa: E402
 from tables.services import beacon  # noqa: E402
-from tables.services.holdem.hands import RESULTS_PAUSE  # noqa: E402
 
 rng = random.Random(7)
 for period in (3, 1):

@@ -61,7 +61,7 @@ def create_tables(tables: int) -> list[int]:
     from django.contrib.auth.models import User
     from django.utils import timezone
 
-    from tables.services.holdem import create_holdem_table, sit_out_holdem, take_seat
+    from tables.holdem.services import create_holdem_table, sit_out_holdem, take_seat
     from wallet import services as wallet_services
 
     now = timezone.now()
@@ -91,9 +91,9 @@ def clock_worker(index: int, workers: int, think: float, start: float, stop: flo
     from django.db import connection
     from django.utils import timezone
 
+    from tables.holdem.services import hands
     from tables.models import Table
     from tables.services import lifecycle
-    from tables.services.holdem import hands
 
     hands.BOT_THINK = timedelta(seconds=think)
     original = lifecycle.advance_table
@@ -235,8 +235,8 @@ def main(tables: int, hands: int) -> None:
 
     from tables import services
     from tables.engine.holdem import replay_phh
+    from tables.holdem.services.money import escrow_key
     from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
-    from tables.services.holdem.money import escrow_key
     from wallet.models import Account
     from wallet.selectors import check_books
 

@@ -53,10 +53,10 @@ def main(games: int, players: int, seconds: float) -> None:
     from django.utils import timezone
 
     from tables import clock
+    from tables.holdem.practice.services import PracticeSetup, start_practice_game
+    from tables.holdem.services import create_holdem_table
     from tables.models import Table
     from tables.services import lifecycle
-    from tables.services.holdem import create_holdem_table
-    from tables.services.holdem.practice import PracticeSetup, start_practice_game
 
     call_command("migrate", verbosity=0)
     now = timezone.now()

@@ -219,7 +219,7 @@ def buy_concurrently(table_id: int, plan: list[tuple[int, str]], *, now: datetim
     second (from the start signal to the last buyer's end; process start-up excluded)."""
     from django.db import connection
 
-    from tables.services.settlement import capture_running_purchases
+    from tables.widerpoker.services.settlement import capture_running_purchases
 
     context = multiprocessing.get_context("spawn")
     ready, go, out = context.Semaphore(0), context.Event(), context.Queue()

@@ -4,7 +4,7 @@
         .venv/bin/python bench/socket_purchase.py 100000 --sockets 5000 --draws 4 --rate 2000 --rest 3000
 
 What it does, on loopback (PostgreSQL, Redis, ``--processes`` daphne processes, each with
-its purchase writer: tables/services/purchases.py):
+its purchase writer: tables/widerpoker/services/purchases.py):
 
 1. recreates the scratch database (``bench_*``/``massive_*`` only) and makes N funded
    players seated at one fun table (``bench/massive.py``'s set-up);
@@ -456,7 +456,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             # the writer's batches (``purchases.commit_batch``, whose outcomes carry that state),
             # other players, this process (no panel cached for either).
             from tables.selectors import get_entry_state
-            from tables.services import purchases
+            from tables.widerpoker.services import purchases
 
             first = sockets + args.rest
             users = _user_ids[first : first + 2 * args.inprocess]

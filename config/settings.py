@@ -249,7 +249,7 @@ TABLE_CLOCK_CHOICES = ("beat", "in-process", "off")
 # ("inline", the embedded default: SQLite runs one write at a time anyway). docs/platform.md.
 PURCHASE_CAPTURE: str = _choice("POKER_PURCHASE_CAPTURE", ("batch", "inline"), "batch" if DATABASE_URL else "inline")
 # Draws and redeals bought on a socket or over REST are queued and committed together by one
-# writer thread per process ("batch", PostgreSQL only: tables/services/purchases.py), every
+# writer thread per process ("batch", PostgreSQL only: tables/widerpoker/services/purchases.py), every
 # PURCHASE_BATCH_MS milliseconds or PURCHASE_BATCH_SIZE purchases; "inline": one transaction
 # per purchase in the request. docs/platform.md, "Purchase writer".
 PURCHASE_WRITER: str = _choice("POKER_PURCHASE_WRITER", ("batch", "inline"), "batch")

@@ -39,7 +39,7 @@ from tables.engine.holdem import (
     hide_holes,
     replay_phh,
 )
-from tables.holdem_records import (
+from tables.holdem.records import (
     card_commitments,
     hole_openings,
     replay,

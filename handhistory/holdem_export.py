@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from tables.engine.cards import card_code
 from tables.engine.holdem import HandState, HoldemError, client_seed_commitment
-from tables.holdem_records import replay, seed_is_public, seed_public_at, start_state
+from tables.holdem.records import replay, seed_is_public, seed_public_at, start_state
 from tables.models import BeaconRound, HoldemHand, HoldemHandPlayer, HoldemHandStatus
 from tables.services.beacon import time_of
 

@@ -3,7 +3,7 @@ action with its amount and the stack it left, the board dealt at each street, th
 the start of each street, the showdown with the cards shown, the pots (main and side) with
 their rake and winners.
 
-Built by stepping the engine through the stored actions (``tables.holdem_records``), so it
+Built by stepping the engine through the stored actions (``tables.holdem.records``), so it
 says exactly what the verified replay says. Secrecy: the replay itself never writes a hole
 card; the only cards in it are the board and those a player showed at the showdown (the
 engine's ``show`` events), which every watcher saw at the table. Each player's cards as
@@ -19,9 +19,9 @@ from typing import Any
 from tables.engine.cards import card_code
 from tables.engine.evaluator import category_of_strength
 from tables.engine.holdem import HandState, play_showdown, split_pot
-from tables.holdem_records import apply_action, start_state
-from tables.labels import category_name
+from tables.holdem.records import apply_action, start_state
 from tables.models import HoldemHand, HoldemHandStatus
+from tables.widerpoker.labels import category_name
 
 STREETS = ("preflop", "flop", "turn", "river")
 

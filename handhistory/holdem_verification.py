@@ -30,9 +30,9 @@ from django.db.models import QuerySet
 
 from handhistory.holdem import HoldemCheck, verify_holdem_hand
 from tables.engine.holdem import HandState, PhhError, hand_to_phh
-from tables.holdem_records import replay
+from tables.holdem.records import replay
+from tables.holdem.services.money import escrow_key
 from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus
-from tables.services.holdem.money import escrow_key
 from wallet.models import AccountKind
 from wallet.selectors import list_transfer_legs
 from wallet.services import house_account_key, rake_account_key

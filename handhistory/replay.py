@@ -17,7 +17,7 @@ from typing import Any
 
 from handhistory.selectors import EntryView, HandHistory
 from tables.engine.widerpoker import COLUMN_HEIGHT, evaluate
-from tables.labels import category_name
+from tables.widerpoker.labels import category_name
 
 PAYLINE_ROW = 4
 """The reel row (0-based) the player's cards stop on: row 5 of 10, as on the game screen

@@ -32,11 +32,11 @@ from tables.engine.widerpoker import (
     hold_code,
     hold_from_mask,
 )
-from tables.holdem_records import seed_is_public
-from tables.labels import category_name
+from tables.holdem.records import seed_is_public
 from tables.models import Entry, Hand, HandStatus
-from tables.records import spin_feed
 from tables.services import beacon
+from tables.widerpoker.labels import category_name
+from tables.widerpoker.records import spin_feed
 
 VIEW_ALL_PERMISSION = "tables.view_hand"
 EXPORT_FORMAT = "widerpoker-hand/2"

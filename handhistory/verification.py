@@ -46,8 +46,8 @@ from tables.engine.widerpoker import (
     spin_jackpot_draw,
 )
 from tables.models import BeaconRound, Entry, Hand, HandStatus, Redeal
-from tables.records import hand_conditions, spin_feed
 from tables.services import beacon
+from tables.widerpoker.records import hand_conditions, spin_feed
 
 MAX_LISTED_MISMATCHES = 200
 HOLD_NONE_CONNECTED = 0  # rules B.2: a connected player who chose nothing changes all cards

@@ -1,7 +1,7 @@
 """Admin of jackpots: kind, currency, contribution, reset, spin odds, the tables they feed,
 their starting amount, live balance and history of wins and resets; and the house funding
 page (cashier -> jackpot reserve or promotions). Every save goes through
-``tables.services.staff`` with a reason, audit-logged like a table's conditions."""
+``tables.widerpoker.services.staff`` with a reason, audit-logged like a table's conditions."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from jackpots import services
 from jackpots.models import Jackpot, JackpotEvent, JackpotKind
 from tables.admin.forms import add_domain_error, add_override_fields, initial_from_overrides, overrides_from
 from tables.models import Table
-from tables.services.staff import JackpotInput, fund_house, save_jackpot, validate_jackpot_input
+from tables.widerpoker.services.staff import JackpotInput, fund_house, save_jackpot, validate_jackpot_input
 from wallet.admin import ServiceAdmin
 from wallet.errors import DomainError
 from wallet.models import Account, AccountKind, Currency
@@ -44,7 +44,7 @@ def _hundredths(value: Decimal | None) -> int:
 class JackpotForm(forms.ModelForm):  # type: ignore[type-arg]  # django-stubs generic
     """A jackpot, the tables it feeds, its starting amount and the reason, in people's units
     (contribution in percent of the gross, amounts in the currency, each rule a spin changes
-    as a field of its own). Checked as a whole by ``tables.services.staff`` (the jackpot's
+    as a field of its own). Checked as a whole by ``tables.widerpoker.services.staff`` (the jackpot's
     ranges; for every table its currency, one jackpot per kind, at most 10% together)."""
 
     contribution_percent = forms.DecimalField(

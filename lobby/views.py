@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from handhistory.documents import localized_document, path_lang, render_document
 from lobby.services import UsernameTakenError, register_player
 from lobby.simulator import SimulatorForm, run_simulation, simulator_tables
-from tables.holdem_lobby import list_holdem_lobby_rows
+from tables.holdem.lobby import list_holdem_lobby_rows
 from tables.realtime.push import push_player_on_commit
 from tables.selectors import list_lobby_tables
 from wallet import guests

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.urls import URLPattern, URLResolver, path
 
 from tables import api
-from tables.api import practice, tournaments
+from tables.api import tournaments
+from tables.holdem.practice import api as practice
 
 app_name = "api"
 

@@ -2,7 +2,7 @@
 in each table's escrow but which the seats count (``Seat.stack_minor``).
 
 Every Hold'em table, practice tables included, keeps its chips in the escrow account
-``escrow:holdem:<table>`` (``tables.services.holdem.money``): a buy-in moves money from a
+``escrow:holdem:<table>`` (``tables.holdem.services.money``): a buy-in moves money from a
 wallet (a practice game: from the FUN cashier) into it and onto a stack, a cash-out back,
 a hand's rake from it to the rake account in the settlement's transaction, which also
 writes the finishing stacks. While a hand runs the seats keep their starting stacks and the
@@ -26,7 +26,7 @@ from tables.models import Seat, Table, TableGame
 from wallet.models import Account
 
 ESCROW_PREFIX = "escrow:holdem:"
-"""The key prefix of the Hold'em escrows (``tables.services.holdem.money.escrow_key``)."""
+"""The key prefix of the Hold'em escrows (``tables.holdem.services.money.escrow_key``)."""
 
 
 def check_holdem_escrows() -> list[str]:

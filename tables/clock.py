@@ -32,9 +32,9 @@ def tick() -> int:
     completed tick is recorded for readiness and the metrics (config/ops_state.py: one cache
     write)."""
     from tables.services import advance_due_tables, publish_live_pools
-    from tables.services.play import resolve_pending_redeals
     from tables.services.presence import reap_dead_processes
-    from tables.services.settlement import capture_running_purchases
+    from tables.widerpoker.services.play import resolve_pending_redeals
+    from tables.widerpoker.services.settlement import capture_running_purchases
     from wallet.services import seal_pending
 
     close_old_connections()

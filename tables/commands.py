@@ -327,10 +327,10 @@ def parse_blind(value: object) -> str:
 
 
 def _holdem(name: str) -> Callable[..., Any]:
-    """A Hold'em player service (tables/services/holdem/player.py), looked up when run."""
+    """A Hold'em player service (tables/holdem/services/player.py), looked up when run."""
 
     def run(**kwargs: Any) -> Any:
-        from tables.services.holdem import player
+        from tables.holdem.services import player
 
         return getattr(player, name)(**kwargs)
 
@@ -342,7 +342,7 @@ def _holdem_bet(kind: str) -> Callable[..., Any]:
     """The Hold'em betting action ``kind``: ``act_in_hand(kind=kind, amount=...)``."""
 
     def run(*, table_id: int, user_id: int, now: datetime, amount: int | None = None) -> Any:
-        from tables.services.holdem import player
+        from tables.holdem.services import player
 
         return player.act_in_hand(table_id=table_id, user_id=user_id, kind=kind, amount=amount, now=now)
 

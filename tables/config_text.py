@@ -96,7 +96,7 @@ def _created_text(value: dict[str, Any]) -> str:
 
 
 def _schedule_text(value: dict[str, Any], currency: str | None) -> str:
-    from tables.services.special import describe_overrides
+    from tables.widerpoker.services.special import describe_overrides
 
     kind = value.get("kind")
     if kind == "every_n":

@@ -93,7 +93,7 @@ class InvalidTableConfigError(DomainError):
     summary = _("These table conditions are not valid.")
 
 
-# --- Texas Hold'em (tables/services/holdem/) -----------------------------------------------
+# --- Texas Hold'em (tables/holdem/services/) -----------------------------------------------
 
 
 class WrongGameError(DomainError):
@@ -154,7 +154,7 @@ class NoHandError(DomainError):
 
 class TurnOverError(DomainError):
     """A Hold'em action sent when the player's turn is over: at or after the turn's
-    deadline (``tables.holdem_records.turn_deadline``: 10 s to act, then the table's time
+    deadline (``tables.holdem.records.turn_deadline``: 10 s to act, then the table's time
     bank, plus the reconnection time once when granted; seed 003). The clock plays the
     timeout rule for him at its next tick; nothing changed."""
 
@@ -254,7 +254,7 @@ class PracticeFullError(DomainError):
 
 class PracticeTableError(DomainError):
     """A practice game's table takes no one else, and its chips are not bought or cashed
-    out: its player stops the game instead of leaving (tables/services/holdem/practice.py)."""
+    out: its player stops the game instead of leaving (tables/holdem/practice/services.py)."""
 
     code = "practice_table"
     summary = _("A practice game takes no one else: stop the game instead.")

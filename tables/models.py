@@ -179,7 +179,7 @@ class Seat(models.Model):
     ws_connections = models.IntegerField(default=0)
     last_seen_at = models.DateTimeField()
     socket_closed_at = models.DateTimeField(null=True, blank=True)
-    # Hold'em tables only (tables/services/holdem/seating.py): the seat number 0..seats-1
+    # Hold'em tables only (tables/holdem/services/seating.py): the seat number 0..seats-1
     # (None when the player has no place at the table), the chips he has at the table (held
     # in the table's escrow account), how a new player enters (wait for the big blind or
     # post one now), and the house bot marks.
@@ -495,7 +495,7 @@ class Entry(models.Model):
             # are heap-only updates (fillfactor 40; 0017_entries_at_scale.py).
             models.Index(fields=["user", "-hand"], name="entry_user_recent"),
             # The initial combinations redealt away, still taken in their hand (a redeal's
-            # free combination, tables.services.play): empty for entries that never redealt,
+            # free combination, tables.widerpoker.services.play): empty for entries that never redealt,
             # so the deal does not write it.
             models.Index(
                 fields=["hand", "initial_combination"],
@@ -588,7 +588,7 @@ class Redeal(models.Model):
 
 class PurchaseRef(models.Model):
     """The client's ``ref`` of a purchase that was committed (a socket frame's ``ref``, a REST
-    request's ``Idempotency-Key``): the purchase writer (tables/services/purchases.py) looks
+    request's ``Idempotency-Key``): the purchase writer (tables/widerpoker/services/purchases.py) looks
     it up under the entry's lock before charging, so a purchase resent with the same ``ref``
     after a lost confirmation is answered again, never charged twice. One row per purchase
     sent with a ``ref``; none for a purchase without one."""
@@ -646,7 +646,7 @@ class SpecialHandSchedule(models.Model):
     after each listed time of day (``"HH:MM"``, the platform's time zone). ``one_in``: a hand
     is special when ``randbelow(N) == 0`` on its stream ``special-hand``
     (docs/provably-fair.md). ``overrides``: the rules changed (keys of
-    ``tables.services.conditions.OVERRIDABLE``). Staff edit schedules in the admin with a
+    ``tables.widerpoker.services.conditions.OVERRIDABLE``). Staff edit schedules in the admin with a
     reason (audit-logged in TableConfigChange); a hand reads them when it is dealt, so a
     change applies between hands.
     """
@@ -978,7 +978,7 @@ class PracticeGame(models.Model):
     bots only (seed 004, *Gioco automatico*). Chips are minor units of FUN, issued by the
     FUN cashier into the table's escrow and returned to it at the end: no wallet of the
     player ever pays or receives them (seed 004: "Non si vincono soldi, ma nemmeno si perdono").
-    The workflow is ``tables.services.holdem.practice``."""
+    The workflow is ``tables.holdem.practice.services``."""
 
     table = models.OneToOneField(Table, on_delete=models.PROTECT, related_name="practice")
     owner = models.ForeignKey(

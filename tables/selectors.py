@@ -27,7 +27,7 @@ from tables.engine.widerpoker import (
     pool_split,
 )
 from tables.errors import TableNotFoundError
-from tables.holdem_selectors import get_holdem_private_frame, get_holdem_table_frame, render_holdem_private_frames
+from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame, render_holdem_private_frames
 from tables.models import Entry, Hand, HandFreeze, HandStatus, Redeal, Seat, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.frames import (
     EntryStateFrame,
@@ -37,9 +37,10 @@ from tables.realtime.frames import (
     TableStateFrame,
     dumps,
 )
-from tables.records import board_from_json, carry_key, combination_digits, hand_conditions, spin_feed
-from tables.services import beacon, powerups
-from tables.services.special import next_special
+from tables.services import beacon
+from tables.widerpoker.records import board_from_json, carry_key, combination_digits, hand_conditions, spin_feed
+from tables.widerpoker.services import powerups
+from tables.widerpoker.services.special import next_special
 from wallet.models import Account
 from wallet.services import player_account_key
 
@@ -159,7 +160,7 @@ def count_players(*, table_id: int) -> int:
 
 def get_public_state(*, table_id: int) -> TableStateFrame | HoldemTableFrame:
     """The public frame of a table of either game, what the pushes and the snapshot carry:
-    ``table_state`` (WiderPoker) or ``holdem_state`` (tables/holdem_selectors.py). Raises
+    ``table_state`` (WiderPoker) or ``holdem_state`` (tables/holdem/selectors.py). Raises
     TableNotFoundError."""
     if Table.objects.filter(pk=table_id, game=TableGame.HOLDEM).exists():
         return get_holdem_table_frame(table_id=table_id, now=timezone.now())
@@ -219,7 +220,7 @@ def _frozen_public(table: Table) -> dict[str, Any] | None:
 
 def get_private_state(*, table_id: int, user_id: int) -> EntryStateFrame | HoldemPrivateFrame:
     """A player's private frame at a table of either game: ``entry_state`` (WiderPoker) or
-    ``holdem_private`` (tables/holdem_selectors.py). Raises TableNotFoundError."""
+    ``holdem_private`` (tables/holdem/selectors.py). Raises TableNotFoundError."""
     table = _private_table(table_id)
     if table.game == TableGame.HOLDEM:
         return get_holdem_private_frame(table_id=table_id, user_id=user_id, now=timezone.now())
@@ -357,7 +358,7 @@ def build_entry_state(
     redeal_pending: dict[str, Any] | None = None,
 ) -> EntryStateFrame:
     """The ``entry_state`` frame of a player of ``hand`` from values the caller already
-    holds (the purchase writer's rows: tables/services/purchases.py), with no query: the
+    holds (the purchase writer's rows: tables/widerpoker/services/purchases.py), with no query: the
     same frame ``get_entry_state`` reads. ``hand`` needs the columns of
     ``PRIVATE_HAND_FIELDS``, ``entry`` those of ``PRIVATE_ENTRY_FIELDS``; ``balance_minor``
     is what the player may spend (balance less held); ``redeal_pending`` the player's redeal
@@ -570,7 +571,7 @@ def speed_label(change_seconds: int) -> str:
 
 def list_lobby_tables() -> list[dict[str, Any]]:
     """Every table's lobby line, cheapest ante first. Practice games (private tables of
-    one player, tables/services/holdem/practice.py) and tournaments' tables (listed as
+    one player, tables/holdem/practice/services.py) and tournaments' tables (listed as
     tournaments: tables/tournaments) are not listed."""
     tables = (
         Table.objects.select_related("current_hand")

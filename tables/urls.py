@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.urls import URLPattern, URLResolver, path
 
-from tables import practice_views, views
+from tables import views
+from tables.holdem.practice import views as practice_views
 from tables.tournaments import views as tournament_views
 
 urlpatterns: list[URLPattern | URLResolver] = [

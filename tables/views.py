@@ -24,7 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from tables import commands, services
 from tables.errors import TableNotFoundError
-from tables.holdem_page import holdem_table_page
+from tables.holdem.page import holdem_table_page
 from tables.models import TableGame
 from tables.selectors import (
     find_missed_result,
@@ -82,7 +82,7 @@ def table_page(request: AuthenticatedHttpRequest, table_id: int) -> HttpResponse
     """The game screen: board, the player's cards, probability panel, purchases and results.
 
     Rendered with the current snapshot embedded; table.js then follows the table socket.
-    A Hold'em table's URL serves the Hold'em screen (tables/holdem_page.py, holdem.js).
+    A Hold'em table's URL serves the Hold'em screen (tables/holdem/page.py, holdem.js).
     """
     try:
         game = get_table(table_id=table_id).game

@@ -14,7 +14,7 @@ from django.utils.translation import get_language
 from handhistory.labels import check_detail as _check_detail
 from handhistory.labels import check_label as _check_label
 from handhistory.labels import holdem_action_label as _holdem_action_label
-from tables import labels
+from tables.widerpoker import labels
 from wallet.money import format_minor
 
 register = template.Library()
@@ -24,7 +24,7 @@ _SUITS = "cdhs"
 
 def card_name(code: str) -> str:
     """``"Th"`` -> ``"10 of hearts"`` in English, ``"10 di cuori"`` in Italian: the card's
-    text for screen readers and copying (``tables.labels.card_name``).
+    text for screen readers and copying (``tables.widerpoker.labels.card_name``).
 
     >>> card_name("Qs")
     'Queen of spades'

@@ -2,7 +2,7 @@
 import { el, fmt, pgettext } from "./common.js";
 
 /** HandCategory labels, by value (tables/engine/evaluator.py): 0 = high card ... 9 = royal flush. */
-/** In the page's language (tables/labels.py has the same names for the server's pages). */
+/** In the page's language (tables/widerpoker/labels.py has the same names for the server's pages). */
 export const CATEGORIES = [
   pgettext("poker hand", "High card"), pgettext("poker hand", "One pair"),
   pgettext("poker hand", "Two pair"), pgettext("poker hand", "Three of a kind"),

@@ -11,10 +11,10 @@ Staff with only view permissions (auditors) see everything and change nothing.
 from __future__ import annotations
 
 from tables.admin.hands import EntryAdmin, HandAdmin, SeatAdmin, TableConfigChangeAdmin
-from tables.admin.holdem import HoldemHandAdmin, HoldemHandPlayerAdmin
-from tables.admin.special import SpecialHandScheduleAdmin
 from tables.admin.tables import TableAdmin
 from tables.admin.tournaments import TournamentAdmin, TournamentRoundAdmin
+from tables.holdem.admin import HoldemHandAdmin, HoldemHandPlayerAdmin
+from tables.widerpoker.admin import SpecialHandScheduleAdmin
 
 __all__ = [
     "EntryAdmin",

@@ -237,10 +237,10 @@ _SWITCH = [("", "unchanged"), ("on", "shown"), ("off", "hidden")]
 
 def override_fields() -> dict[str, forms.Field]:
     """One optional form field per rule a special hand or a spin jackpot may change
-    (``tables.services.conditions.OVERRIDABLE``), named after the rule, in people's units:
+    (``tables.widerpoker.services.conditions.OVERRIDABLE``), named after the rule, in people's units:
     shares in percent, money in the currency's major units, durations in seconds; tips and
     the probability panel as shown / hidden / unchanged. Empty means unchanged."""
-    from tables.services.conditions import OVERRIDABLE
+    from tables.widerpoker.services.conditions import OVERRIDABLE
 
     fields: dict[str, forms.Field] = {}
     for key, label in OVERRIDABLE.items():
@@ -276,7 +276,7 @@ def add_override_fields(form_class: type[forms.BaseForm], *, label_prefix: str =
 
 def overrides_from(cleaned: dict[str, Any]) -> dict[str, Any]:
     """The overrides mapping (basis points, minor units, seconds) of the filled-in fields."""
-    from tables.services.conditions import OVERRIDABLE
+    from tables.widerpoker.services.conditions import OVERRIDABLE
 
     overrides: dict[str, Any] = {}
     for key in OVERRIDABLE:

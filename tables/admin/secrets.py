@@ -13,7 +13,7 @@ What is secret, and until when:
 - a player's cards, that is ``Entry.initial_combination``, ``combination``, ``redeals`` and
   the choice ``hold_mask``, until the hand's change phase has ended;
 - a Hold'em hand's ``server_seed`` and ``chain_seed`` (they give every hole card and the
-  board) until the hand is over. ``HoldemHandAdmin`` (tables/admin/holdem.py) shows them
+  board) until the hand is over. ``HoldemHandAdmin`` (tables/holdem/admin.py) shows them
   through ``reveal_*`` methods only, and lookups through a relation are checked alike.
 
 The admin never filters, searches or orders by these fields, whatever the hand's state:

@@ -31,8 +31,8 @@ from tables.admin.forms import (
     _from_hundredths,
 )
 from tables.config_text import field_text, value_text
+from tables.holdem.services import create_holdem_table
 from tables.models import HandStatus, HoldemConditions, SeatStatus, Table, TableConfigChange, TableGame
-from tables.services.holdem import create_holdem_table
 from wallet.errors import DomainError
 from wallet.money import format_minor
 

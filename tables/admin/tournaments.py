@@ -19,10 +19,10 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from tables.admin.forms import ReasonForm
-from tables.admin.special import staff_id
 from tables.tournaments.errors import InvalidTournamentError
 from tables.tournaments.models import Entrant, Tournament, TournamentRound
 from tables.tournaments.services import cancel_tournament, schedule_tournament, validate_tournament
+from tables.widerpoker.admin import staff_id
 from wallet.admin import ReadOnlyAdmin, ServiceAdmin
 from wallet.errors import DomainError
 from wallet.models import Currency

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from tables import commands, selectors
 from tables.api.common import ACTION_THROTTLES, ERRORS, EntryStateSerializer, _player_id
 from tables.realtime.push import push_private_on_commit
-from tables.services import purchases
+from tables.widerpoker.services import purchases
 
 
 def _act(request: Request, table_id: int, name: str) -> Response:
@@ -37,7 +37,7 @@ def _act(request: Request, table_id: int, name: str) -> Response:
 
 
 def _buy(request: Request, table_id: int, name: str) -> Response:
-    """A purchase through the purchase writer (tables/services/purchases.py): queued, then
+    """A purchase through the purchase writer (tables/widerpoker/services/purchases.py): queued, then
     this request's worker thread waits for its batch's commit and answers with the
     ``entry_state`` the writer built (no second read). The optional ``Idempotency-Key``
     header is the purchase's ``ref`` (one longer than 64 characters is kept as its digest):

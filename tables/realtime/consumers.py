@@ -35,7 +35,7 @@ from tables.commands import FRAME_ENVELOPE, WIDERPOKER, Action, frame_ref, parse
 from tables.errors import TableNotFoundError
 from tables.realtime.frames import AckFrame, ErrorFrame, PongFrame, dumps
 from tables.realtime.hub import get_hub
-from tables.services import purchases
+from tables.widerpoker.services import purchases
 from wallet.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -164,7 +164,7 @@ class TableConsumer(AsyncWebsocketConsumer):
 
     def _batched(self, action: Action) -> bool:
         """Whether ``action`` is a purchase the process's purchase writer commits in a batch
-        (tables/services/purchases.py): a draw or redeal paid by the player at a WiderPoker
+        (tables/widerpoker/services/purchases.py): a draw or redeal paid by the player at a WiderPoker
         table, with the writer on (free items keep the one-at-a-time path)."""
         return (
             self.game == WIDERPOKER

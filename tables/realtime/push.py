@@ -31,7 +31,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from tables import selectors
-from tables.holdem_selectors import HoldemTableRows, build_holdem_table_frame
+from tables.holdem.selectors import HoldemTableRows, build_holdem_table_frame
 from tables.models import Table
 from tables.realtime import hub
 from tables.realtime.frames import CLOSE_KICKED, LOBBY_GROUP, KickedFrame, LobbyTableFrame, dumps

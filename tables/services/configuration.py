@@ -20,8 +20,8 @@ from tables.models import (
     TablePhase,
 )
 from tables.realtime.push import broadcast_table_on_commit
-from tables.services.conditions import validate_table_config
 from tables.services.fairness import new_chain
+from tables.widerpoker.services.conditions import validate_table_config
 from wallet.models import Currency
 
 TABLE_CREATED = "created"
@@ -107,7 +107,7 @@ def change_table_config(
     if not changed:
         return table
     if holdem:
-        from tables.services.holdem.conditions import validate_holdem_config
+        from tables.holdem.services.conditions import validate_holdem_config
 
         validate_holdem_config(effective | changed, mode=table.mode)
     else:

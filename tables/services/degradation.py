@@ -11,7 +11,7 @@ every process and the clock share, and the one that still works when Redis does 
 
 At most one row per process and kind every ``RECORD_EVERY``; recording never raises. The
 Hold'em clock asks ``degraded_between`` before it applies the timeout rule to a person
-(``tables.services.holdem.hands``, platform grace).
+(``tables.holdem.services.hands``, platform grace).
 """
 
 from __future__ import annotations

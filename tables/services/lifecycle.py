@@ -54,14 +54,14 @@ from tables.models import (
 from tables.realtime.frames import TableRestartedFrame, dumps
 from tables.realtime.hub import publish_table_frame
 from tables.realtime.push import broadcast_holdem_action_on_commit, broadcast_table_on_commit
-from tables.records import board_to_json
 from tables.services import beacon, degradation
 from tables.services import fairness as fairness_services
-from tables.services.conditions import apply_overrides
 from tables.services.seating import seat_presence_with
-from tables.services.sessions import count_hand_sessions
-from tables.services.settlement import cancel_hand, hand_escrow, settle_hand
-from tables.services.special import merge_special, special_draws
+from tables.widerpoker.records import board_to_json
+from tables.widerpoker.services.conditions import apply_overrides
+from tables.widerpoker.services.sessions import count_hand_sessions
+from tables.widerpoker.services.settlement import cancel_hand, hand_escrow, settle_hand
+from tables.widerpoker.services.special import merge_special, special_draws
 from wallet import protection
 from wallet import services as wallet_services
 from wallet.lookups import IntArray
@@ -191,7 +191,7 @@ def _advance_table_step(*, table_id: int, now: datetime) -> _Step:
     held = None
     dealt: int | None = None
     if holdem:
-        from tables.services.holdem.hands import advance_holdem_table
+        from tables.holdem.services.hands import advance_holdem_table
 
         held = advance_holdem_table(table, now=now)
     elif table.phase == TablePhase.CHANGE:
@@ -558,7 +558,7 @@ def _deal(
     Writes only what a deal must (issue 23): the hand, one ante transfer (its legs by
     ``COPY``, the balances by one ``UPDATE``) and one entry each (``COPY`` on PostgreSQL).
     The players' gaming and play sessions count the hand after the commit
-    (``tables.services.sessions``). The work falls in two parts: ``_collect_antes`` needs
+    (``tables.widerpoker.services.sessions``). The work falls in two parts: ``_collect_antes`` needs
     only the hand's row and who is dealt in, not the seed; ``_deal_cards`` (entry order,
     initial combinations, the entries, the spin jackpot) needs the seed. ``players``: user id
     -> (name, client seed or None) as the deal read them with the seats; read here when None."""
@@ -680,7 +680,7 @@ def _create_hand(
     """Create the hand row for ``seed`` (the chain ``draw`` it came from) and ``count``
     players; return it with the spin jackpot it won (``hand_config``), if any. ``frozen``:
     algorithm 3's freeze and deal round, stored with the hand. The hand is not counted in
-    its players' sessions yet (``sessions_counted`` False: ``tables.services.sessions``)."""
+    its players' sessions yet (``sessions_counted`` False: ``tables.widerpoker.services.sessions``)."""
     board = deal_board(seed)
     config, spin = hand_config(table, seed, now=now)
     change_end = now + timedelta(seconds=int(config["change_seconds"]))
@@ -784,7 +784,7 @@ def _settle_table(table: Table, *, now: datetime) -> None:
     if hand.algorithm >= fairness.ALGORITHM_DEAL_BEACON:
         # Redeals bought before the deadline are dealt first, even after the redeal deadline;
         # their rounds precede the keys' round, so they are out by now.
-        from tables.services.play import resolve_hand_redeals
+        from tables.widerpoker.services.play import resolve_hand_redeals
 
         resolve_hand_redeals(hand_id=hand.pk, now=now)
         if Redeal.objects.filter(hand_id=hand.pk, combination__isnull=True).exists():
@@ -847,7 +847,7 @@ def recover_table(*, table_id: int, now: datetime, reason: str) -> None:
     if table is None:
         return
     if table.game == TableGame.HOLDEM:
-        from tables.services.holdem.hands import cancel_holdem_hand
+        from tables.holdem.services.hands import cancel_holdem_hand
 
         cancel_holdem_hand(table=table, reason=reason, now=now)
         Table.objects.filter(pk=table_id).update(

@@ -15,8 +15,8 @@ from tables.errors import NotSeatedError, TableClosedError, TableNotFoundError, 
 from tables.models import Seat, SeatSockets, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.push import broadcast_table_on_commit, kick_player_on_commit, push_private_on_commit
 from tables.services import fairness as fairness_services
-from tables.services import powerups
 from tables.tournaments.models import Tournament
+from tables.widerpoker.services import powerups
 from wallet import guests, protection
 from wallet import selectors as wallet_selectors
 from wallet import services as wallet_services
@@ -181,7 +181,7 @@ def remove_from_tables(*, user_id: int, reason: str, now: datetime) -> list[int]
     already left are not touched. Not atomic as a whole: each seat is its own transaction,
     so one table's lock is never held while another's is taken. Raises nothing of its own.
     """
-    from tables.services.holdem.player import leave_holdem_table
+    from tables.holdem.services.player import leave_holdem_table
 
     left = []
     seats = Seat.objects.filter(user_id=user_id).exclude(status=SeatStatus.LEFT)

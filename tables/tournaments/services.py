@@ -28,7 +28,6 @@ from tables.bulk import update_rows
 from tables.engine.allocation import AllocationConfig, allocate_pool, rank_places
 from tables.models import Hand, HandStatus, Seat, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.push import broadcast_table_on_commit
-from tables.services.conditions import validate_table_config
 from tables.services.fairness import new_chain
 from tables.tournaments.errors import (
     AlreadyRegisteredError,
@@ -48,6 +47,7 @@ from tables.tournaments.models import (
     TournamentRound,
     TournamentState,
 )
+from tables.widerpoker.services.conditions import validate_table_config
 from wallet import protection
 from wallet import services as wallet_services
 from wallet.lookups import IntArray
@@ -349,7 +349,7 @@ def _start(tournament: Tournament, *, now: datetime) -> bool:
     if len(entrants) < tournament.min_entrants:
         _cancel(tournament, reason=f"fewer than {tournament.min_entrants} entrants at the start", now=now)
         return False
-    from tables.services.powerups import promotions_account
+    from tables.widerpoker.services.powerups import promotions_account
 
     missing = tournament.guaranteed_minor - tournament.buy_in_minor * len(entrants)
     source = promotions_account(tournament.currency)
@@ -697,7 +697,7 @@ def cancel_tournament(*, tournament_id: int, reason: str, staff_user_id: int | N
     _cancel(tournament, reason=reason, now=now)
     if table is not None:
         if table.current_hand_id is not None:
-            from tables.services.settlement import cancel_hand
+            from tables.widerpoker.services.settlement import cancel_hand
 
             cancel_hand(hand_id=table.current_hand_id, reason=f"tournament cancelled: {reason}", now=now)
         _retire_chips(tournament, reference=f"tourney:{tournament.pk}:chips:cancel", user_ids=None)
@@ -742,7 +742,7 @@ def _cancel(tournament: Tournament, *, reason: str, now: datetime) -> None:
             ids.append(wallet_services.ensure_house_account(kind=AccountKind.RAKE, currency=tournament.currency).pk)
             deltas.append(-fees)
         if topped_up:
-            from tables.services.powerups import promotions_account
+            from tables.widerpoker.services.powerups import promotions_account
 
             ids.append(promotions_account(tournament.currency).pk)
             deltas.append(topped_up)

@@ -25,9 +25,9 @@ from backoffice.models import PlayPattern
 from backoffice.services import record_play_patterns as record_patterns
 from backoffice.tasks import record_play_patterns
 from tables import services
-from tables.holdem_records import replay
+from tables.holdem.records import replay
+from tables.holdem.services.player import act_in_hand, take_seat
 from tables.models import HoldemHand, Table
-from tables.services.holdem.player import act_in_hand, take_seat
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle
 from tests.tables.holdem_helpers import holdem_table, tick

@@ -20,9 +20,9 @@ from django.utils import timezone
 
 from handhistory.holdem_export import holdem_export_schema
 from jackpots.admin import JackpotForm
+from tables.holdem.practice.services import PracticeSetup, start_practice_game
+from tables.holdem.services.money import escrow_key
 from tables.models import Hand, HoldemHand, HoldemHandStatus
-from tables.services.holdem.money import escrow_key
-from tables.services.holdem.practice import PracticeSetup, start_practice_game
 from tests.handhistory.test_holdem_export import outsider_check, timed_out_hand
 from tests.handhistory.test_holdem_history import played_hand
 from tests.helpers import logged_in

@@ -20,8 +20,8 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.utils import timezone
 
+from tables.holdem.services.player import take_seat
 from tables.models import Hand, HandStatus, HoldemHand, HoldemHandStatus, Table
-from tables.services.holdem.player import take_seat
 from tests.helpers import deal_hand, settle
 from tests.tables.holdem_helpers import holdem_table, run_until
 from wallet.models import LedgerEntry, LedgerHead, Transfer

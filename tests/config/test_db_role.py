@@ -22,8 +22,8 @@ from django.utils import timezone
 
 from config.partitions import ensure_partitions
 from tables import services
+from tables.holdem.services import take_seat
 from tables.models import Hand, HandStatus, HoldemHand, HoldemHandPlayer, HoldemHandStatus
-from tables.services.holdem import take_seat
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal_hand, settle
 from tests.tables.holdem_helpers import assert_books, holdem_table, play_hand_out, run_until

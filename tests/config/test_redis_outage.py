@@ -16,10 +16,10 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from config.throttles import ApiThrottles, UserThrottle
+from tables.holdem.services import replay, take_seat
 from tables.models import Entry, HoldemHand, PlatformFault, PlatformFaultKind
 from tables.realtime import hub
 from tables.services import degradation
-from tables.services.holdem import replay, take_seat
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal_hand
 from tests.tables.holdem_helpers import deal_now, holdem_table

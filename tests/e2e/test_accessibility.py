@@ -97,7 +97,7 @@ from django.utils import timezone
 from tables import services
 from tables.models import Table
 from tables.services import create_table
-from tables.services.holdem import create_holdem_table, take_seat, sit_out_holdem
+from tables.holdem.services import create_holdem_table, take_seat, sit_out_holdem
 from wallet.services import grant_signup_fun_chips
 
 people = {{}}
@@ -127,7 +127,7 @@ now = timezone.now()
 take_seat(table_id=holdem.pk, user_id=people["quinn"].pk, position=0, buy_in_minor=500, now=now)
 take_seat(table_id=holdem.pk, user_id=people["rex"].pk, position=1, buy_in_minor=500, now=now)
 sit_out_holdem(table_id=holdem.pk, user_id=people["rex"].pk, now=now)
-from tables.services.holdem.practice import PracticeSetup, start_practice_game
+from tables.holdem.practice.services import PracticeSetup, start_practice_game
 practice = start_practice_game(user_id=people["pia"].pk, nickname="Pia", now=now,
                                setup=PracticeSetup(players=3, felt="blue", currency_label="fiches"))
 print(table.pk, hand.pk, holdem.pk, practice.pk)

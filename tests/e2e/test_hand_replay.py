@@ -27,8 +27,8 @@ from tables import services
 from tables.services import create_table
 from tables.models import HandFreeze, HoldemHand, HoldemHandStatus, Redeal
 from tables.services import beacon
-from tables.services.play import resolve_pending_redeals
-from tables.services.holdem import act_in_hand, replay, take_seat
+from tables.widerpoker.services.play import resolve_pending_redeals
+from tables.holdem.services import act_in_hand, replay, take_seat
 from tests.tables.holdem_helpers import holdem_table, passive_kind, tick
 from wallet.services import grant_signup_fun_chips
 

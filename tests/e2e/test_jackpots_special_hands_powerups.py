@@ -21,8 +21,9 @@ from django.contrib.auth.models import User
 from jackpots import services as jackpots
 from jackpots.models import Jackpot
 from tables.models import Table
-from tables.services import create_table, powerups
-from tables.services.special import ScheduleInput, save_schedule
+from tables.services import create_table
+from tables.widerpoker.services import powerups
+from tables.widerpoker.services.special import ScheduleInput, save_schedule
 from django.utils import timezone
 table = create_table(name={TABLE!r}, mode="fun", currency="FUN", ante_minor=100, draw_price_bps=5000,
                      redeal_price_minor=80, change_seconds=25, results_seconds=30)

@@ -44,10 +44,10 @@ from jackpots import services as jackpots
 from jackpots.models import Jackpot
 from tables.models import HoldemConditions, Table, TablePhase
 from tables.services import create_table
-from tables.services.holdem import create_holdem_table
+from tables.holdem.services import create_holdem_table
 from django.db import transaction
-from tables.services.holdem.hands import _seat_bot
-from tables.services.special import ScheduleInput, save_schedule
+from tables.holdem.services.hands import _seat_bot
+from tables.widerpoker.services.special import ScheduleInput, save_schedule
 now = timezone.now()
 staff = User.objects.create_user(username="e2e-screens-croupier", password=None, is_staff=True)
 crown = create_table(name={JACKPOT_TABLE!r}, mode="fun", currency="FUN", ante_minor=100, draw_price_bps=5000,

@@ -17,7 +17,7 @@ from jackpots import services as jackpot_services
 from jackpots.models import Jackpot, JackpotKind
 from tables.engine.widerpoker import SpinJackpot, special_hand_draw, spin_jackpot_draw
 from tables.models import Hand
-from tables.services.special import ScheduleInput, save_schedule
+from tables.widerpoker.services.special import ScheduleInput, save_schedule
 from tests.helpers import behind_the_apps_back, create_fun_table, deal_hand, logged_in, settle, steer_next_hand
 from wallet.models import Account
 

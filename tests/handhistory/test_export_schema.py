@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from handhistory.selectors import EXPORT_FORMAT, export_schema
 from tables import services
 from tables.models import Hand, Table
-from tables.services.settlement import cancel_hand
+from tables.widerpoker.services.settlement import cancel_hand
 from tests.helpers import deal_hand, logged_in, settle
 
 pytestmark = pytest.mark.django_db

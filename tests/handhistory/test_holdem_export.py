@@ -19,8 +19,8 @@ from django.utils import timezone
 from handhistory.holdem_export import build_holdem_export, holdem_export_schema
 from tables.engine.cards import card_code
 from tables.engine.holdem import build_pots
+from tables.holdem.services import act_in_hand, replay, take_seat
 from tables.models import HoldemHand, HoldemHandStatus
-from tables.services.holdem import act_in_hand, replay, take_seat
 from tests.handhistory.test_holdem_history import played_hand
 from tests.helpers import logged_in
 from tests.tables.holdem_helpers import holdem_table, passive_kind, tick

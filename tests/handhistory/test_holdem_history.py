@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from handhistory.holdem import verify_holdem_hand
 from tables.engine.holdem import replay_phh
+from tables.holdem.services import act_in_hand, replay, take_seat
 from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus
-from tables.services.holdem import act_in_hand, replay, take_seat
 from tests.helpers import logged_in
 from tests.tables.holdem_helpers import holdem_table, passive_kind, tick
 

@@ -16,8 +16,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from handhistory.management.commands.verify_hands import report_digest
+from tables.holdem.services import take_seat
 from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus, Table
-from tables.services.holdem import take_seat
 from tests.helpers import behind_the_apps_back
 from tests.tables.holdem_helpers import holdem_table, play_hand_out, run_until
 

@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import translation
 
-from tables.labels import card_name, category_name
 from tables.models import Entry, Hand
+from tables.widerpoker.labels import card_name, category_name
 from tests.helpers import logged_in
 from wallet.money import format_minor
 

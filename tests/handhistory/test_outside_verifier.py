@@ -25,8 +25,8 @@ from jackpots import services as jackpot_services
 from jackpots.models import Jackpot
 from tables import services
 from tables.models import Table
-from tables.services import powerups
-from tables.services.special import ScheduleInput, save_schedule
+from tables.widerpoker.services import powerups
+from tables.widerpoker.services.special import ScheduleInput, save_schedule
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle, steer_next_hand
 
 pytestmark = pytest.mark.django_db
@@ -161,7 +161,7 @@ def test_an_algorithm_3_hand_with_redeals_verifies_from_its_export(
 ) -> None:
     from tables.models import HandFreeze
     from tables.services import beacon
-    from tables.services.play import resolve_pending_redeals
+    from tables.widerpoker.services.play import resolve_pending_redeals
 
     ref = reference_code()
     table: Table = create_fun_table(name="Verifier Rail 3")

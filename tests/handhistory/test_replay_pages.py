@@ -16,8 +16,8 @@ from django.utils import timezone
 
 from handhistory.templatetags.handhistory_tags import card_name
 from tables.engine.cards import card_code
+from tables.holdem.services import act_in_hand, replay, take_seat
 from tables.models import Entry, Hand, HoldemHand, HoldemHandStatus, Table
-from tables.services.holdem import act_in_hand, replay, take_seat
 from tests.conftest import make_player
 from tests.helpers import behind_the_apps_back, deal_hand, logged_in
 from tests.tables.holdem_helpers import holdem_table, passive_kind, tick
@@ -224,7 +224,7 @@ def test_a_watcher_of_a_running_hand_reads_that_it_is_running_and_anonymous_logs
 
 
 def test_a_practice_games_hands_stay_private(alice: User, bob: User) -> None:
-    from tables.services.holdem.practice import PracticeSetup, start_practice_game
+    from tables.holdem.practice.services import PracticeSetup, start_practice_game
 
     game = start_practice_game(user_id=alice.pk, nickname="Alice", now=timezone.now(), setup=PracticeSetup(players=3))
     hand = HoldemHand.objects.filter(table_id=game.table_id).first()

@@ -25,7 +25,7 @@ from tables.engine.widerpoker import (
     spin_jackpot_draw,
 )
 from tables.models import Entry, Table
-from tables.services.settlement import cancel_hand
+from tables.widerpoker.services.settlement import cancel_hand
 from tests.helpers import create_fun_table, deal_hand, logged_in, settle, steer_next_hand
 from wallet.models import Account
 from wallet.selectors import check_books

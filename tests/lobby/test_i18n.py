@@ -14,8 +14,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import translation
 
-from tables.labels import card_name, category_name
 from tables.models import Table
+from tables.widerpoker.labels import card_name, category_name
 from tests.helpers import logged_in
 from wallet.errors import InsufficientFundsError
 from wallet.money import format_minor

@@ -159,7 +159,7 @@ async def test_a_removed_players_game_sockets_get_the_reason_and_close() -> None
 def test_a_suspended_holdem_player_gets_his_chips_back_in_his_wallet(db: None) -> None:
     """Removing a player from play at a Hold'em table cashes his stack out (his chips are
     money on the table, seed 003 table stakes), where a WiderPoker seat only stops playing."""
-    from tables.services.holdem import take_seat
+    from tables.holdem.services import take_seat
     from tests.tables.holdem_helpers import assert_books, holdem_table
 
     alice = make_player("alice")

@@ -13,10 +13,10 @@ from django.db.models import Sum
 
 from tables import services
 from tables.engine.holdem import replay_phh
+from tables.holdem.services import act_in_hand, create_holdem_table, replay
+from tables.holdem.services.hands import pending_freeze
+from tables.holdem.services.money import escrow_key
 from tables.models import HoldemHand, HoldemHandStatus, PracticeGame, Seat, SeatStatus, Table, TablePhase
-from tables.services.holdem import act_in_hand, create_holdem_table, replay
-from tables.services.holdem.hands import pending_freeze
-from tables.services.holdem.money import escrow_key
 from wallet.models import Account
 from wallet.selectors import check_books
 

@@ -19,7 +19,7 @@ from django.utils import timezone
 from jackpots import services as jackpot_services
 from tables import services
 from tables.models import HandStatus
-from tables.services import powerups
+from tables.widerpoker.services import powerups
 from tests.helpers import create_fun_table, deal, logged_in, seat_players
 from wallet import services as wallet_services
 from wallet.models import Account, LedgerEntry, Transfer, TransferKind

@@ -27,7 +27,7 @@ from tables.engine.widerpoker import (
 from tables.models import Entry, Hand, HandFreeze, HandStatus, Redeal, SeedChain, Table, TablePhase
 from tables.selectors import get_entry_state, get_table_state
 from tables.services import beacon
-from tables.services.play import resolve_pending_redeals
+from tables.widerpoker.services.play import resolve_pending_redeals
 from tests.helpers import logged_in, seat_players
 from wallet.selectors import check_books
 
@@ -121,13 +121,13 @@ def test_attack_a_a_ground_client_seed_and_the_whole_database_do_not_give_the_ha
 
 
 def _columns(seed: bytes) -> list[list[str]]:
-    from tables.records import board_to_json
+    from tables.widerpoker.records import board_to_json
 
     return list(board_to_json(deal_board(seed))["columns"])
 
 
 def _out(seed: bytes) -> list[str]:
-    from tables.records import board_to_json
+    from tables.widerpoker.records import board_to_json
 
     return list(board_to_json(deal_board(seed))["out"])
 

@@ -1,6 +1,6 @@
 """A deal writes only what a deal must (issue 23, item 2): the entries, the antes and their
 ledger legs. The players' gaming and play sessions count the hand after the deal's commit
-and its change frame (tables/services/sessions.py), or at settlement when that did not
+and its change frame (tables/widerpoker/services/sessions.py), or at settlement when that did not
 happen; what reads them (free items, the session time limit, the reality check) and the
 loss limit still hold. Outside the test transaction: the deal's commit is what is tested."""
 
@@ -18,7 +18,8 @@ from handhistory.verification import verify_hand
 from tables import services
 from tables.models import Entry, GamingSession, Hand, PlayerClientSeed, Seat, SeatStatus, Table
 from tables.realtime import hub
-from tables.services import lifecycle, sessions
+from tables.services import lifecycle
+from tables.widerpoker.services import sessions
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal, seat_players, settle
 from wallet import protection

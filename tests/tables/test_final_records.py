@@ -11,8 +11,8 @@ from django.db import IntegrityError, InternalError, ProgrammingError, connectio
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
+from tables.holdem.services import take_seat
 from tables.models import Entry, Hand, HoldemHand, HoldemHandPlayer, HoldemHandStatus
-from tables.services.holdem import take_seat
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal_hand, settle
 from tests.tables.holdem_helpers import holdem_table, play_hand_out, tick

@@ -18,8 +18,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tables import services
-from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
-from tables.services.holdem import (
+from tables.holdem.services import (
     act_in_hand,
     add_chips,
     leave_holdem_table,
@@ -28,6 +27,7 @@ from tables.services.holdem import (
     sit_out_holdem,
     take_seat,
 )
+from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
 from tests.conftest import make_player
 from tests.tables.holdem_helpers import assert_books, assert_phh_replays, holdem_table
 from wallet.errors import DomainError

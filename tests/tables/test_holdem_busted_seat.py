@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from tables import services
 from tables.errors import BuyInOutOfRangeError
+from tables.holdem.services import act_in_hand, replay, sit_in_holdem, take_seat
 from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
-from tables.services.holdem import act_in_hand, replay, sit_in_holdem, take_seat
 from tests.tables.holdem_helpers import assert_books, holdem_table, passive_kind
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -7,8 +7,8 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
+from tables.holdem.services import sit_out_holdem, take_seat
 from tables.models import HoldemHand, HoldemHandStatus, Seat
-from tables.services.holdem import sit_out_holdem, take_seat
 from tests.conftest import make_player
 from tests.tables.conftest import wait_for
 from tests.tables.holdem_helpers import assert_books, assert_phh_replays, holdem_table

@@ -10,9 +10,9 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from tables import services
-from tables.holdem_records import replay
+from tables.holdem.records import replay
+from tables.holdem.services import act_in_hand, take_seat
 from tables.models import HoldemHand, Seat, Table
-from tables.services.holdem import act_in_hand, take_seat
 from tests.tables.holdem_helpers import assert_books, deal_now, holdem_table
 
 pytestmark = pytest.mark.django_db

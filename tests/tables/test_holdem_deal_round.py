@@ -23,7 +23,8 @@ from handhistory.holdem_export import holdem_export_schema
 from tables import services
 from tables.engine import fairness
 from tables.engine.holdem import card_salts, deal_positions, deal_seed, holdem_deck
-from tables.holdem_records import replay
+from tables.holdem.records import replay
+from tables.holdem.services import act_in_hand, cancel_holdem_hand, hands, take_seat
 from tables.models import (
     HoldemFreeze,
     HoldemFreezeStatus,
@@ -34,7 +35,6 @@ from tables.models import (
     Table,
 )
 from tables.services import beacon
-from tables.services.holdem import act_in_hand, cancel_holdem_hand, hands, take_seat
 from tests.conftest import make_player
 from tests.handhistory.test_holdem_export import outsider_check
 from tests.helpers import behind_the_apps_back, logged_in

@@ -15,9 +15,9 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
+from tables.holdem.practice.services import PracticeSetup, start_practice_game
+from tables.holdem.services import take_seat
 from tables.models import HoldemHand, HoldemHandStatus, Seat, Table
-from tables.services.holdem import take_seat
-from tables.services.holdem.practice import PracticeSetup, start_practice_game
 from tests.helpers import logged_in
 from tests.tables.holdem_helpers import assert_books, holdem_table, play_hand_out, run_until, tick
 from wallet.selectors import check_books

@@ -17,7 +17,14 @@ from django.db.models import Sum
 
 from tables.engine.holdem import PERSONALITIES, Phase, decide
 from tables.errors import PracticeFunOnlyError, PracticeNotYoursError, PracticeOverError, PracticeSetupError
-from tables.holdem_records import apply_action, start_state
+from tables.holdem.practice.services import (
+    PracticeSetup,
+    get_practice_banner,
+    list_practice_leaderboard,
+    start_practice_game,
+    stop_practice_game,
+)
+from tables.holdem.records import apply_action, start_state
 from tables.models import (
     HoldemHand,
     HoldemHandStatus,
@@ -31,13 +38,6 @@ from tables.models import (
     TablePhase,
 )
 from tables.selectors import list_lobby_tables
-from tables.services.holdem.practice import (
-    PracticeSetup,
-    get_practice_banner,
-    list_practice_leaderboard,
-    start_practice_game,
-    stop_practice_game,
-)
 from tests.tables.holdem_helpers import assert_books, assert_phh_replays, escrow_balance, tick
 from wallet.models import Account, AccountKind, Currency, LedgerEntry
 from wallet.selectors import check_books
@@ -305,7 +305,7 @@ def _cashier_fun() -> int:
 
 def test_nobody_joins_or_buys_at_a_practice_table_and_leaving_stops_it(alice: User, bob: User, now: datetime) -> None:
     from tables.errors import NotSeatedError, PracticeTableError
-    from tables.services.holdem import add_chips, leave_holdem_table, take_seat
+    from tables.holdem.services import add_chips, leave_holdem_table, take_seat
 
     game = start_practice_game(user_id=alice.pk, nickname="Ada", setup=replace(PracticeSetup(), players=2), now=now)
     with pytest.raises(PracticeTableError) as joined:
@@ -366,7 +366,7 @@ def test_a_practice_games_first_dealer_is_seat_0_not_always_the_person(
     """Seed 004, PRE-FLOP: "Nella prima mano il cartaio è scelto casualmente". The person's
     seat is random and seat 0 deals first; seed 003's "first person sitting" rule, which
     would make the person the dealer of every first hand, is not applied to practice."""
-    monkeypatch.setattr("tables.services.holdem.practice.secrets.randbelow", lambda n: n - 1)
+    monkeypatch.setattr("tables.holdem.practice.services.secrets.randbelow", lambda n: n - 1)
     game = start_practice_game(user_id=alice.pk, nickname="Ada", setup=replace(QUICK, players=3), now=now)
     person = Seat.objects.get(table=game.table, user=alice)
     assert person.position == 2

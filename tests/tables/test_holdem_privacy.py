@@ -23,10 +23,10 @@ from django.utils import timezone
 
 from tables.engine.cards import card_code
 from tables.engine.holdem import card_salts, deal_positions
-from tables.holdem_records import replay
-from tables.holdem_selectors import get_holdem_table_frame
+from tables.holdem.records import replay
+from tables.holdem.selectors import get_holdem_table_frame
+from tables.holdem.services import act_in_hand, take_seat
 from tables.models import HoldemHand, HoldemHandStatus, Table
-from tables.services.holdem import act_in_hand, take_seat
 from tests.conftest import make_player
 from tests.helpers import logged_in
 from tests.tables.holdem_helpers import holdem_table, passive_kind, tick

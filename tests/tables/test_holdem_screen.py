@@ -13,9 +13,9 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from tables.engine.cards import card_code
-from tables.holdem_lobby import stakes_label
+from tables.holdem.lobby import stakes_label
+from tables.holdem.services import replay, take_seat
 from tables.models import HoldemHand, Table
-from tables.services.holdem import replay, take_seat
 from tests.helpers import create_fun_table, logged_in
 from tests.tables.holdem_helpers import holdem_table, tick
 

@@ -11,12 +11,13 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from tables import holdem_records, services
+from tables import services
 from tables.engine.holdem import ActionKind, Phase
-from tables.holdem_records import replay
-from tables.holdem_selectors import get_holdem_private_frame, get_holdem_table_frame
+from tables.holdem import records as holdem_records
+from tables.holdem.records import replay
+from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame
+from tables.holdem.services.hands import _seat_bot
 from tables.models import HoldemConditions, HoldemHand, HoldemHandStatus, Seat
-from tables.services.holdem.hands import _seat_bot
 from tests.engine.holdem.helpers import stacked_deck
 from tests.helpers import logged_in
 from tests.tables.holdem_helpers import assert_books, assert_phh_replays, deal_now, holdem_table, run_until

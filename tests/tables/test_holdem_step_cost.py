@@ -22,12 +22,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from tables import services
-from tables.holdem_selectors import get_holdem_private_frame, get_holdem_table_frame, render_holdem_private_frames
+from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame, render_holdem_private_frames
+from tables.holdem.services import act_in_hand, replay, sit_out_holdem, take_seat
+from tables.holdem.services.hands import pending_freeze
 from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
 from tables.realtime import hub, push
 from tables.realtime.frames import dumps
-from tables.services.holdem import act_in_hand, replay, sit_out_holdem, take_seat
-from tables.services.holdem.hands import pending_freeze
 from tests.tables.holdem_helpers import holdem_table
 
 MAX_BOT_ACTION_STATEMENTS = 7
@@ -196,7 +196,7 @@ def test_bots_are_seated_from_one_query_and_a_taken_bot_name_is_skipped(alice: U
     one query (it was one per existing bot, and stopped at 999), and a bot name someone
     else took meanwhile (here a person, as another clock worker would) is skipped instead
     of failing the deal (which cancelled the table's hand)."""
-    from tables.services.holdem.hands import BOT_PREFIX
+    from tables.holdem.services.hands import BOT_PREFIX
 
     now = timezone.now()
     first = bot_table(alice, now)

@@ -25,9 +25,8 @@ from tables.errors import (
     SeatTakenError,
     WrongGameError,
 )
-from tables.holdem_selectors import get_holdem_private_frame, get_holdem_table_frame
-from tables.models import HoldemConditions, HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table, TableConfigChange
-from tables.services.holdem import (
+from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame
+from tables.holdem.services import (
     act_in_hand,
     add_chips,
     leave_holdem_table,
@@ -35,6 +34,7 @@ from tables.services.holdem import (
     sit_out_holdem,
     take_seat,
 )
+from tables.models import HoldemConditions, HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table, TableConfigChange
 from tests.helpers import create_fun_table
 from tests.tables.holdem_helpers import (
     assert_books,

@@ -17,9 +17,9 @@ from django.utils import timezone
 
 from tables import services
 from tables.errors import TurnOverError
-from tables.holdem_records import replay, turn_deadline
+from tables.holdem.records import replay, turn_deadline
+from tables.holdem.services import act_in_hand, take_seat
 from tables.models import HoldemHand, Seat, Table
-from tables.services.holdem import act_in_hand, take_seat
 from tests.conftest import make_player
 from tests.helpers import logged_in
 from tests.tables.holdem_helpers import assert_books, deal_now, holdem_table

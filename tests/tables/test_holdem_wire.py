@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from tables.engine.cards import card_code
-from tables.holdem_records import replay
+from tables.holdem.records import replay
 from tables.models import HoldemHand, Seat
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, logged_in

@@ -17,7 +17,7 @@ from tables.engine import fairness
 from tables.engine.widerpoker import change_keys, deal_board
 from tables.errors import LimitReachedError, NotInHandError, PhaseClosedError, RedealClosedError
 from tables.models import Entry, HandStatus, Seat, SeatStatus, Table, TableConfigChange, TablePhase
-from tables.records import board_to_json
+from tables.widerpoker.records import board_to_json
 from tests.conftest import make_player, postgres_only
 from tests.helpers import create_fun_table, deal, seat_players, settle
 from wallet.errors import InsufficientFundsError
@@ -343,7 +343,7 @@ def test_a_failing_settlement_cancels_the_hand_and_refunds(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("evaluator exploded")
 
-    monkeypatch.setattr("tables.services.settlement.hand_outcome", broken)
+    monkeypatch.setattr("tables.widerpoker.services.settlement.hand_outcome", broken)
     services.advance_due_tables(now=hand.change_deadline + timedelta(seconds=1))
     hand.refresh_from_db()
     assert hand.status == HandStatus.CANCELLED

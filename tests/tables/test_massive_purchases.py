@@ -18,7 +18,7 @@ from django.utils import timezone
 from tables import services
 from tables.errors import LimitReachedError
 from tables.models import Entry, Hand, HandStatus, Redeal
-from tables.services.settlement import capture_running_purchases
+from tables.widerpoker.services.settlement import capture_running_purchases
 from tests.conftest import make_player, postgres_only
 from tests.helpers import create_fun_table, deal, seat_players, settle
 from wallet import services as wallet_services

@@ -19,7 +19,7 @@ from jackpots import services as jackpot_services
 from jackpots.models import Jackpot
 from tables import services
 from tables.models import Hand, Seat, Table
-from tables.services import powerups
+from tables.widerpoker.services import powerups
 from tests.conftest import make_player
 from wallet import services as wallet_services
 from wallet.errors import DomainError

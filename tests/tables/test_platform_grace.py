@@ -15,10 +15,10 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from tables import services
-from tables.holdem_records import turn_deadline
+from tables.holdem.records import turn_deadline
+from tables.holdem.services import act_in_hand, replay, take_seat
 from tables.models import HoldemHand, PlatformFault, PlatformFaultKind, Table
 from tables.services import degradation
-from tables.services.holdem import act_in_hand, replay, take_seat
 from tests.tables.holdem_helpers import assert_books, holdem_table, tick
 
 pytestmark = pytest.mark.django_db

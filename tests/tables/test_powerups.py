@@ -14,8 +14,8 @@ from handhistory.verification import verify_hand
 from tables import services
 from tables.models import Entry, GamingSession, Hand, PowerUpRules, Table
 from tables.selectors import get_entry_state
-from tables.services import powerups
-from tables.services.powerups import NoFreeItemError, PromotionUnavailableError, release_every
+from tables.widerpoker.services import powerups
+from tables.widerpoker.services.powerups import NoFreeItemError, PromotionUnavailableError, release_every
 from tests.helpers import deal, seat_players, settle
 from wallet.models import Account, Currency
 from wallet.selectors import check_books, get_balance_minor

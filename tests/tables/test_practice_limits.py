@@ -16,9 +16,9 @@ from django.contrib.auth.models import User
 from django.db import connection
 from rest_framework.test import APIClient
 
+from tables.holdem.practice.services import PracticeSetup, start_practice_game
 from tables.models import PracticeGame, PracticeStatus, Table
 from tables.services import lifecycle
-from tables.services.holdem.practice import PracticeSetup, start_practice_game
 from tests.conftest import make_player, postgres_only
 from tests.helpers import logged_in
 from tests.tables.holdem_helpers import holdem_table

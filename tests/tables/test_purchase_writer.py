@@ -1,5 +1,5 @@
 """Purchases committed in batches by the process's purchase writer (issue 23, item 1;
-tables/services/purchases.py; docs/platform.md, "Purchase writer").
+tables/widerpoker/services/purchases.py; docs/platform.md, "Purchase writer").
 
 Through the doors players use, the socket frame (channels' WebsocketCommunicator) and the
 REST route, outside Django's test transaction (the writer commits from its own thread and
@@ -28,7 +28,7 @@ from django.utils import timezone
 from tables import services
 from tables.models import Entry, Hand, PurchaseRef, Redeal, Table
 from tables.realtime.routing import websocket_urlpatterns
-from tables.services import purchases
+from tables.widerpoker.services import purchases
 from tests.conftest import make_player, postgres_only
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle
 from wallet import protection
@@ -369,7 +369,7 @@ async def test_algorithm_3_redeals_through_the_writer_wait_for_their_round(
     answer says so, a second redeal is refused with ``redeal_pending``, the clock deals it at
     its round, and the hand verifies."""
     from tables.services import beacon
-    from tables.services.play import resolve_pending_redeals
+    from tables.widerpoker.services.play import resolve_pending_redeals
     from tests.tables.test_deal_beacon import _deal_at_round, _freeze
 
     users = await sync_to_async(players)(2, prefix="r")

@@ -34,7 +34,7 @@ BODIES = {"hold": {"hold": [True, False, True, False, False]}, "draw": {}, "rede
 # (1), the purchase (PostgreSQL, batched capture: lock-and-read, the hold on the wallet or
 # the hold's write, the entry and session; a redeal also takes its number), then the answer:
 # the table with its hand, the seat, the balance, the entry, the power-up rules and session
-# (6). SQLite takes the step-by-step path of tables/services/play.py, with the capture inline.
+# (6). SQLite takes the step-by-step path of tables/widerpoker/services/play.py, with the capture inline.
 MAX_QUERIES = {
     "postgresql": {"hold": 10, "draw": 11, "redeal": 12},
     "sqlite": {"hold": 14, "draw": 35, "redeal": 40},

@@ -2,7 +2,7 @@
 hold for 1 to 5 draws (``static/js/odds.js`` ``holdOdds``, ``holdMask``) against
 ``tables/engine/widerpoker/odds.py`` ``Panel.probabilities`` on random boards, and the names of
 cards and hand categories (``static/js/cards.js``) against ``tables/engine/cards.py`` and
-``tables/labels.py``. Run by node (``tests/js/screen_engine.test.mjs``)."""
+``tables/widerpoker/labels.py``. Run by node (``tests/js/screen_engine.test.mjs``)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from tables.engine.evaluator import HandCategory
 from tables.engine.widerpoker.deal import deal_board, initial_combinations
 from tables.engine.widerpoker.grid import compute_grid
 from tables.engine.widerpoker.odds import panel
-from tables.labels import category_name
+from tables.widerpoker.labels import category_name
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE = shutil.which("node")

@@ -15,7 +15,7 @@ from tables.engine.widerpoker import special_hand_draw
 from tables.errors import InvalidTableConfigError
 from tables.models import Hand, SpecialHandSchedule, Table, TableConfigChange
 from tables.selectors import get_entry_state, get_lobby_table, get_table_state
-from tables.services.special import ScheduleInput, save_schedule
+from tables.widerpoker.services.special import ScheduleInput, save_schedule
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle
 from wallet.errors import DomainError
 

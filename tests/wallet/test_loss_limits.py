@@ -22,9 +22,9 @@ from django.test import Client
 from django.utils import timezone
 
 from tables import services
+from tables.holdem.services import take_seat
 from tables.models import Entry, HoldemHand, Seat, SeatStatus, Table
-from tables.services.holdem import take_seat
-from tables.services.settlement import capture_running_purchases
+from tables.widerpoker.services.settlement import capture_running_purchases
 from tests.conftest import postgres_only
 from tests.helpers import deal, logged_in, seat_players, settle
 from tests.tables.holdem_helpers import assert_books, holdem_table, tick

@@ -1,6 +1,6 @@
 """A WiderPoker hand's whole arithmetic, in one place, over frozen conditions.
 
-Settlement (``tables.services.settlement``), verification (``handhistory.verification``),
+Settlement (``tables.widerpoker.services.settlement``), verification (``handhistory.verification``),
 the live pool estimate and the prize-pool simulator all call these functions, so the
 platform, the auditor and the player's screen cannot disagree. Money is integer minor units
 (cents), never floats.

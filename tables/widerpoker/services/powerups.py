@@ -279,7 +279,7 @@ def _open_sessions(table_id: int, user_ids: set[int]) -> Iterable[GamingSession]
 def save_rules(**values: Any) -> PowerUpRules:
     """Change some or all power-up rules (validated as a whole); they apply from the next
     hand dealt. Raises InvalidTableConfigError (nothing changes). Staff change them through
-    ``tables.services.staff.save_power_up_rules``, which asks for a reason and logs it."""
+    ``tables.widerpoker.services.staff.save_power_up_rules``, which asks for a reason and logs it."""
     return apply_rules(**values)
 
 

@@ -40,9 +40,10 @@ from tables.errors import (
 )
 from tables.models import Entry, GamingSession, Hand, HandStatus, Redeal, RedealCounter, Seat, Table, TablePhase
 from tables.realtime.push import push_private_on_commit
-from tables.records import escrow_key
-from tables.services import beacon, powerups
-from tables.services.settlement import capture_purchases, hand_escrow
+from tables.services import beacon
+from tables.widerpoker.records import escrow_key
+from tables.widerpoker.services import powerups
+from tables.widerpoker.services.settlement import capture_purchases, hand_escrow
 from wallet import protection
 from wallet import services as wallet_services
 from wallet.lookups import int_array_literal

@@ -4,10 +4,10 @@ rules are the engine's (``tables.engine.holdem``)."""
 
 from __future__ import annotations
 
-from tables.holdem_records import replay, structure_of
-from tables.services.holdem.conditions import create_holdem_table, validate_holdem_config
-from tables.services.holdem.hands import advance_holdem_table, cancel_holdem_hand
-from tables.services.holdem.player import (
+from tables.holdem.records import replay, structure_of
+from tables.holdem.services.conditions import create_holdem_table, validate_holdem_config
+from tables.holdem.services.hands import advance_holdem_table, cancel_holdem_hand
+from tables.holdem.services.player import (
     act_in_hand,
     add_chips,
     leave_holdem_table,

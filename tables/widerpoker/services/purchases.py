@@ -71,8 +71,9 @@ from tables.models import (
     Table,
     TablePhase,
 )
-from tables.records import escrow_key
-from tables.services import beacon, powerups
+from tables.services import beacon
+from tables.widerpoker.records import escrow_key
+from tables.widerpoker.services import powerups
 from wallet import protection
 from wallet.errors import DomainError, InsufficientFundsError
 from wallet.models import (
@@ -364,7 +365,7 @@ def _commit_table(table_id: int, orders: list[Order]) -> list[Outcome]:
         apply_redeals(hand, redeals, stamp)
     _record_refs(hand_id, [buy.order for buy in buys if buy.order.ref is not None], stamp)
     if buys and settings.PURCHASE_CAPTURE == "inline":
-        from tables.services.settlement import capture_purchases
+        from tables.widerpoker.services.settlement import capture_purchases
 
         capture_purchases(hand=hand, escrow_id=facts.escrow_id or 0)
     _frames(table_id, version, facts, buys, outcomes, seats, balances)
@@ -590,7 +591,7 @@ def _hold_funds(
         taken = [buy for buy in paid if buy.order.user_id in held]
         if taken:
             if escrow_id is None:
-                from tables.services.settlement import hand_escrow
+                from tables.widerpoker.services.settlement import hand_escrow
 
                 escrow_id = hand_escrow(hand_id=hand.pk, currency=hand.currency).pk
             with connection.cursor() as cursor:
@@ -681,7 +682,7 @@ def apply_redeals(hand: Hand, redeals: Iterable[_Buy], now: datetime) -> None:
     redeals and reset hold, the session's count). Kept apart from paying
     (``_hold_funds``): what a redeal costs and which combination it brings are separate
     steps, so the combination's source can change without touching the payment."""
-    from tables.services.play import _defer_redeal, _next_redeal_number, _redeal_at_once
+    from tables.widerpoker.services.play import _defer_redeal, _next_redeal_number, _redeal_at_once
 
     if hand.algorithm >= fairness.ALGORITHM_DEAL_BEACON:
         # Algorithm 3: paid and numbered now; the combination waits for the first beacon

@@ -21,7 +21,7 @@ from django.db.models import QuerySet
 from tables.engine.cards import card_code
 from tables.engine.holdem import HandState, Phase, client_seed_commitment, equity
 from tables.errors import TableNotFoundError, WrongGameError
-from tables.holdem_records import (
+from tables.holdem.records import (
     card_commitments,
     hole_openings,
     replay,

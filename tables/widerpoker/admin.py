@@ -1,5 +1,5 @@
 """Admin of special-hand schedules (seed 001, D; DESIGN item 16): staff edit them here with a
-reason; every save goes through ``tables.services.special.save_schedule`` (validated, audit-
+reason; every save goes through ``tables.widerpoker.services.special.save_schedule`` (validated, audit-
 logged in TableConfigChange) and applies from the next hand dealt."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from tables.admin.filters import RealTableFilter
 from tables.admin.forms import ReasonForm, add_domain_error, add_override_fields, initial_from_overrides, overrides_from
 from tables.errors import InvalidTableConfigError
 from tables.models import PowerUpRules, SpecialHandSchedule
-from tables.services.powerups import validate_rules
-from tables.services.special import (
+from tables.widerpoker.services.powerups import validate_rules
+from tables.widerpoker.services.special import (
     ScheduleInput,
     delete_schedule,
     describe_overrides,
@@ -29,7 +29,7 @@ from tables.services.special import (
     set_schedule_active,
     validate_schedule,
 )
-from tables.services.staff import POWER_UP_FIELDS, save_power_up_rules
+from tables.widerpoker.services.staff import POWER_UP_FIELDS, save_power_up_rules
 from wallet.admin import ServiceAdmin
 from wallet.errors import DomainError
 

@@ -1,6 +1,6 @@
 """BigHoldem practice games (seed 004, ``004_9968266ac0af5695.txt``): a player against 1-9
 house bots, or an automatic game of bots only, on a private fun Hold'em table played on the
-shared clock like any Hold'em table (``tables.services.holdem.hands``).
+shared clock like any Hold'em table (``tables.holdem.services.hands``).
 
 * **Setup** (*assetto*): players (*giocatori*, 2-10), hands (*mani*), maximum duration
   (*durata*), raises per betting round (*rilanci*, default 3), currency label (*moneta*:
@@ -60,6 +60,8 @@ from tables.errors import (
     PracticeOverError,
     PracticeSetupError,
 )
+from tables.holdem.services import hands, money
+from tables.holdem.services.conditions import MAX_RAISES, open_holdem_table
 from tables.models import (
     HoldemBetting,
     HoldemConditions,
@@ -76,8 +78,6 @@ from tables.models import (
     TableMode,
     TablePhase,
 )
-from tables.services.holdem import hands, money
-from tables.services.holdem.conditions import MAX_RAISES, open_holdem_table
 from tables.services.presence import is_connected
 from wallet import protection
 from wallet import services as wallet_services
@@ -520,8 +520,8 @@ def stop_practice_game(*, game_id: int, user_id: int, now: datetime) -> Practice
     hand), the results are stored with the end ``abandoned`` (not on the leaderboard) and
     the chips return to the FUN cashier. Raises PracticeNotFoundError,
     PracticeNotYoursError, PracticeOverError."""
+    from tables.holdem.services.player import save_holdem_table
     from tables.realtime.push import broadcast_table_on_commit
-    from tables.services.holdem.player import save_holdem_table
 
     game, table = _lock_game(game_id, user_id)
     _stop(game, table, now=now)
@@ -558,8 +558,8 @@ def resume_practice_game(*, game_id: int, user_id: int, now: datetime) -> None:
     """The player opens his running game: he is seen (presence), dealt in again from the
     next hand if he had been sat out as disconnected, and a table waiting for him deals.
     Raises PracticeNotFoundError, PracticeNotYoursError, PracticeOverError."""
+    from tables.holdem.services.player import save_holdem_table
     from tables.realtime.push import broadcast_table_on_commit
-    from tables.services.holdem.player import save_holdem_table
 
     _, table = _lock_game(game_id, user_id)
     Seat.objects.filter(table=table, user_id=user_id).update(last_seen_at=now)

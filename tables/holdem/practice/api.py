@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from tables.api.common import ACTION_THROTTLES, ERRORS, ErrorSerializer, _player_id
-from tables.services.holdem.practice import (
+from tables.holdem.practice.services import (
     DEFAULT_CURRENCY_LABEL,
     PracticeSetup,
     get_practice_banner,

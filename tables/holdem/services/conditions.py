@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from tables.engine.holdem import MAX_PLAYERS, MAX_RAKE_BPS, MIN_PLAYERS
 from tables.errors import InvalidTableConfigError
-from tables.holdem_records import structure_of
+from tables.holdem.records import structure_of
 from tables.models import (
     HOLDEM_CONFIG_FIELDS,
     HoldemBetting,

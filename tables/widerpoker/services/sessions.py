@@ -22,7 +22,7 @@ from datetime import datetime
 from django.db import transaction
 
 from tables.models import Entry, Hand, Seat, SeatStatus
-from tables.services import powerups
+from tables.widerpoker.services import powerups
 from wallet import protection
 
 

@@ -3,7 +3,7 @@ leave, and act in the hand (fold, check, call, bet, raise, all-in).
 
 Entry points (socket, REST and views call these) run in ``transaction.atomic(durable=True)``
 and lock the table row first (the global lock order: table, then wallet accounts). Every
-chip movement goes through ``tables.services.holdem.money``; the player protection
+chip movement goes through ``tables.holdem.services.money``; the player protection
 (wallet/protection.py) refuses buy-ins as it refuses WiderPoker stakes. Errors carry stable
 codes (tables/errors.py; the engine's codes for refused actions).
 """
@@ -28,11 +28,11 @@ from tables.errors import (
     TurnOverError,
     WrongGameError,
 )
-from tables.holdem_records import replay, seats_in_hand, showdown_deadline
-from tables.holdem_selectors import HoldemTableRows, read_holdem_seats
+from tables.holdem.records import replay, seats_in_hand, showdown_deadline
+from tables.holdem.selectors import HoldemTableRows, read_holdem_seats
+from tables.holdem.services import hands, money
 from tables.models import HoldemConditions, Seat, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.push import broadcast_holdem_action_on_commit, broadcast_table_on_commit, push_private_on_commit
-from tables.services.holdem import hands, money
 from wallet import guests, protection
 from wallet import services as wallet_services
 
@@ -232,11 +232,11 @@ def leave_holdem_table(*, table_id: int, user_id: int, now: datetime) -> int:
     amount); in a hand (or frozen into the next one) the player folds when his turn comes
     (checks when checking is free) and his chips come back when the hand ends (returns 0).
     At a practice game's table the player who started it stops the game (its chips return to the FUN cashier, never to a
-    wallet: tables/services/holdem/practice.py; returns 0). Raises NotSeatedError."""
+    wallet: tables/holdem/practice/services.py; returns 0). Raises NotSeatedError."""
     table, _ = lock_holdem_table(table_id)
     returned = 0
     if hasattr(table, "practice"):
-        from tables.services.holdem.practice import leave_practice_table
+        from tables.holdem.practice.services import leave_practice_table
 
         leave_practice_table(table, user_id=user_id, now=now)
     elif _in_running_hand(table, seat := _seat_of(table, user_id)):

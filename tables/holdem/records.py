@@ -1,7 +1,7 @@
 """Stored Hold'em hands read back through the engine: the Structure of a conditions
 snapshot, the engine state of a stored hand (``replay``), the deadline of the turn in
 play. Pure reads of model rows (no writes, no pushes), shared by the Hold'em services,
-selectors and the hand history, as ``tables/records.py`` is for WiderPoker."""
+selectors and the hand history, as ``tables/widerpoker/records.py`` is for WiderPoker."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 The rules are the engine's (``tables.engine.holdem``; seed 003; docs/holdem.md): this
 module only stores a hand (``HoldemHand``: its setup, deck seed and actions), rebuilds the
 engine's immutable ``HandState`` from them (``replay``), and moves money through
-``tables.services.holdem.money``. The clock (``tables.services.advance_due_tables``)
+``tables.holdem.services.money``. The clock (``tables.services.advance_due_tables``)
 calls ``advance_holdem_table`` with the table's row locked (SKIP LOCKED + version check in
 ``tables.services.lifecycle.advance_table``), so a duplicated tick does nothing.
 
@@ -51,8 +51,10 @@ from tables.engine.holdem import (
 )
 from tables.engine.holdem import next_button as engine_next_button
 from tables.errors import HoldemActionError, InvalidActionError
-from tables.holdem_records import apply_action, replay, showdown_deadline, turn_deadline
-from tables.holdem_selectors import HoldemTableRows, read_holdem_seats
+from tables.holdem.records import apply_action, replay, showdown_deadline, turn_deadline
+from tables.holdem.selectors import HoldemTableRows, read_holdem_seats
+from tables.holdem.services import money
+from tables.holdem.services.conditions import apply_pending_holdem_changes
 from tables.models import (
     HoldemConditions,
     HoldemFreeze,
@@ -69,8 +71,6 @@ from tables.models import (
 )
 from tables.services import beacon, degradation
 from tables.services import fairness as fairness_services
-from tables.services.holdem import money
-from tables.services.holdem.conditions import apply_pending_holdem_changes
 from tables.services.presence import is_connected
 from wallet import protection
 from wallet import services as wallet_services
@@ -484,7 +484,7 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
         _release_busted_and_gone(table, now=now)
     if hasattr(table, "practice"):
         # A BigHoldem practice game seats its own bots and sets each hand's level (seed 004).
-        from tables.services.holdem.practice import prepare_practice_hand
+        from tables.holdem.practice.services import prepare_practice_hand
 
         if not prepare_practice_hand(table, conditions, now=now):
             return

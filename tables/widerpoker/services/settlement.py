@@ -23,10 +23,11 @@ from tables.bulk import update_rows
 from tables.engine import fairness
 from tables.engine.widerpoker import NO_HOLD, Board, HandOutcome, board_grid, change_keys, final_hand, hand_outcome
 from tables.models import Entry, Hand, HandStatus, Redeal, RedealCounter, Seat
-from tables.records import board_from_json, carry_key, combination_digits, escrow_key, hand_conditions
-from tables.services import beacon, powerups
+from tables.services import beacon
 from tables.services.seating import connected_users
-from tables.services.sessions import count_hand_sessions
+from tables.widerpoker.records import board_from_json, carry_key, combination_digits, escrow_key, hand_conditions
+from tables.widerpoker.services import powerups
+from tables.widerpoker.services.sessions import count_hand_sessions
 from wallet import services as wallet_services
 from wallet.models import Account, AccountKind, TransferKind
 from wallet.money import format_minor

@@ -22,8 +22,8 @@ from jackpots.errors import InvalidJackpotError
 from jackpots.models import DEFAULT_ONE_IN, Jackpot, JackpotKind
 from tables.errors import InvalidTableConfigError
 from tables.models import PowerUpRules, Table, TableConfigChange
-from tables.services.conditions import validate_overrides
-from tables.services.powerups import apply_rules
+from tables.widerpoker.services.conditions import validate_overrides
+from tables.widerpoker.services.powerups import apply_rules
 from wallet.models import Account, AccountKind, Currency, Transfer
 from wallet.money import format_minor
 from wallet.services import house_account_key

@@ -1,6 +1,6 @@
 """BigHoldem practice games (seed 004) as pages: the setup form (*assetto*), the running game
 (the Hold'em screen with a practice banner), the end summary and the public leaderboard.
-Adapters only: parse, call one service or selector of tables/services/holdem/practice.py,
+Adapters only: parse, call one service or selector of tables/holdem/practice/services.py,
 render."""
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ from django.utils.translation import pgettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from config.client_ip import client_ip
-from tables.holdem_page import holdem_table_page
-from tables.models import HoldemBetting, PracticeGame, PracticeStatus
-from tables.services.holdem.practice import (
+from tables.holdem.page import holdem_table_page
+from tables.holdem.practice.services import (
     ACTION_SECONDS_RANGE,
     CURRENCY_LABELS,
     DEFAULT_CURRENCY_LABEL,
@@ -41,6 +40,7 @@ from tables.services.holdem.practice import (
     start_practice_game,
     stop_practice_game,
 )
+from tables.models import HoldemBetting, PracticeGame, PracticeStatus
 from wallet import guests
 from wallet.errors import DomainError
 

@@ -18,8 +18,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from tables.errors import TableNotFoundError
-from tables.holdem_lobby import stakes_label
-from tables.holdem_selectors import get_holdem_private_frame, get_holdem_table_frame
+from tables.holdem.lobby import stakes_label
+from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame
 
 
 def holdem_table_page(

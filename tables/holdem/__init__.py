@@ -1,0 +1,4 @@
+"""Texas Hold'em, the second game of the house (DESIGN.md, "Texas Hold'em tables"; "Two games,
+one house"): conditions, seats and money, the hand on the clock, its reads, records, lobby
+rows, page and admin, and the practice games against bots (``tables.holdem.practice``). The
+rules are the engine's (``tables.engine.holdem``); nothing here imports the other game."""
