@@ -118,7 +118,7 @@ def test_readiness_is_computed_once_a_second_for_a_balancer_polling_it(
     # The process's clock stands still within the second, however slow a loaded box serves
     # the five requests; a second later the checks run again.
     now = [1000.0]
-    monkeypatch.setattr(operations.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
     Client().get("/readyz", **OUTSIDER)
     with django_assert_num_queries(0):
         for _ in range(5):
