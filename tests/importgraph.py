@@ -132,9 +132,38 @@ def module_edges(modules: Mapping[str, Path], root: Path = ROOT) -> list[Edge]:
     return edges
 
 
+CONFIG_INFRA = "config.infra"
+"""The infrastructure half of ``config`` (metrics, logging, partitions, ...: modules every app
+may import, importing no app); the rest of ``config`` wires the apps together (settings, urls,
+asgi, wsgi, celery) and nobody imports it."""
+ENGINE = "tables.engine"
+"""The game engine: a pure library (stdlib and numpy) that stays inside ``tables`` (issue 21)
+and that ``jackpots`` may use."""
+OWN_NODES = (CONFIG_INFRA, ENGINE)
+"""Sub-packages that are nodes of their own in the app-level graph."""
+APP_ORDER = ("config", "backoffice", "lobby", "handhistory", "tables", "jackpots", "wallet", ENGINE, CONFIG_INFRA)
+"""The intended layers, top first (the "Apps in layers" contract): a node imports only nodes after it."""
+
+
 def app_of(module: str) -> str:
-    """The top-level package (the Django app, or ``config``) of a dotted module name."""
+    """The node of a dotted module name in the app-level graph: its top-level package (the
+    Django app, or ``config``), but one of ``OWN_NODES`` for the modules under it."""
+    for node in OWN_NODES:
+        if module == node or module.startswith(node + "."):
+            return node
     return module.split(".", 1)[0]
+
+
+def upward_imports(edges: Iterable[Edge]) -> list[Edge]:
+    """The imports against ``APP_ORDER`` (a node importing one above it): what keeps the
+    app-level cycles."""
+    rank = {node: position for position, node in enumerate(APP_ORDER)}
+    found = []
+    for edge in edges:
+        source, target = rank.get(app_of(edge.source)), rank.get(app_of(edge.target))
+        if source is not None and target is not None and target < source:
+            found.append(edge)
+    return found
 
 
 def graph(edges: Iterable[Edge], *, level: str = "module") -> dict[str, set[str]]:
@@ -231,6 +260,10 @@ def describe_cycles(root: Path = ROOT) -> str:
             where = ", ".join(f"{e.path}:{e.line}{' (local)' if e.local else ''}" for e in found[:6])
             more = f" and {len(found) - 6} more" if len(found) > 6 else ""
             lines.append(f"    {source} -> {target}: {len(found)} imports: {where}{more}")
+    lines += ["", f"## Imports against the intended app order ({' > '.join(APP_ORDER)})"]
+    for edge in upward_imports(edges):
+        local = " (local)" if edge.local else ""
+        lines.append(f"    {edge.source} -> {edge.target}  {edge.path}:{edge.line}{local}")
     lines += ["", "## Module level"]
     for component in module_level:
         members = set(component)

@@ -98,6 +98,23 @@ def test_app_level_cycles(tmp_path: Path) -> None:
     assert components(tmp_path, apps, level="app") == [["lobby", "wallet"]]
 
 
+def test_config_infra_is_its_own_node_at_app_level(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "config/__init__.py": "",
+            "config/urls.py": "from tables import views\n",
+            "config/infra/__init__.py": "",
+            "config/infra/metrics.py": "import logging\n",
+            "tables/__init__.py": "",
+            "tables/views.py": "from config.infra import metrics\n",
+        },
+    )
+    assert components(tmp_path, ("config", "tables"), level="app") == []
+    write(tmp_path, {"config/infra/metrics.py": "from tables import views\n"})
+    assert components(tmp_path, ("config", "tables"), level="app") == [["config.infra", "tables"]]
+
+
 def test_long_modules_and_the_one_exception(tmp_path: Path) -> None:
     write(
         tmp_path,
