@@ -1,5 +1,6 @@
 """Admin-site customisations: the back-office name and a "Reports" box on the admin home; the
-review of automated play (``PlayPatternAdmin``)."""
+review of automated play (``PlayPatternAdmin``); and, registered by importing them, the wallet's
+and the jackpots' pages that reach the apps above them (``admin_wallet``, ``admin_jackpots``)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from backoffice import services
+from backoffice import admin_jackpots, admin_wallet, services
 from backoffice.automation import FLAGS, REACTION_BUCKETS_MS
 from backoffice.models import PlayPattern
 from wallet.errors import DomainError
@@ -25,6 +26,9 @@ admin.site.site_header = "WiderPoker back-office"
 admin.site.site_title = "WiderPoker back-office"
 admin.site.index_title = "Tables, wallets and reports"
 admin.site.index_template = "backoffice/admin_index.html"
+
+# The other apps' admin pages that reach above their app (issue 21), registered on import.
+REGISTERED_HERE = (admin_wallet.AccountAdmin, admin_wallet.SuspensionAdmin, admin_jackpots.JackpotAdmin)
 
 
 # --- automated play review (seed 001, Notes 4; docs/platform.md, "Automated play") -----------

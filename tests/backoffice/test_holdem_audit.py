@@ -18,8 +18,8 @@ from django.core.management import call_command
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
+from backoffice.admin_jackpots import JackpotForm
 from handhistory.holdem_export import holdem_export_schema
-from jackpots.admin import JackpotForm
 from tables.holdem.practice.services import PracticeSetup, start_practice_game
 from tables.holdem.services.money import escrow_key
 from tables.models import Hand, HoldemHand, HoldemHandStatus
