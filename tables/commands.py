@@ -34,9 +34,9 @@ from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
 from config import metrics
+from config.errors import DomainError
 from config.observability import bind
 from tables.errors import InvalidHoldError, TableNotFoundError
-from wallet.errors import DomainError
 
 WIDERPOKER: Final = "widerpoker"
 """The game key of WiderPoker tables (``COMMANDS``)."""

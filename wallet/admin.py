@@ -17,8 +17,8 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 
+from config.errors import DomainError
 from wallet import protection, services
-from wallet.errors import DomainError
 from wallet.models import (
     Account,
     AccountKind,
