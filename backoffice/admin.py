@@ -18,7 +18,7 @@ from django.utils import timezone
 from backoffice import services
 from backoffice.automation import FLAGS, REACTION_BUCKETS_MS
 from backoffice.models import PlayPattern
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from wallet.models import Suspension
 
 admin.site.site_header = "WiderPoker back-office"

@@ -16,7 +16,7 @@ from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from tables.commands import TooLargeError, parse_json
 
 

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ERRORS, ApiPagination, ErrorSerializer, paginate, request_player_id
+from config.infra.rest import ERRORS, ApiPagination, ErrorSerializer, paginate, request_player_id
 from handhistory import selectors as history
 from tables.api.common import BoardSerializer
 

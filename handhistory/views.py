@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from handhistory import holdem, selectors
 from handhistory.documents import localized_document, path_lang, render_document
 from handhistory.errors import HandNotFoundError, HandNotTerminalError

@@ -17,7 +17,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from jackpots import services
 from jackpots.models import Jackpot, JackpotEvent, JackpotKind
 from tables.admin.forms import add_domain_error, add_override_fields, initial_from_overrides, overrides_from

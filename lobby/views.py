@@ -15,7 +15,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from handhistory.documents import localized_document, path_lang, render_document
 from lobby.services import UsernameTakenError, register_player
 from lobby.simulator import SimulatorForm, run_simulation, simulator_tables

@@ -33,9 +33,9 @@ from typing import Any, Final
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
-from config import metrics
-from config.errors import DomainError
-from config.observability import bind
+from config.infra import metrics
+from config.infra.errors import DomainError
+from config.infra.observability import bind
 from tables.errors import InvalidHoldError, TableNotFoundError
 
 WIDERPOKER: Final = "widerpoker"

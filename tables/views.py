@@ -22,7 +22,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from tables import commands, services
 from tables.errors import TableNotFoundError
 from tables.holdem.page import holdem_table_page

@@ -17,7 +17,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from wallet import protection, services
 from wallet.models import (
     Account,

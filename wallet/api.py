@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ACTION_THROTTLES, ERRORS, ApiPagination, paginate, request_player_id
+from config.infra.rest import ACTION_THROTTLES, ERRORS, ApiPagination, paginate, request_player_id
 from tables.commands import parse_empty_body
 from wallet import selectors as wallet_selectors
 from wallet import services as wallet_services

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 
 
 class InsufficientFundsError(DomainError):

@@ -29,7 +29,7 @@ from django.db import connection, transaction
 from django.db.models import BigIntegerField, OuterRef, Subquery, Sum
 from django.db.models.functions import Coalesce
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from wallet.errors import (
     DepositLimitError,
     InvalidLimitError,

@@ -7,7 +7,7 @@ from typing import Any
 
 from django import forms
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from tables.models import HOLDEM_CONFIG_FIELDS, HoldemBetting, TableMode
 from wallet.models import Currency
 

@@ -18,7 +18,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from tables import services
 from tables.admin.filters import practice_filter
 from tables.admin.forms import (

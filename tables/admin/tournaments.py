@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from tables.admin.forms import ReasonForm
 from tables.tournaments.errors import InvalidTournamentError
 from tables.tournaments.models import Entrant, Tournament, TournamentRound

@@ -10,7 +10,7 @@ game socket pushes, so a client can render from either.
 
 from __future__ import annotations
 
-from config.throttles import ActionThrottle
+from config.infra.throttles import ActionThrottle
 from tables.api.play import (
     DrawBuyApi,
     EntryHoldApi,

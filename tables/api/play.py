@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ACTION_THROTTLES, ERRORS, request_player_id
+from config.infra.rest import ACTION_THROTTLES, ERRORS, request_player_id
 from tables import commands, selectors
 from tables.api.common import EntryStateSerializer
 from tables.realtime.push import push_private_on_commit

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ERRORS, request_player_id
+from config.infra.rest import ERRORS, request_player_id
 from tables import selectors, services
 from tables.api.common import EntryStateSerializer, TableStateSerializer
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from tables.tournaments import selectors, services
 from tables.tournaments.errors import TournamentNotFoundError
 

@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from tables.admin.filters import RealTableFilter
 from tables.admin.forms import ReasonForm, add_domain_error, add_override_fields, initial_from_overrides, overrides_from
 from tables.errors import InvalidTableConfigError

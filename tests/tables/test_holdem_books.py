@@ -17,7 +17,7 @@ from django.utils import timezone
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from tables import services
 from tables.holdem.services import (
     act_in_hand,

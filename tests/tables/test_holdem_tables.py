@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from tables import services
 from tables.engine.cards import card_code
 from tables.engine.holdem import holdem_deck

@@ -15,7 +15,7 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from jackpots import services as jackpot_services
 from jackpots.models import Jackpot
 from tables import services

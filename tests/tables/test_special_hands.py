@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from tables import services
 from tables.engine.widerpoker import special_hand_draw
 from tables.errors import InvalidTableConfigError

@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ACTION_THROTTLES, ERRORS, ErrorSerializer, request_player_id
+from config.infra.rest import ACTION_THROTTLES, ERRORS, ErrorSerializer, request_player_id
 from tables.holdem.practice.services import (
     DEFAULT_CURRENCY_LABEL,
     PracticeSetup,

@@ -21,7 +21,7 @@ from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils.translation import gettext_lazy as _
 
-from config.errors import DomainError
+from config.infra.errors import DomainError
 from tables.bulk import insert_rows, update_rows
 from tables.errors import InvalidTableConfigError
 from tables.models import GamingSession, PowerUpRules

@@ -47,8 +47,8 @@ from django.db import DatabaseError, OperationalError, close_old_connections, co
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from config import metrics
-from config.errors import DomainError
+from config.infra import metrics
+from config.infra.errors import DomainError
 from tables.engine import fairness
 from tables.engine.widerpoker import COMBINATION_COUNT
 from tables.errors import (
