@@ -19,7 +19,7 @@ from django.utils import timezone
 from backoffice import admin_jackpots, admin_wallet, services
 from backoffice.automation import FLAGS, REACTION_BUCKETS_MS
 from backoffice.models import PlayPattern
-from wallet.errors import DomainError
+from config.infra.errors import DomainError
 from wallet.models import Suspension
 
 admin.site.site_header = "WiderPoker back-office"

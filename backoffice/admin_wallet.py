@@ -22,11 +22,11 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 
+from config.infra.errors import DomainError
 from lobby.services import end_player_sessions
 from tables.realtime.push import push_player_on_commit
 from wallet import protection, services
 from wallet.admin import ReadOnlyAdmin
-from wallet.errors import DomainError
 from wallet.models import Account, AccountKind, Currency, LedgerEntry, Suspension, Transfer
 from wallet.money import format_minor, parse_minor
 

@@ -32,7 +32,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client import REGISTRY as PROCESS_REGISTRY
 
 from backoffice.operations import FiguresCollector, check_readiness
-from config import metrics
+from config.infra import metrics
 
 HEALTH_PATH = "/healthz"
 READY_PATH = "/readyz"

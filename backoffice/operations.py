@@ -10,7 +10,7 @@ One set of reads serves the load balancer (``/readyz``), Prometheus (``/metrics`
   processes and their heartbeats, the books check's last run, the beacon. A handful of
   small queries (tables, not hands, are scanned), cached for ``FIGURES_CACHE_SECONDS``.
 
-Clock and beacon state come from the shared cache (config/ops_state.py), written by the
+Clock and beacon state come from the shared cache (config/infra/ops_state.py), written by the
 process that ticks or settles.
 """
 
@@ -32,7 +32,7 @@ from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from config import metrics, ops_state
+from config.infra import metrics, ops_state
 from tables.models import AsgiProcess, HandStatus, HoldemHand, HoldemHandStatus, Table, TableGame, TablePhase
 from wallet.chain import oldest_unsealed_age, seal_lag_seconds
 from wallet.selectors import BooksCheck, check_books
@@ -449,7 +449,7 @@ class FiguresCollector(Collector):
 
 def run_books_check() -> BooksCheck:
     """Run ``wallet.selectors.check_books`` (what ``manage.py verify_books`` runs) and record
-    when it ran, its result and its number of findings (config/ops_state.py) for the
+    when it ran, its result and its number of findings (config/infra/ops_state.py) for the
     metrics, the alerts and the status page. Returns the check; a failure is logged as an
     error naming the counts, never the accounts."""
     started = time.perf_counter()

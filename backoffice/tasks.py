@@ -7,13 +7,13 @@ from django.utils import timezone
 
 from backoffice import services
 from backoffice.operations import run_books_check
-from config.partitions import ensure_partitions as ensure
+from config.infra.partitions import ensure_partitions as ensure
 
 
 @shared_task(ignore_result=True)
 def ensure_partitions() -> list[str]:
     """Create the partitions of entries and ledger legs the next ids need (daily, from
-    beat; config/partitions.py). Returns the names created (none on SQLite)."""
+    beat; config/infra/partitions.py). Returns the names created (none on SQLite)."""
     return ensure(ahead=2)
 
 

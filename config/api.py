@@ -1,4 +1,6 @@
-"""REST API wiring: the exception handler that turns domain errors into stable error bodies."""
+"""REST API wiring: the exception handler that turns domain errors into stable error bodies,
+and the answer to an unknown API path. Each app's API lives in its app (wallet/api.py,
+handhistory/api.py, tables/api/); what they share is config/infra/rest.py."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from wallet.errors import DomainError
+from config.infra.errors import DomainError
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

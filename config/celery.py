@@ -1,7 +1,7 @@
 """The Celery application: the worker runs settlement-free adapters, beat drives the clock.
 
-Each task's logs carry its ``task_id`` and ``task`` name (config/observability.py); a worker
-child that exits is marked dead for the Prometheus multiprocess gauges (config/metrics.py).
+Each task's logs carry its ``task_id`` and ``task`` name (config/infra/observability.py); a worker
+child that exits is marked dead for the Prometheus multiprocess gauges (config/infra/metrics.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from celery import Celery
 from celery.signals import task_postrun, task_prerun, worker_process_shutdown
 from prometheus_client import multiprocess
 
-from config.observability import pop, push
+from config.infra.observability import pop, push
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 

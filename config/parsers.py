@@ -16,8 +16,8 @@ from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
 
+from config.infra.errors import DomainError
 from tables.commands import TooLargeError, parse_json
-from wallet.errors import DomainError
 
 
 class BodyTooLarge(APIException):

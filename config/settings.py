@@ -161,7 +161,7 @@ MIDDLEWARE = [
     # First: /healthz, /readyz and /metrics for balancers and Prometheus, before the host
     # check and the HTTPS redirect (backoffice/health.py). Then requests are counted.
     "backoffice.health.OperationsMiddleware",
-    "config.observability.RequestMetricsMiddleware",
+    "config.infra.observability.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -284,7 +284,7 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": f"{REDIS_PREFIX}.cache",
-            # A Redis that does not answer fails fast (config/throttles.py then counts in the
+            # A Redis that does not answer fails fast (config/infra/throttles.py then counts in the
             # process's own memory): a request never hangs on it (security audit L7).
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
@@ -314,7 +314,7 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": 2.0},
     },
     # Daily: the partitions of entries and ledger legs for the newest ids and two ranges
-    # ahead (config/partitions.py; a no-op on SQLite). Idempotent: a late run is harmless.
+    # ahead (config/infra/partitions.py; a no-op on SQLite). Idempotent: a late run is harmless.
     "ensure-partitions": {
         "task": "backoffice.tasks.ensure_partitions",
         "schedule": 24 * 3600.0,
@@ -404,9 +404,9 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_HANDLER = "config.login_lockout.LoginLockoutHandler"
 LOGIN_ADDRESS_FAILURE_LIMIT: int = _int("POKER_LOGIN_ADDRESS_FAILURE_LIMIT", 20, minimum=1)
 AXES_RESET_ON_SUCCESS = True
-AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
+AXES_CLIENT_IP_CALLABLE = "config.infra.client_ip.client_ip"
 AXES_HTTP_RESPONSE_CODE = 429
-AXES_LOCKOUT_CALLABLE = "config.client_ip.lockout_response"
+AXES_LOCKOUT_CALLABLE = "config.infra.client_ip.lockout_response"
 AXES_VERBOSE = False
 
 # --- REST API -----------------------------------------------------------------------------
@@ -429,7 +429,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "config.api.exception_handler",
     # Every endpoint, per user and per client address, counted in the shared cache (Redis
     # in production) so the limits hold across processes. Actions have a tighter rate.
-    "DEFAULT_THROTTLE_CLASSES": ["config.throttles.ApiThrottles"],
+    "DEFAULT_THROTTLE_CLASSES": ["config.infra.throttles.ApiThrottles"],
     "DEFAULT_THROTTLE_RATES": {
         "user": env.str("POKER_API_USER_RATE", default="600/min"),
         "address": env.str("POKER_API_ADDRESS_RATE", default="1200/min"),
@@ -582,13 +582,13 @@ if BOOKS_CHECK_MINUTES:
     }
 
 # Logs: one JSON object per line (production's default) with the request, task, table or
-# hand it concerns, or plain text (the embedded default); config/observability.py.
+# hand it concerns, or plain text (the embedded default); config/infra/observability.py.
 LOG_FORMAT: str = _choice("LOG_FORMAT", ("json", "text"), "text" if EMBEDDED_DEFAULT else "json")
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # worker and beat log through LOGGING too
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "config.observability.ContextFilter"}},
+    "filters": {"context": {"()": "config.infra.observability.ContextFilter"}},
     "formatters": {
         "json": {
             "()": "pythonjsonlogger.json.JsonFormatter",

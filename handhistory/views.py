@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
+from config.infra.errors import DomainError
 from handhistory import holdem, selectors
 from handhistory.documents import localized_document, path_lang, render_document
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
@@ -23,7 +24,6 @@ from handhistory.verification import verify_hand
 from tables.engine.holdem import HoldemError
 from tables.models import HoldemHand
 from tables.services import fairness as fairness_services
-from wallet.errors import DomainError
 
 HANDS_PER_PAGE = 50
 ENTRIES_PER_PAGE = 50

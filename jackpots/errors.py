@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from wallet.errors import DomainError
+from config.infra.errors import DomainError
 
 
 class InvalidJackpotError(DomainError):

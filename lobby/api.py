@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from tables.api.common import ErrorSerializer
+from config.infra.rest import ErrorSerializer
 from wallet import protection
 
 

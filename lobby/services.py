@@ -13,8 +13,8 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext_lazy as _
 from rest_framework.authtoken.models import Token
 
+from config.infra.errors import DomainError
 from tables.services import remove_from_tables
-from wallet.errors import DomainError
 from wallet.models import Currency
 from wallet.services import ensure_player_account, grant_signup_fun_chips
 

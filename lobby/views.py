@@ -15,6 +15,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from config.infra.errors import DomainError
 from handhistory.documents import localized_document, path_lang, render_document
 from lobby.services import UsernameTakenError, register_player
 from lobby.simulator import SimulatorForm, run_simulation, simulator_tables
@@ -22,7 +23,6 @@ from tables.holdem.lobby import list_holdem_lobby_rows
 from tables.realtime.push import push_player_on_commit
 from tables.selectors import list_lobby_tables
 from wallet import guests
-from wallet.errors import DomainError
 from wallet.models import Currency
 from wallet.money import format_minor
 from wallet.selectors import get_balance_minor, list_account_entries, list_player_balances

@@ -1,4 +1,4 @@
-"""Routes of the REST API (mounted at ``/api/``)."""
+"""The tables' REST routes (mounted under ``/api/`` in the ``api`` namespace by config/urls.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ from django.urls import URLPattern, URLResolver, path
 from tables import api
 from tables.api import tournaments
 from tables.holdem.practice import api as practice
-
-app_name = "api"
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("tables/", api.TableListApi.as_view(), name="table-list"),
@@ -41,14 +39,4 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path(
         "tournaments/<int:tournament_id>/export/", tournaments.TournamentExportApi.as_view(), name="tournament-export"
     ),
-    path("wallet/", api.WalletDetailApi.as_view(), name="wallet"),
-    path(
-        "wallet/transactions/",
-        api.WalletTransactionListApi.as_view(),
-        name="wallet-transactions",
-    ),
-    path("wallet/top-up/", api.WalletTopUpApi.as_view(), name="wallet-top-up"),
-    path("hands/", api.HandListApi.as_view(), name="hand-list"),
-    path("hands/<int:hand_id>/", api.HandDetailApi.as_view(), name="hand-detail"),
-    path("hands/<int:hand_id>/entries/", api.HandEntryListApi.as_view(), name="hand-entries"),
 ]

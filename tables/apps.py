@@ -16,3 +16,9 @@ class TablesConfig(AppConfig):
         register_books_check("holdem_escrows", check_holdem_escrows)
         # Tournaments: their prize pools and the chips left after their end (docs/tournaments.md).
         register_books_check("tournaments", check_tournaments)
+        # The plumbing's throttles announce a Redis fault; the tables keep the record the
+        # clock reads (tables.services.degradation).
+        from config.infra.faults import redis_unreachable
+        from tables.services.degradation import record_redis_fault
+
+        redis_unreachable.connect(record_redis_fault, dispatch_uid="tables.degradation.redis")

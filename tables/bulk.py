@@ -181,7 +181,7 @@ def update_rows(
     ``scope`` (column -> value every row has) narrows the statement: on a partitioned
     table, its partition key (``{"hand_id": …}`` for entries) lets PostgreSQL read one
     partition through its primary key ``(hand_id, id)`` instead of looking for each id in
-    every partition (config/partitions.py).
+    every partition (config/infra/partitions.py).
 
     PostgreSQL: one ``UPDATE … FROM unnest(…)``, each column sent as one array parameter
     (no temporary table, no per-row Python beyond the array's text); SQLite: one

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
-from config import metrics, ops_state
+from config.infra import metrics, ops_state
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ def tick() -> int:
     """One clock tick: take the sockets of dead ASGI processes off their seats, advance due
     tables, move the purchases confirmed since the last tick into their hands' escrows,
     push changed prize pools, then seal the ledger's waiting transfers (wallet/chain.py). A
-    completed tick is recorded for readiness and the metrics (config/ops_state.py: one cache
+    completed tick is recorded for readiness and the metrics (config/infra/ops_state.py: one cache
     write)."""
     from tables.services import advance_due_tables, publish_live_pools
     from tables.services.presence import reap_dead_processes

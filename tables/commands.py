@@ -33,10 +33,10 @@ from typing import Any, Final
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
-from config import metrics
-from config.observability import bind
+from config.infra import metrics
+from config.infra.errors import DomainError
+from config.infra.observability import bind
 from tables.errors import InvalidHoldError, TableNotFoundError
-from wallet.errors import DomainError
 
 WIDERPOKER: Final = "widerpoker"
 """The game key of WiderPoker tables (``COMMANDS``)."""

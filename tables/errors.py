@@ -7,7 +7,7 @@ from typing import ClassVar
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
-from wallet.errors import DomainError
+from config.infra.errors import DomainError
 
 
 class TableNotFoundError(DomainError):

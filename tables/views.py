@@ -22,6 +22,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
+from config.infra.errors import DomainError
 from tables import commands, services
 from tables.errors import TableNotFoundError
 from tables.holdem.page import holdem_table_page
@@ -35,7 +36,6 @@ from tables.selectors import (
     list_recent_hands,
 )
 from tables.tournaments.models import Tournament
-from wallet.errors import DomainError
 
 SEAT_ACTIONS: dict[str, tuple[str, Promise]] = {
     "join": ("join", _("You are seated: you play from the next hand.")),

@@ -53,7 +53,7 @@ def _close_stray_connections(django_db_setup: Any, django_db_blocker: Any) -> It
 
 @pytest.fixture
 def fresh_throttle_counters() -> Iterator[None]:
-    """API rate limits count in the cache (config/throttles.py): the test starts with none
+    """API rate limits count in the cache (config/infra/throttles.py): the test starts with none
     used and leaves none behind. Modules that call the API use it
     (``pytest.mark.usefixtures("fresh_throttle_counters")``)."""
     from django.core.cache import cache

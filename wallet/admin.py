@@ -12,7 +12,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
-from wallet.errors import DomainError
+from config.infra.errors import DomainError
 from wallet.models import (
     Exclusion,
     LedgerEntry,

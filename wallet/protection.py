@@ -29,9 +29,9 @@ from django.db import connection, transaction
 from django.db.models import BigIntegerField, OuterRef, Subquery, Sum
 from django.db.models.functions import Coalesce
 
+from config.infra.errors import DomainError
 from wallet.errors import (
     DepositLimitError,
-    DomainError,
     InvalidLimitError,
     LossLimitError,
     SelfExcludedError,

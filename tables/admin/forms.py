@@ -7,8 +7,8 @@ from typing import Any
 
 from django import forms
 
+from config.infra.errors import DomainError
 from tables.models import HOLDEM_CONFIG_FIELDS, HoldemBetting, TableMode
-from wallet.errors import DomainError
 from wallet.models import Currency
 
 # --- forms: conditions in the units a croupier reads -------------------------------------

@@ -18,6 +18,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from config.infra.errors import DomainError
 from tables import services
 from tables.admin.filters import practice_filter
 from tables.admin.forms import (
@@ -33,7 +34,6 @@ from tables.admin.forms import (
 from tables.config_text import field_text, value_text
 from tables.holdem.services import create_holdem_table
 from tables.models import HandStatus, HoldemConditions, SeatStatus, Table, TableConfigChange, TableGame
-from wallet.errors import DomainError
 from wallet.money import format_minor
 
 

@@ -18,13 +18,13 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
+from config.infra.errors import DomainError
 from tables.admin.forms import ReasonForm
 from tables.tournaments.errors import InvalidTournamentError
 from tables.tournaments.models import Entrant, Tournament, TournamentRound
 from tables.tournaments.services import cancel_tournament, schedule_tournament, validate_tournament
 from tables.widerpoker.admin import staff_id
 from wallet.admin import ReadOnlyAdmin, ServiceAdmin
-from wallet.errors import DomainError
 from wallet.models import Currency
 from wallet.money import format_minor, parse_minor
 

@@ -1,4 +1,5 @@
-"""The REST API: tables and play, wallet, and the player's hand history.
+"""The tables' REST API: tables and play (the wallet's is wallet/api.py, the hand history's
+handhistory/api.py; config/urls.py mounts all three under ``/api/``).
 
 Every view is an adapter: parse the request, call one service or selector, answer. Money is
 in integer minor units. Domain errors become ``{"code", "message", "extra"}`` bodies in the
@@ -9,8 +10,7 @@ game socket pushes, so a client can render from either.
 
 from __future__ import annotations
 
-from config.throttles import ActionThrottle
-from tables.api.hands import HandDetailApi, HandEntryListApi, HandListApi
+from config.infra.throttles import ActionThrottle
 from tables.api.play import (
     DrawBuyApi,
     EntryHoldApi,
@@ -22,15 +22,11 @@ from tables.api.play import (
     TableSitOutApi,
 )
 from tables.api.tables import TableDetailApi, TableEntryStateApi, TableListApi
-from tables.api.wallet import WalletDetailApi, WalletTopUpApi, WalletTransactionListApi
 
 __all__ = [
     "ActionThrottle",
     "DrawBuyApi",
     "EntryHoldApi",
-    "HandDetailApi",
-    "HandEntryListApi",
-    "HandListApi",
     "HoldemActionApi",
     "RedealBuyApi",
     "TableDetailApi",
@@ -40,7 +36,4 @@ __all__ = [
     "TableListApi",
     "TableSitInApi",
     "TableSitOutApi",
-    "WalletDetailApi",
-    "WalletTopUpApi",
-    "WalletTransactionListApi",
 ]

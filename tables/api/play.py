@@ -11,8 +11,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.infra.rest import ACTION_THROTTLES, ERRORS, request_player_id
 from tables import commands, selectors
-from tables.api.common import ACTION_THROTTLES, ERRORS, EntryStateSerializer, _player_id
+from tables.api.common import EntryStateSerializer
 from tables.realtime.push import push_private_on_commit
 from tables.widerpoker.services import purchases
 
@@ -27,13 +28,13 @@ def _act(request: Request, table_id: int, name: str) -> Response:
     batched = game == commands.WIDERPOKER and name in purchases.ACTIONS and not action.params.get("free")
     if batched and purchases.enabled():
         return _buy(request, table_id, name)
-    commands.execute(action, table_id=table_id, user_id=_player_id(request), now=timezone.now(), game=game)
+    commands.execute(action, table_id=table_id, user_id=request_player_id(request), now=timezone.now(), game=game)
     if game == commands.HOLDEM:
         # The Hold'em private frame (tables/realtime/frames.py, HoldemPrivateFrame).
-        return Response(selectors.get_private_state(table_id=table_id, user_id=_player_id(request)))
+        return Response(selectors.get_private_state(table_id=table_id, user_id=request_player_id(request)))
     # The ``entry_state`` frame as pushed to his sockets, JSON-ready: EntryStateSerializer
     # documents it (the schema) without copying it field by field on every purchase.
-    return Response(selectors.get_entry_state(table_id=table_id, user_id=_player_id(request)))
+    return Response(selectors.get_entry_state(table_id=table_id, user_id=request_player_id(request)))
 
 
 def _buy(request: Request, table_id: int, name: str) -> Response:
@@ -43,7 +44,7 @@ def _buy(request: Request, table_id: int, name: str) -> Response:
     header is the purchase's ``ref`` (one longer than 64 characters is kept as its digest):
     sent again after a lost answer, it is answered with the state and charged nothing. The
     player's open sockets at the table get the new state pushed, as for every REST action."""
-    user_id = _player_id(request)
+    user_id = request_player_id(request)
     order = purchases.Order(
         kind=purchases.ACTIONS[name],
         table_id=table_id,

@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from tables.api.common import ACTION_THROTTLES, ERRORS, ErrorSerializer, _player_id
+from config.infra.rest import ACTION_THROTTLES, ERRORS, ErrorSerializer, request_player_id
 from tables.tournaments import selectors, services
 
 
@@ -142,7 +142,7 @@ class TournamentRegisterApi(APIView):
     )
     def post(self, request: Request, tournament_id: int) -> Response:
         _ = request.data
-        user_id = _player_id(request)
+        user_id = request_player_id(request)
         now = timezone.now()
         services.register(tournament_id=tournament_id, user_id=user_id, now=now)
         return Response(selectors.get_tournament(tournament_id=tournament_id, user_id=user_id, now=now), status=201)
@@ -157,7 +157,7 @@ class TournamentUnregisterApi(APIView):
     @extend_schema(operation_id="tournaments_unregister", request=None, responses={200: TournamentSerializer, **ERRORS})
     def post(self, request: Request, tournament_id: int) -> Response:
         _ = request.data
-        user_id = _player_id(request)
+        user_id = request_player_id(request)
         now = timezone.now()
         services.unregister(tournament_id=tournament_id, user_id=user_id, now=now)
         return Response(selectors.get_tournament(tournament_id=tournament_id, user_id=user_id, now=now))

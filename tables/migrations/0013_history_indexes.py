@@ -12,7 +12,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from config.migration_operations import AddIndexOnline, drop_single_column_index
+from config.infra.migration_operations import AddIndexOnline, drop_single_column_index
 
 
 class Migration(migrations.Migration):

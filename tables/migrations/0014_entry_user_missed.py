@@ -6,7 +6,7 @@ PostgreSQL."""
 
 from django.db import migrations, models
 
-from config.migration_operations import AddIndexOnline
+from config.infra.migration_operations import AddIndexOnline
 
 
 class Migration(migrations.Migration):

@@ -43,7 +43,7 @@ from django.db import migrations, models
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import StateApps
 
-from config.migration_operations import AddIndexOnline
+from config.infra.migration_operations import AddIndexOnline
 
 FILLFACTOR = 40
 FINAL = "('settled', 'cancelled')"

@@ -16,7 +16,7 @@ from django.db import migrations
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import StateApps
 
-from config.partitions import ENTRIES, partition_table, unpartition_table
+from config.infra.partitions import ENTRIES, partition_table, unpartition_table
 
 
 def forwards(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:

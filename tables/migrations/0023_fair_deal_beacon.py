@@ -4,7 +4,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-from config.migration_operations import sqlite_triggers_around
+from config.infra.migration_operations import sqlite_triggers_around
 
 # SQLite rebuilds tables_hand, tables_redeal and tables_seedchain for these fields: the
 # triggers naming them are dropped first and created again last (the embedded default).

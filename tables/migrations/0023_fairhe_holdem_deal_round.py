@@ -3,7 +3,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-from config.migration_operations import sqlite_triggers_around
+from config.infra.migration_operations import sqlite_triggers_around
 
 # SQLite rebuilds tables_holdemhand for these fields: the triggers naming it are dropped
 # first and created again last (the embedded default).

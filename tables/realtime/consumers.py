@@ -29,14 +29,14 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext
 from django.utils.translation.trans_real import parse_accept_lang_header
 
-from config import metrics
+from config.infra import metrics
+from config.infra.errors import DomainError
 from tables import commands, selectors, services
 from tables.commands import FRAME_ENVELOPE, WIDERPOKER, Action, frame_ref, parse_action, read_frame
 from tables.errors import TableNotFoundError
 from tables.realtime.frames import AckFrame, ErrorFrame, PongFrame, dumps
 from tables.realtime.hub import get_hub
 from tables.widerpoker.services import purchases
-from wallet.errors import DomainError
 
 logger = logging.getLogger(__name__)
 

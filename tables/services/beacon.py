@@ -34,7 +34,7 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from config import ops_state
+from config.infra import ops_state
 from tables import drand
 from tables.models import BeaconRound
 

@@ -21,6 +21,7 @@ import os
 import socket
 import threading
 from datetime import datetime, timedelta
+from typing import Any
 
 from tables.models import PlatformFault, PlatformFaultKind
 
@@ -58,6 +59,12 @@ def record_degradation(*, kind: str, now: datetime) -> bool:
         return False
     logger.warning("platform degraded: %s seen by %s", kind, _PROCESS)
     return True
+
+
+def record_redis_fault(*, now: datetime, **signal_kwargs: Any) -> None:
+    """Receiver of ``config.infra.faults.redis_unreachable``: record a Redis fault at ``now``
+    (``record_degradation``)."""
+    record_degradation(kind=REDIS, now=now)
 
 
 def degraded_between(*, start: datetime, end: datetime) -> bool:

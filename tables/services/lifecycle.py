@@ -26,8 +26,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Case, F, Value, When
 
-from config import metrics
-from config.observability import bind
+from config.infra import metrics
+from config.infra.observability import bind
 from jackpots import services as jackpot_services
 from tables.bulk import PreparedRows, insert_rows, prepare_rows
 from tables.engine import fairness

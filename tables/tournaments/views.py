@@ -14,9 +14,9 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
+from config.infra.errors import DomainError
 from tables.tournaments import selectors, services
 from tables.tournaments.errors import TournamentNotFoundError
-from wallet.errors import DomainError
 
 STATE_REFRESH_SECONDS = 2
 """How often the tournament page re-reads its state (standings change once a hand)."""

@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
+from config.infra.errors import DomainError
 from tables.admin.filters import RealTableFilter
 from tables.admin.forms import ReasonForm, add_domain_error, add_override_fields, initial_from_overrides, overrides_from
 from tables.errors import InvalidTableConfigError
@@ -31,7 +32,6 @@ from tables.widerpoker.services.special import (
 )
 from tables.widerpoker.services.staff import POWER_UP_FIELDS, save_power_up_rules
 from wallet.admin import ServiceAdmin
-from wallet.errors import DomainError
 
 
 def staff_id(request: HttpRequest) -> int:

@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from backoffice import operations
 from backoffice.tasks import check_books as check_books_task
-from config import ops_state
+from config.infra import ops_state
 from tables.models import Hand, Table
 from tests.helpers import behind_the_apps_back, deal_hand, logged_in, settle
 
@@ -391,7 +391,7 @@ def test_the_alert_rules_cover_what_an_operator_must_hear_of_and_name_served_met
     served = {name for name, _labels in scrape()}
     from prometheus_client.metrics import MetricWrapperBase
 
-    from config import metrics
+    from config.infra import metrics
 
     declared = {
         family.name + suffix
@@ -470,7 +470,7 @@ def test_a_request_logs_json_lines_with_the_request_id_nginx_gave_it(settings: A
     import json
     import logging
 
-    from config.observability import ContextFilter
+    from config.infra.observability import ContextFilter
 
     formatter_config = dict(settings.LOGGING["formatters"]["json"])
     factory = formatter_config.pop("()")

@@ -20,7 +20,7 @@ from django.core.management.base import CommandError
 from django.db import connection, connections
 from django.utils import timezone
 
-from config.partitions import ensure_partitions
+from config.infra.partitions import ensure_partitions
 from tables import services
 from tables.holdem.services import take_seat
 from tables.models import Hand, HandStatus, HoldemHand, HoldemHandPlayer, HoldemHandStatus
@@ -102,7 +102,7 @@ FORBIDDEN = [
     "INSERT INTO django_migrations (app, name, applied) VALUES ('x', 'y', now())",
     "DROP TABLE wallet_ledgerentry",
     # Partitions are reached through their parent only (its triggers and grants): the app
-    # role has no right on one (tables 0018, wallet 0010; config/partitions.py).
+    # role has no right on one (tables 0018, wallet 0010; config/infra/partitions.py).
     "SELECT count(*) FROM tables_entry_p0",
     "UPDATE tables_entry_p0 SET place = 1",
     "DELETE FROM tables_entry_default",

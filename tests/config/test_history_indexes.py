@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.db import NotSupportedError, connection, models, transaction
 
-from config.migration_operations import AddIndexOnline
+from config.infra.migration_operations import AddIndexOnline
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Entries and ledger legs partitioned by id range on PostgreSQL (config/partitions.py,
+"""Entries and ledger legs partitioned by id range on PostgreSQL (config/infra/partitions.py,
 tables 0018, wallet 0010; docs/platform.md, "Partitioning"): the tables are partitioned, rows
 land in their range's partition, the guards hold in every partition, upkeep creates ranges
 ahead (idempotent, moving rows out of ``DEFAULT``), the swap goes both ways keeping every
@@ -18,8 +18,8 @@ from django.db import IntegrityError, InternalError, ProgrammingError, connectio
 from django.db.migrations.state import ProjectState
 from django.utils import timezone
 
-from config.migration_operations import AddIndexOnline
-from config.partitions import (
+from config.infra.migration_operations import AddIndexOnline
+from config.infra.partitions import (
     ENTRIES,
     LEGS,
     PartitionSpec,
@@ -347,7 +347,7 @@ def test_the_migrations_go_back_to_plain_tables_and_forwards_again_with_the_same
 def test_a_single_column_index_is_dropped_and_rebuilt_in_every_partition() -> None:
     """``drop_single_column_index`` (tables 0013) on the partitioned entries: dropping the
     parent's index drops each partition's; backwards builds them all again."""
-    from config.migration_operations import drop_single_column_index
+    from config.infra.migration_operations import drop_single_column_index
 
     def count() -> int:
         return int(

@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from config.throttles import ApiThrottles, UserThrottle
+from config.infra.throttles import ApiThrottles, UserThrottle
 from tables.holdem.services import replay, take_seat
 from tables.models import Entry, HoldemHand, PlatformFault, PlatformFaultKind
 from tables.realtime import hub

@@ -18,8 +18,8 @@ from django.db import OperationalError
 from django.test import RequestFactory
 from rest_framework.test import APIClient
 
+from config.infra.throttles import AddressThrottle, UserThrottle
 from config.middleware import DatabaseBusyMiddleware
-from config.throttles import AddressThrottle, UserThrottle
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,11 +13,11 @@ from channels.testing import WebsocketCommunicator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from config.infra.errors import DomainError
 from tables.commands import FRAME_ENVELOPE, parse_action, read_frame
 from tables.realtime.routing import websocket_urlpatterns
 from tests.conftest import make_player
 from tests.helpers import create_fun_table
-from wallet.errors import DomainError
 
 KNOWN_CODES = {
     "bad_json",

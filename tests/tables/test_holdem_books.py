@@ -17,6 +17,7 @@ from django.utils import timezone
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from config.infra.errors import DomainError
 from tables import services
 from tables.holdem.services import (
     act_in_hand,
@@ -30,7 +31,6 @@ from tables.holdem.services import (
 from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
 from tests.conftest import make_player
 from tests.tables.holdem_helpers import assert_books, assert_phh_replays, holdem_table
-from wallet.errors import DomainError
 
 pytestmark = pytest.mark.django_db
 _names = itertools.count()

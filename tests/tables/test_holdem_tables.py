@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from config.infra.errors import DomainError
 from tables import services
 from tables.engine.cards import card_code
 from tables.engine.holdem import holdem_deck
@@ -46,7 +47,7 @@ from tests.tables.holdem_helpers import (
     tick,
 )
 from wallet import protection
-from wallet.errors import DomainError, InsufficientFundsError, SuspendedError
+from wallet.errors import InsufficientFundsError, SuspendedError
 from wallet.selectors import get_balance_minor
 
 pytestmark = pytest.mark.django_db

@@ -15,6 +15,7 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from config.infra.errors import DomainError
 from jackpots import services as jackpot_services
 from jackpots.models import Jackpot
 from tables import services
@@ -22,7 +23,6 @@ from tables.models import Hand, Seat, Table
 from tables.widerpoker.services import powerups
 from tests.conftest import make_player
 from wallet import services as wallet_services
-from wallet.errors import DomainError
 from wallet.models import Account, Currency
 from wallet.selectors import check_books
 

@@ -167,7 +167,7 @@ def test_a_request_refused_by_one_limit_still_counts_in_the_others(
     alice: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """DRF's rule, kept by the batched check: every limit that is not full counts the request."""
-    from config.throttles import ActionThrottle, UserThrottle
+    from config.infra.throttles import ActionThrottle, UserThrottle
 
     monkeypatch.setattr(ActionThrottle, "THROTTLE_RATES", {"action": "1/min"})
     monkeypatch.setattr(UserThrottle, "THROTTLE_RATES", {"user": "3/min"})

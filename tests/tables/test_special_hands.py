@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from config.infra.errors import DomainError
 from tables import services
 from tables.engine.widerpoker import special_hand_draw
 from tables.errors import InvalidTableConfigError
@@ -17,7 +18,6 @@ from tables.models import Hand, SpecialHandSchedule, Table, TableConfigChange
 from tables.selectors import get_entry_state, get_lobby_table, get_table_state
 from tables.widerpoker.services.special import ScheduleInput, save_schedule
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle
-from wallet.errors import DomainError
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ less per ledger leg (a deal of 100,000 players writes 100,001 legs)."""
 import django.db.models.deletion
 from django.db import migrations, models
 
-from config.migration_operations import drop_single_column_index
+from config.infra.migration_operations import drop_single_column_index
 
 
 class Migration(migrations.Migration):

@@ -10,7 +10,7 @@ table rebuild there, by a later ``AlterField``, would drop it: give it back then
 import django.db.models.deletion
 from django.db import migrations, models
 
-from config.migration_operations import drop_single_column_index
+from config.infra.migration_operations import drop_single_column_index
 
 
 class Migration(migrations.Migration):

@@ -1,5 +1,5 @@
 """``manage.py ensure_partitions [--ahead N]``: create the partitions of entries and ledger
-legs that hold the newest ids and the next N ranges (config/partitions.py; docs/platform.md,
+legs that hold the newest ids and the next N ranges (config/infra/partitions.py; docs/platform.md,
 "Partitioning"). Idempotent; Celery beat runs it daily. A no-op on SQLite."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from config.partitions import ensure_partitions
+from config.infra.partitions import ensure_partitions
 
 
 class Command(BaseCommand):

@@ -14,7 +14,7 @@ The app then connects as ROLE, which (security audit F6):
 - has no right on the partitions of entries and ledger legs (Django lists the partitioned
   parents only; PostgreSQL reaches partitions through their parent without one), and may
   call ``partition_add_range``, the owner's function that adds the next partitions
-  (config/partitions.py; Celery beat runs that upkeep as this role).
+  (config/infra/partitions.py; Celery beat runs that upkeep as this role).
 
 ``--create`` creates ROLE (LOGIN, no other attribute) when it does not exist; set its
 password yourself (``ALTER ROLE ... PASSWORD``). PostgreSQL only.
@@ -28,7 +28,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, transaction
 from psycopg import sql
 
-from config.partitions import UPKEEP_FUNCTION
+from config.infra.partitions import UPKEEP_FUNCTION
 
 APPEND_ONLY = ("wallet_transfer", "wallet_ledgerentry")
 NEVER_DELETED = (
@@ -97,7 +97,7 @@ class Command(BaseCommand):
                 )
                 for table in tables
             ]
-            # The partitions' upkeep (config/partitions.py) runs in Celery beat, as this role.
+            # The partitions' upkeep (config/infra/partitions.py) runs in Celery beat, as this role.
             cursor.execute("SELECT to_regprocedure(%s) IS NOT NULL", [f"{UPKEEP_FUNCTION}(text, bigint, bigint)"])
             upkeep = cursor.fetchone()
             if upkeep and upkeep[0]:

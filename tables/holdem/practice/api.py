@@ -16,7 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from tables.api.common import ACTION_THROTTLES, ERRORS, ErrorSerializer, _player_id
+from config.infra.rest import ACTION_THROTTLES, ERRORS, ErrorSerializer, request_player_id
 from tables.holdem.practice.services import (
     DEFAULT_CURRENCY_LABEL,
     PracticeSetup,
@@ -90,7 +90,7 @@ class PracticeStartApi(APIView):
         responses={201: PracticeBannerSerializer, **ERRORS, 403: ErrorSerializer, 503: ErrorSerializer},
     )
     def post(self, request: Request) -> Response:
-        user_id = _player_id(request)
+        user_id = request_player_id(request)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
@@ -118,7 +118,7 @@ class PracticeStopApi(APIView):
     @extend_schema(operation_id="practice_stop", request=None, responses={200: PracticeBannerSerializer, **ERRORS})
     def post(self, request: Request, game_id: int) -> Response:
         _ = request.data  # the body is parsed like every POST's: a bad one is refused first (too_deep, ...)
-        stop_practice_game(game_id=game_id, user_id=_player_id(request), now=timezone.now())
+        stop_practice_game(game_id=game_id, user_id=request_player_id(request), now=timezone.now())
         return Response(_banner_data(game_id))
 
 

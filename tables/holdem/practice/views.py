@@ -21,7 +21,8 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from config.client_ip import client_ip
+from config.infra.client_ip import client_ip
+from config.infra.errors import DomainError
 from tables.holdem.page import holdem_table_page
 from tables.holdem.practice.services import (
     ACTION_SECONDS_RANGE,
@@ -42,7 +43,6 @@ from tables.holdem.practice.services import (
 )
 from tables.models import HoldemBetting, PracticeGame, PracticeStatus
 from wallet import guests
-from wallet.errors import DomainError
 
 
 class AuthenticatedHttpRequest(HttpRequest):

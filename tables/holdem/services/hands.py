@@ -25,7 +25,7 @@ from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
-from config import metrics
+from config.infra import metrics
 from tables.engine import fairness
 from tables.engine.cards import card_code
 from tables.engine.holdem import (

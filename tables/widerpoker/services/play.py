@@ -417,7 +417,7 @@ def resolve_hand_redeals(*, hand_id: int, now: datetime) -> int:
 
 def _write_entry(entry: Entry, fields: list[str]) -> None:
     """Write ``fields`` of the (locked) entry, found by its hand and id: on PostgreSQL the
-    entries are partitioned by hand (primary key ``(hand_id, id)``, config/partitions.py), and
+    entries are partitioned by hand (primary key ``(hand_id, id)``, config/infra/partitions.py), and
     ``entry.save()``'s ``WHERE id = …`` alone would look in every partition."""
     Entry.objects.filter(hand_id=entry.hand_id, pk=entry.pk).update(**{name: getattr(entry, name) for name in fields})
 

@@ -21,11 +21,12 @@ from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils.translation import gettext_lazy as _
 
+from config.infra.errors import DomainError
 from tables.bulk import insert_rows, update_rows
 from tables.errors import InvalidTableConfigError
 from tables.models import GamingSession, PowerUpRules
 from wallet import services as wallet_services
-from wallet.errors import DomainError, InsufficientFundsError
+from wallet.errors import InsufficientFundsError
 from wallet.lookups import IntArray
 from wallet.models import Account, AccountKind, Currency, TransferKind
 

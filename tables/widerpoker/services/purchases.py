@@ -47,7 +47,8 @@ from django.db import DatabaseError, OperationalError, close_old_connections, co
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from config import metrics
+from config.infra import metrics
+from config.infra.errors import DomainError
 from tables.engine import fairness
 from tables.engine.widerpoker import COMBINATION_COUNT
 from tables.errors import (
@@ -75,7 +76,7 @@ from tables.services import beacon
 from tables.widerpoker.records import escrow_key
 from tables.widerpoker.services import powerups
 from wallet import protection
-from wallet.errors import DomainError, InsufficientFundsError
+from wallet.errors import InsufficientFundsError
 from wallet.models import (
     Account,
     AccountKind,

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import F, Subquery
 from django.db.models.functions import Coalesce
 
-from config import metrics
+from config.infra import metrics
 from jackpots import services as jackpot_services
 from jackpots.models import feed_key
 from tables.bulk import update_rows
@@ -249,7 +249,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
 
 def _write_results(hand_id: int, ids: list[int], **columns: list[Any]) -> None:
     """Write every entry's result in bulk (one UPDATE on PostgreSQL), in the hand's
-    partition only (the ``hand_id`` scope: config/partitions.py)."""
+    partition only (the ``hand_id`` scope: config/infra/partitions.py)."""
     strengths = ["[" + ",".join(map(str, row)) + "]" for row in columns["strengths"]]
     update_rows(
         Entry._meta.db_table,

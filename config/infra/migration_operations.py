@@ -6,7 +6,7 @@ builds: 30-60 s for 10^7 entries on the benchmark box, during which no hand coul
 ``AddIndexOnline`` builds the index ``CONCURRENTLY`` there (writes go on; the migration must
 be ``atomic = False``) and is an ordinary ``AddIndex`` on every other database (the embedded
 SQLite default), so one migration file serves both. On a partitioned table (entries and
-ledger legs on PostgreSQL, config/partitions.py) it builds the index partition by partition
+ledger legs on PostgreSQL, config/infra/partitions.py) it builds the index partition by partition
 (``add_partitioned_index_online``).
 
 ``drop_single_column_index`` works on a partitioned table as it is: dropping the parent's
@@ -65,7 +65,7 @@ class AddIndexOnline(AddIndex):
 
 
 def _partitioned(schema_editor: Any, table: str) -> bool:
-    from config.partitions import is_partitioned
+    from config.infra.partitions import is_partitioned
 
     with schema_editor.connection.cursor() as cursor:
         return is_partitioned(cursor, table)
@@ -85,7 +85,7 @@ def add_partitioned_index_online(schema_editor: Any, model: Any, index: Any) -> 
     """
     from django.db.backends.utils import truncate_name
 
-    from config.partitions import partitions
+    from config.infra.partitions import partitions
 
     table = model._meta.db_table
     parent = index.create_sql(model, schema_editor)

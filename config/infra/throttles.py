@@ -8,9 +8,9 @@ updated ones written in one, instead of a read and a write per limit (six Redis 
 per play action; docs/benchmarks.md, "REST purchases").
 
 When the shared cache cannot be reached (Redis down or cut off from this process), the
-limits count in this process's own memory instead, and the fault is recorded for the clock
-(``tables.services.degradation``): requests keep being served and limited, per process
-rather than across processes, and never answer 500 because of it (security audit L7;
+limits count in this process's own memory instead, and the fault is announced for the clock
+(``config.infra.faults``; ``tables.services.degradation`` records it): requests keep being
+served and limited, per process rather than across processes, and never answer 500 because of it (security audit L7;
 docs/deployment.md, "When Redis is down")."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from redis.exceptions import RedisError
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle, UserRateThrottle
 
-from tables.services import degradation
+from config.infra import faults
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ _local_counts = LocMemCache("api-throttles-fallback", {"OPTIONS": {"MAX_ENTRIES"
 
 def _cache_down(error: Exception) -> None:
     logger.warning("the API rate limits' cache is unreachable (%s): counting in this process", error)
-    degradation.record_degradation(kind=degradation.REDIS, now=timezone.now())
+    faults.report_redis_unreachable(timezone.now())
 
 
 class ApiThrottles(BaseThrottle):

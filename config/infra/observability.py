@@ -28,7 +28,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
-from config import metrics
+from config.infra import metrics
 
 _context: ContextVar[dict[str, Any] | None] = ContextVar("log_context", default=None)
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from tables.api.common import ACTION_THROTTLES, ERRORS, ApiPagination, _paginate, _player_id
+from config.infra.rest import ACTION_THROTTLES, ERRORS, ApiPagination, paginate, request_player_id
 from tables.commands import parse_empty_body
 from wallet import selectors as wallet_selectors
 from wallet import services as wallet_services
@@ -49,7 +49,7 @@ class WalletDetailApi(APIView):
 
     @extend_schema(operation_id="wallet_retrieve", responses=WalletSerializer)
     def get(self, request: Request) -> Response:
-        return _wallet(_player_id(request))
+        return _wallet(request_player_id(request))
 
 
 class WalletTransactionListApi(APIView):
@@ -81,9 +81,9 @@ class WalletTransactionListApi(APIView):
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         entries = wallet_selectors.list_account_entries(
-            user_id=_player_id(request), currency=filters.validated_data.get("currency")
+            user_id=request_player_id(request), currency=filters.validated_data.get("currency")
         )
-        return _paginate(self, request, entries, self.OutputSerializer)
+        return paginate(self, request, entries, self.OutputSerializer)
 
 
 class WalletTopUpApi(APIView):
@@ -94,5 +94,5 @@ class WalletTopUpApi(APIView):
     @extend_schema(request=None, responses={200: WalletSerializer, **ERRORS})
     def post(self, request: Request) -> Response:
         parse_empty_body(request.data)
-        wallet_services.top_up_fun_chips(user_id=_player_id(request))
-        return _wallet(_player_id(request))
+        wallet_services.top_up_fun_chips(user_id=request_player_id(request))
+        return _wallet(request_player_id(request))

@@ -10,8 +10,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.infra.rest import ERRORS, ApiPagination, ErrorSerializer, paginate, request_player_id
 from handhistory import selectors as history
-from tables.api.common import ERRORS, ApiPagination, BoardSerializer, ErrorSerializer, _paginate, _player_id
+from tables.api.common import BoardSerializer
 
 
 class DrawSerializer(serializers.Serializer[Any]):
@@ -84,8 +85,8 @@ class HandListApi(APIView):
 
     @extend_schema(operation_id="hands_list", responses=OutputSerializer(many=True))
     def get(self, request: Request) -> Response:
-        entries = history.list_player_hands(user_id=_player_id(request))
-        return _paginate(
+        entries = history.list_player_hands(user_id=request_player_id(request))
+        return paginate(
             self,
             request,
             entries,
@@ -151,7 +152,7 @@ class HandEntryListApi(APIView):
     )
     def get(self, request: Request, hand_id: int) -> Response:
         entries = history.list_hand_entries(hand_id=hand_id, viewer=request.user)
-        return _paginate(
+        return paginate(
             self,
             request,
             entries,
