@@ -235,6 +235,36 @@ def import_seconds() -> tuple[float, float]:
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
+def scalar_tables() -> tuple[float, int]:
+    """First scalar call in a fresh process (it builds the fast path's tables), seconds, and
+    the bytes those nested tuples hold (each tuple once, plus each distinct int object)."""
+    script = (
+        "import time, tables.engine.evaluator as e; t0 = time.perf_counter(); e.evaluate((0, 4, 8, 12, 21)); "
+        "print(time.perf_counter() - t0)"
+    )
+    runs = [
+        float(
+            subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        )
+        for _ in range(3)
+    ]
+    from tables.engine import evaluator
+
+    evaluator.evaluate((0, 4, 8, 12, 21))
+    seen: set[int] = set()
+    size = 0
+    stack: list[object] = [evaluator._PAIR_CLASS, evaluator._QUAD_ROWS]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        size += sys.getsizeof(item)
+        if isinstance(item, tuple):
+            stack.extend(item)
+    return statistics.median(runs), size
+
+
 def table_bytes() -> int:
     """Bytes of every numpy array held at module level by the engine's modules."""
     seen: set[int] = set()
@@ -321,7 +351,16 @@ def main(rounds: int = 3) -> None:
         )
     )
     size = table_bytes()
-    rows.append(("lookup tables in memory", "< 16 MB", f"{size / 1e6:.2f} MB", size < 16e6))
+    first_call, scalar_size = scalar_tables()
+    rows.append(("lookup tables in memory (numpy)", "< 16 MB", f"{size / 1e6:.2f} MB", size < 16e6))
+    rows.append(
+        (
+            "scalar fast-path tables (nested tuples, built on the first scalar call)",
+            "(info; with numpy's < 16 MB)",
+            f"{scalar_size / 1e6:.2f} MB, first call {first_call * 1e3:.0f} ms",
+            size + scalar_size < 16e6,
+        )
+    )
 
     print(f"Python {sys.version.split()[0]}, numpy {np.__version__}\n")
     print("| figure | target | measured | ok |")
