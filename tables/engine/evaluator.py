@@ -356,15 +356,30 @@ _CATEGORY_BY_STRENGTH: Final[tuple[HandCategory, ...]] = (  # index 0 is not a h
 # every hand takes the careful path, which builds them.
 _CHECK_E: Final = 1 << 13
 _CHECK_X: Final = 1 << 14
-_CHECK_BOOL: Final = 1 << 15
-_BAD: Final = 1 << 16
+_CHECK_FLUSH: Final = 1 << 15
+_CHECK_BOOL: Final = 1 << 16
+_BAD: Final = 1 << 17
 _MAX_PLAIN: Final = _CHECK_E - 1
 _NO_PAIR: Final = 1 << 20
 _ROW: Final = 2 * DECK_SIZE
-if (_MAX_PLAIN, _CHECK_E, _CHECK_X, _CHECK_BOOL, _BAD) != (8191, 8192, 16384, 32768, 65536):  # pragma: no cover
+_E_CLASSES: Final = 15
+_E_CLASS: Final[tuple[int, ...]] = (13, 14, *(card >> 2 for card in range(2, DECK_SIZE)), *(_E_CLASSES,) * DECK_SIZE)
+"""The row slot of card e: its rank, 13 and 14 for cards 0 and 1, 15 (``_BAD``) for ids
+52..103 and -52..-1."""
+if (_MAX_PLAIN, _CHECK_E, _CHECK_X, _CHECK_FLUSH, _CHECK_BOOL, _BAD) != (
+    8191,
+    8192,
+    16384,
+    32768,
+    65536,
+    131072,
+):  # pragma: no cover
     raise AssertionError("evaluate() and strength_of() compare against these values as literals")
 _PAIR_CLASS: tuple[tuple[int, ...], ...] = ()
 _QUAD_ROWS: tuple[tuple[tuple[int, ...], ...], ...] = ()
+_FLUSH_OF: tuple[int, ...] = ()
+"""By the strength of five cards of five ranks, not all of one suit: their strength when they
+are (a flush, or a straight's straight flush); other strengths map to themselves."""
 
 
 def _fast_tables() -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[tuple[int, ...], ...], ...]]:
@@ -373,18 +388,18 @@ def _fast_tables() -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[tuple[int, 
     rank, suit = cards >> 2, cards & 3
     x, y = np.meshgrid(cards, cards, indexing="ij")
     low, high = np.minimum(rank[x], rank[y]), np.maximum(rank[x], rank[y])
-    suited = np.where(suit[x] == suit[y], suit[x], 4)
+    suited = suit[x] == suit[y]
     has_card_0_or_1 = (x < 2) | (y < 2)
-    pair_code = (((low * 13 + high) * 5 + suited) * 2 + has_card_0_or_1)[x != y]
+    pair_code = (((low * 13 + high) * 2 + suited) * 2 + has_card_0_or_1)[x != y]
     codes, pair_of = np.unique(pair_code, return_inverse=True)
     pair_class = np.full((_ROW, _ROW), _NO_PAIR, dtype=np.int64)
     pair_class[:DECK_SIZE, :DECK_SIZE][x != y] = pair_of.ravel()
-    p_flag, p_suit = codes % 2, (codes // 2) % 5
-    p_high, p_low = (codes // 10) % 13, codes // 130
-    # Classes of two pair classes: rank counts (base 5), common suit, card 0/1, shared rank.
+    p_flag, p_suited = codes % 2, (codes // 2) % 2
+    p_high, p_low = (codes // 4) % 13, codes // 52
+    # Classes of two pair classes: rank counts (base 5), both suited, card 0/1, shared rank.
     first, second = np.meshgrid(np.arange(len(codes)), np.arange(len(codes)), indexing="ij")
     counts_code = 5 ** p_low[first] + 5 ** p_high[first] + 5 ** p_low[second] + 5 ** p_high[second]
-    common = np.where(p_suit[first] == p_suit[second], p_suit[first], 4)
+    both_suited = p_suited[first] & p_suited[second]
     flag = p_flag[first] | p_flag[second]
     shared = (
         (p_low[first] == p_low[second])
@@ -392,25 +407,29 @@ def _fast_tables() -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[tuple[int, 
         | (p_high[first] == p_low[second])
         | (p_high[first] == p_high[second])
     )
-    quad_code = ((counts_code * 5 + common) * 2 + flag) * 2 + shared
+    quad_code = ((counts_code * 2 + both_suited) * 2 + flag) * 2 + shared
     quads, quad_of = np.unique(quad_code, return_inverse=True)
-    q_shared, q_flag, q_common = quads % 2, (quads // 2) % 2, (quads // 4) % 5
-    q_counts = (quads // 20)[:, None] // 5 ** np.arange(13) % 5  # (classes, 13)
+    q_shared, q_flag, q_both_suited = quads % 2, (quads // 2) % 2, (quads // 4) % 2
+    q_counts = (quads // 8)[:, None] // 5 ** np.arange(13) % 5  # (classes, 13)
     key_sum = q_counts @ np.array(RANK_KEYS, dtype=np.int64)
-    e_count = q_counts[:, rank]  # (classes, 52): how often e's rank is among the four
+    # e enters through its class: its rank (0..12), or 13 and 14 for cards 0 and 1 (rank 0,
+    # and a bool may stand for them); suits need no class, the flush flag compares them.
+    e_rank = np.array([*range(13), 0, 0])
+    e_low = np.arange(_E_CLASSES) >= 13
+    e_count = q_counts[:, e_rank]  # (classes, 15): how often e's rank is among the four
     distinct = (q_counts.max(axis=1) == 1)[:, None] & (e_count == 0)
-    flush = q_common[:, None] == suit[None, :]
-    index = key_sum[:, None] + np.array(RANK_KEYS, dtype=np.int64)[rank][None, :]
-    strength = _STRENGTH_TABLE[np.minimum(index + np.where(flush & distinct, _FLUSH_OFFSET, 0), _TABLE_SIZE - 1)]
+    index = key_sum[:, None] + np.array(RANK_KEYS, dtype=np.int64)[e_rank][None, :]
+    strength = _STRENGTH_TABLE[np.minimum(index, _TABLE_SIZE - 1)]
     value = (
         strength.astype(np.int64)
         + np.where(e_count > 0, _CHECK_E, 0)
         + np.where(q_shared == 1, _CHECK_X, 0)[:, None]
-        + np.where((q_flag == 1)[:, None] | (cards < 2)[None, :], _CHECK_BOOL, 0)
+        + np.where((q_both_suited == 1)[:, None] & distinct, _CHECK_FLUSH, 0)
+        + np.where((q_flag == 1)[:, None] | e_low[None, :], _CHECK_BOOL, 0)
     )
-    value = np.where((e_count >= 4) | (flush & ~distinct), _BAD, value)
-    rows = np.full((len(quads), _ROW), _BAD, dtype=np.int64)
-    rows[:, :DECK_SIZE] = value
+    value = np.where(e_count >= 4, _BAD, value)
+    rows = np.full((len(quads), _E_CLASSES + 1), _BAD, dtype=np.int64)  # the last: not a card
+    rows[:, :_E_CLASSES] = value
     # One Python int object per distinct value, shared by every slot that holds it; object
     # arrays let numpy place the references, so no per-slot Python work.
     used = np.flatnonzero(np.bincount(rows.ravel(), minlength=_BAD + 1))
@@ -425,9 +444,20 @@ def _fast_tables() -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[tuple[int, 
     return pairs, quad_rows
 
 
+def _flush_of() -> tuple[int, ...]:
+    """``_FLUSH_OF``: for each rank key sum of five ranks, its strength to its flush strength."""
+    index = np.flatnonzero(_STRENGTH_TABLE[:_FLUSH_OFFSET])
+    flush = _STRENGTH_TABLE[np.minimum(index + _FLUSH_OFFSET, _TABLE_SIZE - 1)]
+    mapping = np.arange(MAX_STRENGTH + 1)
+    five_ranks = (index + _FLUSH_OFFSET < _TABLE_SIZE) & (flush != 0)
+    mapping[_STRENGTH_TABLE[index[five_ranks]]] = flush[five_ranks]
+    return tuple(mapping.tolist())
+
+
 def _build_fast_tables() -> None:
-    global _PAIR_CLASS, _QUAD_ROWS  # built once, on the first scalar call
+    global _PAIR_CLASS, _QUAD_ROWS, _FLUSH_OF  # built once, on the first scalar call
     if not _QUAD_ROWS:
+        _FLUSH_OF = _flush_of()
         _PAIR_CLASS, _QUAD_ROWS = _fast_tables()
 
 
@@ -488,20 +518,25 @@ def evaluate(cards: Sequence[int | str]) -> HandValue:
     """
     try:
         a, b, c, d, e = cards
-        strength = _QUAD_ROWS[_PAIR_CLASS[a][b]][_PAIR_CLASS[c][d]][e]  # type: ignore[index]
+        strength = _QUAD_ROWS[_PAIR_CLASS[a][b]][_PAIR_CLASS[c][d]][_E_CLASS[e]]  # type: ignore[index]
     except (TypeError, ValueError, IndexError):
         return _careful_evaluate(cards)
     # The flags as literals (a global costs a look-up each): 8191 is _MAX_PLAIN, 8192
-    # _CHECK_E, 16384 _CHECK_X, 32768 _CHECK_BOOL, 65536 _BAD (checked at import).
+    # _CHECK_E, 16384 _CHECK_X, 32768 _CHECK_FLUSH, 65536 _CHECK_BOOL, 131072 _BAD (checked
+    # at import).
     if strength > 8191:  # a card may repeat another, or be a bool: compare what can be
-        if strength >= 32768:
-            if strength >= 65536:
+        if strength >= 65536:
+            if strength >= 131072:
                 return _careful_evaluate(cards)
             if a is True or a is False or b is True or b is False or c is True or c is False:
                 return _careful_evaluate(cards)
             if d is True or d is False or e is True or e is False:
                 return _careful_evaluate(cards)
+            strength -= 65536
+        if strength >= 32768:  # both pairs suited, five ranks: a flush if a, c and e share a suit
             strength -= 32768
+            if a & 3 == c & 3 == e & 3:  # type: ignore[operator]
+                strength = _FLUSH_OF[strength]
         if strength >= 16384:
             if a == c or a == d or b == c or b == d:  # noqa: SIM109 (`in` builds a tuple: slower)
                 return _careful_evaluate(cards)
@@ -528,18 +563,22 @@ def strength_of(cards: Sequence[int | str]) -> int:
     """
     try:
         a, b, c, d, e = cards
-        strength = _QUAD_ROWS[_PAIR_CLASS[a][b]][_PAIR_CLASS[c][d]][e]  # type: ignore[index]
+        strength = _QUAD_ROWS[_PAIR_CLASS[a][b]][_PAIR_CLASS[c][d]][_E_CLASS[e]]  # type: ignore[index]
     except (TypeError, ValueError, IndexError):
         return _careful_strength(cards)[0]
     if strength > 8191:  # the same checks as ``evaluate``
-        if strength >= 32768:
-            if strength >= 65536:
+        if strength >= 65536:
+            if strength >= 131072:
                 return _careful_strength(cards)[0]
             if a is True or a is False or b is True or b is False or c is True or c is False:
                 return _careful_strength(cards)[0]
             if d is True or d is False or e is True or e is False:
                 return _careful_strength(cards)[0]
+            strength -= 65536
+        if strength >= 32768:  # both pairs suited, five ranks: a flush if a, c and e share a suit
             strength -= 32768
+            if a & 3 == c & 3 == e & 3:  # type: ignore[operator]
+                strength = _FLUSH_OF[strength]
         if strength >= 16384:
             if a == c or a == d or b == c or b == d:  # noqa: SIM109 (`in` builds a tuple: slower)
                 return _careful_strength(cards)[0]
