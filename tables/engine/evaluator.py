@@ -332,28 +332,31 @@ _CATEGORY_BY_STRENGTH: Final[tuple[HandCategory, ...]] = (  # index 0 is not a h
     *(HandCategory(int(category)) for category in _CATEGORY_OF_STRENGTH[1:]),
 )
 
-# The fast path: three nested look-ups, no arithmetic on the cards.
+# The fast path: four nested look-ups, no arithmetic on the cards.
 #
-#   strength = _QUAD_ROWS[_PAIR_CLASS[a][b]][_PAIR_CLASS[c][d]][e]
+#   strength = _QUAD_ROWS[_PAIR_CLASS[a][b]][_PAIR_CLASS[c][d]][_E_CLASS[e]]
 #
-# ``_PAIR_CLASS[x][y]`` is the class of the two cards x != y: their two ranks, their suit
-# if they share one (else "offsuit"), and whether card 0 or 1 is among them; x == y and
-# ids outside 0..51 (52..103 and negative ids read padding) give ``_NO_PAIR``, an index
-# past the end of ``_QUAD_ROWS``: ``IndexError``, the careful path. ``_QUAD_ROWS[p][q]``
-# is a 104-entry row shared by every pair of classes with the same four ranks, the same
-# common suit (if both pairs are suited alike), the same card-0/1 flag and the same answer
-# to "do the two pairs share a rank": entry ``e`` is the strength of the five cards plus
-# flags, ``_BAD`` for ids 52..103 (and negative ones) and for what cannot be five
-# distinct cards (a rank five times, a flush with a repeated rank). Flags: ``_CHECK_E``
-# when e's rank is among the four (e may repeat one of them), ``_CHECK_X`` when the pairs
-# share a rank (a card of one may repeat a card of the other), ``_CHECK_BOOL`` when card 0
-# or 1 is in the hand (``False``/``True`` index the same entries). A repeated card inside
-# a pair never gets a class, so one comparison (``strength > _MAX_PLAIN``) lets about half
-# of random hands through with no further test, and the others compare only the cards
-# that can be equal (4 comparisons for a pair across the two pairs or with e, none for a
-# pair inside one of them). The tables are built on the first scalar call (about 1.1
-# million tuple slots, 8.6 MB; the import stays fast): until then they are empty and
-# every hand takes the careful path, which builds them.
+# ``_PAIR_CLASS[x][y]`` is the class of the two cards x != y (194 classes, so the ids are
+# CPython's cached small ints): their two ranks, whether they share a suit, whether card
+# 0 or 1 is among them; x == y and ids outside 0..51 (52..103 and negative ids read
+# padding) give ``_NO_PAIR``, an index past the end of ``_QUAD_ROWS``: ``IndexError``, the
+# careful path. ``_QUAD_ROWS[p][q]`` is a 16-slot row shared by every two pair classes
+# with the same four ranks, the same "both pairs suited", the same card-0/1 flag and the
+# same answer to "do the two pairs share a rank" (5,502 rows); slot ``_E_CLASS[e]`` (e's
+# rank, or 13 and 14 for cards 0 and 1, or 15 for ids 52..103 and -52..-1) holds the
+# strength of the five cards as if not a flush, plus flags; ``_BAD`` for slot 15 and for
+# a rank five times. Flags: ``_CHECK_E`` when e's rank is among the four (e may repeat one
+# of them), ``_CHECK_X`` when the pairs share a rank (a card of one may repeat a card of
+# the other), ``_CHECK_FLUSH`` when both pairs are suited and the five ranks differ (a
+# flush if a, c and e share a suit: ``_FLUSH_OF`` then gives the flush strength),
+# ``_CHECK_BOOL`` when card 0 or 1 is in the hand (``False``/``True`` index the same
+# entries). A repeated card inside a pair never gets a class, so one comparison
+# (``strength > _MAX_PLAIN``) lets about half of random hands through with no further
+# test, and the others compare only the cards that can be equal (4 comparisons for a pair
+# across the two pairs or with e, none for a pair inside one of them). The tables (2.0 MB
+# with their int objects) are built on the first scalar call (about 0.1 s; the import
+# stays fast): until then they are empty and every hand takes the careful path, which
+# builds them.
 _CHECK_E: Final = 1 << 13
 _CHECK_X: Final = 1 << 14
 _CHECK_FLUSH: Final = 1 << 15
@@ -383,7 +386,7 @@ are (a flush, or a straight's straight flush); other strengths map to themselves
 
 
 def _fast_tables() -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[tuple[int, ...], ...], ...]]:
-    """``(_PAIR_CLASS, _QUAD_ROWS)`` as described above, built with numpy (about 30 ms)."""
+    """``(_PAIR_CLASS, _QUAD_ROWS)`` as described above, built with numpy."""
     cards = np.arange(DECK_SIZE)
     rank, suit = cards >> 2, cards & 3
     x, y = np.meshgrid(cards, cards, indexing="ij")
@@ -505,7 +508,7 @@ def evaluate(cards: Sequence[int | str]) -> HandValue:
     Implements seed 000, Hand Ranking (and seed 001, General rules 2).
     Raises ``ValueError`` unless there are exactly five distinct valid cards; a bad code
     is named in the message. Card ids may be ints or numpy integers (``bool`` is refused);
-    ids take the fast path (three nested look-ups), codes the careful one. Use
+    ids take the fast path (four nested look-ups), codes the careful one. Use
     ``strength_of`` when only the strength is needed (it skips the ``HandValue``).
 
     >>> hand = evaluate(["5d", "4c", "3h", "2s", "Ad"])
