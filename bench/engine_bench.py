@@ -9,9 +9,10 @@ Timings are medians of repeated runs on warm caches; the per-call peer is treys'
 ``Evaluator().evaluate([], hand)`` (and phevaluator / eval7 when already installed).
 
 With eval7 installed, ``--rounds N`` (default 3) also times ours against eval7 in the same
-rounds, interleaved, so a busy machine slows both alike: ``evaluate_many`` per hand,
-the scalar ``evaluate()`` and ``strength_of()`` per call, against ``eval7.evaluate`` per
-call; each ratio is given as min / median over the rounds (issue 23, item 8).
+rounds, interleaved run by run and in CPU time, so a busy machine slows both alike:
+``evaluate_many`` per hand, the scalar ``evaluate()`` and ``strength_of()`` per call,
+against ``eval7.evaluate`` per call; each ratio is given as min / median over the rounds
+(issue 23, item 8).
 """
 
 from __future__ import annotations
@@ -108,29 +109,35 @@ def peer_rates(hands: npt.NDArray[np.uint8]) -> dict[str, float]:
     return rates
 
 
-def best_seconds(function: Callable[[], object], repeat: int) -> float:
-    """Fastest of ``repeat`` timed runs (after one warm-up): on a shared box the minimum of
-    many short runs is the figure least touched by other processes' time slices."""
-    function()
-    times = []
+def interleaved_best(runs: list[tuple[Callable[[], object], int]], iterations: int) -> list[float]:
+    """Fastest CPU time (``time.process_time``: time slices given to other processes do
+    not count) of each function, run in turn: each iteration runs every function its
+    given number of times, so all of them see the same phases of a changing load."""
+    for function, _ in runs:
+        function()
+    best = [float("inf")] * len(runs)
+    clock = time.process_time
     gc.disable()
     try:
-        for _ in range(repeat):
-            start = time.perf_counter()
-            function()
-            times.append(time.perf_counter() - start)
+        for _ in range(iterations):
+            for index, (function, times) in enumerate(runs):
+                for _ in range(times):
+                    start = clock()
+                    function()
+                    best[index] = min(best[index], clock() - start)
     finally:
         gc.enable()
-    return min(times)
+    return best
 
 
 def eval7_rounds(rounds: int) -> list[tuple[str, str, str, bool]]:
-    """Ours against eval7 per call, interleaved in each round; ratio rows (min / median).
+    """Ours against eval7 per call, interleaved run by run; ratio rows (min / median over rounds).
 
-    Per-call loops run 2,000 hands (a few hundred µs, shorter than a time slice) 40 times
-    and keep the fastest; the vectorised calls run 10^6 hands 7 times, fastest kept. Each
-    round times eval7 and ours back to back, so the ratio of a round compares like with
-    like even when the load changes between rounds (issue 23, item 8).
+    Per-call loops run 2,000 hands (a few hundred µs, shorter than a time slice); in each
+    round eval7, ``evaluate()`` and ``strength_of()`` take turns 40 times and the fastest
+    CPU time of each is kept. The vectorised calls (10^6 hands) take turns with eval7 the
+    same way, 7 times, eval7 four runs per turn. So a ratio compares runs made under the
+    same load, a few milliseconds apart (issue 23, item 8).
     """
     try:
         import eval7
@@ -165,22 +172,30 @@ def eval7_rounds(rounds: int) -> list[tuple[str, str, str, bool]]:
         for hand in rows:
             strength(hand)
 
+    def run_many() -> None:
+        engine.evaluate_many(hands)
+
+    def run_seven() -> None:
+        evaluate7(sevens)
+
     ratios: dict[str, list[float]] = {"many": [], "seven": [], "evaluate": [], "strength_of": []}
     for _ in range(rounds):
-        peer = best_seconds(run_eval7, 40) / len(rows)
-        peer7 = best_seconds(run_eval7_seven, 40) / len(seven_rows)
-        many = best_seconds(lambda: engine.evaluate_many(hands), 7) / len(hands)
-        seven = best_seconds(lambda: evaluate7(sevens), 7) / len(sevens)
-        one = best_seconds(run_evaluate, 40) / len(rows)
-        bare = best_seconds(run_strength, 40) / len(rows)
-        ratios["many"].append(peer / many)
+        peer, one, bare = (
+            t / len(rows) for t in interleaved_best([(run_eval7, 1), (run_evaluate, 1), (run_strength, 1)], 40)
+        )
+        peer5, many = interleaved_best([(run_eval7, 4), (run_many, 1)], 7)
+        peer7, seven = interleaved_best([(run_eval7_seven, 4), (run_seven, 1)], 7)
+        peer5, many = peer5 / len(rows), many / len(hands)
+        peer7, seven = peer7 / len(seven_rows), seven / len(sevens)
+        ratios["many"].append(peer5 / many)
         ratios["seven"].append(peer7 / seven)
         ratios["evaluate"].append(peer / one)
         ratios["strength_of"].append(peer / bare)
         print(
-            f"round: eval7 {peer * 1e9:.0f} ns (5 cards) / {peer7 * 1e9:.0f} ns (7); evaluate_many "
-            f"{many * 1e9:.2f} ns, evaluate7 {seven * 1e9:.2f} ns per hand; evaluate() {one * 1e9:.0f} ns, "
-            f"strength_of() {bare * 1e9:.0f} ns per call; load {Path('/proc/loadavg').read_text().split()[0]}",
+            f"round (CPU time): eval7 {peer * 1e9:.0f} ns (5 cards; {peer5 * 1e9:.0f} ns next to evaluate_many) / "
+            f"{peer7 * 1e9:.0f} ns (7); evaluate_many {many * 1e9:.2f} ns, evaluate7 {seven * 1e9:.2f} ns per hand; "
+            f"evaluate() {one * 1e9:.0f} ns, strength_of() {bare * 1e9:.0f} ns per call; "
+            f"load {Path('/proc/loadavg').read_text().split()[0]}",
             file=sys.stderr,
         )
 
@@ -233,6 +248,36 @@ def import_seconds() -> tuple[float, float]:
         for _ in range(7)
     ]
     return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+
+
+def scalar_tables() -> tuple[float, int]:
+    """First scalar call in a fresh process (it builds the fast path's tables), seconds, and
+    the bytes those nested tuples hold (each tuple once, plus each distinct int object)."""
+    script = (
+        "import time, tables.engine.evaluator as e; t0 = time.perf_counter(); e.evaluate((0, 4, 8, 12, 21)); "
+        "print(time.perf_counter() - t0)"
+    )
+    runs = [
+        float(
+            subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        )
+        for _ in range(3)
+    ]
+    from tables.engine import evaluator
+
+    evaluator.evaluate((0, 4, 8, 12, 21))
+    seen: set[int] = set()
+    size = 0
+    stack: list[object] = [evaluator._PAIR_CLASS, evaluator._QUAD_ROWS]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        size += sys.getsizeof(item)
+        if isinstance(item, tuple):
+            stack.extend(item)
+    return statistics.median(runs), size
 
 
 def table_bytes() -> int:
@@ -321,7 +366,16 @@ def main(rounds: int = 3) -> None:
         )
     )
     size = table_bytes()
-    rows.append(("lookup tables in memory", "< 16 MB", f"{size / 1e6:.2f} MB", size < 16e6))
+    first_call, scalar_size = scalar_tables()
+    rows.append(("lookup tables in memory (numpy)", "< 16 MB", f"{size / 1e6:.2f} MB", size < 16e6))
+    rows.append(
+        (
+            "scalar fast-path tables (nested tuples, built on the first scalar call)",
+            "(info; with numpy's < 16 MB)",
+            f"{scalar_size / 1e6:.2f} MB, first call {first_call * 1e3:.0f} ms",
+            size + scalar_size < 16e6,
+        )
+    )
 
     print(f"Python {sys.version.split()[0]}, numpy {np.__version__}\n")
     print("| figure | target | measured | ok |")

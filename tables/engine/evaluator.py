@@ -22,8 +22,8 @@ and one byte per row; pair keys come from a 13,108-entry table (``c0 + 256 * c1`
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Final, TypeVar
 
@@ -200,30 +200,118 @@ TABLES_NBYTES: Final = sum(
 """Bytes held by the evaluator's lookup tables (about 1.1 MB)."""
 
 
-@dataclass(frozen=True, order=True, slots=True)
 class HandValue:
     """The value of one five-card hand, ordered and compared by ``strength`` only.
 
     ``strength`` is 1..7462 (higher is better, equal iff the hands tie under seed 000,
-    Hand Ranking); ``category`` follows from it; ``cards`` are the five card ids as given
-    (not part of comparisons).
+    Hand Ranking); ``category`` follows from it; ``cards`` are the five card ids as given,
+    as plain ints (not part of comparisons, equality or the hash).
+
+    Immutable: the three fields are read-only properties over private slots (a frozen
+    dataclass's ``__setattr__`` would make every ``evaluate()`` pay about 0.1 µs more to set
+    them, issue 23 item 8). ``HandValue(strength, category, cards)`` checks its input:
+    ``ValueError`` for a strength outside 1..7462, a category that is not the strength's or
+    a card that is not an id 0..51.
 
     >>> evaluate(["Ah", "Ad", "7c", "7s", "2d"]) > evaluate(["Kh", "Kd", "Qc", "Qs", "As"])
     True
+    >>> HandValue(7462, HandCategory.ROYAL_FLUSH, (51, 47, 43, 39, 35)).label
+    'Royal flush'
     """
 
-    strength: int
-    category: HandCategory = field(compare=False)
-    cards: tuple[int, ...] = field(compare=False, default=())
+    __slots__ = ("_cards", "_strength")
+    __match_args__ = ("strength", "category", "cards")
+    _strength: int
+    _cards: tuple[int, ...]
+
+    def __init__(self, strength: int, category: HandCategory | None = None, cards: Sequence[int] = ()) -> None:
+        if type(strength) is not int or not 1 <= strength <= MAX_STRENGTH:
+            raise ValueError(f"strength must be an int in 1..7462, got {strength!r}")
+        if category is not None and category is not _CATEGORY_BY_STRENGTH[strength]:
+            raise ValueError(f"strength {strength} is a {_CATEGORY_BY_STRENGTH[strength].label}, not {category!r}")
+        self._strength = strength
+        self._cards = tuple(as_card_id(card) for card in cards)
+
+    @property
+    def strength(self) -> int:
+        """Dense rank 1..7462 of the hand (7462 is a royal flush)."""
+        return self._strength
+
+    @property
+    def category(self) -> HandCategory:
+        """The hand's category, from its strength."""
+        return _CATEGORY_BY_STRENGTH[self._strength]
+
+    @property
+    def cards(self) -> tuple[int, ...]:
+        """The five card ids as given, as plain ints (numpy integers converted on first read)."""
+        cards = self._cards
+        if all(type(card) is int for card in cards):
+            return cards
+        cards = tuple(operator.index(card) for card in cards)
+        self._cards = cards
+        return cards
 
     @property
     def label(self) -> str:
         """The category's human label, e.g. ``"Two pair"``."""
-        return self.category.label
+        return _CATEGORY_BY_STRENGTH[self._strength].label
 
     def codes(self) -> tuple[str, ...]:
         """The cards as codes, in the order given."""
         return tuple(card_code(card) for card in self.cards)
+
+    def __repr__(self) -> str:
+        return f"HandValue(strength={self._strength!r}, category={self.category!r}, cards={self.cards!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, HandValue):
+            return self._strength == other._strength
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        if isinstance(other, HandValue):
+            return self._strength != other._strength
+        return NotImplemented
+
+    def __lt__(self, other: HandValue) -> bool:
+        if isinstance(other, HandValue):
+            return self._strength < other._strength
+        return NotImplemented
+
+    def __le__(self, other: HandValue) -> bool:
+        if isinstance(other, HandValue):
+            return self._strength <= other._strength
+        return NotImplemented
+
+    def __gt__(self, other: HandValue) -> bool:
+        if isinstance(other, HandValue):
+            return self._strength > other._strength
+        return NotImplemented
+
+    def __ge__(self, other: HandValue) -> bool:
+        if isinstance(other, HandValue):
+            return self._strength >= other._strength
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self._strength,))
+
+    def __reduce__(self) -> tuple[type[HandValue], tuple[int, HandCategory, tuple[int, ...]]]:
+        return HandValue, (self._strength, self.category, self.cards)
+
+
+class _Evaluated(HandValue):
+    """What ``evaluate()`` builds: a ``HandValue`` made without ``__init__``'s checks.
+
+    Calling a class with no Python ``__init__`` and setting two slots is the cheapest way
+    CPython 3.11 has to make such an object (about 55 ns here with its deallocation;
+    ``object.__new__`` is about 25 ns slower, the slot descriptors' ``__set__`` over
+    100 ns). ``evaluate()`` has already checked the hand. Pickles as a ``HandValue``.
+    """
+
+    __slots__ = ()
+    __init__ = object.__init__
 
 
 # The scalar path works on plain Python ints, not numpy. ``_CHECKED_KEY`` is the careful
@@ -237,29 +325,6 @@ _CHECKED_KEY: Final[tuple[int, ...]] = (
     + (0,) * DECK_SIZE
 )
 _FLUSH_SUIT_COUNTS: Final = frozenset(5 << (3 * suit) for suit in range(4))
-# ``strength_of``'s fast path keeps every sum below 2**30, a one-digit CPython int (about
-# twice as fast to add as the 88-bit keys above): the rank key sum in bits 0..18, the suits
-# in bits 19..26 as a base-6 number (suit s adds 6**s - 1, 0 for clubs, so five cards sum
-# to 0, 5, 30 or 180 exactly for a flush) and in bits 27..29 the count of cards 0 and 1
-# (``False`` and ``True`` index them too). ``sum + _FAST_SUITS[sum >> 19]`` clears bits 19..29 and
-# adds the flush offset, plus ``_NEEDS_CHECK`` when one of those two cards is present; ``_FAST_STRENGTH`` maps the
-# index to the strength, plus ``_NEEDS_CHECK`` when the hand repeats a rank (only then can
-# a card repeat) or holds card 0 or 1, so one comparison sends those hands to a set and
-# type check. Ids in 52..103 and negative ids read a padding key of 2**40, whose index is
-# out of ``_FAST_SUITS``: ``IndexError``, the careful path.
-_NEEDS_CHECK: Final = 1 << 20
-_CARD_0_OR_1: Final = 1 << 27
-_FAST_KEY: Final[tuple[int, ...]] = (
-    tuple(
-        RANK_KEYS[card >> 2] + ((0, 1, 6, 36)[card & 3] << 19) + (_CARD_0_OR_1 if card < 2 else 0)
-        for card in range(DECK_SIZE)
-    )
-    + (1 << 40,) * DECK_SIZE
-)
-_FAST_SUITS: Final[tuple[int, ...]] = tuple(
-    (_FLUSH_OFFSET if field & 0xFF in (0, 5, 30, 180) else 0) + (_NEEDS_CHECK if field >> 8 else 0) - (field << 19)
-    for field in range(1 << 11)
-)
 _STRENGTH_OF_INDEX: Final[dict[int, int]] = {
     int(index): int(_STRENGTH_TABLE[index]) for index in np.flatnonzero(_STRENGTH_TABLE)
 }
@@ -268,25 +333,145 @@ _CATEGORY_BY_STRENGTH: Final[tuple[HandCategory, ...]] = (  # index 0 is not a h
     *(HandCategory(int(category)) for category in _CATEGORY_OF_STRENGTH[1:]),
 )
 
+# The fast path: four nested look-ups, no arithmetic on the cards.
+#
+#   strength = _QUAD_ROWS[_PAIR_CLASS[a][b]][_PAIR_CLASS[c][d]][_E_CLASS[e]]
+#
+# ``_PAIR_CLASS[x][y]`` is the class of the two cards x != y (194 classes, so the ids are
+# CPython's cached small ints): their two ranks, whether they share a suit, whether card
+# 0 or 1 is among them; x == y and ids outside 0..51 (52..103 and negative ids read
+# padding) give ``_NO_PAIR``, an index past the end of ``_QUAD_ROWS``: ``IndexError``, the
+# careful path. ``_QUAD_ROWS[p][q]`` is a 16-slot row shared by every two pair classes
+# with the same four ranks, the same "both pairs suited", the same card-0/1 flag and the
+# same answer to "do the two pairs share a rank" (5,502 rows); slot ``_E_CLASS[e]`` (e's
+# rank, or 13 and 14 for cards 0 and 1, or 15 for ids 52..103 and -52..-1) holds the
+# strength of the five cards as if not a flush, plus flags; ``_BAD`` for slot 15 and for
+# a rank five times. Flags: ``_CHECK_E`` when e's rank is among the four (e may repeat one
+# of them), ``_CHECK_X`` when the pairs share a rank (a card of one may repeat a card of
+# the other), ``_CHECK_FLUSH`` when both pairs are suited and the five ranks differ (a
+# flush if a, c and e share a suit: ``_FLUSH_OF`` then gives the flush strength),
+# ``_CHECK_BOOL`` when card 0 or 1 is in the hand (``False``/``True`` index the same
+# entries). A repeated card inside a pair never gets a class, so one comparison
+# (``strength > _MAX_PLAIN``) lets about half of random hands through with no further
+# test, and the others compare only the cards that can be equal (4 comparisons for a pair
+# across the two pairs or with e, none for a pair inside one of them). The tables (2.0 MB
+# with their int objects) are built on the first scalar call (about 0.1 s; the import
+# stays fast): until then they are empty and every hand takes the careful path, which
+# builds them.
+_CHECK_E: Final = 1 << 13
+_CHECK_X: Final = 1 << 14
+_CHECK_FLUSH: Final = 1 << 15
+_CHECK_BOOL: Final = 1 << 16
+_BAD: Final = 1 << 17
+_MAX_PLAIN: Final = _CHECK_E - 1
+_NO_PAIR: Final = 1 << 20
+_ROW: Final = 2 * DECK_SIZE
+_E_CLASSES: Final = 15
+_E_CLASS: Final[tuple[int, ...]] = (13, 14, *(card >> 2 for card in range(2, DECK_SIZE)), *(_E_CLASSES,) * DECK_SIZE)
+"""The row slot of card e: its rank, 13 and 14 for cards 0 and 1, 15 (``_BAD``) for ids
+52..103 and -52..-1."""
+if (_MAX_PLAIN, _CHECK_E, _CHECK_X, _CHECK_FLUSH, _CHECK_BOOL, _BAD) != (
+    8191,
+    8192,
+    16384,
+    32768,
+    65536,
+    131072,
+):  # pragma: no cover
+    raise AssertionError("evaluate() and strength_of() compare against these values as literals")
+_PAIR_CLASS: tuple[tuple[int, ...], ...] = ()
+_QUAD_ROWS: tuple[tuple[tuple[int, ...], ...], ...] = ()
+_FLUSH_OF: tuple[int, ...] = ()
+"""By the strength of five cards of five ranks, not all of one suit: their strength when they
+are (a flush, or a straight's straight flush); other strengths map to themselves."""
 
-_REPEATS_A_RANK: Final = frozenset(
-    {HandCategory.ONE_PAIR, HandCategory.TWO_PAIR, HandCategory.THREE_OF_A_KIND}
-    | {HandCategory.FULL_HOUSE, HandCategory.FOUR_OF_A_KIND}
-)
-_FAST_STRENGTH: Final[dict[int, int]] = {
-    **{
-        index: strength + (_NEEDS_CHECK if _CATEGORY_BY_STRENGTH[strength] in _REPEATS_A_RANK else 0)
-        for index, strength in _STRENGTH_OF_INDEX.items()
-    },
-    **{index + _NEEDS_CHECK: strength + _NEEDS_CHECK for index, strength in _STRENGTH_OF_INDEX.items()},
-}
+
+def _fast_tables() -> tuple[tuple[tuple[int, ...], ...], tuple[tuple[tuple[int, ...], ...], ...]]:
+    """``(_PAIR_CLASS, _QUAD_ROWS)`` as described above, built with numpy."""
+    cards = np.arange(DECK_SIZE)
+    rank, suit = cards >> 2, cards & 3
+    x, y = np.meshgrid(cards, cards, indexing="ij")
+    low, high = np.minimum(rank[x], rank[y]), np.maximum(rank[x], rank[y])
+    suited = suit[x] == suit[y]
+    has_card_0_or_1 = (x < 2) | (y < 2)
+    pair_code = (((low * 13 + high) * 2 + suited) * 2 + has_card_0_or_1)[x != y]
+    codes, pair_of = np.unique(pair_code, return_inverse=True)
+    pair_class = np.full((_ROW, _ROW), _NO_PAIR, dtype=np.int64)
+    pair_class[:DECK_SIZE, :DECK_SIZE][x != y] = pair_of.ravel()
+    p_flag, p_suited = codes % 2, (codes // 2) % 2
+    p_high, p_low = (codes // 4) % 13, codes // 52
+    # Classes of two pair classes: rank counts (base 5), both suited, card 0/1, shared rank.
+    first, second = np.meshgrid(np.arange(len(codes)), np.arange(len(codes)), indexing="ij")
+    counts_code = 5 ** p_low[first] + 5 ** p_high[first] + 5 ** p_low[second] + 5 ** p_high[second]
+    both_suited = p_suited[first] & p_suited[second]
+    flag = p_flag[first] | p_flag[second]
+    shared = (
+        (p_low[first] == p_low[second])
+        | (p_low[first] == p_high[second])
+        | (p_high[first] == p_low[second])
+        | (p_high[first] == p_high[second])
+    )
+    quad_code = ((counts_code * 2 + both_suited) * 2 + flag) * 2 + shared
+    quads, quad_of = np.unique(quad_code, return_inverse=True)
+    q_shared, q_flag, q_both_suited = quads % 2, (quads // 2) % 2, (quads // 4) % 2
+    q_counts = (quads // 8)[:, None] // 5 ** np.arange(13) % 5  # (classes, 13)
+    key_sum = q_counts @ np.array(RANK_KEYS, dtype=np.int64)
+    # e enters through its class: its rank (0..12), or 13 and 14 for cards 0 and 1 (rank 0,
+    # and a bool may stand for them); suits need no class, the flush flag compares them.
+    e_rank = np.array([*range(13), 0, 0])
+    e_low = np.arange(_E_CLASSES) >= 13
+    e_count = q_counts[:, e_rank]  # (classes, 15): how often e's rank is among the four
+    distinct = (q_counts.max(axis=1) == 1)[:, None] & (e_count == 0)
+    index = key_sum[:, None] + np.array(RANK_KEYS, dtype=np.int64)[e_rank][None, :]
+    strength = _STRENGTH_TABLE[np.minimum(index, _TABLE_SIZE - 1)]
+    value = (
+        strength.astype(np.int64)
+        + np.where(e_count > 0, _CHECK_E, 0)
+        + np.where(q_shared == 1, _CHECK_X, 0)[:, None]
+        + np.where((q_both_suited == 1)[:, None] & distinct, _CHECK_FLUSH, 0)
+        + np.where((q_flag == 1)[:, None] | e_low[None, :], _CHECK_BOOL, 0)
+    )
+    value = np.where(e_count >= 4, _BAD, value)
+    rows = np.full((len(quads), _E_CLASSES + 1), _BAD, dtype=np.int64)  # the last: not a card
+    rows[:, :_E_CLASSES] = value
+    # One Python int object per distinct value, shared by every slot that holds it; object
+    # arrays let numpy place the references, so no per-slot Python work.
+    used = np.flatnonzero(np.bincount(rows.ravel(), minlength=_BAD + 1))
+    objects = np.empty(_BAD + 1, dtype=object)
+    objects[used] = used.tolist()
+    row_tuples = np.empty(len(quads), dtype=object)
+    for number, row in enumerate(objects[rows].tolist()):
+        row_tuples[number] = tuple(row)
+    quad_rows = tuple(map(tuple, row_tuples[quad_of.reshape(first.shape)].tolist()))
+    no_pair = (_NO_PAIR,) * _ROW
+    pairs = tuple(tuple(line) for line in pair_class[:DECK_SIZE].tolist()) + (no_pair,) * DECK_SIZE
+    return pairs, quad_rows
+
+
+def _flush_of() -> tuple[int, ...]:
+    """``_FLUSH_OF``: for each rank key sum of five ranks, its strength to its flush strength."""
+    index = np.flatnonzero(_STRENGTH_TABLE[:_FLUSH_OFFSET])
+    flush = _STRENGTH_TABLE[np.minimum(index + _FLUSH_OFFSET, _TABLE_SIZE - 1)]
+    mapping = np.arange(MAX_STRENGTH + 1)
+    five_ranks = (index + _FLUSH_OFFSET < _TABLE_SIZE) & (flush != 0)
+    mapping[_STRENGTH_TABLE[index[five_ranks]]] = flush[five_ranks]
+    return tuple(mapping.tolist())
+
+
+def _build_fast_tables() -> None:
+    global _PAIR_CLASS, _QUAD_ROWS, _FLUSH_OF  # built once, on the first scalar call
+    if not _QUAD_ROWS:
+        _FLUSH_OF = _flush_of()
+        _PAIR_CLASS, _QUAD_ROWS = _fast_tables()
 
 
 def _five_ids(cards: Sequence[int | str]) -> tuple[int, int, int, int, int]:
     """The five card ids of ``cards`` (ids or codes) as plain ints, else ``ValueError``."""
-    if isinstance(cards, str) or len(cards) != 5:
-        raise ValueError(f"a hand has exactly five cards, got {cards!r}")
-    a, b, c, d, e = (as_card_id(card) for card in cards)
+    try:
+        a, b, c, d, e = cards if not isinstance(cards, str) else ()
+    except (TypeError, ValueError):
+        raise ValueError(f"a hand has exactly five cards, got {cards!r}") from None
+    a, b, c, d, e = (as_card_id(card) for card in (a, b, c, d, e))
     return a, b, c, d, e
 
 
@@ -303,12 +488,28 @@ def _strength_of_ids(ids: tuple[int, int, int, int, int], cards: Sequence[int | 
     return _STRENGTH_OF_INDEX[index]
 
 
+def _careful_strength(cards: Sequence[int | str]) -> tuple[int, tuple[int, int, int, int, int]]:
+    """Strength and plain-int ids by the careful keys (codes, odd types, errors)."""
+    _build_fast_tables()
+    ids = _five_ids(cards)
+    return _strength_of_ids(ids, cards), ids
+
+
+def _careful_evaluate(cards: Sequence[int | str]) -> HandValue:
+    strength, ids = _careful_strength(cards)
+    value: HandValue = _Evaluated()
+    value._strength = strength
+    value._cards = ids
+    return value
+
+
 def evaluate(cards: Sequence[int | str]) -> HandValue:
     """Evaluate one five-card hand given as card ids (0..51) or codes.
 
     Implements seed 000, Hand Ranking (and seed 001, General rules 2).
     Raises ``ValueError`` unless there are exactly five distinct valid cards; a bad code
-    is named in the message. Five plain ``int`` ids skip the per-card conversion; use
+    is named in the message. Card ids may be ints or numpy integers (``bool`` is refused);
+    ids take the fast path (four nested look-ups), codes the careful one. Use
     ``strength_of`` when only the strength is needed (it skips the ``HandValue``).
 
     >>> hand = evaluate(["5d", "4c", "3h", "2s", "Ad"])
@@ -319,34 +520,39 @@ def evaluate(cards: Sequence[int | str]) -> HandValue:
     ...
     ValueError: a hand needs five distinct cards, got ('As', 'As', 'Kd', 'Qh', 'Jc')
     """
-    # ``strength_of``'s fast path, inlined (a call costs about a fifth of it); anything it
-    # does not settle (codes, numpy ints, a bad card) takes the careful path.
     try:
         a, b, c, d, e = cards
-        total = _FAST_KEY[a] + _FAST_KEY[b] + _FAST_KEY[c] + _FAST_KEY[d] + _FAST_KEY[e]  # type: ignore[index]
-        strength = _FAST_STRENGTH[total + _FAST_SUITS[total >> 19]]
-    except (TypeError, ValueError, IndexError, KeyError):
-        strength = 0
-    if strength > _NEEDS_CHECK:
-        strength = strength - _NEEDS_CHECK if a != b != c != d != e != a and a != c != e != b != d != a else 0
-    if strength and int is type(a) is type(b) is type(c) is type(d) is type(e):
-        ids: tuple[int, ...] = cards if type(cards) is tuple else (a, b, c, d, e)
-    else:
-        ids = _five_ids(cards)
-        strength = _strength_of_ids(ids, cards)
-    # The frozen dataclass's ``__init__`` costs about 1 µs (one ``object.__setattr__`` per
-    # field); the slot descriptors set the same three fields directly.
-    value = _new_value(HandValue)
-    _set_strength(value, strength)
-    _set_category(value, _CATEGORY_BY_STRENGTH[strength])
-    _set_cards(value, ids)
+        strength = _QUAD_ROWS[_PAIR_CLASS[a][b]][_PAIR_CLASS[c][d]][_E_CLASS[e]]  # type: ignore[index]
+    except (TypeError, ValueError, IndexError):
+        return _careful_evaluate(cards)
+    # The flags as literals (a global costs a look-up each): 8191 is _MAX_PLAIN, 8192
+    # _CHECK_E, 16384 _CHECK_X, 32768 _CHECK_FLUSH, 65536 _CHECK_BOOL, 131072 _BAD (checked
+    # at import).
+    if strength > 8191:  # a card may repeat another, or be a bool: compare what can be
+        if strength >= 65536:
+            if strength >= 131072:
+                return _careful_evaluate(cards)
+            if a is True or a is False or b is True or b is False or c is True or c is False:
+                return _careful_evaluate(cards)
+            if d is True or d is False or e is True or e is False:
+                return _careful_evaluate(cards)
+            strength -= 65536
+        if strength >= 32768:  # both pairs suited, five ranks: a flush if a, c and e share a suit
+            strength -= 32768
+            if a & 3 == c & 3 == e & 3:  # type: ignore[operator]
+                strength = _FLUSH_OF[strength]
+        if strength >= 16384:
+            if a == c or a == d or b == c or b == d:  # noqa: SIM109 (`in` builds a tuple: slower)
+                return _careful_evaluate(cards)
+            strength -= 16384
+        if strength > 8191:
+            if e == a or e == b or e == c or e == d:  # noqa: SIM109
+                return _careful_evaluate(cards)
+            strength -= 8192
+    value: HandValue = _Evaluated()
+    value._strength = strength
+    value._cards = cards if type(cards) is tuple else (a, b, c, d, e)
     return value
-
-
-_new_value: Final = object.__new__
-_set_strength: Final = HandValue.__dict__["strength"].__set__
-_set_category: Final = HandValue.__dict__["category"].__set__
-_set_cards: Final = HandValue.__dict__["cards"].__set__
 
 
 def strength_of(cards: Sequence[int | str]) -> int:
@@ -361,18 +567,30 @@ def strength_of(cards: Sequence[int | str]) -> int:
     """
     try:
         a, b, c, d, e = cards
-        total = _FAST_KEY[a] + _FAST_KEY[b] + _FAST_KEY[c] + _FAST_KEY[d] + _FAST_KEY[e]  # type: ignore[index]
-        strength = _FAST_STRENGTH[total + _FAST_SUITS[total >> 19]]
-    except (TypeError, ValueError, IndexError, KeyError):
-        return _strength_of_ids(_five_ids(cards), cards)
-    if strength > _NEEDS_CHECK:  # a repeated rank, or card 0 or 1: five distinct ids, no bool?
-        if (
-            a != b != c != d != e != a  # two five-cycles: the ten pairs, cheaper than a set
-            and a != c != e != b != d != a
-            and (total < _CARD_0_OR_1 or bool not in (type(a), type(b), type(c), type(d), type(e)))
-        ):
-            return strength - _NEEDS_CHECK
-        return _strength_of_ids(_five_ids(cards), cards)
+        strength = _QUAD_ROWS[_PAIR_CLASS[a][b]][_PAIR_CLASS[c][d]][_E_CLASS[e]]  # type: ignore[index]
+    except (TypeError, ValueError, IndexError):
+        return _careful_strength(cards)[0]
+    if strength > 8191:  # the same checks as ``evaluate``
+        if strength >= 65536:
+            if strength >= 131072:
+                return _careful_strength(cards)[0]
+            if a is True or a is False or b is True or b is False or c is True or c is False:
+                return _careful_strength(cards)[0]
+            if d is True or d is False or e is True or e is False:
+                return _careful_strength(cards)[0]
+            strength -= 65536
+        if strength >= 32768:  # both pairs suited, five ranks: a flush if a, c and e share a suit
+            strength -= 32768
+            if a & 3 == c & 3 == e & 3:  # type: ignore[operator]
+                strength = _FLUSH_OF[strength]
+        if strength >= 16384:
+            if a == c or a == d or b == c or b == d:  # noqa: SIM109 (`in` builds a tuple: slower)
+                return _careful_strength(cards)[0]
+            strength -= 16384
+        if strength > 8191:
+            if e == a or e == b or e == c or e == d:  # noqa: SIM109
+                return _careful_strength(cards)[0]
+            strength -= 8192
     return strength
 
 
