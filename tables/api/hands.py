@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from handhistory import selectors as history
+from handhistory import widerpoker as history
 from tables.api.common import ERRORS, ApiPagination, BoardSerializer, ErrorSerializer, _paginate, _player_id
 
 
@@ -32,7 +32,7 @@ class RedealSerializer(serializers.Serializer[Any]):
 
 
 class HandEntrySerializer(serializers.Serializer[Any]):
-    """One entry of a hand in the history (handhistory.selectors.EntryView)."""
+    """One entry of a hand in the history (handhistory.widerpoker.EntryView)."""
 
     id = serializers.IntegerField()
     player = serializers.CharField()

@@ -183,7 +183,7 @@ class Entry(models.Model):
             models.CheckConstraint(condition=Q(combination__lt=100000), name="entry_combination_in_range"),
         ]
         indexes = [
-            # A player's history, newest hand first (handhistory.selectors.list_player_hands).
+            # A player's history, newest hand first (handhistory.widerpoker.list_player_hands).
             # The only index besides the unique ones: a deal of 100,000 writes every index
             # 100,000 times, and none of the columns settlement writes is indexed, so results
             # are heap-only updates (fillfactor 40; 0017_entries_at_scale.py).
