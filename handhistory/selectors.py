@@ -20,7 +20,6 @@ from tables.services import beacon
 
 VIEW_ALL_PERMISSION = "tables.view_hand"
 
-
 Viewer = User | AnonymousUser
 
 
@@ -186,8 +185,6 @@ def list_beacon_cancellations(*, limit: int = 50) -> list[dict[str, Any]]:
 
 
 RATES_CACHE_KEY = "commitments:cancellation-rates"
-
-
 RATES_CACHE_SECONDS = 300
 
 
