@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
-from backoffice import auditing, operations, selectors
+from backoffice import audit_charts, audit_exports, auditing, operations, selectors
 from backoffice.spreadsheet import csv_writer
 from tables.selectors import list_lobby_tables
 from wallet.models import Currency, LedgerHead
@@ -227,7 +227,7 @@ def audit_report(request: HttpRequest) -> HttpResponse:
     # By player, a busy day has tens of thousands of rows: render one page of them (the
     # downloads hold every row); rendering 27,000 rows took 9-27 s (docs/benchmarks.md).
     page = Paginator(rows, AUDIT_ROWS_PER_PAGE).get_page(request.GET.get("page"))
-    charts = auditing.list_chart_series(**{name: value for name, value in filters.items() if name != "group_by"})
+    charts = audit_charts.list_chart_series(**{name: value for name, value in filters.items() if name != "group_by"})
     query = request.GET.copy()
     query.pop("page", None)
     page_query = query.urlencode()
@@ -241,13 +241,13 @@ def audit_report(request: HttpRequest) -> HttpResponse:
         page=page,
         page_query=page_query,
         charts=[_chart_dict(chart) for chart in charts],
-        exports=[(kind, kind not in auditing.JSON_ONLY_KINDS) for kind in auditing.EXPORT_KINDS],
+        exports=[(kind, kind not in audit_exports.JSON_ONLY_KINDS) for kind in audit_exports.EXPORT_KINDS],
         export_query=query.urlencode(),
         **filters,
     )
 
 
-def _chart_dict(chart: auditing.ChartSeries) -> dict[str, Any]:
+def _chart_dict(chart: audit_charts.ChartSeries) -> dict[str, Any]:
     return {name: getattr(chart, name) for name in chart.__slots__}
 
 
@@ -258,14 +258,14 @@ def audit_export(request: HttpRequest, kind: str, fmt: str) -> StreamingHttpResp
     ``holdem_players`` of the range as CSV or a JSON array, or ``holdem_records`` (whole
     Hold'em hand documents) as JSON, read in chunks: a month of a busy table never sits in
     memory. Filters as the report's (table, currency, player, practice)."""
-    if kind not in auditing.EXPORT_KINDS or fmt not in {"csv", "json"}:
+    if kind not in audit_exports.EXPORT_KINDS or fmt not in {"csv", "json"}:
         raise Http404("no such export")
-    if fmt == "csv" and kind in auditing.JSON_ONLY_KINDS:
+    if fmt == "csv" and kind in audit_exports.JSON_ONLY_KINDS:
         raise Http404("this export is JSON only")
     _form, filters = _audit_filters(request)
-    export_kind: auditing.ExportKind = kind  # checked just above
-    header = auditing.export_header(export_kind)
-    rows = auditing.iter_export_rows(
+    export_kind: audit_exports.ExportKind = kind  # checked just above
+    header = audit_exports.export_header(export_kind)
+    rows = audit_exports.iter_export_rows(
         export_kind,
         start=filters["start"],
         end=filters["end"],
@@ -274,10 +274,10 @@ def audit_export(request: HttpRequest, kind: str, fmt: str) -> StreamingHttpResp
         player=filters["player"],
         practice=filters["practice"],
     )
-    if kind in auditing.JSON_ONLY_KINDS:
-        pieces = auditing.stream_json_documents(rows)
+    if kind in audit_exports.JSON_ONLY_KINDS:
+        pieces = audit_exports.stream_json_documents(rows)
     else:
-        pieces = auditing.stream_csv(header, rows) if fmt == "csv" else auditing.stream_json(header, rows)
+        pieces = audit_exports.stream_csv(header, rows) if fmt == "csv" else audit_exports.stream_json(header, rows)
     content_type = "text/csv; charset=utf-8" if fmt == "csv" else "application/json"
     response = StreamingHttpResponse(pieces, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{kind}-{filters["start"]}-{filters["end"]}.{fmt}"'

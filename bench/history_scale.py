@@ -238,7 +238,7 @@ def measure(repeat: int, plans: bool) -> None:
 
     from backoffice import auditing
     from backoffice.selectors import day_bounds
-    from handhistory import selectors as history
+    from handhistory import widerpoker as history
     from tables import selectors as table_selectors
     from tables.models import Entry
 

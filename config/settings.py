@@ -8,6 +8,10 @@ Two configurations, same code:
 * **Production**: ``DATABASE_URL`` (PostgreSQL) and ``REDIS_URL`` switch to PostgreSQL,
   the Redis channel layer, a Celery worker and Celery beat driving the table clock, and
   any number of daphne processes. See README.md, "Production".
+
+The environment's readers, the services' URLs and the secret key are config/settings_env.py;
+the game platform's knobs are config/settings_poker.py, imported here (every setting is a
+name of this module, ``DJANGO_SETTINGS_MODULE=config.settings``).
 """
 
 from __future__ import annotations
@@ -18,97 +22,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import environ
 from django.core.exceptions import ImproperlyConfigured
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = BASE_DIR / "var"
+# The settings read first (the services' URLs, the secret key), named here as settings.
+from config.settings_env import BASE_DIR as BASE_DIR
+from config.settings_env import DATABASE_URL as DATABASE_URL
+from config.settings_env import DEBUG as DEBUG
+from config.settings_env import EMBEDDED_DEFAULT as EMBEDDED_DEFAULT
+from config.settings_env import REDIS_URL as REDIS_URL
+from config.settings_env import SECRET_KEY as SECRET_KEY
+from config.settings_env import VAR_DIR as VAR_DIR
+from config.settings_env import _bool, _choice, _float, _int, env
 
-env = environ.Env()
-
-
-def _choice(name: str, choices: tuple[str, ...], default: str) -> str:
-    """Read ``name`` from the environment and refuse anything outside ``choices``.
-
-    Raises:
-        ImproperlyConfigured: the value is not one of ``choices`` (a typo must not, say,
-            silently stop the table clock).
-    """
-    value = str(env.str(name, default=default)).strip().lower()
-    if value not in choices:
-        raise ImproperlyConfigured(f"{name}={value!r} is not one of {', '.join(choices)}")
-    return value
-
-
-def _int(name: str, default: int, *, minimum: int = 0, maximum: int | None = None) -> int:
-    """Read an integer from the environment within ``[minimum, maximum]``.
-
-    Raises:
-        ImproperlyConfigured: not an integer, or out of range; the message names the variable.
-    """
-    raw = env.str(name, default=str(default)).strip()
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a whole number") from None
-    if value < minimum or (maximum is not None and value > maximum):
-        upper = "" if maximum is None else f" and at most {maximum}"
-        raise ImproperlyConfigured(f"{name}={value} must be at least {minimum}{upper}")
-    return value
-
-
-def _float(name: str, default: float, *, minimum: float = 0.0) -> float:
-    """Read a number from the environment, at least ``minimum``.
-
-    Raises:
-        ImproperlyConfigured: not a number, or below ``minimum``.
-    """
-    raw = env.str(name, default=str(default)).strip()
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
-    if not value >= minimum:  # also refuses NaN
-        raise ImproperlyConfigured(f"{name}={value} must be at least {minimum}")
-    return value
-
-
-def _bool(name: str, default: bool) -> bool:
-    """Read a boolean (1/0, true/false, yes/no, on/off) from the environment.
-
-    Raises:
-        ImproperlyConfigured: any other spelling.
-    """
-    raw = env.str(name, default="").strip().lower()
-    if not raw:
-        return default
-    if raw in {"1", "true", "yes", "on"}:
-        return True
-    if raw in {"0", "false", "no", "off"}:
-        return False
-    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
-
-
-DATABASE_URL: str = env.str("DATABASE_URL", default="")
-REDIS_URL: str = env.str("REDIS_URL", default="")
-# The embedded default is the configuration with no services at all. Anything else is a
-# production install: it fails closed (no fallback secret key, HTTPS on, no demo data).
-EMBEDDED_DEFAULT = not DATABASE_URL and not REDIS_URL
-
-DEBUG: bool = _bool("DJANGO_DEBUG", False)
-SECRET_KEY: str = env.str("DJANGO_SECRET_KEY", default="")
-if not SECRET_KEY:
-    if not EMBEDDED_DEFAULT:
-        raise ImproperlyConfigured(
-            "DJANGO_SECRET_KEY is not set: a production install (DATABASE_URL or REDIS_URL set) "
-            "needs its own secret key, e.g. from "
-            "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`"
-        )
-    # Embedded default only (SQLite, no services): a fixed development key.
-    SECRET_KEY = "embedded-default-insecure-key-set-DJANGO_SECRET_KEY-in-production"
-elif "CHANGE-ME" in SECRET_KEY.upper():
-    # deploy/env.example's placeholder: a key everyone who read the repository knows.
-    raise ImproperlyConfigured("DJANGO_SECRET_KEY is deploy/env.example's placeholder: set a secret key of your own")
 # The key that seals the ledger's hash chain (wallet/chain.py). It lives only in the app's
 # environment, never in the database. Set POKER_LEDGER_KEY to keep verifying old seals
 # across a rotation of DJANGO_SECRET_KEY.
@@ -448,122 +373,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-# --- Game platform knobs ---------------------------------------------------------------------
-# Fun chips granted at sign-up, and the top-up rule (minor units of the FUN currency).
-FUN_SIGNUP_GRANT_MINOR: int = _int("POKER_FUN_SIGNUP_GRANT_MINOR", 100_000)
-FUN_TOP_UP_BELOW_MINOR: int = _int("POKER_FUN_TOP_UP_BELOW_MINOR", 10_000)
-FUN_TOP_UP_TO_MINOR: int = _int("POKER_FUN_TOP_UP_TO_MINOR", 100_000)
-if FUN_TOP_UP_TO_MINOR < FUN_TOP_UP_BELOW_MINOR:
-    raise ImproperlyConfigured("POKER_FUN_TOP_UP_TO_MINOR must be at least POKER_FUN_TOP_UP_BELOW_MINOR")
-# The largest deposit or withdrawal staff may record in one go (minor units; 10,000.00).
-POKER_CASH_MOVEMENT_MAX_MINOR: int = _int("POKER_CASH_MOVEMENT_MAX_MINOR", 1_000_000, minimum=1, maximum=10**15)
-# Player protection (wallet/protection.py): a raised or removed limit takes effect after the
-# cooling period; a play session ends after this many minutes without a hand.
-LIMIT_COOLING_HOURS: int = _int("POKER_LIMIT_COOLING_HOURS", 24, minimum=1)
-SESSION_BREAK_MINUTES: int = _int("POKER_SESSION_BREAK_MINUTES", 15, minimum=1)
-# Practice games (BigHoldem, bots on the shared clock; security audit M2): running games per
-# account and on the whole site. A start over either is refused (practice_limit, practice_full).
-PRACTICE_GAMES_PER_PLAYER: int = _int("POKER_PRACTICE_GAMES_PER_PLAYER", 2, minimum=1, maximum=10)
-PRACTICE_GAMES_MAX: int = _int("POKER_PRACTICE_GAMES_MAX", 50, minimum=1)
-# Guests (seed 004: practice "senza registrazione", wallet/guests.py): guest games started from
-# one client address in an hour; more are refused (guest_limit, 429).
-POKER_GUESTS_PER_ADDRESS_HOUR: int = _int("POKER_GUESTS_PER_ADDRESS_HOUR", 10, minimum=1)
-# The clock advances cash tables first, then other tables, then practice tables, and spends at
-# most this many seconds of a tick on practice tables (the rest wait for the next tick).
-CLOCK_PRACTICE_BUDGET_SECONDS: float = _float("POKER_CLOCK_PRACTICE_BUDGET_SECONDS", 0.5, minimum=0.05)
-# Platform grace (docs/deployment.md, "When Redis is down"): a person whose Hold'em turn runs
-# out while the platform knew it was degraded (Redis unreachable from a web process, the clock
-# this late) is not timed out: his turn gets this many seconds more, up to the maximum.
-PLATFORM_GRACE_SECONDS: int = _int("POKER_PLATFORM_GRACE_SECONDS", 15, minimum=1, maximum=120)
-PLATFORM_GRACE_MAX_SECONDS: int = _int("POKER_PLATFORM_GRACE_MAX_SECONDS", 60, minimum=1, maximum=600)
-CLOCK_LATE_SECONDS: int = _int("POKER_CLOCK_LATE_SECONDS", 5, minimum=2)
-# A seat with no open WebSocket and no request for this long counts as disconnected.
-PRESENCE_TIMEOUT_SECONDS: int = _int("POKER_PRESENCE_TIMEOUT_SECONDS", 30, minimum=1)
-# A closed game page counts as still there for this long: a reload is not a disconnection.
-PRESENCE_RECONNECT_GRACE_SECONDS: int = _int("POKER_PRESENCE_RECONNECT_GRACE_SECONDS", 10, minimum=0)
-# Every ASGI process stamps its heartbeat this often (0: never, tests only); one silent for
-# the timeout is dead and the clock takes its sockets off the seats (tables/services/presence.py).
-PRESENCE_HEARTBEAT_SECONDS: int = _int("POKER_PRESENCE_HEARTBEAT_SECONDS", 5, minimum=0)
-PRESENCE_PROCESS_TIMEOUT_SECONDS: int = _int("POKER_PRESENCE_PROCESS_TIMEOUT_SECONDS", 15, minimum=1)
-# The public randomness beacon that fixes each hand's change keys after its change deadline
-# (docs/provably-fair.md, "Algorithm 2"). "local": rounds computed from POKER_BEACON_KEY (the
-# embedded default and the tests; it keeps the keys from anyone who reads the database, not
-# from the operator); "drand": the public drand network at POKER_DRAND_URL.
-BEACON: str = env.str("POKER_BEACON", default="local")
-if BEACON not in {"local", "drand"}:
-    raise ImproperlyConfigured("POKER_BEACON is local or drand")
-# The local beacon is the operator's own key: a production install (DATABASE_URL set) must use
-# drand. POKER_BEACON_ALLOW_LOCAL=1 is for the test suite (config/settings_test.py) and
-# benchmarks on PostgreSQL only, never for real money (docs/deployment.md).
-BEACON_ALLOW_LOCAL: bool = _bool("POKER_BEACON_ALLOW_LOCAL", False)
-if DATABASE_URL and BEACON == "local" and not BEACON_ALLOW_LOCAL:
-    raise ImproperlyConfigured(
-        "POKER_BEACON=local in production (DATABASE_URL set): the local beacon is keyed by the operator, "
-        "so players cannot check it; set POKER_BEACON=drand (docs/deployment.md, Randomness beacon)"
-    )
-BEACON_KEY: str = (
-    env.str("POKER_BEACON_KEY", default="") or hashlib.sha256(b"wp-beacon-key:" + SECRET_KEY.encode()).hexdigest()
-)
-BEACON_PERIOD_SECONDS: int = _int("POKER_BEACON_PERIOD_SECONDS", 3, minimum=1, maximum=60)
-BEACON_GENESIS_UNIX: int = _int("POKER_BEACON_GENESIS_UNIX", 1692803367)  # drand quicknet's genesis
-DRAND_URL: str = env.str(
-    "POKER_DRAND_URL", default="https://api.drand.sh/52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971"
-)
-# The drand chain's public key (compressed G2, hex): every round's signature is checked against
-# it before its value is used (tables/drand.py). quicknet's by default.
-DRAND_PUBLIC_KEY: str = env.str(
-    "POKER_DRAND_PUBLIC_KEY",
-    default="83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c8c4b450b6a0a6c3ac6a5776a2d1064510d1fec"
-    "758c921cc22b0e17e63aaf4bcb5ed66304de9cf809bd274ca73bab4af5a6e9c76a4bc09e76eae8991ef5ece45a",
-)
-if len(DRAND_PUBLIC_KEY) != 192 or any(c not in "0123456789abcdef" for c in DRAND_PUBLIC_KEY):
-    raise ImproperlyConfigured("POKER_DRAND_PUBLIC_KEY is 192 lowercase hex characters (a compressed G2 point)")
-# How long settlement waits for the beacon round before the hand is cancelled and refunded.
-BEACON_MAX_WAIT_SECONDS: int = _int("POKER_BEACON_MAX_WAIT_SECONDS", 60, minimum=5)
-# A finished Hold'em hand's seeds (which give every card of the deck, folded hands included)
-# reach staff at once and the hand's players and the public this many hours after the hand
-# ends; until then each player verifies his own and the shown cards against the per-card
-# commitments (docs/provably-fair.md, "Card commitments"). 0: at the end of the hand.
-HOLDEM_SEED_DELAY_HOURS: int = _int("POKER_HOLDEM_SEED_DELAY_HOURS", 24, minimum=0, maximum=24 * 366)
-# The provably-fair algorithm of WiderPoker hands dealt from now on (docs/provably-fair.md):
-# 3 freezes the hand's inputs and deals from the first beacon round after the freeze, and
-# waits for a round after each redeal's purchase; 2 (hands dealt before 2026-11-26) deals at
-# once from the chain and the client seeds. Production refuses 2.
-DEAL_ALGORITHM: int = _int("POKER_DEAL_ALGORITHM", 3, minimum=2, maximum=3)
-if DATABASE_URL and DEAL_ALGORITHM < 3 and not BEACON_ALLOW_LOCAL:
-    raise ImproperlyConfigured(
-        "POKER_DEAL_ALGORITHM=2 in production: an insider who reads the database could foresee hands "
-        "(docs/provably-fair.md, Algorithm 3)"
-    )
-# The chain signer (tables/signer.py; docs/provably-fair.md, 1.10): "embedded" (in process,
-# the key in POKER_SIGNER_KEY_FILE, created under var/signer/ when absent), "socket" (the
-# process `manage.py run_signer` on POKER_SIGNER_SOCKET, run as a user whose key file the
-# app cannot read), or "database" (terminal seeds in the database, as before 2026-11-26:
-# the test suite only). Production names its key file or socket explicitly.
-SIGNER: str = env.str("POKER_SIGNER", default="embedded")
-if SIGNER not in {"embedded", "socket", "database"}:
-    raise ImproperlyConfigured("POKER_SIGNER is embedded, socket or database")
-SIGNER_KEY_FILE: str = env.str("POKER_SIGNER_KEY_FILE", default="") or str(VAR_DIR / "signer" / "chain-signer.key")
-SIGNER_SOCKET: str = env.str("POKER_SIGNER_SOCKET", default="")
-if SIGNER == "socket" and not SIGNER_SOCKET:
-    raise ImproperlyConfigured("POKER_SIGNER=socket needs POKER_SIGNER_SOCKET (the run_signer process's Unix socket)")
-if (
-    DATABASE_URL
-    and not BEACON_ALLOW_LOCAL
-    and (SIGNER == "database" or (SIGNER == "embedded" and not env.str("POKER_SIGNER_KEY_FILE", default="")))
-):
-    raise ImproperlyConfigured(
-        "production needs the chain signer: POKER_SIGNER=socket with POKER_SIGNER_SOCKET, or "
-        "POKER_SIGNER_KEY_FILE outside the database (docs/deployment.md, Chain signer)"
-    )
-# Length of a table's seed chain (hands it deals before a new chain is published).
-SEED_CHAIN_LENGTH: int = _int("POKER_SEED_CHAIN_LENGTH", 10_000, minimum=10, maximum=1_000_000)
-# WebSocket inbound rate limit: a token bucket per connection.
-WS_RATE_PER_SECOND: float = _float("POKER_WS_RATE_PER_SECOND", 10.0, minimum=0.1)
-WS_RATE_BURST: int = _int("POKER_WS_RATE_BURST", 20, minimum=1)
-# A hub logs how long a public frame took to reach its sockets (an INFO line on
-# tables.realtime.fanout, tables/realtime/hub.py) when it wrote it to at least this many.
-FANOUT_REPORT_MIN_SOCKETS: int = _int("POKER_FANOUT_REPORT_MIN_SOCKETS", 1000, minimum=1)
+# --- Game platform knobs: config/settings_poker.py ------------------------------------------------
+from config.settings_poker import *  # noqa: E402, F403
 
 # --- Operating it (docs/deployment.md, "Operating it") ----------------------------------------
 # A bearer token that may read /metrics and /readyz's detail from anywhere (empty: loopback only).

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.infra.rest import ERRORS, ApiPagination, ErrorSerializer, paginate, request_player_id
-from handhistory import selectors as history
+from handhistory import widerpoker as history
 from tables.api.common import BoardSerializer
 
 
@@ -33,7 +33,7 @@ class RedealSerializer(serializers.Serializer[Any]):
 
 
 class HandEntrySerializer(serializers.Serializer[Any]):
-    """One entry of a hand in the history (handhistory.selectors.EntryView)."""
+    """One entry of a hand in the history (handhistory.widerpoker.EntryView)."""
 
     id = serializers.IntegerField()
     player = serializers.CharField()

@@ -5,7 +5,7 @@ each of the five draws with the cards it changed, the final hand, the place and 
 Columns are numbered 1..5 and a reel's rows 1..10 (seed 000, 1. Board and 2. Initial
 combination: "as if the columns were reels of a slot machine"); the stored combinations
 and keys stay 0-based in the export. Everything here is computed from an ``EntryView``
-(``handhistory.selectors.describe_entry``), which already applies the access and secrets
+(``handhistory.widerpoker.describe_entry``), which already applies the access and secrets
 rules: a running hand has no draws, so no step reveals a change key before its time.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from handhistory.selectors import EntryView, HandHistory
+from handhistory.widerpoker import EntryView, HandHistory
 from tables.engine.widerpoker import COLUMN_HEIGHT, evaluate
 from tables.widerpoker.labels import category_name
 

@@ -13,7 +13,7 @@ from django.utils.translation import get_language
 from django.views.decorators.http import require_GET
 
 from config.infra.errors import DomainError
-from handhistory import holdem, selectors
+from handhistory import export, holdem, selectors, widerpoker
 from handhistory.documents import localized_document, path_lang, render_document
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
 from handhistory.holdem_export import build_holdem_export
@@ -34,9 +34,9 @@ ENTRIES_PER_PAGE = 50
 def my_hands(request: HttpRequest) -> HttpResponse:
     """The hands the player played, most recent first (table, hand, date, final hand,
     place, prize, net)."""
-    hands = selectors.list_player_hands(user_id=int(request.user.pk or 0))  # login_required
+    hands = widerpoker.list_player_hands(user_id=int(request.user.pk or 0))  # login_required
     page = Paginator(hands, HANDS_PER_PAGE).get_page(request.GET.get("page"))
-    rows = [selectors.summarize_player_hand(entry) for entry in page.object_list]
+    rows = [widerpoker.summarize_player_hand(entry) for entry in page.object_list]
     holdem_rows = list(holdem.list_player_holdem_hands(user_id=int(request.user.pk or 0))[:HANDS_PER_PAGE])
     return render(request, "handhistory/my_hands.html", {"page": page, "rows": rows, "holdem_rows": holdem_rows})
 
@@ -138,15 +138,15 @@ def hand_detail(request: HttpRequest, hand_id: int) -> HttpResponse:
     entry (paginated), totals and the verification of the hand from its seed. 404 unless
     the viewer played the hand or may view every hand."""
     try:
-        hand = selectors.get_hand_history(hand_id=hand_id, viewer=request.user)
+        hand = widerpoker.get_hand_history(hand_id=hand_id, viewer=request.user)
     except HandNotFoundError as error:
         raise Http404(str(error)) from error
     page = None
-    entries: list[selectors.EntryView] = []
+    entries: list[widerpoker.EntryView] = []
     if hand.entries_visible:
-        queryset = selectors.list_hand_entries(hand_id=hand_id, viewer=request.user)
+        queryset = widerpoker.list_hand_entries(hand_id=hand_id, viewer=request.user)
         page = Paginator(queryset, ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
-        entries = selectors.describe_entries(hand_id=hand_id, entries=page.object_list)
+        entries = widerpoker.describe_entries(hand_id=hand_id, entries=page.object_list)
     report = verify_hand(hand_id=hand_id) if hand.is_terminal else None
     summary = (
         None
@@ -167,13 +167,13 @@ def hand_detail(request: HttpRequest, hand_id: int) -> HttpResponse:
     )
 
 
-def _entry_replay(request: HttpRequest, hand: selectors.HandHistory) -> EntryReplay | None:
+def _entry_replay(request: HttpRequest, hand: widerpoker.HandHistory) -> EntryReplay | None:
     """The step-by-step replay the hand page opens with: the entry ``?entry=<id>`` when the
     viewer may list every entry (issue 24: any entry can be replayed once the hand is over),
     else the viewer's own entry, else none."""
     wanted = request.GET.get("entry", "")
     if wanted.isdigit() and hand.entries_visible:
-        chosen = selectors.find_hand_entry(hand_id=hand.id, entry_id=int(wanted), viewer=request.user)
+        chosen = widerpoker.find_hand_entry(hand_id=hand.id, entry_id=int(wanted), viewer=request.user)
         if chosen is not None:
             return entry_replay(hand, chosen)
     return None if hand.viewer_entry is None else entry_replay(hand, hand.viewer_entry)
@@ -185,7 +185,7 @@ def hand_export(request: HttpRequest, hand_id: int) -> JsonResponse:
     """The full record of a terminal hand as JSON, for auditors and the hand's players; 404
     for anyone else and while the hand is running (its seed is secret)."""
     try:
-        data = selectors.get_hand_export(hand_id=hand_id, viewer=request.user)
+        data = export.get_hand_export(hand_id=hand_id, viewer=request.user)
     except (HandNotFoundError, HandNotTerminalError) as error:
         raise Http404(str(error)) from error
     hand = data["hand"]

@@ -73,7 +73,7 @@ def check_tournaments() -> list[str]:
     from django.db.models import Sum
 
     from tables.tournaments.models import Entrant, EntrantStatus, Tournament, TournamentState
-    from tables.tournaments.services import pool_key
+    from tables.tournaments.money import pool_key
     from wallet.models import AccountKind, FundsHold
 
     problems: list[str] = []

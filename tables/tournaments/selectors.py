@@ -14,7 +14,8 @@ from django.db.models import Count, Q
 from tables.engine.allocation import AllocationConfig, paid_places
 from tables.tournaments.errors import TournamentNotFoundError
 from tables.tournaments.models import Entrant, EntrantStatus, Tournament, TournamentRound, TournamentState
-from tables.tournaments.services import LIVE, registration_open
+from tables.tournaments.money import LIVE
+from tables.tournaments.services import registration_open
 
 EXPORT_SCHEMA = "widerpoker-tournament/1"
 """The version of the tournament export's shape (docs/export-format.md)."""

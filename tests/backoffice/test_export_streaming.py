@@ -8,7 +8,7 @@ import io
 import json
 from datetime import UTC, datetime
 
-from backoffice.auditing import STREAM_PIECE, stream_csv, stream_json
+from backoffice.audit_exports import STREAM_PIECE, stream_csv, stream_json
 
 HEADER = ("id", "account_key", "delta_minor", "created_at")
 

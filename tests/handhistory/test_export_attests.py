@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from django.contrib.auth.models import User
 
-from handhistory.selectors import export_schema
+from handhistory.export import export_schema
 from handhistory.verification import verify_hand
 from jackpots import services as jackpot_services
 from jackpots.models import Jackpot, JackpotKind

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from django.contrib.auth.models import User
 
-from handhistory.selectors import EXPORT_FORMAT, export_schema
+from handhistory.export import EXPORT_FORMAT, export_schema
 from tables import services
 from tables.models import Hand, Table
 from tables.widerpoker.services.settlement import cancel_hand

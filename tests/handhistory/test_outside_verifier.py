@@ -20,7 +20,7 @@ from django.contrib.auth.models import User
 from django.test.utils import override_settings
 from django.utils import timezone
 
-from handhistory.selectors import export_schema
+from handhistory.export import export_schema
 from jackpots import services as jackpot_services
 from jackpots.models import Jackpot
 from tables import services

@@ -20,7 +20,8 @@ from django.core.cache import cache
 from django.test import Client
 from django.test.utils import override_settings
 
-from handhistory.selectors import RATES_CACHE_KEY, export_schema
+from handhistory.export import export_schema
+from handhistory.selectors import RATES_CACHE_KEY
 from handhistory.verification import verify_hand
 from tables import services
 from tables.models import BeaconRound, Hand, HandStatus, Table

@@ -14,7 +14,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test.utils import override_settings
 
-from handhistory.selectors import export_schema
+from handhistory.export import export_schema
 from handhistory.verification import verify_hand
 from tables import services
 from tables.engine import fairness

@@ -18,8 +18,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
+from handhistory.export import list_verifiable_hand_ids
 from handhistory.holdem_verification import HoldemReport, list_verifiable_holdem_hands, verify_holdem_hand_records
-from handhistory.selectors import list_verifiable_hand_ids
 from handhistory.verification import verify_hand
 from tables.models import Hand, HoldemHandStatus
 
