@@ -42,14 +42,13 @@ from tables.engine.holdem import (
     client_seed_commitment,
     deal_seed,
     decide,
-    first_button,
     freeze_digest,
     freeze_lines,
     hand_to_phh,
     play_showdown,
+    seat_hand,
     timeout_action,
 )
-from tables.engine.holdem import next_button as engine_next_button
 from tables.errors import HoldemActionError, InvalidActionError
 from tables.holdem.records import apply_action, replay, showdown_deadline, turn_deadline
 from tables.holdem.selectors import HoldemTableRows, read_holdem_seats
@@ -604,17 +603,6 @@ def _seat_bot(table: Table, conditions: HoldemConditions, position: int, *, now:
     )
 
 
-def next_button(previous: int | None, dealt: list[int], seat_count: int) -> int:
-    """The button of the next hand: the first dealt-in seat clockwise after the previous
-    button (seed 003: "the button moving clockwise to the next player"); for a fresh
-    table's first hand (``previous`` None) the first of ``dealt``, which the caller lists
-    in sitting order (seed 003, The First round: the first person sitting down becomes the
-    dealer). The rule is the engine's (``tables.engine.holdem.button``)."""
-    if previous is None:
-        return first_button(dealt)
-    return engine_next_button(previous, dealt, seat_count)
-
-
 def freeze_lead() -> timedelta:
     """How long before the end of the pause between hands the next hand's inputs freeze:
     one beacon period (``BEACON_PERIOD_SECONDS``), at most the pause. The first round
@@ -649,35 +637,20 @@ def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, no
     previous = (
         HoldemHand.objects.filter(table=table).exclude(status=HoldemHandStatus.CANCELLED).order_by("-number").first()
     )
-    previous_button = None if previous is None else int(previous.setup["button"])
-    positions = [int(s.position) for s in seats if s.position is not None]
+    order = seats
     if previous is None:
         # A fresh table: the first person (not a house bot) who sat down deals (seed 003, The
         # First round). A practice game seats everyone at once, seat 0 first, the person on
         # a random seat: seat 0 deals, so the first dealer is random (seed 004, PRE-FLOP).
         practice = hasattr(table, "practice")  # cached by _start_hand_or_wait: no query
-        positions = [
-            int(s.position)
-            for s in sorted(seats, key=lambda s: (not practice and s.is_bot, s.joined_at, s.pk))
-            if s.position is not None
-        ]
-    waiting_choice = {int(s.position) for s in seats if s.position is not None and s.blind_choice == "wait"}
-    posting_choice = {int(s.position) for s in seats if s.position is not None and s.blind_choice == "post"}
-    regular = [p for p in positions if p not in waiting_choice | posting_choice]
-    waiting: set[int] = set()
-    posting: set[int] = set()
-    if len(regular) >= 2 and previous is not None:
-        button = next_button(previous_button, regular, count)
-        around = sorted(
-            (p for p in positions if p != button and p not in posting_choice), key=lambda s: (s - button - 1) % count
-        )
-        candidates = [p for p in around if p in regular or p in waiting_choice]
-        big_blind = candidates[1] if len(candidates) >= 2 else candidates[0]
-        waiting = waiting_choice - {big_blind}
-        posting = set(posting_choice)
-    else:
-        # A table that starts deals everyone in: no one waits, no one posts out of turn.
-        button = next_button(previous_button, positions, count)
+        order = sorted(seats, key=lambda s: (not practice and s.is_bot, s.joined_at, s.pk))
+    seating = seat_hand(
+        None if previous is None else int(previous.setup["button"]),
+        [int(s.position) for s in order if s.position is not None],
+        {int(s.position): s.blind_choice for s in seats if s.position is not None},
+        count,
+    )
+    button, waiting, posting = seating.button, seating.waiting, seating.posting
     stacks: list[int | None] = [None] * count
     for seat in seats:
         assert seat.position is not None
