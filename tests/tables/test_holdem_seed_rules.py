@@ -16,7 +16,7 @@ from tables.engine.holdem import ActionKind, Phase
 from tables.holdem import records as holdem_records
 from tables.holdem.records import replay
 from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame
-from tables.holdem.services.hands import _seat_bot
+from tables.holdem.services.deal import _seat_bot
 from tables.models import HoldemConditions, HoldemHand, HoldemHandStatus, Seat
 from tests.engine.holdem.helpers import stacked_deck
 from tests.helpers import logged_in
