@@ -1,6 +1,6 @@
 """BigHoldem practice games (seed 004, ``004_9968266ac0af5695.txt``): a player against 1-9
 house bots, or an automatic game of bots only, on a private fun Hold'em table played on the
-shared clock like any Hold'em table (``tables.holdem.services.hands``).
+shared clock like any Hold'em table (``tables.holdem.services.deal``).
 
 * **Setup** (*assetto*): players (*giocatori*, 2-10), hands (*mani*), maximum duration
   (*durata*), raises per betting round (*rilanci*, default 3), currency label (*moneta*:
