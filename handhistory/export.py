@@ -13,11 +13,10 @@ from django.db.models import QuerySet
 
 from handhistory.errors import HandNotTerminalError
 from handhistory.selectors import Viewer
-from handhistory.verification import ENTRY_RECORD_FIELDS
 from handhistory.widerpoker import _load_hand
 from tables.models import Entry, Hand, HandStatus
 from tables.services import beacon
-from tables.widerpoker.records import spin_feed
+from tables.widerpoker.records import ENTRY_RECORD_FIELDS, spin_feed
 
 EXPORT_FORMAT = "widerpoker-hand/2"
 """The export's schema version: ``handhistory/schemas/widerpoker-hand-2.json``, documented

@@ -22,7 +22,6 @@ from tables.models.holdem import (
 )
 from tables.models.house import (
     CONFIG_FIELDS,
-    MAX_DRAW_PRICE_BPS,
     AsgiProcess,
     BeaconRound,
     PlatformFault,
@@ -37,7 +36,6 @@ from tables.models.house import (
     TableGame,
     TableMode,
     TablePhase,
-    draw_price,
 )
 from tables.models.widerpoker import (
     Entry,
@@ -60,7 +58,6 @@ from tables.tournaments.models import Entrant, Tournament, TournamentRound
 __all__ = [
     "CONFIG_FIELDS",
     "HOLDEM_CONFIG_FIELDS",
-    "MAX_DRAW_PRICE_BPS",
     "AsgiProcess",
     "BeaconRound",
     "Entrant",
@@ -100,5 +97,4 @@ __all__ = [
     "TablePhase",
     "Tournament",
     "TournamentRound",
-    "draw_price",
 ]

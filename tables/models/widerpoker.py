@@ -317,7 +317,7 @@ class SpecialHandSchedule(models.Model):
     after each listed time of day (``"HH:MM"``, the platform's time zone). ``one_in``: a hand
     is special when ``randbelow(N) == 0`` on its stream ``special-hand``
     (docs/provably-fair.md). ``overrides``: the rules changed (keys of
-    ``tables.widerpoker.services.conditions.OVERRIDABLE``). Staff edit schedules in the admin with a
+    ``tables.engine.widerpoker.conditions.OVERRIDABLE``). Staff edit schedules in the admin with a
     reason (audit-logged in TableConfigChange); a hand reads them when it is dealt, so a
     change applies between hands.
     """

@@ -29,6 +29,15 @@ TABLE_CREATED = "created"
 table's name, game, mode, currency and conditions)."""
 
 
+def check_mode_currency(mode: str, currency: str) -> None:
+    """The house rule of every game's tables (DESIGN 18): fun tables play FUN chips, cash
+    tables a cash currency. Raises InvalidTableConfigError (``field="currency"``)."""
+    if mode == TableMode.FUN and currency != Currency.FUN:
+        raise InvalidTableConfigError("fun tables play FUN chips", field="currency", value=currency)
+    if mode == TableMode.CASH and currency == Currency.FUN:
+        raise InvalidTableConfigError("cash tables play a cash currency", field="currency", value=currency)
+
+
 def record_table_created(
     *, table: Table, conditions: dict[str, Any], staff_user_id: int, reason: str, now: datetime
 ) -> TableConfigChange:
@@ -58,10 +67,7 @@ def create_table(
     minor units); missing ones take the model defaults. Fun tables play FUN chips. Opened by
     staff (``staff_user_id``), the creation is audit-logged with ``reason``
     (``record_table_created``). Raises InvalidTableConfigError (nothing saved)."""
-    if mode == TableMode.FUN and currency != Currency.FUN:
-        raise InvalidTableConfigError("fun tables play FUN chips", field="currency", value=currency)
-    if mode == TableMode.CASH and currency == Currency.FUN:
-        raise InvalidTableConfigError("cash tables play a cash currency", field="currency", value=currency)
+    check_mode_currency(mode, currency)
     unknown = set(config) - set(CONFIG_FIELDS)
     if unknown:
         raise InvalidTableConfigError(f"unknown fields {sorted(unknown)}", field=sorted(unknown)[0])

@@ -191,7 +191,7 @@ def _advance_table_step(*, table_id: int, now: datetime) -> _Step:
     held = None
     dealt: int | None = None
     if holdem:
-        from tables.holdem.services.hands import advance_holdem_table
+        from tables.holdem.services.deal import advance_holdem_table
 
         held = advance_holdem_table(table, now=now)
     elif table.phase == TablePhase.CHANGE:

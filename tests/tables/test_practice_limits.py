@@ -16,7 +16,8 @@ from django.contrib.auth.models import User
 from django.db import connection
 from rest_framework.test import APIClient
 
-from tables.holdem.practice.services import PracticeSetup, start_practice_game
+from tables.holdem.practice.services import start_practice_game
+from tables.holdem.practice.setup import PracticeSetup
 from tables.models import PracticeGame, PracticeStatus, Table
 from tables.services import lifecycle
 from tests.conftest import make_player, postgres_only
