@@ -33,7 +33,7 @@ from django.utils import timezone
 from tables import selectors
 from tables.holdem.selectors import HoldemTableRows, build_holdem_table_frame
 from tables.models import Table
-from tables.realtime import hub
+from tables.realtime import bus
 from tables.realtime.frames import CLOSE_KICKED, LOBBY_GROUP, KickedFrame, LobbyTableFrame, dumps
 from tables.services import degradation
 
@@ -69,7 +69,7 @@ def broadcast_table_on_commit(table_id: int, *, refresh_private: bool = False, l
     ``refresh_private``, each seated socket its own private state) and its lobby line."""
 
     def push() -> None:
-        hub.publish_table_frame(
+        bus.publish_table_frame(
             table_id, dumps(selectors.get_public_state(table_id=table_id)), refresh_private=refresh_private
         )
         if lobby:
@@ -90,20 +90,20 @@ def broadcast_holdem_action_on_commit(table: Table, rows: HoldemTableRows) -> No
 
     def push() -> None:
         frame = build_holdem_table_frame(table, rows, now=timezone.now())
-        hub.publish_table_frame(table.pk, dumps(frame), refresh_private=True)
+        bus.publish_table_frame(table.pk, dumps(frame), refresh_private=True)
 
     transaction.on_commit(push, robust=True)
 
 
 def push_private_on_commit(table_id: int, user_id: int) -> None:
     """After commit, send the player's sockets at ``table_id`` their private state."""
-    transaction.on_commit(lambda: hub.publish_player(user_id, table_id=table_id), robust=True)
+    transaction.on_commit(lambda: bus.publish_player(user_id, table_id=table_id), robust=True)
 
 
 def push_player_on_commit(user_id: int) -> None:
     """After commit, send every game screen of the player (all tables) his private state:
     his balance changed outside a table, e.g. a cashier's deposit."""
-    transaction.on_commit(lambda: hub.publish_player(user_id), robust=True)
+    transaction.on_commit(lambda: bus.publish_player(user_id), robust=True)
 
 
 def kick_player_on_commit(user_id: int, reason: str) -> None:
@@ -111,4 +111,4 @@ def kick_player_on_commit(user_id: int, reason: str) -> None:
     (``KickedFrame``) and close it with ``CLOSE_KICKED`` (a suspended account, a time-out or
     self-exclusion started)."""
     text = dumps(KickedFrame(type="kicked", reason=reason))
-    transaction.on_commit(lambda: hub.publish_player(user_id, text=text, close_code=CLOSE_KICKED), robust=True)
+    transaction.on_commit(lambda: bus.publish_player(user_id, text=text, close_code=CLOSE_KICKED), robust=True)

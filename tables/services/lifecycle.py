@@ -51,8 +51,8 @@ from tables.models import (
     TableMode,
     TablePhase,
 )
+from tables.realtime.bus import publish_table_frame
 from tables.realtime.frames import TableRestartedFrame, dumps
-from tables.realtime.hub import publish_table_frame
 from tables.realtime.push import broadcast_holdem_action_on_commit, broadcast_table_on_commit
 from tables.services import beacon, degradation
 from tables.services import fairness as fairness_services
