@@ -20,19 +20,13 @@ from django.utils.html import format_html
 
 from tables import services
 from tables.admin.filters import practice_filter
-from tables.admin.forms import (
-    _CONDITION_FIELDS,
-    ChangeConditionsForm,
-    ChangeHoldemConditionsForm,
-    HoldemCreateForm,
-    ReasonForm,
-    TableConditionsForm,
-    TableCreateForm,
-    _from_hundredths,
-)
+from tables.admin.forms import ReasonForm
 from tables.config_text import field_text, value_text
+from tables.forms import from_hundredths
+from tables.holdem.forms import ChangeHoldemConditionsForm, HoldemCreateForm
 from tables.holdem.services import create_holdem_table
 from tables.models import HandStatus, HoldemConditions, SeatStatus, Table, TableConfigChange, TableGame
+from tables.widerpoker.forms import CONDITION_FIELDS, ChangeConditionsForm, TableConditionsForm, TableCreateForm
 from wallet.errors import DomainError
 from wallet.money import format_minor
 
@@ -124,7 +118,7 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
 
     @admin.display(description="Rake", ordering="rake_bps")
     def rake(self, table: Table) -> str:
-        return f"{_from_hundredths(table.rake_bps)}%"
+        return f"{from_hundredths(table.rake_bps)}%"
 
     @admin.display(description="Draw price")
     def draw_price(self, table: Table) -> str:
@@ -136,7 +130,7 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
 
     @admin.display(description="Paid entries")
     def paid_fraction(self, table: Table) -> str:
-        return f"{_from_hundredths(table.paid_fraction_bps)}%"
+        return f"{from_hundredths(table.paid_fraction_bps)}%"
 
     @admin.display(description="Minimum prize")
     def min_prize(self, table: Table) -> str:
@@ -275,7 +269,7 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
             raise PermissionDenied
         if table.game == TableGame.HOLDEM:
             return self._holdem_conditions_view(request, table)
-        effective = {field: getattr(table, field) for field, _ in _CONDITION_FIELDS.values()} | table.pending_changes
+        effective = {field: getattr(table, field) for field, _ in CONDITION_FIELDS.values()} | table.pending_changes
         form = ChangeConditionsForm(request.POST or None, initial=TableConditionsForm.initial_from(effective))
         if request.method == "POST" and form.is_valid():
             changes = {field: value for field, value in form.config().items() if effective[field] != value}

@@ -194,18 +194,8 @@ def _advance_table_step(*, table_id: int, now: datetime) -> _Step:
         from tables.holdem.services.hands import advance_holdem_table
 
         held = advance_holdem_table(table, now=now)
-    elif table.phase == TablePhase.CHANGE:
-        _settle_table(table, now=now)
     else:
-        if table.phase == TablePhase.RESULTS:
-            _end_results(table, now=now)
-        from tables.tournaments.services import tournament_step
-
-        # A tournament's table deals its entrants, not its seats (docs/tournaments.md).
-        if not tournament_step(table, now=now):
-            _start_hand_or_wait(table, now=now)
-        if table.phase == TablePhase.CHANGE:
-            dealt = table.current_hand_id  # its sessions are counted after the commit
+        dealt = advance_widerpoker_table(table, now=now)
     if table.version != expected_version:
         # One step, one broadcast, one version: clients read a gap as a missed frame.
         table.version = expected_version + 1
@@ -217,6 +207,25 @@ def _advance_table_step(*, table_id: int, now: datetime) -> _Step:
         # Every phase change is public, and every seated player's screen must follow it.
         broadcast_table_on_commit(table.pk, refresh_private=True)
     return _Step(saved, dealt if saved else None)
+
+
+def advance_widerpoker_table(table: Table, *, now: datetime) -> int | None:
+    """One clock step of a WiderPoker table whose deadline has passed (row locked by the
+    caller, which saves it and bumps ``version`` when this changed it): settle the change
+    phase, end the results, deal the next hand (a tournament's table deals its entrants) or
+    wait. Returns the id of the hand it dealt (its sessions are counted after the commit,
+    ``count_hand_sessions``), else None."""
+    if table.phase == TablePhase.CHANGE:
+        _settle_table(table, now=now)
+        return None
+    if table.phase == TablePhase.RESULTS:
+        _end_results(table, now=now)
+    from tables.tournaments.services import tournament_step
+
+    # A tournament's table deals its entrants, not its seats (docs/tournaments.md).
+    if not tournament_step(table, now=now):
+        _start_hand_or_wait(table, now=now)
+    return table.current_hand_id if table.phase == TablePhase.CHANGE else None
 
 
 def _save_table(table: Table, *, expected_version: int) -> bool:
