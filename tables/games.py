@@ -18,7 +18,7 @@ from typing import Any
 from django.db.models.signals import post_save
 
 from tables.errors import TableNotFoundError
-from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, Step
+from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, GameLobby, PurchaseDoor, Step
 from tables.holdem.game import GAME as HOLDEM
 from tables.models import Table
 from tables.widerpoker.game import GAME as WIDERPOKER
@@ -29,6 +29,8 @@ __all__ = [
     "ConditionsSpec",
     "Game",
     "GameAdmin",
+    "GameLobby",
+    "PurchaseDoor",
     "Step",
     "UnknownGameError",
     "game_of",

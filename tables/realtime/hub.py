@@ -11,12 +11,14 @@ the channel layer: every ASGI process keeps a hub of its own sockets per table a
   (each hub registers itself with the bus as its loop's receiver).
 
 After a public frame, the hub builds the private states of all its sockets of that table in
-one batched read (``tables.selectors.render_entry_states``) and sends each its own. The same
+one batched read (``render_private_frames``: the table's game's ``private_frames``,
+tables/games.py) and sends each its own. The same
 hub delivers a player's private refresh (``bus.publish_player``): the sockets of one player, at
 one table or at all of them, each get their private state, or are closed. So a player's
 private state has one path, whatever changed it (tables/realtime/frames.py).
 
-The hub also serves the public frame a WiderPoker socket gets on connect (and on its
+The hub also serves the public frame a socket gets on connect at a table whose game caches
+it (``Game.cached_snapshot``: WiderPoker) (and on its
 ``snapshot`` request) from a per-table cache (``public_snapshot``): at a table of 10,000 seats
 building it costs ~10 ms and 5 queries (the seat count above all), and a connect storm would
 build it 10,000 times for the same state. The rule that keeps it from ever being staler than
@@ -53,7 +55,7 @@ import json
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -61,10 +63,13 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
+from tables import games
 from tables.realtime import bus
 from tables.realtime.bus import channel_prefix
 from tables.realtime.fanout import FanoutReport, frame_head
-from tables.realtime.frames import TableStateFrame, dumps
+from tables.realtime.frames import dumps
+from tables.selectors import table_version
+from tables.services import presence
 
 logger = logging.getLogger(__name__)
 DISPATCH_BATCH = 1000
@@ -109,7 +114,7 @@ class CachedSnapshot:
     """A table's public frame as built for a connect: its ``version``, the hub's
     ``generation`` of that table when the build began, and ``built_at`` (monotonic s)."""
 
-    frame: TableStateFrame
+    frame: Mapping[str, Any]
     version: int
     generation: tuple[int, int]
     built_at: float
@@ -121,17 +126,19 @@ class CachedSnapshot:
 
 def read_table_version(table_id: int) -> int | None:
     """The table's current version (sync; ``tables.selectors.table_version``)."""
-    from tables.selectors import table_version
-
     return table_version(table_id=table_id)
 
 
-def build_table_state(table_id: int) -> TableStateFrame:
-    """A fresh public frame of a WiderPoker table (sync; ``tables.selectors.get_table_state``).
+def build_table_state(table_id: int) -> Mapping[str, Any]:
+    """A fresh public frame of a table (sync; its game's ``public_frame``, tables/games.py).
     Raises TableNotFoundError."""
-    from tables.selectors import get_table_state
+    return games.game_of(table_id).public_frame(table_id)
 
-    return get_table_state(table_id=table_id)
+
+def render_private_frames(table_id: int, user_ids: set[int]) -> dict[int, str]:
+    """Each of ``user_ids``' private frame at the table, serialised, in one batched read
+    (sync; its game's ``private_frames``, tables/games.py). Raises TableNotFoundError."""
+    return games.game_of(table_id).private_frames(table_id, user_ids)
 
 
 class TableHub:
@@ -164,18 +171,13 @@ class TableHub:
 
     async def _beat(self) -> None:
         """Stamp this process's heartbeat for as long as it runs (tables/services/presence.py)."""
-        from channels.db import database_sync_to_async
-        from django.utils import timezone
-
-        from tables.services.presence import beat
-
         while True:
             try:
                 # Not in the process's one thread for sync code (thread-sensitive): a busy
                 # process queues seconds of work there (a hand of 10,000 sockets' private
                 # states, requests), and a heartbeat waiting behind it got the process taken
                 # for dead and its 5,000 players off their seats (docs/benchmarks.md).
-                await database_sync_to_async(beat, thread_sensitive=False)(now=timezone.now())
+                await database_sync_to_async(presence.beat, thread_sensitive=False)(now=timezone.now())
             except Exception:
                 logger.exception("presence heartbeat failed; retrying")
             await asyncio.sleep(settings.PRESENCE_HEARTBEAT_SECONDS)
@@ -213,7 +215,7 @@ class TableHub:
         self.snapshots.pop(table_id, None)
 
     async def public_snapshot(self, table_id: int) -> str:
-        """The public frame (``table_state``, serialised) a new socket of a WiderPoker table
+        """The public frame (serialised) a new socket of a table whose game caches it
         is sent: the cached one while it is current (see the module's docstring for the
         rule), else a fresh build shared by every connect that waits for it. Raises
         TableNotFoundError."""
@@ -264,26 +266,20 @@ class TableHub:
                     await self._send(socket, {"type": "websocket.send", "text": text})
                 await self._send(socket, {"type": "websocket.close", "code": close_code})
             return
-        from tables.selectors import render_entry_states
-
         for table in sorted({socket.table_id for socket in members}):
-            states = await database_sync_to_async(render_entry_states)(table_id=table, user_ids={user_id})
+            states = await database_sync_to_async(render_private_frames)(table, {user_id})
             for socket in members:
                 if socket.table_id == table:
                     await self._send(socket, {"type": "websocket.send", "text": states[user_id]})
 
     async def deliver_players(self, table_id: int, user_ids: set[int]) -> None:
         """Send the local sockets of ``user_ids`` at ``table_id`` their private states, all
-        rendered in one batched read (``render_entry_states``) and handed to daphne sockets
+        rendered in one batched read (``render_private_frames``) and handed to daphne sockets
         without an await each (``write_frames``)."""
         members = [s for user_id in user_ids for s in self.players.get(user_id, ()) if s.table_id == table_id]
         if not members:
             return
-        from tables.selectors import render_entry_states
-
-        states = await database_sync_to_async(render_entry_states)(
-            table_id=table_id, user_ids={socket.user_id for socket in members}
-        )
+        states = await database_sync_to_async(render_private_frames)(table_id, {socket.user_id for socket in members})
         _, slow = self.write_frames(table_id, members, lambda socket: states[socket.user_id], prepare=None)
         for socket in slow:
             await self._send(socket, {"type": "websocket.send", "text": states[socket.user_id]})
@@ -368,10 +364,8 @@ class TableHub:
             if report.sockets >= settings.FANOUT_REPORT_MIN_SOCKETS:
                 report.log()  # now: the private states below may take seconds
         if refresh_private:
-            from tables.selectors import render_entry_states
-
-            states = await database_sync_to_async(render_entry_states)(
-                table_id=table_id, user_ids={socket.user_id for socket in members}
+            states = await database_sync_to_async(render_private_frames)(
+                table_id, {socket.user_id for socket in members}
             )
             _, slow = self.write_frames(table_id, members, lambda socket: states[socket.user_id], prepare=None)
             for socket in slow:

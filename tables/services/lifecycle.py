@@ -37,6 +37,7 @@ from tables.engine.widerpoker import (
     spin_jackpot_draw,
 )
 from tables.errors import InvalidTableConfigError
+from tables.holdem.push import broadcast_holdem_action_on_commit
 from tables.models import (
     CONFIG_FIELDS,
     Entry,
@@ -53,7 +54,7 @@ from tables.models import (
 )
 from tables.realtime.bus import publish_table_frame
 from tables.realtime.frames import TableRestartedFrame, dumps
-from tables.realtime.push import broadcast_holdem_action_on_commit, broadcast_table_on_commit
+from tables.realtime.push import broadcast_table_on_commit
 from tables.services import beacon, degradation
 from tables.services import fairness as fairness_services
 from tables.services.seating import seat_presence_with

@@ -9,15 +9,17 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from tables.commands import COMMANDS
 from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, Step
 from tables.models import CONFIG_FIELDS, HandStatus, Table, TableGame, TablePhase
 from tables.realtime.frames import dumps
-from tables.selectors import get_table_state, list_entry_states
+from tables.selectors import get_entry_state, get_table_state, list_entry_states
 from tables.services.configuration import create_table
 from tables.services.lifecycle import advance_widerpoker_table, apply_pending_changes, publish_live_pools
 from tables.services.seating import leave_table
+from tables.widerpoker.commands import COMMANDS, PURCHASES
 from tables.widerpoker.forms import ChangeConditionsForm, TableCreateForm
+from tables.widerpoker.lobby import LOBBY
+from tables.widerpoker.page import table_page
 from tables.widerpoker.services.conditions import validate_table_config
 from tables.widerpoker.services.play import resolve_pending_redeals
 from tables.widerpoker.services.sessions import count_hand_sessions
@@ -124,9 +126,14 @@ GAME = Game(
         cancelled="cancelled and refunded",
         changed=changed_message,
     ),
-    commands=COMMANDS[KEY],
+    commands=COMMANDS,
     public_frame=lambda table_id: get_table_state(table_id=table_id),
     private_frames=private_frames,
+    private_frame=lambda table_id, user_id: get_entry_state(table_id=table_id, user_id=user_id),
+    page=table_page,
+    lobby=LOBBY,
+    cached_snapshot=True,
+    purchases=PURCHASES,
     on_tick=on_tick,
 )
 """WiderPoker (seeds 000 and 001)."""
