@@ -17,9 +17,9 @@ hub delivers a player's private refresh (``bus.publish_player``): the sockets of
 one table or at all of them, each get their private state, or are closed. So a player's
 private state has one path, whatever changed it (tables/realtime/frames.py).
 
-The hub also serves the public frame a socket gets on connect at a table whose game caches
-it (``Game.cached_snapshot``: WiderPoker) (and on its
-``snapshot`` request) from a per-table cache (``public_snapshot``): at a table of 10,000 seats
+The hub also serves the public frame a socket gets on connect (and on its ``snapshot``
+request), at a table whose game allows it (``Game.cached_snapshot``: WiderPoker), from a
+per-table cache (``public_snapshot``): at a table of 10,000 seats
 building it costs ~10 ms and 5 queries (the seat count above all), and a connect storm would
 build it 10,000 times for the same state. The rule that keeps it from ever being staler than
 what the table's watchers were pushed: every table delivery that reaches this hub
