@@ -289,12 +289,13 @@ def parse_free(value: object) -> bool:
 
 
 def _service(name: str) -> Callable[..., Any]:
-    """A WiderPoker service, looked up when the action runs (tests may patch it)."""
+    """A WiderPoker service (tables/widerpoker/services/play.py, seating.py), looked up when
+    the action runs (tests may patch it)."""
 
     def run(**kwargs: Any) -> Any:
-        from tables import services
+        from tables.widerpoker.services import play, seating
 
-        return getattr(services, name)(**kwargs)
+        return getattr(play if hasattr(play, name) else seating, name)(**kwargs)
 
     run.__name__ = name
     return run

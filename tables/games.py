@@ -12,15 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
 from django.db.models.signals import post_save
 
+from tables.commands import UnknownActionError, UnknownFieldError
 from tables.errors import TableNotFoundError
 from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, Step
 from tables.holdem.game import GAME as HOLDEM
 from tables.models import Table
+from tables.services import configuration
 from tables.widerpoker.game import GAME as WIDERPOKER
 
 __all__ = [
@@ -31,10 +34,12 @@ __all__ = [
     "GameAdmin",
     "Step",
     "UnknownGameError",
+    "change_table_config",
     "game_of",
     "get",
     "register",
     "registered",
+    "run_command",
     "unregister",
 ]
 
@@ -110,3 +115,36 @@ def registered(game: Game) -> Iterator[Game]:
         yield game
     finally:
         unregister(game.key)
+
+
+def change_table_config(
+    *, table_id: int, changes: dict[str, Any], staff_user_id: int, reason: str, now: datetime
+) -> Table:
+    """A staff change of table ``table_id``'s conditions through its game's ``ConditionsSpec``
+    (``tables.services.configuration.change_table_config``: audit-logged, applied between
+    hands). Raises TableNotFoundError, InvalidTableConfigError; nothing changes then."""
+    return configuration.change_table_config(
+        table_id=table_id,
+        changes=changes,
+        staff_user_id=staff_user_id,
+        reason=reason,
+        now=now,
+        conditions=game_of(table_id).conditions,
+    )
+
+
+def run_command(*, table_id: int, user_id: int, name: str, fields: Mapping[str, Any], now: datetime) -> Any:
+    """A player's action ``name`` at table ``table_id``, whatever its game: the command of the
+    table's game (``Game.commands``), its ``fields`` parsed (each by the command's parser;
+    a required-by-the-service field missing is the service's TypeError, so the transports
+    check first), then run for ``user_id``; returns what the service returns. Raises
+    TableNotFoundError, UnknownActionError (``unknown_type``), UnknownFieldError
+    (``unknown_field``), InvalidFieldError and the service's DomainError (nothing changed)."""
+    command = game_of(table_id).commands.get(name)
+    if command is None or command.run is None:
+        raise UnknownActionError(f"unknown action {name[:30]!r}")
+    unknown = sorted(str(key)[:30] for key in fields if key not in command.fields)
+    if unknown:
+        raise UnknownFieldError(f"{name} takes no field {unknown[0]!r}", fields=unknown[:5])
+    params = {key: command.parse[key](value) if key in command.parse else value for key, value in fields.items()}
+    return command.run(table_id=table_id, user_id=user_id, now=now, **params)

@@ -23,15 +23,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from django import forms
 from django.db.models import Q
+
+from tables.forms import ConditionsForm
 
 if TYPE_CHECKING:
     from tables.commands import Command
     from tables.models import Table
+
+
+MALFUNCTION_PAUSE = timedelta(seconds=5)
+"""How long a table waits after a malfunction (a failed step, a cancelled hand, an abandoned
+deal) before the clock tries it again (rules, Notes 3)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +92,9 @@ class GameAdmin:
     cancelled, after that label. ``changed``: what it says once conditions are recorded.
     ``add_title``: the add page's title."""
 
-    create_form: type[forms.Form]
+    create_form: type[ConditionsForm]
     create_initial: Mapping[str, Any]
-    conditions_form: type[forms.Form]
+    conditions_form: type[ConditionsForm]
     running_hand: Callable[[Table], str | None]
     add_title: str
     cancelled: str
@@ -127,8 +133,10 @@ class Game:
     * ``commands``: its player actions, ``{name: Command}`` (tables/commands.py).
     * ``public_frame(table_id)``: the frame every watcher sees (a TypedDict of
       tables/realtime/frames.py); raises TableNotFoundError.
+    * ``private_frame(table_id, user_id)``: one player's own frame (a TypedDict: the REST
+      state, the page's snapshot); raises TableNotFoundError.
     * ``private_frames(table_id, user_ids) -> {user_id: frame text}``: each seated player's
-      own frame, serialised; raises TableNotFoundError.
+      own frame, serialised (the hub's batched refresh); raises TableNotFoundError.
     """
 
     key: str
@@ -141,6 +149,7 @@ class Game:
     admin: GameAdmin
     commands: Mapping[str, Command]
     public_frame: Callable[[int], Mapping[str, Any]]
+    private_frame: Callable[[int, int], Mapping[str, Any]]
     private_frames: Callable[[int, set[int]], dict[int, str]]
     on_tick: Callable[[datetime], None] | None = None
     background: Q | None = None

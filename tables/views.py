@@ -22,7 +22,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
-from tables import commands, services
+from tables import commands
 from tables.errors import TableNotFoundError
 from tables.holdem.page import holdem_table_page
 from tables.models import TableGame
@@ -34,6 +34,7 @@ from tables.selectors import (
     get_table_details,
     list_recent_hands,
 )
+from tables.services import seating
 from tables.tournaments.models import Tournament
 from wallet.errors import DomainError
 
@@ -141,7 +142,7 @@ def table_snapshot(request: HttpRequest, table_id: int) -> JsonResponse:
     if not request.user.is_authenticated:
         return JsonResponse({"code": "not_authenticated", "message": gettext("Log in first.")}, status=401)
     snapshot = _snapshot(table_id, request.user.pk)
-    services.touch_presence(table_id=table_id, user_id=request.user.pk, now=timezone.now())
+    seating.touch_presence(table_id=table_id, user_id=request.user.pk, now=timezone.now())
     return JsonResponse(snapshot)
 
 

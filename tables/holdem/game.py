@@ -14,17 +14,15 @@ from django.utils import timezone
 from tables.commands import COMMANDS
 from tables.errors import NotSeatedError
 from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, Step
+from tables.holdem import KEY
 from tables.holdem.books import check_holdem_escrows
 from tables.holdem.forms import ChangeHoldemConditionsForm, HoldemCreateForm
-from tables.holdem.selectors import get_holdem_table_frame, render_holdem_private_frames
+from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame, render_holdem_private_frames
 from tables.holdem.services.conditions import create_holdem_table, validate_holdem_config
 from tables.holdem.services.hands import advance_holdem_table, cancel_holdem_hand, running_hand
 from tables.holdem.services.player import leave_holdem_table
 from tables.models import HOLDEM_CONFIG_FIELDS, HoldemConditions, Seat, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.push import broadcast_holdem_action_on_commit
-
-KEY = TableGame.HOLDEM.value
-"""Texas Hold'em's ``Table.game`` value."""
 
 CREATE_INITIAL: Mapping[str, Any] = {
     "betting": "no-limit",
@@ -108,6 +106,9 @@ GAME = Game(
     ),
     commands=COMMANDS[KEY],
     public_frame=lambda table_id: get_holdem_table_frame(table_id=table_id, now=timezone.now()),
+    private_frame=lambda table_id, user_id: get_holdem_private_frame(
+        table_id=table_id, user_id=user_id, now=timezone.now()
+    ),
     private_frames=lambda table_id, user_ids: render_holdem_private_frames(table_id=table_id, user_ids=user_ids),
     background=Q(practice__isnull=False),
     books={"holdem_escrows": check_holdem_escrows},
