@@ -20,7 +20,7 @@ Importable: ``measure(size)`` returns the figures as a ``DealFigures``.
 What is timed:
 
 * **deal**: ``advance_table`` at the deadline, from the call to the change frame handed to
-  the hub (``tables.realtime.hub.publish_table_frame``); ``deal, whole step``: to
+  the hub (``tables.realtime.bus.publish_table_frame``); ``deal, whole step``: to
   ``advance_table``'s return (with the sessions counted after the commit, where the code
   does that).
 * **settle**: ``advance_table`` at the change deadline (beacon round released), to its
@@ -78,12 +78,12 @@ def measure(size: int) -> DealFigures:
     from django.contrib.auth.hashers import make_password
     from django.contrib.auth.models import User
     from django.utils import timezone
-    from tables.widerpoker.services.create import create_table
 
     from tables.clock import advance_table
     from tables.models import Hand, PlayerClientSeed, Seat, Table
-    from tables.realtime import hub
+    from tables.realtime import bus
     from tables.services import beacon
+    from tables.widerpoker.services.create import create_table
     from wallet import services as wallet_services
     from wallet.models import AccountKind, Currency, TransferKind
     from wallet.selectors import check_books
@@ -130,13 +130,13 @@ def measure(size: int) -> DealFigures:
         return time.process_time() + (int(fields[11]) + int(fields[12])) / tick
 
     sent: list[tuple[float, float]] = []
-    real_publish = hub.publish_table_frame
+    real_publish = bus.publish_table_frame
 
     def publish(table_id: int, frame: str, **kwargs: Any) -> None:
         sent.append((time.perf_counter(), cpu()))
         real_publish(table_id, frame, **kwargs)
 
-    hub.publish_table_frame = publish  # type: ignore[assignment]
+    bus.publish_table_frame = publish  # type: ignore[assignment]
     load: list[float] = []
     steps: dict[str, list[float]] = {}
 
@@ -165,7 +165,7 @@ def measure(size: int) -> DealFigures:
         step("next settle", settle_at)
         books = books and check_books().ok
     finally:
-        hub.publish_table_frame = real_publish
+        bus.publish_table_frame = real_publish
     return DealFigures(size, steps, books, load)
 
 

@@ -18,9 +18,9 @@ from typing import Any
 
 from django.db.models.signals import post_save
 
-from tables.commands import UnknownActionError, UnknownFieldError
+from tables.commands import execute, parse_action
 from tables.errors import TableNotFoundError
-from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, Step
+from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, GameLobby, PurchaseDoor, Step
 from tables.holdem.game import GAME as HOLDEM
 from tables.models import Table
 from tables.services import configuration
@@ -32,6 +32,8 @@ __all__ = [
     "ConditionsSpec",
     "Game",
     "GameAdmin",
+    "GameLobby",
+    "PurchaseDoor",
     "Step",
     "UnknownGameError",
     "change_table_config",
@@ -135,16 +137,11 @@ def change_table_config(
 
 def run_command(*, table_id: int, user_id: int, name: str, fields: Mapping[str, Any], now: datetime) -> Any:
     """A player's action ``name`` at table ``table_id``, whatever its game: the command of the
-    table's game (``Game.commands``), its ``fields`` parsed (each by the command's parser;
-    a required-by-the-service field missing is the service's TypeError, so the transports
-    check first), then run for ``user_id``; returns what the service returns. Raises
-    TableNotFoundError, UnknownActionError (``unknown_type``), UnknownFieldError
-    (``unknown_field``), InvalidFieldError and the service's DomainError (nothing changed)."""
-    command = game_of(table_id).commands.get(name)
-    if command is None or command.run is None:
-        raise UnknownActionError(f"unknown action {name[:30]!r}")
-    unknown = sorted(str(key)[:30] for key in fields if key not in command.fields)
-    if unknown:
-        raise UnknownFieldError(f"{name} takes no field {unknown[0]!r}", fields=unknown[:5])
-    params = {key: command.parse[key](value) if key in command.parse else value for key, value in fields.items()}
-    return command.run(table_id=table_id, user_id=user_id, now=now, **params)
+    table's game (``Game.commands``) with its ``fields`` (JSON values) checked and parsed
+    (``tables.commands.parse_action``), then run for ``user_id`` (``execute``); returns what
+    the service returns. Raises TableNotFoundError, UnknownActionError (``unknown_type``),
+    UnknownFieldError (``unknown_field``), InvalidFieldError and the service's DomainError
+    (nothing changed)."""
+    game = game_of(table_id)
+    action = parse_action(name, fields, game=game, socket=False)
+    return execute(action, table_id=table_id, user_id=user_id, now=now, game=game)

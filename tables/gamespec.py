@@ -16,17 +16,20 @@ Two sides fill a ``Game``:
   ``leave``, ``admin``, and the optional clock and books hooks (``on_tick``,
   ``background``, ``books``);
 * the **transport** side (what players see and send): ``commands``, ``public_frame``,
-  ``private_frames``.
+  ``private_frame``, ``private_frames``, ``page``, ``lobby``, and the optional
+  ``cached_snapshot`` and ``purchases``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import Q
+from django.http import HttpRequest, HttpResponse
 
 from tables.forms import ConditionsForm
 
@@ -102,6 +105,45 @@ class GameAdmin:
 
 
 @dataclass(frozen=True, slots=True)
+class GameLobby:
+    """A game's section of the lobby page (lobby/views.py lists one per game, in the
+    registry's order).
+
+    ``rows()``: the game's tables as the lobby lists them, each a JSON-ready mapping with at
+    least ``id`` and ``name``, already in the game's order (practice and tournament tables
+    left out by the game's own query: nothing downstream filters them). ``template``: the
+    section's template (its context: ``rows``, and ``refresh_seconds``). ``json_key``: the
+    key of the rows in ``lobby/tables.json`` (what static/js/lobby.js re-reads)."""
+
+    rows: Callable[[], Sequence[Mapping[str, Any]]]
+    template: str
+    json_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class PurchaseDoor:
+    """How a game's purchases reach the process's purchase writer, which commits many in
+    one batch (WiderPoker's draws and redeals, tables/widerpoker/services/purchases.py).
+
+    ``batches(name, params)``: whether action ``name`` with these parsed params goes
+    through the writer (a paid purchase; a free item keeps the one-at-a-time path);
+    ``enabled()``: whether the writer is on in this process; ``order(name, table_id=,
+    user_id=, now=, ref=)``: the writer's order for it (``ref`` as the client sent it: a
+    frame's ``ref`` or REST's ``Idempotency-Key``); ``precheck(order)``: the refusals known
+    before queueing (raises the DomainError); ``submit(order)``: queue it, a future of its
+    outcome (the socket awaits it); ``wait(order)``: queue it and wait in this thread (a
+    REST request). An outcome has ``error`` (DomainError or None), ``duplicate`` (bool) and
+    ``frame`` (the buyer's new private frame, or None for a duplicate)."""
+
+    batches: Callable[[str, Mapping[str, Any]], bool]
+    enabled: Callable[[], bool]
+    order: Callable[..., Any]
+    precheck: Callable[[Any], None]
+    submit: Callable[[Any], Future[Any]]
+    wait: Callable[[Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Game:
     """One game of the house, described by its functions (``tables.games`` lists them).
 
@@ -133,10 +175,18 @@ class Game:
     * ``commands``: its player actions, ``{name: Command}`` (tables/commands.py).
     * ``public_frame(table_id)``: the frame every watcher sees (a TypedDict of
       tables/realtime/frames.py); raises TableNotFoundError.
-    * ``private_frame(table_id, user_id)``: one player's own frame (a TypedDict: the REST
-      state, the page's snapshot); raises TableNotFoundError.
     * ``private_frames(table_id, user_ids) -> {user_id: frame text}``: each seated player's
       own frame, serialised (the hub's batched refresh); raises TableNotFoundError.
+    * ``private_frame(table_id, user_id)``: one player's own frame (a TypedDict), what the
+      snapshot, a socket's connect and a REST action answer; raises TableNotFoundError.
+    * ``page(request, table_id) -> HttpResponse``: the game screen for the logged-in
+      ``request.user`` with both frames embedded; raises Http404.
+    * ``lobby``: its section of the lobby page (``GameLobby``); None: not listed.
+    * ``cached_snapshot``: the public frame a socket is sent on connect may come from the
+      hub's per-process cache (tables/realtime/hub.py, ``public_snapshot``; the frame has a
+      ``version`` and a ``server_time``, stamped at each send).
+    * ``purchases``: actions that go through the purchase writer (``PurchaseDoor``); None
+      for none.
     """
 
     key: str
@@ -149,8 +199,12 @@ class Game:
     admin: GameAdmin
     commands: Mapping[str, Command]
     public_frame: Callable[[int], Mapping[str, Any]]
-    private_frame: Callable[[int, int], Mapping[str, Any]]
     private_frames: Callable[[int, set[int]], dict[int, str]]
+    private_frame: Callable[[int, int], Mapping[str, Any]]
+    page: Callable[[HttpRequest, int], HttpResponse]
+    lobby: GameLobby | None = None
+    cached_snapshot: bool = False
+    purchases: PurchaseDoor | None = None
     on_tick: Callable[[datetime], None] | None = None
     background: Q | None = None
     books: Mapping[str, Callable[[], list[str]]] = field(default_factory=dict)

@@ -9,20 +9,23 @@ from functools import partial
 from typing import Any
 
 from django.db.models import Q
+from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
-from tables.commands import COMMANDS
 from tables.errors import NotSeatedError
 from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, Step
 from tables.holdem import KEY
 from tables.holdem.books import check_holdem_escrows
+from tables.holdem.commands import COMMANDS
 from tables.holdem.forms import ChangeHoldemConditionsForm, HoldemCreateForm
+from tables.holdem.lobby import LOBBY
+from tables.holdem.page import holdem_table_page
+from tables.holdem.push import broadcast_holdem_action_on_commit
 from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame, render_holdem_private_frames
 from tables.holdem.services.conditions import create_holdem_table, validate_holdem_config
 from tables.holdem.services.hands import advance_holdem_table, cancel_holdem_hand, running_hand
 from tables.holdem.services.player import leave_holdem_table
 from tables.models import HOLDEM_CONFIG_FIELDS, HoldemConditions, Seat, SeatStatus, Table, TableGame, TablePhase
-from tables.realtime.push import broadcast_holdem_action_on_commit
 
 CREATE_INITIAL: Mapping[str, Any] = {
     "betting": "no-limit",
@@ -79,6 +82,11 @@ def on_change(table: Table, now: datetime) -> None:
         table.phase_deadline = now
 
 
+def page(request: HttpRequest, table_id: int) -> HttpResponse:
+    """The Hold'em screen for the logged-in ``request.user`` (tables/holdem/page.py). Raises Http404."""
+    return holdem_table_page(request, table_id, user_id=int(request.user.pk or 0), username=request.user.get_username())
+
+
 def running_label(table: Table) -> str | None:
     """The label of the running hand a malfunction cancel would cancel."""
     hand = running_hand(table)
@@ -104,12 +112,14 @@ GAME = Game(
         cancelled="cancelled: every stack is back as it was",
         changed=lambda table, changes: "Recorded: the change applies before the next hand.",
     ),
-    commands=COMMANDS[KEY],
+    commands=COMMANDS,
     public_frame=lambda table_id: get_holdem_table_frame(table_id=table_id, now=timezone.now()),
+    private_frames=lambda table_id, user_ids: render_holdem_private_frames(table_id=table_id, user_ids=user_ids),
     private_frame=lambda table_id, user_id: get_holdem_private_frame(
         table_id=table_id, user_id=user_id, now=timezone.now()
     ),
-    private_frames=lambda table_id, user_ids: render_holdem_private_frames(table_id=table_id, user_ids=user_ids),
+    page=page,
+    lobby=LOBBY,
     background=Q(practice__isnull=False),
     books={"holdem_escrows": check_holdem_escrows},
 )

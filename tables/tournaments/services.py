@@ -499,8 +499,8 @@ def _publish_standings(tournament: Tournament, table: Table, *, next_ante: int) 
     from django.urls import reverse
 
     from tables.engine.allocation import paid_places
+    from tables.realtime.bus import publish_table_frame
     from tables.realtime.frames import TournamentStandingsFrame, dumps
-    from tables.realtime.hub import publish_table_frame
 
     row = TournamentRound.objects.filter(tournament=tournament, number=table.hands_dealt).first()
     if row is None:

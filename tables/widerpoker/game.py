@@ -8,13 +8,15 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tables.commands import COMMANDS
 from tables.gamespec import ConditionsSpec, Game, GameAdmin
 from tables.models import CONFIG_FIELDS, HandStatus, Table, TableGame, TablePhase
 from tables.realtime.frames import dumps
 from tables.selectors import get_entry_state, get_table_state, list_entry_states
 from tables.widerpoker import KEY
+from tables.widerpoker.commands import COMMANDS, PURCHASES
 from tables.widerpoker.forms import ChangeConditionsForm, TableCreateForm
+from tables.widerpoker.lobby import LOBBY
+from tables.widerpoker.page import table_page
 from tables.widerpoker.services.conditions import validate_table_config
 from tables.widerpoker.services.create import create_table
 from tables.widerpoker.services.lifecycle import (
@@ -109,10 +111,14 @@ GAME = Game(
         cancelled="cancelled and refunded",
         changed=changed_message,
     ),
-    commands=COMMANDS[KEY],
+    commands=COMMANDS,
     public_frame=lambda table_id: get_table_state(table_id=table_id),
-    private_frame=lambda table_id, user_id: get_entry_state(table_id=table_id, user_id=user_id),
     private_frames=private_frames,
+    private_frame=lambda table_id, user_id: get_entry_state(table_id=table_id, user_id=user_id),
+    page=table_page,
+    lobby=LOBBY,
+    cached_snapshot=True,
+    purchases=PURCHASES,
     on_tick=on_tick,
 )
 """WiderPoker (seeds 000 and 001)."""

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from handhistory.verification import verify_hand
 from tables.models import Entry, GamingSession, Hand, PlayerClientSeed, Seat, SeatStatus, Table
-from tables.realtime import hub
+from tables.realtime import bus
 from tables.services.seating import touch_presence
 from tables.widerpoker.services import lifecycle, sessions
 from tests.conftest import make_player
@@ -58,7 +58,7 @@ def test_the_deal_writes_entries_antes_and_legs_and_the_sessions_follow_its_chan
     assert PlayerClientSeed.objects.filter(user__in=players).count() == 5
     events: list[str] = []
     statements: list[tuple[str, str]] = []
-    real_count, real_publish = sessions.count_hand_sessions, hub.publish_table_frame
+    real_count, real_publish = sessions.count_hand_sessions, bus.publish_table_frame
 
     def count(*, hand_id: int) -> bool:
         events.append("count")
@@ -77,7 +77,7 @@ def test_the_deal_writes_entries_antes_and_legs_and_the_sessions_follow_its_chan
         return execute(sql, params, many, context)
 
     monkeypatch.setattr(lifecycle, "count_hand_sessions", count)
-    monkeypatch.setattr(hub, "publish_table_frame", publish)
+    monkeypatch.setattr(bus, "publish_table_frame", publish)
     with connection.execute_wrapper(record):
         hand = deal(table, now)
 

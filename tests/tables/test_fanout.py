@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from tables import selectors
 from tables.clock import advance_table
-from tables.realtime import hub
+from tables.realtime import bus
 from tables.realtime.routing import websocket_urlpatterns
 from tables.widerpoker.services.seating import join_table
 from tests.conftest import make_player
@@ -58,13 +58,13 @@ async def test_the_change_frame_reaches_every_socket_once_with_the_published_byt
         await drain(socket)
 
     published: list[tuple[int, str | None, bool]] = []
-    original = hub.publish_table_frame
+    original = bus.publish_table_frame
 
     def record(table_id: int, text: str | None, *, refresh_private: bool = False) -> None:
         published.append((table_id, text, refresh_private))
         original(table_id, text, refresh_private=refresh_private)
 
-    monkeypatch.setattr(hub, "publish_table_frame", record)
+    monkeypatch.setattr(bus, "publish_table_frame", record)
     assert await sync_to_async(advance_table)(table_id=table.pk, now=now)
     received = [await drain(socket) for socket in sockets]
 

@@ -26,7 +26,7 @@ from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_f
 from tables.holdem.services import act_in_hand, replay, sit_out_holdem, take_seat
 from tables.holdem.services.hands import pending_freeze
 from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
-from tables.realtime import hub, push
+from tables.realtime import bus, push
 from tables.realtime.frames import dumps
 from tables.services.seating import touch_presence
 from tests.tables.holdem_helpers import holdem_table
@@ -64,14 +64,14 @@ def bot_actions(
     """Advance the clock until ``wanted`` steps were a bot's betting action that left its
     hand running; each as (lobby lines sent, the step's statements, frames published)."""
     published: list[Any] = []
-    original = hub.publish_table_frame
+    original = bus.publish_table_frame
 
     def record(table_id: int, text: str | None, *, refresh_private: bool = False) -> None:
         published.append((table_id, text, refresh_private))
         original(table_id, text, refresh_private=refresh_private)
 
     found: list[tuple[list[int], list[str], list[Any]]] = []
-    hub.publish_table_frame = record
+    bus.publish_table_frame = record
     lobby_lines: list[int] = []
     original_lobby = push.publish_lobby_line
     push.publish_lobby_line = lambda table_id: lobby_lines.append(table_id)
@@ -97,7 +97,7 @@ def bot_actions(
                 if len(found) >= wanted:
                     return found
     finally:
-        hub.publish_table_frame = original
+        bus.publish_table_frame = original
         push.publish_lobby_line = original_lobby
     raise AssertionError(f"only {len(found)} bot actions in {limit} steps")
 
@@ -169,19 +169,19 @@ def test_a_players_action_with_its_push_is_bounded_and_pushes_the_fresh_frame(al
     hand = HoldemHand.objects.get(table=table, status=HoldemHandStatus.PLAYING)
     published: list[tuple[int, str | None, bool]] = []
     lobby_lines: list[int] = []
-    original, original_lobby = hub.publish_table_frame, push.publish_lobby_line
+    original, original_lobby = bus.publish_table_frame, push.publish_lobby_line
 
     def record(table_id: int, text: str | None, *, refresh_private: bool = False) -> None:
         published.append((table_id, text, refresh_private))
 
-    hub.publish_table_frame = record
+    bus.publish_table_frame = record
     push.publish_lobby_line = lambda table_id: lobby_lines.append(table_id)
     try:
         legal = replay(hand).legal_actions()
         with CaptureQueriesContext(connection) as queries:
             act_in_hand(table_id=table.pk, user_id=by_seat[legal.seat].pk, kind="call", now=now)
     finally:
-        hub.publish_table_frame, push.publish_lobby_line = original, original_lobby
+        bus.publish_table_frame, push.publish_lobby_line = original, original_lobby
     assert len(statements(queries)) <= MAX_PLAYER_ACTION_STATEMENTS, "\n".join(statements(queries))
     assert not lobby_lines
     [(table_id, text, refresh_private)] = published

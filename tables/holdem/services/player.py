@@ -28,11 +28,12 @@ from tables.errors import (
     WrongGameError,
 )
 from tables.holdem.policy import policy_of
+from tables.holdem.push import broadcast_holdem_action_on_commit
 from tables.holdem.records import replay, seats_in_hand, showdown_deadline
 from tables.holdem.selectors import HoldemTableRows, read_holdem_seats
 from tables.holdem.services import hands, money
 from tables.models import HoldemConditions, Seat, SeatStatus, Table, TableGame, TablePhase
-from tables.realtime.push import broadcast_holdem_action_on_commit, broadcast_table_on_commit, push_private_on_commit
+from tables.realtime.push import broadcast_table_on_commit, push_private_on_commit
 from tables.selectors import get_table
 from wallet import guests, protection
 from wallet import services as wallet_services

@@ -46,8 +46,8 @@ from tables.models import (
     TableGame,
     TablePhase,
 )
+from tables.realtime.bus import publish_table_frame
 from tables.realtime.frames import TableRestartedFrame, dumps
-from tables.realtime.hub import publish_table_frame
 from tables.services import beacon
 from tables.services import fairness as fairness_services
 from tables.services.seating import seat_presence_with

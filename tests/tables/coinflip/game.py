@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from django import forms
 from django.db import transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from tables.commands import Command, InvalidFieldError
 from tables.errors import NotSeatedError
@@ -115,6 +116,12 @@ def private_frames(table_id: int, user_ids: set[int]) -> dict[int, str]:
     return {user_id: json.dumps(private_frame(table_id, user_id)) for user_id in user_ids}
 
 
+def page(request: HttpRequest, table_id: int) -> HttpResponse:
+    """The game screen: here, both frames as JSON."""
+    user_id = int(request.user.pk or 0)
+    return JsonResponse({"table": public_frame(table_id), "private": private_frame(table_id, user_id)})
+
+
 def _publish(table: Table) -> None:
     frame = public_frame(table.pk) | {"version": table.version}
     transaction.on_commit(lambda: rounds(table.pk).published.append(frame))
@@ -202,5 +209,6 @@ GAME = Game(
     public_frame=public_frame,
     private_frame=private_frame,
     private_frames=private_frames,
+    page=page,
 )
 """The coin flip (test only)."""
