@@ -79,10 +79,11 @@ def measure(size: int) -> DealFigures:
     from django.contrib.auth.models import User
     from django.utils import timezone
 
-    from tables import services
+    from tables.clock import advance_table
     from tables.models import Hand, PlayerClientSeed, Seat, Table
     from tables.realtime import bus
     from tables.services import beacon
+    from tables.widerpoker.services.create import create_table
     from wallet import services as wallet_services
     from wallet.models import AccountKind, Currency, TransferKind
     from wallet.selectors import check_books
@@ -102,7 +103,7 @@ def measure(size: int) -> DealFigures:
         PlayerClientSeed.objects.bulk_create(
             [PlayerClientSeed(user=u, seed=f"{u.pk:032x}", updated_at=now) for u in users], batch_size=5000
         )
-    table = services.create_table(
+    table = create_table(
         name=f"Deal {size}",
         mode="fun",
         currency="FUN",
@@ -143,7 +144,7 @@ def measure(size: int) -> DealFigures:
         load.append(_load())
         sent.clear()
         start, start_cpu = time.perf_counter(), cpu()
-        assert services.advance_table(table_id=table.pk, now=at)
+        assert advance_table(table_id=table.pk, now=at)
         end, end_cpu = time.perf_counter(), cpu()
         frame, frame_cpu = sent[0] if sent and "deal" in label else (end, end_cpu)
         steps[label] = [frame - start, frame_cpu - start_cpu, end - start, end_cpu - start_cpu]

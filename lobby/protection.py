@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
-from tables.services import remove_from_tables
+from tables.clock import remove_from_tables
 from wallet import protection
 from wallet.errors import DomainError
 from wallet.models import Currency, ExclusionKind, LimitKind

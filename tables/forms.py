@@ -6,8 +6,11 @@ the admin's own forms (tables/admin/forms.py) are built from them."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from django import forms
+
+from wallet.errors import DomainError
 
 _CENTS = Decimal(100)
 
@@ -43,3 +46,23 @@ def clean_change_reason(value: object) -> str:
     if not reason:
         raise forms.ValidationError("A reason is required.")
     return reason
+
+
+class ConditionsForm(forms.Form):
+    """The shape of every game's conditions form (``GameAdmin.create_form`` and
+    ``conditions_form``): values in, values out, refusals shown on their field."""
+
+    @staticmethod
+    def initial_from(config: dict[str, Any]) -> dict[str, Any]:
+        """Form initial values from conditions in minor units and basis points."""
+        raise NotImplementedError
+
+    def config(self) -> dict[str, Any]:
+        """The cleaned conditions (minor units, basis points), keyed by the game's fields."""
+        raise NotImplementedError
+
+    def add_domain_error(self, error: DomainError) -> None:
+        """Show a service's refusal on the field it names (``extra["field"]``), or on the
+        whole form; with its code."""
+        name = str(error.extra.get("field", ""))
+        self.add_error(name if name in self.fields else None, f"{error} [{error.code}]")

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
 from django.db.models.signals import post_save
 
+from tables.commands import execute, parse_action
 from tables.errors import TableNotFoundError
 from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, GameLobby, PurchaseDoor, Step
 from tables.holdem.game import GAME as HOLDEM
 from tables.models import Table
+from tables.services import configuration
 from tables.widerpoker.game import GAME as WIDERPOKER
 
 __all__ = [
@@ -33,10 +36,12 @@ __all__ = [
     "PurchaseDoor",
     "Step",
     "UnknownGameError",
+    "change_table_config",
     "game_of",
     "get",
     "register",
     "registered",
+    "run_command",
     "unregister",
 ]
 
@@ -112,3 +117,31 @@ def registered(game: Game) -> Iterator[Game]:
         yield game
     finally:
         unregister(game.key)
+
+
+def change_table_config(
+    *, table_id: int, changes: dict[str, Any], staff_user_id: int, reason: str, now: datetime
+) -> Table:
+    """A staff change of table ``table_id``'s conditions through its game's ``ConditionsSpec``
+    (``tables.services.configuration.change_table_config``: audit-logged, applied between
+    hands). Raises TableNotFoundError, InvalidTableConfigError; nothing changes then."""
+    return configuration.change_table_config(
+        table_id=table_id,
+        changes=changes,
+        staff_user_id=staff_user_id,
+        reason=reason,
+        now=now,
+        conditions=game_of(table_id).conditions,
+    )
+
+
+def run_command(*, table_id: int, user_id: int, name: str, fields: Mapping[str, Any], now: datetime) -> Any:
+    """A player's action ``name`` at table ``table_id``, whatever its game: the command of the
+    table's game (``Game.commands``) with its ``fields`` (JSON values) checked and parsed
+    (``tables.commands.parse_action``), then run for ``user_id`` (``execute``); returns what
+    the service returns. Raises TableNotFoundError, UnknownActionError (``unknown_type``),
+    UnknownFieldError (``unknown_field``), InvalidFieldError and the service's DomainError
+    (nothing changed)."""
+    game = game_of(table_id)
+    action = parse_action(name, fields, game=game, socket=False)
+    return execute(action, table_id=table_id, user_id=user_id, now=now, game=game)

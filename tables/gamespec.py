@@ -25,16 +25,22 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from django import forms
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
+
+from tables.forms import ConditionsForm
 
 if TYPE_CHECKING:
     from tables.commands import Command
     from tables.models import Table
+
+
+MALFUNCTION_PAUSE = timedelta(seconds=5)
+"""How long a table waits after a malfunction (a failed step, a cancelled hand, an abandoned
+deal) before the clock tries it again (rules, Notes 3)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +95,9 @@ class GameAdmin:
     cancelled, after that label. ``changed``: what it says once conditions are recorded.
     ``add_title``: the add page's title."""
 
-    create_form: type[forms.Form]
+    create_form: type[ConditionsForm]
     create_initial: Mapping[str, Any]
-    conditions_form: type[forms.Form]
+    conditions_form: type[ConditionsForm]
     running_hand: Callable[[Table], str | None]
     add_title: str
     cancelled: str
@@ -170,7 +176,7 @@ class Game:
     * ``public_frame(table_id)``: the frame every watcher sees (a TypedDict of
       tables/realtime/frames.py); raises TableNotFoundError.
     * ``private_frames(table_id, user_ids) -> {user_id: frame text}``: each seated player's
-      own frame, serialised; raises TableNotFoundError.
+      own frame, serialised (the hub's batched refresh); raises TableNotFoundError.
     * ``private_frame(table_id, user_id)``: one player's own frame (a TypedDict), what the
       snapshot, a socket's connect and a REST action answer; raises TableNotFoundError.
     * ``page(request, table_id) -> HttpResponse``: the game screen for the logged-in

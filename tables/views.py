@@ -20,9 +20,10 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
-from tables import commands, games, services
+from tables import commands, games
 from tables.errors import TableNotFoundError
 from tables.selectors import get_table_details, list_recent_hands
+from tables.services import seating
 from wallet.errors import DomainError
 
 SEAT_ACTIONS: dict[str, tuple[str, Promise]] = {
@@ -94,7 +95,7 @@ def table_snapshot(request: HttpRequest, table_id: int) -> JsonResponse:
     if not request.user.is_authenticated:
         return JsonResponse({"code": "not_authenticated", "message": gettext("Log in first.")}, status=401)
     snapshot = _snapshot(table_id, request.user.pk)
-    services.touch_presence(table_id=table_id, user_id=request.user.pk, now=timezone.now())
+    seating.touch_presence(table_id=table_id, user_id=request.user.pk, now=timezone.now())
     return JsonResponse(snapshot)
 
 

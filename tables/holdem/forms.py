@@ -8,7 +8,7 @@ from typing import Any
 
 from django import forms
 
-from tables.forms import creation_reason, from_hundredths, to_hundredths
+from tables.forms import ConditionsForm, creation_reason, from_hundredths, to_hundredths
 from tables.models import HOLDEM_CONFIG_FIELDS, HoldemBetting, TableMode
 from wallet.errors import DomainError
 from wallet.models import Currency
@@ -26,7 +26,7 @@ def _holdem_money(label: str, *, required: bool = True, minimum: str = "0.01") -
     )
 
 
-class HoldemConditionsForm(forms.Form):
+class HoldemConditionsForm(ConditionsForm):
     """A Hold'em table's conditions (tables.models.HOLDEM_CONFIG_FIELDS) as a croupier reads
     them: amounts in the table's currency with its decimals (0.05), the rake in percent;
     ``config()`` gives minor units and basis points. The rules are checked by the Hold'em

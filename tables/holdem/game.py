@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from tables.errors import NotSeatedError
 from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, Step
+from tables.holdem import KEY
 from tables.holdem.books import check_holdem_escrows
 from tables.holdem.commands import COMMANDS
 from tables.holdem.forms import ChangeHoldemConditionsForm, HoldemCreateForm
@@ -25,9 +26,6 @@ from tables.holdem.services.conditions import create_holdem_table, validate_hold
 from tables.holdem.services.hands import advance_holdem_table, cancel_holdem_hand, running_hand
 from tables.holdem.services.player import leave_holdem_table
 from tables.models import HOLDEM_CONFIG_FIELDS, HoldemConditions, Seat, SeatStatus, Table, TableGame, TablePhase
-
-KEY = TableGame.HOLDEM.value
-"""Texas Hold'em's ``Table.game`` value."""
 
 CREATE_INITIAL: Mapping[str, Any] = {
     "betting": "no-limit",

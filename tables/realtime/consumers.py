@@ -31,12 +31,13 @@ from django.utils.translation import gettext
 from django.utils.translation.trans_real import parse_accept_lang_header
 
 from config import metrics
-from tables import commands, games, services
+from tables import commands, games
 from tables.commands import FRAME_ENVELOPE, Action, frame_ref, parse_action, read_frame
 from tables.errors import TableNotFoundError
 from tables.games import Game
 from tables.realtime.frames import AckFrame, ErrorFrame, PongFrame, dumps
 from tables.realtime.hub import get_hub
+from tables.services import seating
 from wallet.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -108,7 +109,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         except TableNotFoundError:
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        self.counted = await database_sync_to_async(services.record_socket)(
+        self.counted = await database_sync_to_async(seating.record_socket)(
             table_id=self.table_id, user_id=self.user_id, opened=True, now=timezone.now()
         )
         await self.accept()
@@ -127,7 +128,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             return
         get_hub().discard(self)
         if self.counted:  # only what this socket counted: the seat may predate or postdate it
-            await database_sync_to_async(services.record_socket)(
+            await database_sync_to_async(seating.record_socket)(
                 table_id=self.table_id, user_id=self.user_id, opened=False, now=timezone.now()
             )
 
@@ -202,7 +203,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         """Run a parsed action for this socket's player at this socket's table."""
         common = {"table_id": self.table_id, "user_id": self.user_id}
         if action.name == "ping":
-            await database_sync_to_async(services.touch_presence)(**common, now=timezone.now())
+            await database_sync_to_async(seating.touch_presence)(**common, now=timezone.now())
             await self.send(dumps(PongFrame(type="pong", server_time=timezone.now().isoformat())))
         elif action.name == "snapshot":
             await self.send_snapshot()
@@ -210,7 +211,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             await database_sync_to_async(commands.execute)(action, **common, now=timezone.now(), game=self.game)
             if commands.find_command(action.name, game=self.game).seats and not self.counted:
                 # The player sat down from this open socket: from now on it is his presence.
-                self.counted = await database_sync_to_async(services.record_socket)(
+                self.counted = await database_sync_to_async(seating.record_socket)(
                     **common, opened=True, now=timezone.now()
                 )
 

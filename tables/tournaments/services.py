@@ -26,7 +26,7 @@ from django.db.models import Max
 
 from tables.bulk import update_rows
 from tables.engine.allocation import AllocationConfig, allocate_pool, rank_places
-from tables.models import Hand, HandStatus, Seat, SeatStatus, Table, TableGame, TablePhase
+from tables.models import Hand, HandStatus, Seat, SeatStatus, Table, TablePhase
 from tables.realtime.push import broadcast_table_on_commit
 from tables.services.fairness import new_chain
 from tables.tournaments.errors import (
@@ -47,6 +47,7 @@ from tables.tournaments.models import (
     TournamentRound,
     TournamentState,
 )
+from tables.widerpoker import KEY as WIDERPOKER
 from tables.widerpoker.services.conditions import validate_table_config
 from wallet import protection
 from wallet import services as wallet_services
@@ -175,7 +176,7 @@ def schedule_tournament(*, staff_user_id: int | None, now: datetime, **values: A
     pool_account(tournament)
     table = Table.objects.create(
         name=f"T{tournament.pk} {tournament.name}"[:60],
-        game=TableGame.WIDERPOKER,
+        game=WIDERPOKER,
         mode=tournament.mode,
         currency=tournament.chips,
         is_open=False,
@@ -431,7 +432,7 @@ def _deal(tournament: Tournament, table: Table, user_ids: list[int], *, now: dat
     """Deal the next hand to ``user_ids`` (their chips cover the ante), through the
     platform's deal. Players the protection bars now (suspended, excluded, past a session
     limit) and players sitting out sit this hand out and pay no ante, as at a cash table."""
-    from tables.services import lifecycle
+    from tables.widerpoker.services import lifecycle
 
     accounts = wallet_services.ensure_player_accounts(user_ids=user_ids, currency=tournament.chips)
     barred = protection.barred_players(user_ids=user_ids, currency=tournament.chips, stake_minor=None, now=now)

@@ -24,8 +24,7 @@ from typing import Any, Final
 from tables.commands import Command, InvalidFieldError
 from tables.errors import InvalidHoldError
 from tables.gamespec import PurchaseDoor
-from tables.services import seating
-from tables.widerpoker.services import play, purchases
+from tables.widerpoker.services import play, purchases, seating
 
 
 def parse_hold(value: object) -> tuple[bool, ...]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from django import forms
 
-from tables.forms import creation_reason, from_hundredths, to_hundredths
+from tables.forms import ConditionsForm, creation_reason, from_hundredths, to_hundredths
 from tables.models import TableMode
 from wallet.errors import DomainError
 from wallet.models import Currency
@@ -34,7 +34,7 @@ def _money_field(label: str, help_text: str) -> forms.DecimalField:
     return forms.DecimalField(label=label, min_value=0, max_digits=14, decimal_places=2, help_text=help_text)
 
 
-class TableConditionsForm(forms.Form):
+class TableConditionsForm(ConditionsForm):
     """A table's conditions: money in major units (1.00), rake and paid share in percent.
     The rules (rake at most 10%, 1-5 draws, ...) are checked by the table services."""
 

@@ -6,45 +6,30 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import datetime
-from functools import partial
 from typing import Any
 
-from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, Step
+from tables.gamespec import ConditionsSpec, Game, GameAdmin
 from tables.models import CONFIG_FIELDS, HandStatus, Table, TableGame, TablePhase
 from tables.realtime.frames import dumps
 from tables.selectors import get_entry_state, get_table_state, list_entry_states
-from tables.services.configuration import create_table
-from tables.services.lifecycle import advance_widerpoker_table, apply_pending_changes, publish_live_pools
-from tables.services.seating import leave_table
+from tables.widerpoker import KEY
 from tables.widerpoker.commands import COMMANDS, PURCHASES
 from tables.widerpoker.forms import ChangeConditionsForm, TableCreateForm
 from tables.widerpoker.lobby import LOBBY
 from tables.widerpoker.page import table_page
 from tables.widerpoker.services.conditions import validate_table_config
+from tables.widerpoker.services.create import create_table
+from tables.widerpoker.services.lifecycle import (
+    advance_widerpoker_table,
+    apply_pending_changes,
+    cancel_running_hand,
+    publish_live_pools,
+)
 from tables.widerpoker.services.play import resolve_pending_redeals
-from tables.widerpoker.services.sessions import count_hand_sessions
-from tables.widerpoker.services.settlement import cancel_hand, capture_running_purchases
+from tables.widerpoker.services.seating import leave_table
+from tables.widerpoker.services.settlement import capture_running_purchases
 
 logger = logging.getLogger(__name__)
-
-KEY = TableGame.WIDERPOKER.value
-"""WiderPoker's ``Table.game`` value."""
-
-
-def advance(table: Table, now: datetime) -> Step:
-    """One clock step (``advance_widerpoker_table``); a deal's sessions are counted after
-    its commit, off the deal's critical path (``count_hand_sessions``)."""
-    dealt = advance_widerpoker_table(table, now=now)
-    if dealt is None:
-        return NO_STEP
-    return Step(after_commit=partial(count_hand_sessions, hand_id=dealt))
-
-
-def cancel(table: Table, reason: str, now: datetime) -> bool:
-    """Cancel the hand in its change phase with every ante, draw and redeal refunded."""
-    if table.current_hand_id is None:
-        return False
-    return cancel_hand(hand_id=table.current_hand_id, reason=reason, now=now)
 
 
 def leave(table_id: int, user_id: int, now: datetime) -> object:
@@ -114,8 +99,8 @@ GAME = Game(
     label=TableGame.WIDERPOKER.label,
     create=create_table,
     conditions=ConditionsSpec(fields=CONFIG_FIELDS, current=current_conditions, validate=validate, on_change=on_change),
-    advance=advance,
-    cancel=cancel,
+    advance=advance_widerpoker_table,
+    cancel=cancel_running_hand,
     leave=leave,
     admin=GameAdmin(
         create_form=TableCreateForm,

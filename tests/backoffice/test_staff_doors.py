@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from tables.widerpoker.services.create import create_table
 
 from jackpots.models import Jackpot, JackpotEvent, JackpotEventKind
 from tables.models import PowerUpRules, SpecialHandSchedule, Table, TableConfigChange
-from tables.services import create_table
 from tests.helpers import create_fun_table, logged_in
 from wallet.models import Account, Transfer
 

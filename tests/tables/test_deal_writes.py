@@ -15,11 +15,10 @@ from django.db import connection
 from django.utils import timezone
 
 from handhistory.verification import verify_hand
-from tables import services
 from tables.models import Entry, GamingSession, Hand, PlayerClientSeed, Seat, SeatStatus, Table
 from tables.realtime import bus
-from tables.services import lifecycle
-from tables.widerpoker.services import sessions
+from tables.services.seating import touch_presence
+from tables.widerpoker.services import lifecycle, sessions
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal, seat_players, settle
 from wallet import protection
@@ -44,7 +43,7 @@ def _next_deal(table: Table, players: list[Any], *, at_least: Any = None) -> Han
     if at_least is not None and at_least > at:
         at = at_least
     for user in players:
-        services.touch_presence(table_id=table.pk, user_id=user.pk, now=at)
+        touch_presence(table_id=table.pk, user_id=user.pk, now=at)
     return deal(table, at)
 
 

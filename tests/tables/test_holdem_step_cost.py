@@ -21,13 +21,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from tables import services
+from tables.clock import advance_table
 from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame, render_holdem_private_frames
 from tables.holdem.services import act_in_hand, replay, sit_out_holdem, take_seat
 from tables.holdem.services.hands import pending_freeze
 from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
 from tables.realtime import bus, push
 from tables.realtime.frames import dumps
+from tables.services.seating import touch_presence
 from tests.tables.holdem_helpers import holdem_table
 
 MAX_BOT_ACTION_STATEMENTS = 7
@@ -87,7 +88,7 @@ def bot_actions(
             published.clear()
             lobby_lines.clear()
             with CaptureQueriesContext(connection) as queries:
-                services.advance_table(table_id=table.pk, now=now)
+                advance_table(table_id=table.pk, now=now)
             if not bot_to_act or before is None:
                 continue
             hand = HoldemHand.objects.get(pk=before[0])
@@ -161,8 +162,8 @@ def test_a_players_action_with_its_push_is_bounded_and_pushes_the_fresh_frame(al
         table.refresh_from_db()
         now = max(now, table.phase_deadline or now) + timedelta(milliseconds=1)
         for user in (alice, bob):
-            services.touch_presence(table_id=table.pk, user_id=user.pk, now=now)
-        services.advance_table(table_id=table.pk, now=now)
+            touch_presence(table_id=table.pk, user_id=user.pk, now=now)
+        advance_table(table_id=table.pk, now=now)
         if HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).exists():
             break
     hand = HoldemHand.objects.get(table=table, status=HoldemHandStatus.PLAYING)
@@ -200,20 +201,20 @@ def test_bots_are_seated_from_one_query_and_a_taken_bot_name_is_skipped(alice: U
 
     now = timezone.now()
     first = bot_table(alice, now)
-    services.advance_table(table_id=first.pk, now=now)
+    advance_table(table_id=first.pk, now=now)
     bots = set(Seat.objects.filter(table=first, is_bot=True).values_list("user__username", flat=True))
     assert bots == {f"{BOT_PREFIX}{k}" for k in range(1, 5)}  # four: a seat stays free for a person
     # A person holds a name a new bot would get (the next number after the existing names).
     User.objects.create_user(username=f"{BOT_PREFIX}6", password="correct horse battery")
     second = bot_table(bob, now, name="More bots at work")
     with CaptureQueriesContext(connection) as queries:
-        services.advance_table(table_id=second.pk, now=now)
+        advance_table(table_id=second.pk, now=now)
     seated = set(Seat.objects.filter(table=second, is_bot=True).values_list("user__username", flat=True))
     assert seated == {f"{BOT_PREFIX}{k}" for k in range(7, 11)}
     # Algorithm 3: that step froze the hand; its deal round deals it (docs/provably-fair.md, 12).
     freeze = pending_freeze(second)
     assert freeze is not None
-    services.advance_table(table_id=second.pk, now=max(now, freeze.deal_at))
+    advance_table(table_id=second.pk, now=max(now, freeze.deal_at))
     assert HoldemHand.objects.filter(table=second, status=HoldemHandStatus.PLAYING).exists()  # dealt, not cancelled
     lookups = [q for q in statements(queries) if "auth_user" in q and "FOR UPDATE SKIP LOCKED" in q]
     assert len(lookups) == 4  # one per bot seated

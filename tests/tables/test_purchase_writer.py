@@ -24,8 +24,8 @@ from django.contrib.auth.models import User
 from django.db import connections
 from django.test import Client, override_settings
 from django.utils import timezone
+from tables.widerpoker.services.create import create_table
 
-from tables import services
 from tables.models import Entry, Hand, PurchaseRef, Redeal, Table
 from tables.realtime.routing import websocket_urlpatterns
 from tables.widerpoker.services import purchases
@@ -159,7 +159,7 @@ def euro_players(croupier: User, amounts: list[int]) -> list[User]:
 
 
 def euro_table() -> Table:
-    return services.create_table(
+    return create_table(
         name="Euro",
         mode="cash",
         currency="EUR",

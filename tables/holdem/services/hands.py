@@ -3,9 +3,9 @@
 The rules are the engine's (``tables.engine.holdem``; seed 003; docs/holdem.md): this
 module only stores a hand (``HoldemHand``: its setup, deck seed and actions), rebuilds the
 engine's immutable ``HandState`` from them (``replay``), and moves money through
-``tables.holdem.services.money``. The clock (``tables.services.advance_due_tables``)
+``tables.holdem.services.money``. The clock (``tables.clock.advance_due_tables``)
 calls ``advance_holdem_table`` with the table's row locked (SKIP LOCKED + version check in
-``tables.services.lifecycle.advance_table``), so a duplicated tick does nothing.
+``tables.clock.advance_table``), so a duplicated tick does nothing.
 
 Table phases: WAITING (fewer than two players with chips) -> PLAYING (``phase_deadline``
 is the deadline of the player to act) -> RESULTS (``RESULTS_PAUSE``) -> next hand.
@@ -51,6 +51,7 @@ from tables.engine.holdem import (
 )
 from tables.engine.holdem import next_button as engine_next_button
 from tables.errors import HoldemActionError, InvalidActionError
+from tables.holdem.policy import policy_of
 from tables.holdem.records import apply_action, replay, showdown_deadline, turn_deadline
 from tables.holdem.selectors import HoldemTableRows, read_holdem_seats
 from tables.holdem.services import money
@@ -418,9 +419,9 @@ def _pay_pots(table: Table, hand: HoldemHand, state: HandState, *, now: datetime
 def _end_hand(table: Table, *, now: datetime) -> None:
     """After a hand (settled or cancelled): cash out the leaving, sit out the broke, and
     pause before the next deal."""
-    practice = hasattr(table, "practice")  # a practice game eliminates its players itself
+    bust_out = policy_of(table).bots_bust_out  # a practice game eliminates its players itself
     for seat in Seat.objects.filter(table=table, position__isnull=False).exclude(status=SeatStatus.LEFT):
-        if seat.leaving or (seat.is_bot and seat.stack_minor == 0 and not practice):
+        if seat.leaving or (seat.is_bot and seat.stack_minor == 0 and bust_out):
             release_seat(table, seat, now=now, reason="left")
         elif seat.stack_minor == 0 and seat.status == SeatStatus.ACTIVE:
             Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.SITTING_OUT, status_reason="no chips")
@@ -480,9 +481,10 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
         table.phase_deadline = None
         table.version += 1
         return
-    if not hasattr(table, "practice"):
+    policy = policy_of(table)
+    if not policy.practice:
         _release_busted_and_gone(table, now=now)
-    if hasattr(table, "practice"):
+    if policy.practice:
         # A BigHoldem practice game seats its own bots and sets each hand's level (seed 004).
         from tables.holdem.practice.services import prepare_practice_hand
 
@@ -655,10 +657,10 @@ def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, no
         # A fresh table: the first person (not a house bot) who sat down deals (seed 003, The
         # First round). A practice game seats everyone at once, seat 0 first, the person on
         # a random seat: seat 0 deals, so the first dealer is random (seed 004, PRE-FLOP).
-        practice = hasattr(table, "practice")  # cached by _start_hand_or_wait: no query
+        bots_last = policy_of(table).bots_deal_last  # chosen by _start_hand_or_wait: no query
         positions = [
             int(s.position)
-            for s in sorted(seats, key=lambda s: (not practice and s.is_bot, s.joined_at, s.pk))
+            for s in sorted(seats, key=lambda s: (bots_last and s.is_bot, s.joined_at, s.pk))
             if s.position is not None
         ]
     waiting_choice = {int(s.position) for s in seats if s.position is not None and s.blind_choice == "wait"}
@@ -721,8 +723,9 @@ def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, no
         deal_round=round_number,
     )
     config = conditions.snapshot() | {"mode": table.mode, "currency": table.currency}
-    if hasattr(table, "practice"):
-        config["call_all_in_for_less"] = False  # BigHoldem: short of a bet, fold (seed 004 Rilancio)
+    if policy_of(table).call_all_in_for_less is not None:
+        # BigHoldem: short of a bet, fold (seed 004 Rilancio)
+        config["call_all_in_for_less"] = policy_of(table).call_all_in_for_less
     HoldemFreeze.objects.create(
         table=table,
         number=number,

@@ -36,10 +36,10 @@ from tables.errors import (
     PhaseClosedError,
     RedealClosedError,
     RedealPendingError,
-    TableNotFoundError,
 )
 from tables.models import Entry, GamingSession, Hand, HandStatus, Redeal, RedealCounter, Seat, Table, TablePhase
 from tables.realtime.push import push_private_on_commit
+from tables.selectors import get_table
 from tables.services import beacon
 from tables.widerpoker.records import escrow_key
 from tables.widerpoker.services import powerups
@@ -101,9 +101,7 @@ def _lock_entry(*, table_id: int, user_id: int, now: datetime) -> _Locked:
         locked = _lock_entry_at_once(table_id=table_id, user_id=user_id, now=now)
         if locked is not None:
             return locked
-    table = Table.objects.filter(pk=table_id).only("id", "phase", "current_hand_id").first()
-    if table is None:
-        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    table = get_table(table_id, rows=Table.objects.only("id", "phase", "current_hand_id"))
     if table.phase != TablePhase.CHANGE or table.current_hand_id is None:
         raise PhaseClosedError("choices are accepted during the change phase only", table_id=table_id)
     if connection.vendor == "postgresql":
