@@ -13,13 +13,13 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
-from django import forms
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from rest_framework.test import APIClient
 
 from tables import games
 from tables.commands import Command, InvalidFieldError
+from tables.forms import ConditionsForm
 from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin
 from tables.models import Table
 from tables.realtime.frames import dumps
@@ -66,9 +66,9 @@ COIN_FLIP = Game(
     cancel=lambda table, reason, now: False,
     leave=lambda table_id, user_id, now: None,
     admin=GameAdmin(
-        create_form=forms.Form,
+        create_form=ConditionsForm,
         create_initial={},
-        conditions_form=forms.Form,
+        conditions_form=ConditionsForm,
         running_hand=lambda table: None,
         add_title="Add a coin flip table",
         cancelled="cancelled",
