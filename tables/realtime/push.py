@@ -15,8 +15,8 @@ Every helper runs after the current transaction commits, so nothing is announced
 rolled-back change, and runs robustly: a push that raises (Redis unreachable, security
 audit L7) is logged by Django and never turns the committed change into an error for the
 request or clock step that made it. Pushes are hints; the snapshot is the truth.
-Private data is built per socket by the hub from
-``tables.selectors.render_entry_states``: nothing secret is ever broadcast.
+Private data is built per socket by the hub, through the table's game
+(``Game.private_frames``, tables/realtime/hub.py): nothing secret is ever broadcast.
 """
 
 from __future__ import annotations
