@@ -59,11 +59,12 @@ def prepare() -> tuple[int, dict[str, str]]:
     from django.utils import timezone
     from rest_framework.authtoken.models import Token
 
-    from tables import services
+    from tables.widerpoker.services.create import create_table
+    from tables.widerpoker.services.seating import join_table
     from wallet import services as wallet_services
 
     call_command("migrate", verbosity=0)
-    table = services.create_table(
+    table = create_table(
         name="Burst Rail",
         mode="fun",
         currency="FUN",
@@ -78,7 +79,7 @@ def prepare() -> tuple[int, dict[str, str]]:
     for name in ("burster", "bystander", "third"):
         user = User.objects.create_user(username=name, password="!")
         wallet_services.grant_signup_fun_chips(user_id=user.pk)
-        services.join_table(table_id=table.pk, user_id=user.pk, now=timezone.now())
+        join_table(table_id=table.pk, user_id=user.pk, now=timezone.now())
         tokens[name] = Token.objects.create(user=user).key
     return table.pk, tokens
 

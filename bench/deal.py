@@ -20,7 +20,7 @@ Importable: ``measure(size)`` returns the figures as a ``DealFigures``.
 What is timed:
 
 * **deal**: ``advance_table`` at the deadline, from the call to the change frame handed to
-  the hub (``tables.realtime.hub.publish_table_frame``); ``deal, whole step``: to
+  the hub (``tables.realtime.bus.publish_table_frame``); ``deal, whole step``: to
   ``advance_table``'s return (with the sessions counted after the commit, where the code
   does that).
 * **settle**: ``advance_table`` at the change deadline (beacon round released), to its
@@ -79,10 +79,11 @@ def measure(size: int) -> DealFigures:
     from django.contrib.auth.models import User
     from django.utils import timezone
 
-    from tables import services
+    from tables.clock import advance_table
     from tables.models import Hand, PlayerClientSeed, Seat, Table
-    from tables.realtime import hub
+    from tables.realtime import bus
     from tables.services import beacon
+    from tables.widerpoker.services.create import create_table
     from wallet import services as wallet_services
     from wallet.models import AccountKind, Currency, TransferKind
     from wallet.selectors import check_books
@@ -102,7 +103,7 @@ def measure(size: int) -> DealFigures:
         PlayerClientSeed.objects.bulk_create(
             [PlayerClientSeed(user=u, seed=f"{u.pk:032x}", updated_at=now) for u in users], batch_size=5000
         )
-    table = services.create_table(
+    table = create_table(
         name=f"Deal {size}",
         mode="fun",
         currency="FUN",
@@ -129,13 +130,13 @@ def measure(size: int) -> DealFigures:
         return time.process_time() + (int(fields[11]) + int(fields[12])) / tick
 
     sent: list[tuple[float, float]] = []
-    real_publish = hub.publish_table_frame
+    real_publish = bus.publish_table_frame
 
     def publish(table_id: int, frame: str, **kwargs: Any) -> None:
         sent.append((time.perf_counter(), cpu()))
         real_publish(table_id, frame, **kwargs)
 
-    hub.publish_table_frame = publish  # type: ignore[assignment]
+    bus.publish_table_frame = publish  # type: ignore[assignment]
     load: list[float] = []
     steps: dict[str, list[float]] = {}
 
@@ -143,7 +144,7 @@ def measure(size: int) -> DealFigures:
         load.append(_load())
         sent.clear()
         start, start_cpu = time.perf_counter(), cpu()
-        assert services.advance_table(table_id=table.pk, now=at)
+        assert advance_table(table_id=table.pk, now=at)
         end, end_cpu = time.perf_counter(), cpu()
         frame, frame_cpu = sent[0] if sent and "deal" in label else (end, end_cpu)
         steps[label] = [frame - start, frame_cpu - start_cpu, end - start, end_cpu - start_cpu]
@@ -164,7 +165,7 @@ def measure(size: int) -> DealFigures:
         step("next settle", settle_at)
         books = books and check_books().ok
     finally:
-        hub.publish_table_frame = real_publish
+        bus.publish_table_frame = real_publish
     return DealFigures(size, steps, books, load)
 
 

@@ -47,8 +47,11 @@ def main(samples: int) -> None:
     from django.core.management import call_command
     from django.utils import timezone
 
-    from tables import clock, services
+    from tables import clock
     from tables.models import Hand
+    from tables.services.seating import touch_presence
+    from tables.widerpoker.services.create import create_table
+    from tables.widerpoker.services.seating import join_table
     from wallet import services as wallet_services
 
     call_command("migrate", verbosity=0)
@@ -59,7 +62,7 @@ def main(samples: int) -> None:
         players = [users.objects.create_user(f"wait{sample}-{i}", password="x") for i in range(2)]
         for user in players:
             wallet_services.grant_signup_fun_chips(user_id=user.pk)
-        table = services.create_table(
+        table = create_table(
             name=f"Wait {sample}",
             mode="fun",
             currency="FUN",
@@ -69,10 +72,10 @@ def main(samples: int) -> None:
         )
         time.sleep(random.random())
         for user in players:
-            services.join_table(table_id=table.pk, user_id=user.pk, now=timezone.now())
+            join_table(table_id=table.pk, user_id=user.pk, now=timezone.now())
         while not Hand.objects.filter(table=table).exists():
             for user in players:
-                services.touch_presence(table_id=table.pk, user_id=user.pk, now=timezone.now())
+                touch_presence(table_id=table.pk, user_id=user.pk, now=timezone.now())
             clock.tick()
             time.sleep(clock.TICK_SECONDS)
         hand = Hand.objects.get(table=table)

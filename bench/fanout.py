@@ -104,14 +104,14 @@ def prepare(n: int) -> tuple[int, list[str]]:
     from django.core.management import call_command
     from django.utils import timezone
 
-    from tables import services
     from tables.models import Seat
+    from tables.widerpoker.services.create import create_table
     from wallet import services as wallet_services
     from wallet.models import AccountKind, Currency, TransferKind
 
     call_command("migrate", verbosity=0)
     now = timezone.now()
-    table = services.create_table(
+    table = create_table(
         name=f"Fanout {n} {time.time():.0f}",
         mode="fun",
         currency="FUN",

@@ -1,7 +1,7 @@
 """Benchmark: Hold'em hands played on the platform's clock (database, ledger, bots).
 
 Fun tables of one seated person (sitting out) and five house bots, advanced by
-``tables.services.advance_due_tables`` with an injected clock that jumps to each deadline,
+``tables.clock.advance_due_tables`` with an injected clock that jumps to each deadline,
 so no real time passes between steps: what is measured is the server's own work per
 step (replaying the hand through the engine, the bot's decision, the action stored,
 settlement with its rake transfer, the next deal from the seed chain). Runs against
@@ -91,12 +91,12 @@ def clock_worker(index: int, workers: int, think: float, start: float, stop: flo
     from django.db import connection
     from django.utils import timezone
 
+    from tables import clock
     from tables.holdem.services import hands
     from tables.models import Table
-    from tables.services import lifecycle
 
     hands.BOT_THINK = timedelta(seconds=think)
-    original = lifecycle.advance_table
+    original = clock.advance_table
     deadlines: dict[int, float] = {}
     late: list[tuple[float, float]] = []
     sent = [0]
@@ -115,7 +115,7 @@ def clock_worker(index: int, workers: int, think: float, start: float, stop: flo
         sent[0] += 1
         return execute(sql, params, many, context)
 
-    lifecycle.advance_table = advance_table
+    clock.advance_table = advance_table
     cpu = time.process_time()
     period = 1.0 / workers
     tick = int(time.time() / period) + 1
@@ -134,7 +134,7 @@ def clock_worker(index: int, workers: int, think: float, start: float, stop: flo
             if deadline is not None
         }
         with connection.execute_wrapper(count):
-            lifecycle.advance_due_tables(now=now)
+            clock.advance_due_tables(now=now)
     results.put((late, per_step, time.process_time() - cpu, len(per_step)))
 
 
@@ -151,7 +151,7 @@ def realtime(tables: int, seconds: float, workers: int, think: float, warmup: fl
     from django.core.management import call_command
     from django.utils import timezone
 
-    from tables import services
+    from tables.clock import advance_table
     from tables.models import HoldemHand, HoldemHandStatus, Table
     from wallet.selectors import check_books
 
@@ -162,7 +162,7 @@ def realtime(tables: int, seconds: float, workers: int, think: float, warmup: fl
     # each taking the currency's ledger head): a room does it once, when it opens, so it is
     # set-up here, not part of what is measured.
     for pk in ids:
-        services.advance_table(table_id=pk, now=timezone.now())
+        advance_table(table_id=pk, now=timezone.now())
     print(f"{tables} tables set up and dealt in {time.perf_counter() - made:.0f} s", flush=True)
     now = timezone.now()
     for i, pk in enumerate(ids):  # the tables open over ``stagger`` seconds, not all at once
@@ -233,7 +233,7 @@ def main(tables: int, hands: int) -> None:
     from django.db.models import Sum
     from django.utils import timezone
 
-    from tables import services
+    from tables.clock import advance_due_tables
     from tables.engine.holdem import replay_phh
     from tables.holdem.services.money import escrow_key
     from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
@@ -259,7 +259,7 @@ def main(tables: int, hands: int) -> None:
         t0 = time.perf_counter()
         sent.append(0)
         with connection.execute_wrapper(count_statement):
-            advanced = services.advance_due_tables(now=now)
+            advanced = advance_due_tables(now=now)
         if advanced:
             steps.append((time.perf_counter() - t0) / advanced)
             step_statements.append(sent[-1] / advanced)

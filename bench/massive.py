@@ -104,14 +104,14 @@ def funded_table(n: int, *, prefix: str, change_seconds: int, reference: str) ->
     from django.utils import timezone
     from rest_framework.authtoken.models import Token
 
-    from tables import services
     from tables.models import Seat
+    from tables.widerpoker.services.create import create_table
     from wallet import services as wallet_services
     from wallet.models import AccountKind, Currency, TransferKind
 
     call_command("migrate", verbosity=0)
     now = timezone.now()
-    table = services.create_table(
+    table = create_table(
         name=f"{prefix.upper()} {n}",
         mode="fun",
         currency="FUN",

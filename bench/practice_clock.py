@@ -57,7 +57,6 @@ def main(games: int, players: int, seconds: float) -> None:
     from tables.holdem.practice.setup import PracticeSetup
     from tables.holdem.services import create_holdem_table
     from tables.models import Table
-    from tables.services import lifecycle
 
     call_command("migrate", verbosity=0)
     now = timezone.now()
@@ -70,13 +69,13 @@ def main(games: int, players: int, seconds: float) -> None:
     )  # fmt: skip
 
     steps: list[tuple[int, float]] = []  # (table id, wall time the clock started its step)
-    real_advance = lifecycle.advance_table
+    real_advance = clock.advance_table
 
     def timed_advance(*, table_id: int, now: datetime) -> bool:
         steps.append((table_id, time.time()))
         return bool(real_advance(table_id=table_id, now=now))
 
-    lifecycle.advance_table = timed_advance  # the bench's probe: notes when the clock steps each table
+    clock.advance_table = timed_advance  # the bench's probe: notes when the clock steps each table
     lateness: list[float] = []
     ticks: list[float] = []
     practice_steps = 0

@@ -48,13 +48,13 @@ def prepare(players: int) -> tuple[int, list[int], list[str]]:
     user ids, token keys)."""
     from django.utils import timezone
 
-    from tables import services
+    from tables.clock import advance_table
     from tables.models import Table
 
     table, users, tokens = funded_table(players, prefix="r", change_seconds=600, reference="rest-bench-funding")
     now = timezone.now()
     Table.objects.filter(pk=table.pk).update(phase_deadline=now)
-    assert services.advance_table(table_id=table.pk, now=now), "the hand was not dealt"
+    assert advance_table(table_id=table.pk, now=now), "the hand was not dealt"
     return table.pk, [u.pk for u in users], [t.key for t in tokens]
 
 

@@ -100,9 +100,10 @@ def main(sizes: list[int], *, profile: bool = False, purchases: bool = True) -> 
     from django.db import connection
     from django.utils import timezone
 
-    from tables import services
+    from tables.clock import advance_table
     from tables.models import Hand, Seat, Table
     from tables.services import beacon
+    from tables.widerpoker.services.create import create_table
     from wallet import services as wallet_services
     from wallet.models import AccountKind, Currency, TransferKind
     from wallet.selectors import check_books
@@ -129,7 +130,7 @@ def main(sizes: list[int], *, profile: bool = False, purchases: bool = True) -> 
         wallet_services.post_transfer(
             reference=f"bench-grant-{size}", kind=TransferKind.FUN_GRANT, currency=Currency.FUN, legs=legs
         )
-        table = services.create_table(
+        table = create_table(
             name=f"Bench {size}",
             mode="fun",
             currency="FUN",
@@ -145,7 +146,7 @@ def main(sizes: list[int], *, profile: bool = False, purchases: bool = True) -> 
         created = time.perf_counter() - start
 
         start = time.perf_counter()
-        assert profiler.run("deal", partial(services.advance_table, table_id=table.pk, now=now))
+        assert profiler.run("deal", partial(advance_table, table_id=table.pk, now=now))
         dealt = time.perf_counter() - start
         # Every redeal needs a combination nobody holds: none is left in a hand of 100,000.
         redealers = users[size - min(size // 10, 100_000 - size) :] if size < 100_000 else []
@@ -156,7 +157,7 @@ def main(sizes: list[int], *, profile: bool = False, purchases: bool = True) -> 
         hand = Hand.objects.get(pk=Table.objects.values_list("current_hand_id", flat=True).get(pk=table.pk))
         settle_at = max(now + timedelta(seconds=31), beacon.time_of(int(hand.beacon_round or 0)))
         start = time.perf_counter()
-        assert profiler.run("settle", partial(services.advance_table, table_id=table.pk, now=settle_at))
+        assert profiler.run("settle", partial(advance_table, table_id=table.pk, now=settle_at))
         settled = time.perf_counter() - start
         books = "ok" if check_books().ok else "BROKEN"
         # The next hand, as a table deals every minute: the players' client seeds, play and
@@ -164,12 +165,12 @@ def main(sizes: list[int], *, profile: bool = False, purchases: bool = True) -> 
         next_at = settle_at + timedelta(seconds=table.results_seconds)
         Seat.objects.filter(table=table).update(last_seen_at=next_at)
         start = time.perf_counter()
-        assert profiler.run("next deal", partial(services.advance_table, table_id=table.pk, now=next_at))
+        assert profiler.run("next deal", partial(advance_table, table_id=table.pk, now=next_at))
         dealt_next = time.perf_counter() - start
         hand = Hand.objects.get(pk=Table.objects.values_list("current_hand_id", flat=True).get(pk=table.pk))
         settle_at = max(next_at + timedelta(seconds=31), beacon.time_of(int(hand.beacon_round or 0)))
         start = time.perf_counter()
-        assert profiler.run("next settle", partial(services.advance_table, table_id=table.pk, now=settle_at))
+        assert profiler.run("next settle", partial(advance_table, table_id=table.pk, now=settle_at))
         settled_next = time.perf_counter() - start
         books_next = "ok" if check_books().ok else "BROKEN"
         print(
@@ -189,14 +190,14 @@ def buyer_process(table_id: int, plan: list[tuple[int, str]], now: datetime, rea
     django.setup()
     from django.db import connection
 
-    from tables import services
+    from tables.widerpoker.services.play import buy_draw, buy_redeal
 
     failures: list[str] = []
 
     def buyer(share: list[tuple[int, str]]) -> None:
         try:
             for user_id, action in share:
-                buy = services.buy_draw if action == "draw" else services.buy_redeal
+                buy = buy_draw if action == "draw" else buy_redeal
                 buy(table_id=table_id, user_id=user_id, now=now)
         except Exception as error:
             failures.append(repr(error))

@@ -317,9 +317,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from django.utils import timezone
 
     from bench.massive import DRAW_PRICE, prepare
-    from tables import services
+    from tables.clock import advance_table
     from tables.models import Entry, Hand, HandStatus, Table, TablePhase
     from tables.services import beacon
+    from tables.widerpoker.services.play import buy_draw
     from wallet.models import Account, FundsHold
     from wallet.selectors import check_books
 
@@ -372,7 +373,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         # frames are pushed to them), then a pause for that push to finish.
         started = time.perf_counter()
         Table.objects.filter(pk=table_id).update(phase_deadline=timezone.now())
-        services.advance_table(table_id=table_id, now=timezone.now())
+        advance_table(table_id=table_id, now=timezone.now())
         hand = Hand.objects.get(table_id=table_id)
         assert Table.objects.get(pk=table_id).phase == TablePhase.CHANGE
         print(f"dealt {hand.entry_count:,} entries in {time.perf_counter() - started:.1f} s", flush=True)
@@ -463,7 +464,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             single, batched = users[: args.inprocess], users[args.inprocess :]
             timed = time.perf_counter()
             for user_id in single:
-                services.buy_draw(table_id=table_id, user_id=user_id, now=timezone.now())
+                buy_draw(table_id=table_id, user_id=user_id, now=timezone.now())
                 get_entry_state(table_id=table_id, user_id=user_id)
             one_each = (time.perf_counter() - timed) / len(single)
             timed = time.perf_counter()
@@ -496,7 +497,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             Table.objects.filter(pk=table_id).update(phase_deadline=moved)
         deadline = time.monotonic() + 600
         while Table.objects.get(pk=table_id).phase != TablePhase.RESULTS and time.monotonic() < deadline:
-            services.advance_table(table_id=table_id, now=timezone.now())
+            advance_table(table_id=table_id, now=timezone.now())
             time.sleep(0.2)
         figures["settle_seconds"] = time.perf_counter() - woken
         hand.refresh_from_db()

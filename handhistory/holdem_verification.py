@@ -12,7 +12,7 @@ itself and against the ledger (security audit 2026-11-26, M4):
 - the pot is the chips put in, and equals the winnings plus the rake;
 - the ledger moved exactly the rake, from the table's escrow to the rake account
   (``holdem_rake:<hand>``), and nothing for a cancelled or unraked hand (the pots stay in
-  the escrow; ``tables.books`` checks the escrow against the stacks).
+  the escrow; ``tables.holdem.books`` checks the escrow against the stacks).
 
 A hand the PHH format cannot express (a timed-out all-in, a big blind posted out of
 position: ``phh_error``) has no PHH text; its action log is still replayed through the

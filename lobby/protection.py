@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.infra.errors import DomainError
-from tables.services import remove_from_tables
+from tables.clock import remove_from_tables
 from wallet import protection
 from wallet.models import Currency, ExclusionKind, LimitKind
 from wallet.money import format_minor, parse_minor

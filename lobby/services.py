@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework.authtoken.models import Token
 
 from config.infra.errors import DomainError
-from tables.services import remove_from_tables
+from tables.clock import remove_from_tables
 from wallet.models import Currency
 from wallet.services import ensure_player_account, grant_signup_fun_chips
 
@@ -66,7 +66,7 @@ def end_player_sessions(*, user_id: int, reason: str, now: datetime) -> EndedSes
     * his browser sessions are deleted, so his next request is anonymous (and the login
       refuses a suspended account: lobby/protection.py, PlayerLoginForm);
     * his API tokens are revoked (DRF ``Token``), so API clients get 401;
-    * every seat is left and every game socket closed (tables.services.remove_from_tables:
+    * every seat is left and every game socket closed (tables.clock.remove_from_tables:
       an entry in the running hand stays in play and is paid what it wins; money is never
       moved here).
 

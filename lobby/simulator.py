@@ -15,7 +15,8 @@ from django.utils.translation import gettext_lazy as _
 
 from tables.engine.widerpoker import HandConditions, JackpotFeed, simulate_prizes
 from tables.engine.widerpoker.conditions import draw_price, hand_totals
-from tables.models import Table, TableGame
+from tables.models import Table
+from tables.widerpoker import KEY as WIDERPOKER
 
 CHART_POINTS = 400
 LISTED_PLACES = 30
@@ -28,7 +29,7 @@ def _hundredths(value: Decimal) -> int:
 def simulator_tables() -> QuerySet[Table]:
     """The tables the simulator offers: the operator's WiderPoker tables, cheapest ante
     first. Hold'em tables have no prize pool, and practice games are private (ux N10)."""
-    return Table.objects.filter(game=TableGame.WIDERPOKER, practice__isnull=True, tournament__isnull=True).order_by(
+    return Table.objects.filter(game=WIDERPOKER, practice__isnull=True, tournament__isnull=True).order_by(
         "ante_minor", "name"
     )
 

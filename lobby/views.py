@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
@@ -19,9 +21,8 @@ from config.infra.errors import DomainError
 from handhistory.documents import localized_document, path_lang, render_document
 from lobby.services import UsernameTakenError, register_player
 from lobby.simulator import SimulatorForm, run_simulation, simulator_tables
-from tables.holdem.lobby import list_holdem_lobby_rows
+from tables import games
 from tables.realtime.push import push_player_on_commit
-from tables.selectors import list_lobby_tables
 from wallet import guests
 from wallet.models import Currency
 from wallet.money import format_minor
@@ -38,22 +39,33 @@ class AuthenticatedHttpRequest(HttpRequest):
     user: User
 
 
+def lobby_sections() -> list[dict[str, Any]]:
+    """The lobby's sections, one per game of the registry that lists its tables
+    (``Game.lobby``), in the registry's order: ``{"game", "template", "json_key", "rows"}``,
+    each game's rows as its own query lists them (nothing here filters them)."""
+    return [
+        {"game": game.key, "template": game.lobby.template, "json_key": game.lobby.json_key, "rows": game.lobby.rows()}
+        for game in games.GAMES.values()
+        if game.lobby is not None
+    ]
+
+
 @require_GET
 def lobby(request: HttpRequest) -> HttpResponse:
-    """The game lobby: every WiderPoker table with its conditions, players and live prize
-    pool, and the Texas Hold'em tables with their stakes, seats and buy-in range.
+    """The game lobby: each game's section (``Game.lobby``): the WiderPoker tables with
+    their conditions, players and live prize pool, the Texas Hold'em tables with their
+    stakes, seats and buy-in range. Each section's rows are also in the context under its
+    ``json_key`` (``tables``, ``holdem_tables``).
 
     The page updates itself from the ``ws/lobby/`` socket and re-reads ``lobby/tables.json``
     every ``LOBBY_REFRESH_SECONDS`` as a fallback.
     """
+    sections = lobby_sections()
+    context: dict[str, Any] = {section["json_key"]: section["rows"] for section in sections}
     return render(
         request,
         "lobby/lobby.html",
-        {
-            "tables": [t for t in list_lobby_tables() if t.get("game", "widerpoker") != "holdem"],
-            "holdem_tables": list_holdem_lobby_rows(),
-            "refresh_seconds": LOBBY_REFRESH_SECONDS,
-        },
+        {**context, "sections": sections, "refresh_seconds": LOBBY_REFRESH_SECONDS},
     )
 
 
@@ -91,11 +103,10 @@ def rules(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def lobby_tables(request: HttpRequest) -> JsonResponse:
-    """Every table's lobby line as JSON (the lobby's polling fallback); the Hold'em tables'
-    lines also under ``holdem_tables`` (``HoldemLobbyRow``)."""
-    return JsonResponse(
-        {"tables": list_lobby_tables(), "holdem_tables": [row.as_json() for row in list_holdem_lobby_rows()]}
-    )
+    """Each game's lobby lines as JSON, under its section's ``json_key`` (the lobby's
+    polling fallback): ``tables`` (WiderPoker, the ``lobby_table`` frame's line) and
+    ``holdem_tables`` (``HoldemLobbyRow``)."""
+    return JsonResponse({section["json_key"]: section["rows"] for section in lobby_sections()})
 
 
 def sign_up(request: HttpRequest) -> HttpResponse:

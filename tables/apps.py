@@ -8,13 +8,16 @@ class TablesConfig(AppConfig):
     name = "tables"
 
     def ready(self) -> None:
-        # The Hold'em chips are money the ledger must cover: check_books (verify_books, the
-        # back-office books check) compares every table's escrow with its stacks.
-        from tables.books import check_holdem_escrows, check_tournaments
+        # Each game's own books checks (Hold'em's chips are money the ledger must cover:
+        # its escrows against its stacks), run by check_books (verify_books, the back-office
+        # books check), and the tournaments' prize pools and chips (docs/tournaments.md).
+        from tables.books import check_tournaments
+        from tables.games import GAMES
         from wallet.selectors import register_books_check
 
-        register_books_check("holdem_escrows", check_holdem_escrows)
-        # Tournaments: their prize pools and the chips left after their end (docs/tournaments.md).
+        for game in GAMES.values():
+            for name, check in game.books.items():
+                register_books_check(name, check)
         register_books_check("tournaments", check_tournaments)
         # The plumbing's throttles announce a Redis fault; the tables keep the record the
         # clock reads (tables.services.degradation).

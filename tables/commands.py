@@ -1,9 +1,11 @@
 """The one way in for every player action, whichever way it arrives (socket frame, REST
 body, HTML form): one parse (``parse_action``) and one execute (``execute``).
 
-Each game registers its actions in ``COMMANDS`` (game -> action name -> ``Command``): the
-fields the action takes, how their values are parsed, and the service that runs it. A
-third game adds its own entry here; the transports do not change.
+Each game lists its actions in its own package (``tables/widerpoker/commands.py``,
+``tables/holdem/commands.py``: action name -> ``Command``, the fields the action takes, how
+their values are parsed, and the service that runs it) and the game registry
+(``tables.games``) hands them to the transports as ``Game.commands``. This module names no
+game: a third game adds its own commands module; the transports do not change.
 
 Security audit F7: a deeply nested JSON body (``"[" * 5000``) gave a 500 on every REST POST
 and crashed the socket consumer, and REST accepted what the socket refused (``[1,0,1,0,1]``
@@ -28,7 +30,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
@@ -36,13 +38,6 @@ from django.utils.translation import gettext_lazy as _
 from config.infra import metrics
 from config.infra.errors import DomainError
 from config.infra.observability import bind
-from tables.errors import InvalidHoldError, TableNotFoundError
-
-WIDERPOKER: Final = "widerpoker"
-"""The game key of WiderPoker tables (``COMMANDS``)."""
-
-HOLDEM: Final = "holdem"
-"""The game key of Texas Hold'em tables (``COMMANDS``; docs/protocol.md, "Texas Hold'em")."""
 
 MAX_JSON_DEPTH: Final = 8
 """Deepest nesting of arrays and objects any body or frame needs (a hold is depth 2)."""
@@ -125,13 +120,27 @@ class Command:
     ``fields``: the fields it takes besides the transport's envelope; ``parse``: the parsed
     value of each field present (raises a DomainError with a stable code); ``run``: the
     service, called as ``run(table_id=..., user_id=..., now=..., **params)``; ``seats``:
-    after it the player is seated, so the socket that sent it counts as his presence.
+    after it the player is seated, so the socket that sent it counts as his presence;
+    ``required``: the fields it cannot do without, parsed even when absent (so their parser
+    refuses the absence; the others get their service's default).
     """
 
     fields: frozenset[str]
     run: Callable[..., Any] | None
     parse: Mapping[str, Callable[[object], Any]] = field(default_factory=dict)
     seats: bool = False
+    required: frozenset[str] = frozenset()
+
+
+class GameCommands(Protocol):
+    """What the one way in needs of a game (``tables.games.Game`` is one): its key (the
+    ``TableGame`` value, a label of the metrics) and its actions by name."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def commands(self) -> Mapping[str, Command]: ...
 
 
 def json_depth(value: Any) -> int:
@@ -178,18 +187,10 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def parse_hold(value: object) -> tuple[bool, ...]:
-    """Five JSON booleans, column 0 first (rules B.2). ``1``, ``"true"`` and ``null`` are not
-    booleans. Raises InvalidHoldError."""
-    if not isinstance(value, list) or len(value) != 5 or not all(isinstance(item, bool) for item in value):
-        raise InvalidHoldError("a hold is five booleans, one per column", hold=repr(value)[:60])
-    return tuple(value)
-
-
-def find_command(name: str, *, game: str = WIDERPOKER, socket: bool = False) -> Command:
+def find_command(name: str, *, game: GameCommands, socket: bool = False) -> Command:
     """The command ``name`` of ``game`` (with ``socket``, also the socket's own frames).
     Raises UnknownActionError."""
-    command = COMMANDS.get(game, {}).get(name) or (SOCKET_ONLY.get(name) if socket else None)
+    command = game.commands.get(name) or (SOCKET_ONLY.get(name) if socket else None)
     if command is None:
         raise UnknownActionError(f"unknown frame type {name[:30]!r}")
     return command
@@ -217,7 +218,7 @@ def parse_action(
     fields: Mapping[str, Any],
     *,
     envelope: Sequence[str] | frozenset[str] = (),
-    game: str = WIDERPOKER,
+    game: GameCommands,
     socket: bool = True,
     form: bool = False,
 ) -> Action:
@@ -238,7 +239,7 @@ def parse_action(
     params = {
         key: parse(read(fields.get(key)))
         for key, parse in command.parse.items()
-        if key in fields or key in REQUIRED_FIELDS
+        if key in fields or key in command.required
     }
     return Action(name, params)
 
@@ -247,17 +248,7 @@ def _as_sent(value: object) -> object:
     return value
 
 
-def game_of_table(table_id: int) -> str:
-    """The game of table ``table_id`` (a key of ``COMMANDS``). Raises TableNotFoundError."""
-    from tables.models import Table
-
-    game = Table.objects.filter(pk=table_id).values_list("game", flat=True).first()
-    if game is None:
-        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
-    return str(game)
-
-
-def execute(action: Action, *, table_id: int, user_id: int, now: datetime, game: str = WIDERPOKER) -> Any:
+def execute(action: Action, *, table_id: int, user_id: int, now: datetime, game: GameCommands) -> Any:
     """Run a parsed action for ``user_id`` at ``table_id`` (sync code; the socket calls it
     through ``database_sync_to_async``) and return what its service returns.
 
@@ -274,120 +265,14 @@ def execute(action: Action, *, table_id: int, user_id: int, now: datetime, game:
         try:
             result = command.run(table_id=table_id, user_id=user_id, now=now, **action.params)
         except DomainError as error:
-            metrics.PLAYER_ACTIONS.labels(game, action.name, "refused", error.code).inc()
+            metrics.PLAYER_ACTIONS.labels(game.key, action.name, "refused", error.code).inc()
             raise
-    metrics.PLAYER_ACTIONS.labels(game, action.name, "confirmed", "").inc()
+    metrics.PLAYER_ACTIONS.labels(game.key, action.name, "confirmed", "").inc()
     return result
 
 
-def parse_free(value: object) -> bool:
-    """Whether to use a free item of the player's power-ups: a JSON boolean (an HTML form's
-    ``"true"``/``"false"`` arrive as one through ``form_value``). Raises InvalidFieldError."""
-    if isinstance(value, bool):
-        return value
-    raise InvalidFieldError('"free" is true or false', field="free")
-
-
-def _service(name: str) -> Callable[..., Any]:
-    """A WiderPoker service, looked up when the action runs (tests may patch it)."""
-
-    def run(**kwargs: Any) -> Any:
-        from tables import services
-
-        return getattr(services, name)(**kwargs)
-
-    run.__name__ = name
-    return run
-
-
-def parse_chips(value: object) -> int:
-    """An amount of chips in minor units: a positive JSON integer below 10^15 (not a
-    boolean, not a string: ``"300"`` is refused over JSON and the socket; an HTML form's
-    digits arrive as an integer through ``form_value``). Raises InvalidFieldError."""
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value < 10**15:
-        raise InvalidFieldError("an amount is a positive whole number of minor units", amount=repr(value)[:30])
-    return value
-
-
-def parse_seat(value: object) -> int:
-    """A Hold'em seat number 0..9, a JSON integer (a form's digits arrive as one through
-    ``form_value``; the table's own range is the service's check). Raises
-    InvalidFieldError."""
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 9:
-        raise InvalidFieldError("a seat is a number 0 to 9", field="seat")
-    return value
-
-
-def parse_blind(value: object) -> str:
-    """How a new Hold'em player enters: ``"wait"`` for the big blind or ``"post"`` one now.
-    Raises InvalidFieldError."""
-    if value not in ("wait", "post"):
-        raise InvalidFieldError('blind is "wait" or "post"', field="blind")
-    return str(value)
-
-
-def _holdem(name: str) -> Callable[..., Any]:
-    """A Hold'em player service (tables/holdem/services/player.py), looked up when run."""
-
-    def run(**kwargs: Any) -> Any:
-        from tables.holdem.services import player
-
-        return getattr(player, name)(**kwargs)
-
-    run.__name__ = name
-    return run
-
-
-def _holdem_bet(kind: str) -> Callable[..., Any]:
-    """The Hold'em betting action ``kind``: ``act_in_hand(kind=kind, amount=...)``."""
-
-    def run(*, table_id: int, user_id: int, now: datetime, amount: int | None = None) -> Any:
-        from tables.holdem.services import player
-
-        return player.act_in_hand(table_id=table_id, user_id=user_id, kind=kind, amount=amount, now=now)
-
-    run.__name__ = f"holdem_{kind}"
-    return run
-
-
-COMMANDS: dict[str, dict[str, Command]] = {
-    WIDERPOKER: {
-        "hold": Command(frozenset({"hold"}), _service("set_hold"), {"hold": parse_hold}),
-        "buy_draw": Command(frozenset({"free"}), _service("buy_draw"), {"free": parse_free}),
-        "redeal": Command(frozenset({"free"}), _service("buy_redeal"), {"free": parse_free}),
-        "join": Command(frozenset(), _service("join_table"), seats=True),
-        "leave": Command(frozenset(), _service("leave_table")),
-        "sit_out": Command(frozenset(), _service("sit_out")),
-        "sit_in": Command(frozenset(), _service("sit_in"), seats=True),
-    },
-    HOLDEM: {
-        "join": Command(
-            frozenset({"seat", "buy_in_minor", "blind"}),
-            _holdem("join_holdem"),
-            {"seat": parse_seat, "buy_in_minor": parse_chips, "blind": parse_blind},
-            seats=True,
-        ),
-        "add_chips": Command(frozenset({"amount_minor"}), _holdem("add_chips"), {"amount_minor": parse_chips}),
-        "leave": Command(frozenset(), _holdem("leave_holdem_table")),
-        "sit_out": Command(frozenset(), _holdem("sit_out_holdem")),
-        "sit_in": Command(frozenset(), _holdem("sit_in_holdem"), seats=True),
-        "fold": Command(frozenset(), _holdem_bet("fold")),
-        "check": Command(frozenset(), _holdem_bet("check")),
-        "call": Command(frozenset(), _holdem_bet("call")),
-        "all_in": Command(frozenset(), _holdem_bet("all_in")),
-        "show": Command(frozenset(), _holdem_bet("show")),
-        "muck": Command(frozenset(), _holdem_bet("muck")),
-        "bet": Command(frozenset({"amount"}), _holdem_bet("bet"), {"amount": parse_chips}),
-        "raise": Command(frozenset({"amount"}), _holdem_bet("raise"), {"amount": parse_chips}),
-    },
-}
-"""Every game's actions. ``snapshot`` and ``ping`` are the socket's own (``SOCKET_ONLY``)."""
-
 SOCKET_ONLY: Final = {"snapshot": Command(frozenset(), None), "ping": Command(frozenset(), None)}
 """Socket frames that run no service: resend the state, answer a heartbeat."""
-
-REQUIRED_FIELDS: Final = frozenset({"hold", "seat", "buy_in_minor", "amount_minor"})
-"""Fields an action cannot do without (the others have their service's default)."""
 
 
 def read_frame(text: str | None, *, max_bytes: int) -> dict[str, Any]:
@@ -413,7 +298,7 @@ def frame_ref(content: Mapping[str, Any]) -> str | int | None:
     return ref
 
 
-def parse_body(name: str, data: Any, *, game: str = WIDERPOKER) -> Action:
+def parse_body(name: str, data: Any, *, game: GameCommands) -> Action:
     """A REST body (already decoded by the parser: a dict, a form QueryDict, or a list) ->
     the action; a form's text values are read through ``form_value``, a JSON body's are
     not. An empty body is an empty object. Raises BadMessageError when the body is not an

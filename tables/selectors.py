@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db.models import Count, F, Min, Q
+from django.db.models import Count, F, Min, Q, QuerySet
 from django.utils import timezone
 
 from tables.engine.widerpoker import (
@@ -49,9 +49,15 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment is not None else None
 
 
-def get_table(*, table_id: int) -> Table:
-    """The table, or TableNotFoundError."""
-    table = Table.objects.filter(pk=table_id).first()
+def get_table(table_id: int, *, lock: bool = False, rows: QuerySet[Table] | None = None) -> Table:
+    """Table ``table_id`` (every game's), read with a row lock (``SELECT ... FOR UPDATE``,
+    inside the caller's transaction) when ``lock``, from ``rows`` when given (a queryset of
+    tables narrowed with ``only`` or widened with ``select_related``). Raises
+    TableNotFoundError: the one "table or TableNotFoundError" of the house and its games."""
+    queryset = Table.objects.all() if rows is None else rows
+    if lock:
+        queryset = queryset.select_for_update()
+    table = queryset.filter(pk=table_id).first()
     if table is None:
         raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
     return table
@@ -175,9 +181,7 @@ def table_version(*, table_id: int) -> int | None:
 
 def get_table_state(*, table_id: int) -> TableStateFrame:
     """The public state of a WiderPoker table: what every watcher may see, with its version."""
-    table = Table.objects.select_related("current_hand").filter(pk=table_id).first()
-    if table is None:
-        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    table = get_table(table_id, rows=Table.objects.select_related("current_hand"))
     hand = table.current_hand
     return TableStateFrame(
         type="table_state",
@@ -275,15 +279,12 @@ PRIVATE_ENTRY_FIELDS = (
 def _private_table(table_id: int) -> Table:
     """The table with its running hand, only the columns a private frame reads (one query).
     Raises TableNotFoundError."""
-    table = (
-        Table.objects.select_related("current_hand")
-        .only(*PRIVATE_TABLE_FIELDS, *(f"current_hand__{name}" for name in PRIVATE_HAND_FIELDS))
-        .filter(pk=table_id)
-        .first()
+    return get_table(
+        table_id,
+        rows=Table.objects.select_related("current_hand").only(
+            *PRIVATE_TABLE_FIELDS, *(f"current_hand__{name}" for name in PRIVATE_HAND_FIELDS)
+        ),
     )
-    if table is None:
-        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
-    return table
 
 
 def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, EntryStateFrame]:
@@ -477,9 +478,7 @@ def _entry_private(hand: Hand, entry: Entry, pending: dict[str, Any] | None = No
 
 def get_lobby_table(*, table_id: int) -> dict[str, Any]:
     """One table's line in the lobby."""
-    table = Table.objects.select_related("current_hand").filter(pk=table_id).first()
-    if table is None:
-        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    table = get_table(table_id, rows=Table.objects.select_related("current_hand"))
     players = count_players(table_id=table.pk)
     return _lobby_row(table, players, table_jackpots([table])[table.pk])
 

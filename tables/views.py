@@ -7,7 +7,6 @@ fallback for browsers without JavaScript.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from django.contrib import messages
@@ -15,7 +14,6 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext
@@ -23,19 +21,10 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
 from config.infra.errors import DomainError
-from tables import commands, services
+from tables import commands, games
 from tables.errors import TableNotFoundError
-from tables.holdem.page import holdem_table_page
-from tables.models import TableGame
-from tables.selectors import (
-    find_missed_result,
-    get_private_state,
-    get_public_state,
-    get_table,
-    get_table_details,
-    list_recent_hands,
-)
-from tables.tournaments.models import Tournament
+from tables.selectors import get_table_details, list_recent_hands
+from tables.services import seating
 
 SEAT_ACTIONS: dict[str, tuple[str, Promise]] = {
     "join": ("join", _("You are seated: you play from the next hand.")),
@@ -53,12 +42,11 @@ class AuthenticatedHttpRequest(HttpRequest):
 
 
 def _snapshot(table_id: int, user_id: int) -> dict[str, Any]:
-    """The public and private state of a table as the game screen consumes them."""
+    """The public and private state of a table as the game screen consumes them: its game's
+    frames (``Game.public_frame``, ``Game.private_frame``). Raises Http404."""
     try:
-        return {
-            "table": get_public_state(table_id=table_id),
-            "private": get_private_state(table_id=table_id, user_id=user_id),
-        }
+        game = games.game_of(table_id)
+        return {"table": game.public_frame(table_id), "private": game.private_frame(table_id, user_id)}
     except TableNotFoundError as missing:
         raise Http404(str(missing)) from missing
 
@@ -79,48 +67,14 @@ def table_details(request: HttpRequest, table_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def table_page(request: AuthenticatedHttpRequest, table_id: int) -> HttpResponse:
-    """The game screen: board, the player's cards, probability panel, purchases and results.
-
-    Rendered with the current snapshot embedded; table.js then follows the table socket.
-    A Hold'em table's URL serves the Hold'em screen (tables/holdem/page.py, holdem.js).
-    """
+    """The game screen of the table's game (``Game.page``: WiderPoker's board, purchases and
+    results, tables/widerpoker/page.py; Hold'em's, tables/holdem/page.py), rendered with the
+    current snapshot embedded; its script then follows the table socket."""
     try:
-        game = get_table(table_id=table_id).game
+        game = games.game_of(table_id)
     except TableNotFoundError as missing:
         raise Http404(str(missing)) from missing
-    if game == TableGame.HOLDEM:
-        return holdem_table_page(request, table_id, user_id=request.user.pk, username=request.user.get_username())
-    snapshot = _snapshot(table_id, request.user.pk)
-    urls = {
-        "snapshot": reverse("table-snapshot", args=[table_id]),
-        "socket": f"/ws/tables/{table_id}/",
-        "lobby": reverse("lobby"),
-        "login": reverse("login"),
-        "hand_history": "/history/hands/",
-        "session": reverse("responsible-gaming-session"),
-        "limits": reverse("responsible-gaming"),
-    }
-    # A player back after a disconnection hears what happened while he was away, once.
-    seen = int(request.session.get(f"missed:{table_id}", 0))
-    missed = find_missed_result(table_id=table_id, user_id=request.user.pk, since=timezone.now() - timedelta(days=1))
-    if missed is not None and missed["hand_id"] > seen:
-        request.session[f"missed:{table_id}"] = missed["hand_id"]
-    else:
-        missed = None
-    urls["recall"] = reverse("table-recall", args=[table_id])
-    tournament = Tournament.objects.filter(table_id=table_id).exists()
-    return render(
-        request,
-        "tables/table.html",
-        {
-            "table": snapshot["table"],
-            "private": snapshot["private"],
-            "missed": missed,
-            "boot": {**snapshot, "urls": urls, "username": request.user.get_username(), "tournament": tournament},
-            # A tournament's table has no Leave (TournamentLeaveError): Sit out stops the deal.
-            "seat_actions": [action for action in SEAT_ACTIONS if action != "leave" or not tournament],
-        },
-    )
+    return game.page(request, table_id)
 
 
 @require_GET
@@ -141,7 +95,7 @@ def table_snapshot(request: HttpRequest, table_id: int) -> JsonResponse:
     if not request.user.is_authenticated:
         return JsonResponse({"code": "not_authenticated", "message": gettext("Log in first.")}, status=401)
     snapshot = _snapshot(table_id, request.user.pk)
-    services.touch_presence(table_id=table_id, user_id=request.user.pk, now=timezone.now())
+    seating.touch_presence(table_id=table_id, user_id=request.user.pk, now=timezone.now())
     return JsonResponse(snapshot)
 
 
@@ -153,7 +107,7 @@ def seat_action(request: AuthenticatedHttpRequest, table_id: int, action: str) -
         raise Http404(f"no seat action {action!r}")
     name, done = SEAT_ACTIONS[action]
     try:
-        game = commands.game_of_table(table_id)
+        game = games.game_of(table_id)
         parsed = commands.parse_body(name, request.POST, game=game)
         commands.execute(parsed, table_id=table_id, user_id=request.user.pk, now=timezone.now(), game=game)
     except TableNotFoundError as missing:

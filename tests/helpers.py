@@ -16,14 +16,16 @@ from django.db import connection
 from django.db.models import F
 from django.test import Client
 
-from tables import services
+from tables.clock import advance_table
 from tables.models import Hand, Table
+from tables.widerpoker.services.create import create_table
+from tables.widerpoker.services.seating import join_table
 
 
 def create_fun_table(name: str = "Test Rail", **config: Any) -> Table:
     """A fun table: ante 1.00, draws half the ante (0.50), redeals 0.80, 30 s change phase; the model defaults
     for the rest (5% rake, 5 draws, 2 redeals in the first 20 s). ``config`` overrides any."""
-    return services.create_table(
+    return create_table(
         name=name,
         mode="fun",
         currency="FUN",
@@ -47,12 +49,12 @@ def logged_in(user: User) -> Client:
 def seat_players(table: Table, users: list[User], now: datetime) -> None:
     """Seat ``users`` at ``table`` at ``now``, in order."""
     for user in users:
-        services.join_table(table_id=table.pk, user_id=user.pk, now=now)
+        join_table(table_id=table.pk, user_id=user.pk, now=now)
 
 
 def deal(table: Table, now: datetime) -> Hand:
     """Advance the table clock at ``now`` and return the hand it dealt."""
-    assert services.advance_table(table_id=table.pk, now=now)
+    assert advance_table(table_id=table.pk, now=now)
     table.refresh_from_db()
     assert table.current_hand is not None, f"no hand dealt (phase {table.phase})"
     return table.current_hand
@@ -70,7 +72,7 @@ def settle(table: Table) -> Hand:
     table.refresh_from_db()
     hand = table.current_hand
     assert hand is not None
-    assert services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=1))
+    assert advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=1))
     hand.refresh_from_db()
     return hand
 

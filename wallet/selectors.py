@@ -103,7 +103,7 @@ _BOOKS_CHECKS: dict[str, BooksCheckHook] = {}
 def register_books_check(name: str, check: BooksCheckHook) -> None:
     """Make ``check_books`` (so ``verify_books`` and the back-office books check) also run
     ``check``. For the apps above the wallet, which keep money of their own that the ledger
-    must cover (the Hold'em stacks: ``tables.books``), without the wallet importing them;
+    must cover (the Hold'em stacks: ``tables.holdem.books``), without the wallet importing them;
     they register in their ``AppConfig.ready``. Registering a name again replaces it."""
     _BOOKS_CHECKS[name] = check
 

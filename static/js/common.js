@@ -125,6 +125,24 @@ export function toast(message, kind = "info", { key = message, link = null } = {
   item.dataset.timer = String(setTimeout(() => item.remove(), duration));
 }
 
+/** How long a kicked player reads why before the lobby opens (milliseconds). */
+export const KICKED_REDIRECT_MS = 4000;
+
+/**
+ * The server took the player away from the tables (tables/realtime/frames.py, KickedFrame;
+ * close code 4403: staff suspended him, or he started a break): say why once, in
+ * ``message`` (an element) and a toast, then go to ``lobby`` (a URL) after ``delayMs``.
+ * ``state.kicked`` remembers that it was said (the frame and the close both call this).
+ */
+export function showKicked(reason, { state, message, lobby, delayMs = KICKED_REDIRECT_MS }) {
+  if (state.kicked) return;
+  state.kicked = true;
+  const text = reason ?? gettext("You were removed from the table.");
+  if (message) message.textContent = text;
+  toast(text, "error", { key: "kicked" });
+  setTimeout(() => window.location.assign(lobby), delayMs);
+}
+
 /** Build an element: el("span", {class: "x", dataset: {a: 1}}, child, "text"). */
 export function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);

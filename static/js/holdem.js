@@ -3,7 +3,7 @@
 // this player only), and sends the player's actions. Driven purely by the frames: a
 // practice game is a Hold'em table with bots and uses this screen unchanged.
 import { cardName } from "./cards.js";
-import { el, fetchJson, fmt, formatMinor, formatWhen, gettext, openTableSocket, pgettext, refusalText, toast } from "./common.js";
+import { el, fetchJson, fmt, formatMinor, formatWhen, gettext, openTableSocket, pgettext, refusalText, showKicked as sayKicked, toast } from "./common.js";
 import { clampTo, presetSizes } from "./holdem_sizes.js";
 
 const PING_MS = 10000;
@@ -571,17 +571,9 @@ function onFrame(frame) {
   }
 }
 
-const KICKED_REDIRECT_MS = 4000;
-
-/** The server took the player away from the tables (KickedFrame, close code 4403: staff
- * suspended him, or he started a break): say why once, then go to the lobby. */
+/** The server took the player away from the tables (common.js, showKicked): the reason in the player's message. */
 function showKicked(reason) {
-  if (state.kicked) return;
-  state.kicked = true;
-  const text = reason ?? gettext("You were removed from the table.");
-  $("me-message").textContent = text;
-  toast(text, "error", { key: "kicked" });
-  setTimeout(() => window.location.assign(boot.urls.lobby), KICKED_REDIRECT_MS);
+  sayKicked(reason, { state, message: $("me-message"), lobby: boot.urls.lobby });
 }
 
 const socket = openTableSocket(boot.urls.socket, { onFrame, resync, onKicked: () => showKicked(null), urls: boot.urls });

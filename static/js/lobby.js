@@ -59,9 +59,8 @@ function renderRow(t) {
   );
 }
 
-/** Replace (or add) a table's line, unless we already show a newer version of it. */
+/** Replace (or add) a WiderPoker table's line, unless we already show a newer version of it. */
 function upsert(t) {
-  if (t.game === "holdem") return; // Hold'em tables have their own list (renderHoldem)
   if (/^T\d+$/.test(t.currency)) return; // a tournament's table (its chips' currency): listed on /tournaments/
   const current = body.querySelector(`tr[data-table-id="${t.id}"]`);
   if (current && Number(current.dataset.version) > t.version) return;
@@ -112,10 +111,21 @@ function renderHoldem(rows) {
   holdemBody.replaceChildren(...rows.map(renderHoldemRow));
 }
 
+/**
+ * Each game's live line (the ``lobby_table`` frame, pushed for every table): the game of
+ * the line picks its section. A game without one here (Hold'em: its section is re-read over
+ * HTTP, renderHoldem) keeps its lines as the last read gave them.
+ */
+const LIVE_LINES = { widerpoker: upsert };
+
+function liveLine(t) {
+  LIVE_LINES[t.game ?? "widerpoker"]?.(t);
+}
+
 async function refetch() {
   try {
     const data = await fetchJson(table.dataset.tablesUrl);
-    data.tables.forEach(upsert);
+    data.tables.forEach(upsert); // WiderPoker's section (lobby/tables.json lists each game's lines under its own key)
     renderHoldem(data.holdem_tables);
   } catch {
     // offline for now: the next tick or a pushed frame will catch up
@@ -130,7 +140,7 @@ function showStatus(state) {
 
 openSocket(table.dataset.socketUrl, {
   onFrame(frame) {
-    if (frame.type === "lobby_table") upsert(frame.table);
+    if (frame.type === "lobby_table") liveLine(frame.table);
   },
   onOpen(reopened) {
     if (reopened) refetch(); // frames sent while we were away are lost

@@ -1,7 +1,7 @@
 // The game screen: follows the table socket, renders board, cards, odds and results, and
 // sends the player's choices. Frames and shapes: docs/protocol.md, tables/realtime/frames.py.
 import { CATEGORIES, card, cardBack, cardName, isRed } from "./cards.js";
-import { el, fetchJson, fmt, formatMinor, gettext, LANGUAGE, localDecimal, ngettext, openTableSocket, ordinal, pgettext, refusalText, toast } from "./common.js";
+import { el, fetchJson, fmt, formatMinor, gettext, LANGUAGE, localDecimal, ngettext, openTableSocket, ordinal, pgettext, refusalText, showKicked as sayKicked, toast } from "./common.js";
 import { holdOdds, oddsActive } from "./odds.js";
 import { spinReel } from "./reels.js";
 import { celebrate } from "./win.js";
@@ -663,15 +663,9 @@ function applyTournament(frame) {
   banner.replaceChildren(`${text} ${leaders} `, link);
 }
 
-/** The server took the player away from the tables (tables/realtime/frames.py, KickedFrame) and
- * closes the socket: say why once, then go to the lobby. */
+/** The server took the player away from the tables (common.js, showKicked): the reason in the board's message. */
 function showKicked(reason) {
-  if (state.kicked) return;
-  state.kicked = true;
-  const text = reason ?? gettext("You were removed from the table.");
-  $("board-message").textContent = text;
-  toast(text, "error", { key: "kicked" });
-  setTimeout(() => window.location.assign(boot.urls.lobby), RESTART_REDIRECT_MS);
+  sayKicked(reason, { state, message: $("board-message"), lobby: boot.urls.lobby, delayMs: RESTART_REDIRECT_MS });
 }
 
 const socket = openTableSocket(boot.urls.socket, { onFrame, resync, onKicked: () => showKicked(null), urls: boot.urls });

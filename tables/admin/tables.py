@@ -11,7 +11,7 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
@@ -19,21 +19,15 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from config.infra.errors import DomainError
-from tables import services
 from tables.admin.filters import practice_filter
-from tables.admin.forms import (
-    _CONDITION_FIELDS,
-    ChangeConditionsForm,
-    ChangeHoldemConditionsForm,
-    HoldemCreateForm,
-    ReasonForm,
-    TableConditionsForm,
-    TableCreateForm,
-    _from_hundredths,
-)
+from tables.admin.forms import ReasonForm
+from tables.clock import recover_table
 from tables.config_text import field_text, value_text
-from tables.holdem.services import create_holdem_table
-from tables.models import HandStatus, HoldemConditions, SeatStatus, Table, TableConfigChange, TableGame
+from tables.forms import ConditionsForm, from_hundredths
+from tables.games import GAMES, UnknownGameError, change_table_config, game_of
+from tables.games import get as get_game
+from tables.models import SeatStatus, Table, TableConfigChange
+from tables.services.configuration import set_table_open
 from wallet.money import format_minor
 
 
@@ -79,7 +73,7 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
     readonly_fields = (
         "name",
         "game",
-        "holdem_conditions",
+        "conditions",
         "mode",
         "currency",
         "ante",
@@ -111,12 +105,13 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # hands keep their table for good
 
-    @admin.display(description="Hold'em conditions")
-    def holdem_conditions(self, table: Table) -> str:
-        conditions = HoldemConditions.objects.filter(table=table).first()
-        if conditions is None:
-            return "—"
-        return ", ".join(f"{field}={value}" for field, value in conditions.snapshot().items())
+    @admin.display(description="Conditions")
+    def conditions(self, table: Table) -> str:
+        """The conditions in force, as its game keeps them (``ConditionsSpec.current``)."""
+        current = game_of(table).conditions.current(table)
+        return ", ".join(
+            f"{field_text(field)} {value_text(field, value, table.currency)}" for field, value in current.items()
+        )
 
     @admin.display(description="Ante", ordering="ante_minor")
     def ante(self, table: Table) -> str:
@@ -124,7 +119,7 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
 
     @admin.display(description="Rake", ordering="rake_bps")
     def rake(self, table: Table) -> str:
-        return f"{_from_hundredths(table.rake_bps)}%"
+        return f"{from_hundredths(table.rake_bps)}%"
 
     @admin.display(description="Draw price")
     def draw_price(self, table: Table) -> str:
@@ -136,7 +131,7 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
 
     @admin.display(description="Paid entries")
     def paid_fraction(self, table: Table) -> str:
-        return f"{_from_hundredths(table.paid_fraction_bps)}%"
+        return f"{from_hundredths(table.paid_fraction_bps)}%"
 
     @admin.display(description="Minimum prize")
     def min_prize(self, table: Table) -> str:
@@ -169,61 +164,32 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
                 self.admin_site.admin_view(self.conditions_view),
                 name="tables_table_conditions",
             ),
-            path("add-holdem/", self.admin_site.admin_view(self.add_holdem_view), name="tables_table_add_holdem"),
+            path("add-<slug:game>/", self.admin_site.admin_view(self.add_game_view), name="tables_table_add_game"),
             *super().get_urls(),
         ]
 
     def add_view(
         self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
-        """Create a table through ``create_table`` (which checks the rules)."""
-        if not self.has_add_permission(request):
-            raise PermissionDenied
-        defaults = Table(ante_minor=100, draw_price_bps=5000, redeal_price_minor=80)
-        form = TableCreateForm(
-            request.POST or None,
-            initial=TableConditionsForm.initial_from(defaults.config_snapshot()),
-        )
-        if request.method == "POST" and form.is_valid():
-            try:
-                table = services.create_table(
-                    name=form.cleaned_data["name"],
-                    mode=form.cleaned_data["mode"],
-                    currency=form.cleaned_data["currency"],
-                    staff_user_id=_staff_id(request),
-                    reason=form.cleaned_data["reason"],
-                    **form.config(),
-                )
-            except DomainError as error:
-                form.add_domain_error(error)
-            else:
-                self.log_addition(request, table, [{"added": {}}])
-                messages.success(request, f"Table {table.name} created and open in the lobby.")
-                return HttpResponseRedirect(reverse("admin:tables_table_change", args=[table.pk]))
-        return self._form_page(request, title="Add table", form=form, submit="Create table")
+        """Create a table of the house's first game (``add-<game>/`` for the others)."""
+        return self.add_game_view(request, next(iter(GAMES)))
 
-    def add_holdem_view(self, request: HttpRequest) -> HttpResponse:
-        """Create a Hold'em table through ``create_holdem_table`` (which checks the rules)."""
+    def add_game_view(self, request: HttpRequest, game: str) -> HttpResponse:
+        """Create a table of ``game`` through its ``Game.create`` (which checks the rules),
+        with its add form (``GameAdmin.create_form``). An unknown game is a 404."""
         if not self.has_add_permission(request):
             raise PermissionDenied
-        initial = HoldemCreateForm.initial_from(
-            {
-                "betting": "no-limit",
-                "small_blind_minor": 5,
-                "big_blind_minor": 10,
-                "big_bet_minor": 20,
-                "seats": 6,
-                "min_buy_in_minor": 200,
-                "max_buy_in_minor": 1_000,
-                "rake_bps": 500,
-                "time_bank_seconds": 20,
-                "bot_seats": 0,
-            }
+        try:
+            spec = get_game(game)
+        except UnknownGameError as unknown:
+            raise Http404(str(unknown)) from unknown
+        pages = spec.admin
+        form: ConditionsForm = pages.create_form(
+            request.POST or None, initial=pages.create_form.initial_from(dict(pages.create_initial))
         )
-        form = HoldemCreateForm(request.POST or None, initial=initial)
         if request.method == "POST" and form.is_valid():
             try:
-                table = create_holdem_table(
+                table = spec.create(
                     name=form.cleaned_data["name"],
                     mode=form.cleaned_data["mode"],
                     currency=form.cleaned_data["currency"],
@@ -235,9 +201,9 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
                 form.add_domain_error(error)
             else:
                 self.log_addition(request, table, [{"added": {}}])
-                messages.success(request, f"Hold'em table {table.name} created and open in the lobby.")
+                messages.success(request, f"{spec.label} table {table.name} created and open in the lobby.")
                 return HttpResponseRedirect(reverse("admin:tables_table_change", args=[table.pk]))
-        return self._form_page(request, title="Add a Hold'em table", form=form, submit="Create table")
+        return self._form_page(request, title=pages.add_title, form=form, submit="Create table")
 
     def change_view(
         self,
@@ -268,22 +234,23 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
         this never writes a table (a stale save would overwrite the clock's state)."""
 
     def conditions_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
-        """Change a table's conditions with a reason (``change_table_config``): each changed
-        field is audit-logged; a running hand finishes first, then the table restarts."""
+        """Change a table's conditions with a reason, on its game's form
+        (``GameAdmin.conditions_form``), through ``change_table_config``: each changed field
+        is audit-logged; the game applies the change between hands."""
         table = get_object_or_404(Table, pk=object_id)
         if not self.has_change_permission(request, table):
             raise PermissionDenied
-        if table.game == TableGame.HOLDEM:
-            return self._holdem_conditions_view(request, table)
-        effective = {field: getattr(table, field) for field, _ in _CONDITION_FIELDS.values()} | table.pending_changes
-        form = ChangeConditionsForm(request.POST or None, initial=TableConditionsForm.initial_from(effective))
+        spec = game_of(table)
+        effective = spec.conditions.current(table) | table.pending_changes
+        form_class = spec.admin.conditions_form
+        form: ConditionsForm = form_class(request.POST or None, initial=form_class.initial_from(effective))
         if request.method == "POST" and form.is_valid():
             changes = {field: value for field, value in form.config().items() if effective[field] != value}
             if not changes:
                 form.add_error(None, "Nothing changed.")
             else:
                 try:
-                    table = services.change_table_config(
+                    table = change_table_config(
                         table_id=table.pk,
                         changes=changes,
                         staff_user_id=_staff_id(request),
@@ -296,42 +263,7 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
                     self.log_change(
                         request, table, f"Conditions changed ({', '.join(changes)}): {form.cleaned_data['reason']}"
                     )
-                    messages.success(request, _conditions_message(table, changes))
-                    return HttpResponseRedirect(reverse("admin:tables_table_change", args=[table.pk]))
-        return self._form_page(
-            request,
-            title=f"Change the conditions of {table.name}",
-            form=form,
-            submit="Record the change",
-            table=table,
-            pending=pending_text(table),
-        )
-
-    def _holdem_conditions_view(self, request: HttpRequest, table: Table) -> HttpResponse:
-        """Hold'em conditions with a reason, through ``change_table_config`` (audit-logged;
-        applied by the clock before the next hand)."""
-        current = HoldemConditions.objects.get(table=table).snapshot() | table.pending_changes
-        form = ChangeHoldemConditionsForm(
-            request.POST or None, initial=ChangeHoldemConditionsForm.initial_from(current)
-        )
-        if request.method == "POST" and form.is_valid():
-            changes = {field: value for field, value in form.config().items() if current[field] != value}
-            if not changes:
-                form.add_error(None, "Nothing changed.")
-            else:
-                try:
-                    services.change_table_config(
-                        table_id=table.pk,
-                        changes=changes,
-                        staff_user_id=_staff_id(request),
-                        reason=form.cleaned_data["reason"],
-                        now=timezone.now(),
-                    )
-                except DomainError as error:
-                    form.add_domain_error(error)
-                else:
-                    self.log_change(request, table, f"Conditions changed ({', '.join(changes)})")
-                    messages.success(request, "Recorded: the change applies before the next hand.")
+                    messages.success(request, spec.admin.changed(table, changes))
                     return HttpResponseRedirect(reverse("admin:tables_table_change", args=[table.pk]))
         return self._form_page(
             request,
@@ -443,41 +375,19 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
         )
 
 
-def _conditions_message(table: Table, changes: dict[str, int]) -> str:
-    if table.pending_changes:
-        return (
-            f"Recorded {len(changes)} change(s) to {table.name}. A hand is running: it finishes "
-            "under the old conditions, then the table restarts with the new ones."
-        )
-    return f"Recorded {len(changes)} change(s) to {table.name}; the table restarted with them."
-
-
 def _set_open(request: HttpRequest, table: Table, reason: str, now: datetime, *, is_open: bool) -> str | None:
     if table.is_open == is_open:
         return None
-    services.set_table_open(
-        table_id=table.pk, is_open=is_open, staff_user_id=_staff_id(request), reason=reason, now=now
-    )
+    set_table_open(table_id=table.pk, is_open=is_open, staff_user_id=_staff_id(request), reason=reason, now=now)
     return "opened" if is_open else "closed"
 
 
 def _cancel_running_hand(request: HttpRequest, table: Table, reason: str, now: datetime) -> str | None:
-    if table.game == TableGame.HOLDEM:
-        from tables.models import HoldemHand, HoldemHandStatus
-
-        running = HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).first()
-        if running is None:
-            return None
-        services.recover_table(
-            table_id=table.pk, now=now, reason=f"Cancelled by {request.user.get_username()}: {reason}"
-        )
-        return f"Hold'em hand #{running.number} cancelled: every stack is back as it was"
-    hand = table.current_hand
-    if hand is None or hand.status != HandStatus.CHANGE:
+    """A croupier's malfunction cancel: the table's game cancels its running hand with every
+    wager back (``recover_table``); None when no hand runs."""
+    pages = game_of(table).admin
+    running = pages.running_hand(table)
+    if running is None:
         return None
-    services.recover_table(
-        table_id=table.pk,
-        now=now,
-        reason=f"Cancelled by {request.user.get_username()}: {reason}",
-    )
-    return f"hand #{hand.number} cancelled and refunded"
+    recover_table(table_id=table.pk, now=now, reason=f"Cancelled by {request.user.get_username()}: {reason}")
+    return f"{running} {pages.cancelled}"

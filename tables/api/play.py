@@ -12,57 +12,71 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.infra.rest import ACTION_THROTTLES, ERRORS, request_player_id
-from tables import commands, selectors
+from tables import commands, games
 from tables.api.common import EntryStateSerializer
+from tables.games import Game
 from tables.realtime.push import push_private_on_commit
-from tables.widerpoker.services import purchases
 
 
-def _act(request: Request, table_id: int, name: str) -> Response:
-    """Parse the body as action ``name`` of the table's game, run it through the one way in
-    (tables/commands.py, the same as the socket's) and answer with the player's new state.
-    A draw or redeal paid by the player goes through the process's purchase writer
-    (``_buy``)."""
-    game = commands.WIDERPOKER if purchases.is_widerpoker(table_id) else commands.game_of_table(table_id)
+def _act(request: Request, table_id: int, name: str, game: Game | None = None) -> Response:
+    """Parse the body as action ``name`` of the table's game (``game``, else the registry's
+    ``game_of``: cached, a table's game never changes), run it through the one way in
+    (tables/commands.py, the same as the socket's) and answer with the player's new private
+    frame (``Game.private_frame``: ``entry_state`` at a WiderPoker table, documented by
+    EntryStateSerializer; ``holdem_private`` at a Hold'em table). A purchase the game
+    batches (``Game.purchases``: a draw or redeal paid by the player) goes through the
+    process's purchase writer (``_buy``)."""
+    game = game or games.game_of(table_id)
     action = commands.parse_body(name, request.data, game=game)
-    batched = game == commands.WIDERPOKER and name in purchases.ACTIONS and not action.params.get("free")
-    if batched and purchases.enabled():
-        return _buy(request, table_id, name)
+    door = game.purchases
+    if door is not None and door.batches(name, action.params) and door.enabled():
+        return _buy(request, table_id, name, game)
     commands.execute(action, table_id=table_id, user_id=request_player_id(request), now=timezone.now(), game=game)
-    if game == commands.HOLDEM:
-        # The Hold'em private frame (tables/realtime/frames.py, HoldemPrivateFrame).
-        return Response(selectors.get_private_state(table_id=table_id, user_id=request_player_id(request)))
-    # The ``entry_state`` frame as pushed to his sockets, JSON-ready: EntryStateSerializer
-    # documents it (the schema) without copying it field by field on every purchase.
-    return Response(selectors.get_entry_state(table_id=table_id, user_id=request_player_id(request)))
+    return Response(game.private_frame(table_id, request_player_id(request)))
 
 
-def _buy(request: Request, table_id: int, name: str) -> Response:
+def _buy(request: Request, table_id: int, name: str, game: Game) -> Response:
     """A purchase through the purchase writer (tables/widerpoker/services/purchases.py): queued, then
     this request's worker thread waits for its batch's commit and answers with the
-    ``entry_state`` the writer built (no second read). The optional ``Idempotency-Key``
+    private frame the writer built (no second read). The optional ``Idempotency-Key``
     header is the purchase's ``ref`` (one longer than 64 characters is kept as its digest):
     sent again after a lost answer, it is answered with the state and charged nothing. The
     player's open sockets at the table get the new state pushed, as for every REST action."""
+    door = game.purchases
+    assert door is not None
     user_id = request_player_id(request)
-    order = purchases.Order(
-        kind=purchases.ACTIONS[name],
-        table_id=table_id,
-        user_id=user_id,
-        now=timezone.now(),
-        ref=purchases.clean_ref(request.headers.get("Idempotency-Key")),
+    order = door.order(
+        name, table_id=table_id, user_id=user_id, now=timezone.now(), ref=request.headers.get("Idempotency-Key")
     )
-    purchases.precheck(order)
-    outcome = purchases.wait(order)
+    door.precheck(order)
+    outcome = door.wait(order)
     if outcome.error is not None:
         raise outcome.error
     push_private_on_commit(table_id, user_id)  # no transaction open: published at once
     if outcome.frame is None:  # a duplicate: the state as it is now
-        return Response(selectors.get_entry_state(table_id=table_id, user_id=user_id))
+        return Response(game.private_frame(table_id, user_id))
     return Response(outcome.frame)
 
 
-class HoldemActionApi(APIView):
+class GameActionApi(APIView):
+    """Any action of one game at a table of that game, the action named in the URL: the
+    same parse and execute as the socket's; answers with the player's private frame. 400
+    ``unknown_type`` for an action the game does not have, or a table of another game.
+    ``game``: the key of the game the URL serves (a ``tables.games`` key, given by the URL
+    conf)."""
+
+    throttle_classes = ACTION_THROTTLES
+    game: str = ""
+
+    def post(self, request: Request, table_id: int, action: str) -> Response:
+        request.data  # noqa: B018  # the body is parsed first: a bad one is refused as on every route
+        game = games.game_of(table_id)
+        if game.key != self.game:
+            raise commands.UnknownActionError(f"table {table_id} is not a {games.get(self.game).label} table")
+        return _act(request, table_id, action, game)
+
+
+class HoldemActionApi(GameActionApi):
     """A Hold'em action (docs/protocol.md, "Texas Hold'em"): ``join`` (``seat``,
     ``buy_in_minor``, ``blind``), ``add_chips`` (``amount_minor``), ``leave``, ``sit_out``,
     ``sit_in``, ``fold``, ``check``, ``call``, ``all_in``, ``bet`` and ``raise``
@@ -71,14 +85,11 @@ class HoldemActionApi(APIView):
     ``unknown_type`` for another action or a WiderPoker table's; 409 with the engine's
     codes (``not_your_turn``, ``amount_too_small``, ...)."""
 
-    throttle_classes = ACTION_THROTTLES
+    game = "holdem"  # the URL's game: /api/tables/<id>/holdem/<action>/ (unchanged)
 
     @extend_schema(operation_id="tables_holdem_action", request=None, responses={200: None, **ERRORS})
     def post(self, request: Request, table_id: int, action: str) -> Response:
-        request.data  # noqa: B018  # the body is parsed first: a bad one is refused as on every route
-        if commands.game_of_table(table_id) != commands.HOLDEM:
-            raise commands.UnknownActionError(f"table {table_id} is not a Hold'em table")
-        return _act(request, table_id, action)
+        return super().post(request, table_id, action)
 
 
 class TableJoinApi(APIView):

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from django.db.models import Count, Q
 
+from tables.gamespec import GameLobby
 from tables.models import HoldemConditions, SeatStatus, Table, TableGame
 
 
@@ -95,3 +96,12 @@ def list_holdem_lobby_rows() -> list[HoldemLobbyRow]:
             )
         )
     return rows
+
+
+def lobby_rows() -> list[dict[str, Any]]:
+    """Every open Hold'em table's lobby line as JSON (``HoldemLobbyRow.as_json``)."""
+    return [row.as_json() for row in list_holdem_lobby_rows()]
+
+
+LOBBY: Final = GameLobby(rows=lobby_rows, template="lobby/_holdem_tables.html", json_key="holdem_tables")
+"""Hold'em's lobby section; its rows under ``holdem_tables`` in lobby/tables.json."""

@@ -1,8 +1,9 @@
 """The game screen's WebSocket: parses, rate-limits, hands actions to the one way in.
 
 Inbound frames (JSON objects, at most 2 KB; an optional ``ref`` is echoed in the answer) are
-the actions of the table's game (``tables.commands.COMMANDS``: for WiderPoker ``hold``,
-``buy_draw``, ``redeal``, ``join``, ``leave``, ``sit_out``, ``sit_in``) plus the socket's own
+the actions of the table's game (``Game.commands`` of the registry, tables/games.py: for
+WiderPoker ``hold``, ``buy_draw``, ``redeal``, ``join``, ``leave``, ``sit_out``, ``sit_in``)
+plus the socket's own
 ``snapshot`` (resend the public and private state) and ``ping`` (presence heartbeat, answered
 by ``pong``). An accepted action is answered by ``ack``; the private state it changed arrives
 once, pushed through the hub (tables/realtime/push.py). docs/protocol.md is the contract.
@@ -31,12 +32,13 @@ from django.utils.translation.trans_real import parse_accept_lang_header
 
 from config.infra import metrics
 from config.infra.errors import DomainError
-from tables import commands, selectors, services
-from tables.commands import FRAME_ENVELOPE, WIDERPOKER, Action, frame_ref, parse_action, read_frame
+from tables import commands, games
+from tables.commands import FRAME_ENVELOPE, Action, frame_ref, parse_action, read_frame
 from tables.errors import TableNotFoundError
+from tables.games import Game
 from tables.realtime.frames import AckFrame, ErrorFrame, PongFrame, dumps
 from tables.realtime.hub import get_hub
-from tables.widerpoker.services import purchases
+from tables.services import seating
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +90,7 @@ class TableConsumer(AsyncWebsocketConsumer):
 
     table_id: int
     user_id: int
-    game: str = WIDERPOKER
+    game: Game  # the table's game (tables/games.py), read once at connect
     counted = False  # whether this socket is counted in its seat's ws_connections
     metered = False  # whether this socket is counted in widerpoker_websockets_open
 
@@ -103,11 +105,11 @@ class TableConsumer(AsyncWebsocketConsumer):
         self.bucket = TokenBucket(rate=settings.WS_RATE_PER_SECOND, burst=settings.WS_RATE_BURST, now=time.monotonic())
         self.strikes = 0
         try:
-            self.game = await database_sync_to_async(commands.game_of_table)(self.table_id)
+            self.game = await database_sync_to_async(games.game_of)(self.table_id)
         except TableNotFoundError:
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        self.counted = await database_sync_to_async(services.record_socket)(
+        self.counted = await database_sync_to_async(seating.record_socket)(
             table_id=self.table_id, user_id=self.user_id, opened=True, now=timezone.now()
         )
         await self.accept()
@@ -126,7 +128,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             return
         get_hub().discard(self)
         if self.counted:  # only what this socket counted: the seat may predate or postdate it
-            await database_sync_to_async(services.record_socket)(
+            await database_sync_to_async(seating.record_socket)(
                 table_id=self.table_id, user_id=self.user_id, opened=False, now=timezone.now()
             )
 
@@ -164,29 +166,22 @@ class TableConsumer(AsyncWebsocketConsumer):
 
     def _batched(self, action: Action) -> bool:
         """Whether ``action`` is a purchase the process's purchase writer commits in a batch
-        (tables/widerpoker/services/purchases.py): a draw or redeal paid by the player at a WiderPoker
-        table, with the writer on (free items keep the one-at-a-time path)."""
-        return (
-            self.game == WIDERPOKER
-            and action.name in purchases.ACTIONS
-            and not action.params.get("free")
-            and purchases.enabled()
-        )
+        (``Game.purchases``: at a WiderPoker table a draw or redeal paid by the player,
+        tables/widerpoker/services/purchases.py), with the writer on (free items keep the
+        one-at-a-time path)."""
+        door = self.game.purchases
+        return door is not None and door.batches(action.name, action.params) and door.enabled()
 
     async def buy(self, action: Action, ref: str | int | None) -> None:
         """Queue a purchase for the writer without blocking the event loop, then answer: an
-        ``ack`` and the new ``entry_state`` built by the writer after the commit, or the
+        ``ack`` and the new private state built by the writer after the commit, or the
         refusal's error frame (raised to ``receive``). A duplicate ``ref`` is acked with
         ``duplicate: true`` and the state read afresh; nothing is charged again."""
-        order = purchases.Order(
-            kind=purchases.ACTIONS[action.name],
-            table_id=self.table_id,
-            user_id=self.user_id,
-            now=timezone.now(),
-            ref=purchases.clean_ref(ref),
-        )
-        purchases.precheck(order)
-        outcome = await asyncio.wrap_future(purchases.get_writer().submit(order))
+        door = self.game.purchases
+        assert door is not None
+        order = door.order(action.name, table_id=self.table_id, user_id=self.user_id, now=timezone.now(), ref=ref)
+        door.precheck(order)
+        outcome = await asyncio.wrap_future(door.submit(order))
         if outcome.error is not None:
             raise outcome.error
         ack = AckFrame(type="ack", action=action.name, ref=ref)
@@ -208,7 +203,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         """Run a parsed action for this socket's player at this socket's table."""
         common = {"table_id": self.table_id, "user_id": self.user_id}
         if action.name == "ping":
-            await database_sync_to_async(services.touch_presence)(**common, now=timezone.now())
+            await database_sync_to_async(seating.touch_presence)(**common, now=timezone.now())
             await self.send(dumps(PongFrame(type="pong", server_time=timezone.now().isoformat())))
         elif action.name == "snapshot":
             await self.send_snapshot()
@@ -216,30 +211,26 @@ class TableConsumer(AsyncWebsocketConsumer):
             await database_sync_to_async(commands.execute)(action, **common, now=timezone.now(), game=self.game)
             if commands.find_command(action.name, game=self.game).seats and not self.counted:
                 # The player sat down from this open socket: from now on it is his presence.
-                self.counted = await database_sync_to_async(services.record_socket)(
+                self.counted = await database_sync_to_async(seating.record_socket)(
                     **common, opened=True, now=timezone.now()
                 )
 
     async def send_snapshot(self) -> None:
-        """Send the public frame, then this player's private one. At a WiderPoker table the
-        public frame comes from the hub's per-process cache while it is current
-        (tables/realtime/hub.py, ``public_snapshot``): every socket of a table gets the same."""
-        if self.game == WIDERPOKER:
+        """Send the public frame, then this player's private one. The public frame of a game
+        whose connect frames are cached (``Game.cached_snapshot``, WiderPoker) comes from the
+        hub's per-process cache while it is current (tables/realtime/hub.py,
+        ``public_snapshot``): every socket of a table gets the same."""
+        if self.game.cached_snapshot:
             await self.send(await get_hub().public_snapshot(self.table_id))
         else:
-            state = await database_sync_to_async(selectors.get_public_state)(table_id=self.table_id)
+            state = await database_sync_to_async(self.game.public_frame)(self.table_id)
             await self.send(dumps(state))
         await self.send_private()
 
     async def send_private(self) -> None:
-        if self.game == WIDERPOKER:  # the game is known: no query to find it again
-            private: Any = await database_sync_to_async(selectors.get_entry_state)(
-                table_id=self.table_id, user_id=self.user_id
-            )
-        else:
-            private = await database_sync_to_async(selectors.get_private_state)(
-                table_id=self.table_id, user_id=self.user_id
-            )
+        """Send this player his private frame (``Game.private_frame``: the game is known, no
+        query to find it again)."""
+        private = await database_sync_to_async(self.game.private_frame)(self.table_id, self.user_id)
         await self.send(dumps(private))
 
 

@@ -6,17 +6,20 @@ the channel layer: every ASGI process keeps a hub of its own sockets per table a
 
 * in production (``REDIS_URL``), subscribes **once per process** to the pattern
   ``<prefix>:table:*``; publishers (the Celery worker's clock, any process's services) send one
-  ``PUBLISH`` per broadcast;
-* in the embedded default, receives publishes directly from the threads of the same process.
+  ``PUBLISH`` per broadcast (tables/realtime/bus.py, the publish side);
+* in the embedded default, receives publishes directly from the threads of the same process
+  (each hub registers itself with the bus as its loop's receiver).
 
 After a public frame, the hub builds the private states of all its sockets of that table in
-one batched read (``tables.selectors.render_entry_states``) and sends each its own. The same
-hub delivers a player's private refresh (``publish_player``): the sockets of one player, at
+one batched read (``render_private_frames``: the table's game's ``private_frames``,
+tables/games.py) and sends each its own. The same
+hub delivers a player's private refresh (``bus.publish_player``): the sockets of one player, at
 one table or at all of them, each get their private state, or are closed. So a player's
 private state has one path, whatever changed it (tables/realtime/frames.py).
 
-The hub also serves the public frame a WiderPoker socket gets on connect (and on its
-``snapshot`` request) from a per-table cache (``public_snapshot``): at a table of 10,000 seats
+The hub also serves the public frame a socket gets on connect (and on its ``snapshot``
+request), at a table whose game allows it (``Game.cached_snapshot``: WiderPoker), from a
+per-table cache (``public_snapshot``): at a table of 10,000 seats
 building it costs ~10 ms and 5 queries (the seat count above all), and a connect storm would
 build it 10,000 times for the same state. The rule that keeps it from ever being staler than
 what the table's watchers were pushed: every table delivery that reaches this hub
@@ -37,8 +40,8 @@ are handed to each open connection the same way (``sendMessage``, what daphne's 
 open, or a test communicator goes through ``base_send`` as before.
 
 Each public frame's fan-out to ``FANOUT_REPORT_MIN_SOCKETS`` sockets or more (1,000 by
-default) is reported by the process that wrote it (``FanoutReport``, an INFO line on
-``tables.realtime.fanout``): from its publication, when the hub began, when each
+default) is reported by the process that wrote it (``FanoutReport``, tables/realtime/fanout.py,
+an INFO line on ``tables.realtime.fanout``): from its publication, when the hub began, when each
 socket's write was handed over (101 percentiles), when the loop's next turn had flushed the
 transports, and when the private states were handed over. ``bench/massive.py`` and
 ``bench/fanout.py`` read these lines for the figures "measured at the server".
@@ -47,31 +50,28 @@ transports, and when the private states were handed over. ``bench/massive.py`` a
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import json
 import logging
-import re
 import time
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
-from tables.realtime.frames import TableStateFrame, dumps, hub_channel
-from tables.services import degradation
+from tables import games
+from tables.realtime import bus
+from tables.realtime.bus import channel_prefix
+from tables.realtime.fanout import FanoutReport, frame_head
+from tables.realtime.frames import dumps
+from tables.selectors import table_version
+from tables.services import presence
 
 logger = logging.getLogger(__name__)
-fanout_logger = logging.getLogger("tables.realtime.fanout")
-"""Where each process reports a broadcast's fan-out (``FanoutReport``; INFO)."""
-
-FANOUT_REPORT_QUANTILES = 100
-"""A report carries the write offsets at every 1/100 of the table's sockets (101 values)."""
-
 DISPATCH_BATCH = 1000
 """At most this many deliveries already received are taken together (``dispatch_many``)."""
 
@@ -94,11 +94,6 @@ class HubSocket(Protocol):
     async def base_send(self, message: dict[str, Any]) -> None: ...
 
 
-def layer_prefix() -> str:
-    """The Redis key prefix of this installation's channel layer (``CHANNEL_LAYER_PREFIX``)."""
-    return str(settings.CHANNEL_LAYERS["default"].get("CONFIG", {}).get("prefix", "asgi"))
-
-
 def prepared_protocol(socket: HubSocket) -> Any | None:
     """The autobahn protocol behind a daphne connection's ASGI send, if it is one and is
     open (it can then take a prepared message); ``None`` otherwise."""
@@ -114,17 +109,12 @@ def prepared_protocol(socket: HubSocket) -> Any | None:
     return protocol
 
 
-def channel_prefix() -> str:
-    """What every hub channel starts with; each process subscribes to ``<this>*``."""
-    return f"{layer_prefix()}:table:"
-
-
 @dataclass(frozen=True)
 class CachedSnapshot:
     """A table's public frame as built for a connect: its ``version``, the hub's
     ``generation`` of that table when the build began, and ``built_at`` (monotonic s)."""
 
-    frame: TableStateFrame
+    frame: Mapping[str, Any]
     version: int
     generation: tuple[int, int]
     built_at: float
@@ -134,102 +124,21 @@ class CachedSnapshot:
         return dumps({**self.frame, "server_time": timezone.now().isoformat()})
 
 
-@dataclass
-class FanoutReport:
-    """How long one public frame took to reach one process's sockets of a table, in seconds
-    from ``published_at`` (the frame's publication, so Redis' pub/sub is included):
-
-    * ``queued``: until this hub began writing (pub/sub, the event loop's queue);
-    * ``written``: when each socket's write was handed to its transport, in writing order;
-    * ``loop``: when the last was handed over;
-    * ``flushed``: after the event loop's next full turn, in which the transports write
-      their buffers to the kernel (a socket whose kernel buffer is full keeps the rest);
-    * ``private``: when every socket had been handed its private state (or None).
-
-    ``frame`` names the frame (its ``type``, ``version`` and ``phase`` when it has them,
-    ``frame_head``). ``log`` writes one INFO line to ``tables.realtime.fanout`` as soon as the
-    transports are flushed: ``fanout-report`` and a JSON object with these keys, ``written``
-    reduced to its 101 percentiles (``written_pct``), ``private`` null; ``log_private`` a
-    second one when the private states were handed over."""
-
-    table_id: int
-    frame: dict[str, Any]
-    sockets: int
-    queued: float
-    written: list[float]
-    loop: float
-    flushed: float
-    private: float | None = field(default=None)
-
-    def percentiles(self) -> list[float]:
-        """The write offsets at 0, 1, ..., 100 % of the sockets (nearest rank)."""
-        ordered = sorted(self.written)
-        if not ordered:
-            return []
-        last = len(ordered) - 1
-        return [ordered[min(last, (q * len(ordered)) // FANOUT_REPORT_QUANTILES)] for q in range(101)]
-
-    def log_private(self) -> None:
-        """One more INFO line once the private states were handed over: ``fanout-private``
-        and a JSON object (``table_id``, ``frame``, ``sockets``, ``private``)."""
-        fanout_logger.info(
-            "fanout-private %s",
-            json.dumps(
-                {
-                    "table_id": self.table_id,
-                    "frame": self.frame,
-                    "sockets": self.sockets,
-                    "private": None if self.private is None else round(self.private, 6),
-                }
-            ),
-        )
-
-    def log(self) -> None:
-        fanout_logger.info(
-            "fanout-report %s",
-            json.dumps(
-                {
-                    "table_id": self.table_id,
-                    "frame": self.frame,
-                    "sockets": self.sockets,
-                    "queued": round(self.queued, 6),
-                    "written_pct": [round(v, 6) for v in self.percentiles()],
-                    "loop": round(self.loop, 6),
-                    "flushed": round(self.flushed, 6),
-                    "private": None if self.private is None else round(self.private, 6),
-                }
-            ),
-        )
-
-
-_HEAD = re.compile(r'"(type|phase)":\s*"(\w+)"|"(version)":\s*(\d+)')
-
-
-def frame_head(text: str) -> dict[str, Any]:
-    """The ``type``, ``version`` and ``phase`` of a serialised frame, read from its first
-    300 characters without parsing the whole frame (absent keys are left out)."""
-    head: dict[str, Any] = {}
-    for match in _HEAD.finditer(text[:300]):
-        if match.group(1):
-            head.setdefault(match.group(1), match.group(2))
-        else:
-            head.setdefault("version", int(match.group(4)))
-    return head
-
-
 def read_table_version(table_id: int) -> int | None:
     """The table's current version (sync; ``tables.selectors.table_version``)."""
-    from tables.selectors import table_version
-
     return table_version(table_id=table_id)
 
 
-def build_table_state(table_id: int) -> TableStateFrame:
-    """A fresh public frame of a WiderPoker table (sync; ``tables.selectors.get_table_state``).
+def build_table_state(table_id: int) -> Mapping[str, Any]:
+    """A fresh public frame of a table (sync; its game's ``public_frame``, tables/games.py).
     Raises TableNotFoundError."""
-    from tables.selectors import get_table_state
+    return games.game_of(table_id).public_frame(table_id)
 
-    return get_table_state(table_id=table_id)
+
+def render_private_frames(table_id: int, user_ids: set[int]) -> dict[int, str]:
+    """Each of ``user_ids``' private frame at the table, serialised, in one batched read
+    (sync; its game's ``private_frames``, tables/games.py). Raises TableNotFoundError."""
+    return games.game_of(table_id).private_frames(table_id, user_ids)
 
 
 class TableHub:
@@ -262,18 +171,13 @@ class TableHub:
 
     async def _beat(self) -> None:
         """Stamp this process's heartbeat for as long as it runs (tables/services/presence.py)."""
-        from channels.db import database_sync_to_async
-        from django.utils import timezone
-
-        from tables.services.presence import beat
-
         while True:
             try:
                 # Not in the process's one thread for sync code (thread-sensitive): a busy
                 # process queues seconds of work there (a hand of 10,000 sockets' private
                 # states, requests), and a heartbeat waiting behind it got the process taken
                 # for dead and its 5,000 players off their seats (docs/benchmarks.md).
-                await database_sync_to_async(beat, thread_sensitive=False)(now=timezone.now())
+                await database_sync_to_async(presence.beat, thread_sensitive=False)(now=timezone.now())
             except Exception:
                 logger.exception("presence heartbeat failed; retrying")
             await asyncio.sleep(settings.PRESENCE_HEARTBEAT_SECONDS)
@@ -311,7 +215,7 @@ class TableHub:
         self.snapshots.pop(table_id, None)
 
     async def public_snapshot(self, table_id: int) -> str:
-        """The public frame (``table_state``, serialised) a new socket of a WiderPoker table
+        """The public frame (serialised) a new socket of a table whose game caches it
         is sent: the cached one while it is current (see the module's docstring for the
         rule), else a fresh build shared by every connect that waits for it. Raises
         TableNotFoundError."""
@@ -362,26 +266,20 @@ class TableHub:
                     await self._send(socket, {"type": "websocket.send", "text": text})
                 await self._send(socket, {"type": "websocket.close", "code": close_code})
             return
-        from tables.selectors import render_entry_states
-
         for table in sorted({socket.table_id for socket in members}):
-            states = await database_sync_to_async(render_entry_states)(table_id=table, user_ids={user_id})
+            states = await database_sync_to_async(render_private_frames)(table, {user_id})
             for socket in members:
                 if socket.table_id == table:
                     await self._send(socket, {"type": "websocket.send", "text": states[user_id]})
 
     async def deliver_players(self, table_id: int, user_ids: set[int]) -> None:
         """Send the local sockets of ``user_ids`` at ``table_id`` their private states, all
-        rendered in one batched read (``render_entry_states``) and handed to daphne sockets
+        rendered in one batched read (``render_private_frames``) and handed to daphne sockets
         without an await each (``write_frames``)."""
         members = [s for user_id in user_ids for s in self.players.get(user_id, ()) if s.table_id == table_id]
         if not members:
             return
-        from tables.selectors import render_entry_states
-
-        states = await database_sync_to_async(render_entry_states)(
-            table_id=table_id, user_ids={socket.user_id for socket in members}
-        )
+        states = await database_sync_to_async(render_private_frames)(table_id, {socket.user_id for socket in members})
         _, slow = self.write_frames(table_id, members, lambda socket: states[socket.user_id], prepare=None)
         for socket in slow:
             await self._send(socket, {"type": "websocket.send", "text": states[socket.user_id]})
@@ -466,10 +364,8 @@ class TableHub:
             if report.sockets >= settings.FANOUT_REPORT_MIN_SOCKETS:
                 report.log()  # now: the private states below may take seconds
         if refresh_private:
-            from tables.selectors import render_entry_states
-
-            states = await database_sync_to_async(render_entry_states)(
-                table_id=table_id, user_ids={socket.user_id for socket in members}
+            states = await database_sync_to_async(render_private_frames)(
+                table_id, {socket.user_id for socket in members}
             )
             _, slow = self.write_frames(table_id, members, lambda socket: states[socket.user_id], prepare=None)
             for socket in slow:
@@ -566,7 +462,6 @@ def _retrieve(task: asyncio.Task[Any]) -> None:
 
 
 _hubs: dict[asyncio.AbstractEventLoop, TableHub] = {}
-_publisher: Any = None
 
 
 def get_hub() -> TableHub:
@@ -577,59 +472,5 @@ def get_hub() -> TableHub:
         for stale in [other for other in _hubs if other.is_closed()]:
             del _hubs[stale]
         hub = _hubs[loop] = TableHub(loop)
+        bus.register_receiver(loop, hub.dispatch)  # embedded deliveries of this loop (tables/realtime/bus.py)
     return hub
-
-
-def publish_table_frame(table_id: int, text: str | None, *, refresh_private: bool = False) -> None:
-    """Deliver a public frame to every socket of the table, in every ASGI process, and
-    with ``refresh_private`` each of those sockets its own private state.
-
-    Call from sync code (services' on-commit hooks, the clock). With Redis: one ``PUBLISH``.
-    Embedded: hand the frame to the hubs of this process's event loops.
-    """
-    _publish(
-        hub_channel(layer_prefix(), "table", table_id),
-        {"table_id": table_id, "text": text, "refresh_private": refresh_private, "published_at": time.time()},
-    )
-
-
-def publish_player(
-    user_id: int, *, table_id: int | None = None, close_code: int | None = None, text: str | None = None
-) -> None:
-    """Send the player's sockets (at ``table_id``, or all his tables) their private state,
-    in every ASGI process; with ``close_code``, send them ``text`` and close them instead."""
-    _publish(
-        hub_channel(layer_prefix(), "player", user_id),
-        {"user_id": user_id, "table_id": table_id, "close_code": close_code, "text": text},
-    )
-
-
-def _publish(channel: str, payload: dict[str, Any]) -> None:
-    if settings.REDIS_URL:
-        global _publisher
-        if _publisher is None:
-            import redis
-
-            # Fail fast: a push runs after a commit, in the request that made the change; a
-            # Redis that does not answer must not hold that request (security audit L7).
-            _publisher = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=1)
-        try:
-            _publisher.publish(channel, json.dumps(payload))
-        except Exception:
-            logger.exception("publishing to %s failed", channel)
-            degradation.record_degradation(kind=degradation.REDIS, now=timezone.now())
-        return
-    for loop, hub in list(_hubs.items()):
-        if not loop.is_closed():
-            # A fresh context: the caller's (a sync_to_async worker thread) carries asgiref's
-            # thread-sensitive markers, which would make the hub's own database reads deadlock.
-            loop.call_soon_threadsafe(_start_delivery, hub, payload, context=contextvars.Context())
-
-
-def _start_delivery(hub: TableHub, payload: dict[str, Any]) -> None:
-    task = hub.loop.create_task(hub.dispatch(payload))
-    _deliveries.add(task)
-    task.add_done_callback(_deliveries.discard)
-
-
-_deliveries: set[asyncio.Task[None]] = set()  # strong references until each delivery is done

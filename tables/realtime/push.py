@@ -8,16 +8,15 @@
   to send that player's sockets their private state; ``kick_player_on_commit`` tells
   them why and closes them (a suspended account).
 * The lobby: ``publish_lobby_line`` through the Channels layer group ``lobby``.
-* A Hold'em clock step that played a betting action: ``broadcast_holdem_action_on_commit``
-  builds the public frame from the rows the step holds (no statement, no second replay)
-  and sends no lobby line (an action changes only the line's ``version`` and ``deadline``).
+* A game may push its public frame from rows it already holds through ``bus`` itself
+  (tables/holdem/push.py: a Hold'em betting action, no second read, no lobby line).
 
 Every helper runs after the current transaction commits, so nothing is announced for a
 rolled-back change, and runs robustly: a push that raises (Redis unreachable, security
 audit L7) is logged by Django and never turns the committed change into an error for the
 request or clock step that made it. Pushes are hints; the snapshot is the truth.
-Private data is built per socket by the hub from
-``tables.selectors.render_entry_states``: nothing secret is ever broadcast.
+Private data is built per socket by the hub, through the table's game
+(``Game.private_frames``, tables/realtime/hub.py): nothing secret is ever broadcast.
 """
 
 from __future__ import annotations
@@ -31,9 +30,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from tables import selectors
-from tables.holdem.selectors import HoldemTableRows, build_holdem_table_frame
-from tables.models import Table
-from tables.realtime import hub
+from tables.realtime import bus
 from tables.realtime.frames import CLOSE_KICKED, LOBBY_GROUP, KickedFrame, LobbyTableFrame, dumps
 from tables.services import degradation
 
@@ -69,7 +66,7 @@ def broadcast_table_on_commit(table_id: int, *, refresh_private: bool = False, l
     ``refresh_private``, each seated socket its own private state) and its lobby line."""
 
     def push() -> None:
-        hub.publish_table_frame(
+        bus.publish_table_frame(
             table_id, dumps(selectors.get_public_state(table_id=table_id)), refresh_private=refresh_private
         )
         if lobby:
@@ -78,32 +75,15 @@ def broadcast_table_on_commit(table_id: int, *, refresh_private: bool = False, l
     transaction.on_commit(push, robust=True)
 
 
-def broadcast_holdem_action_on_commit(table: Table, rows: HoldemTableRows) -> None:
-    """After commit, push the public frame of a Hold'em table whose clock step played a
-    betting action and left the hand running, built from what the step holds: ``table``
-    as saved (its new ``version`` and ``phase_deadline``) and ``rows`` (conditions, hand,
-    replayed state, seats). Byte for byte the frame a fresh read gives (its
-    ``server_time`` aside), without the 5 statements and the second replay of that read.
-    Seated sockets get their private state (``refresh_private``). No lobby line: between a
-    deal and a settlement only its ``version`` and ``deadline`` change, and the lobby
-    re-reads its list over HTTP (perf audit 2026-11-26, section 3)."""
-
-    def push() -> None:
-        frame = build_holdem_table_frame(table, rows, now=timezone.now())
-        hub.publish_table_frame(table.pk, dumps(frame), refresh_private=True)
-
-    transaction.on_commit(push, robust=True)
-
-
 def push_private_on_commit(table_id: int, user_id: int) -> None:
     """After commit, send the player's sockets at ``table_id`` their private state."""
-    transaction.on_commit(lambda: hub.publish_player(user_id, table_id=table_id), robust=True)
+    transaction.on_commit(lambda: bus.publish_player(user_id, table_id=table_id), robust=True)
 
 
 def push_player_on_commit(user_id: int) -> None:
     """After commit, send every game screen of the player (all tables) his private state:
     his balance changed outside a table, e.g. a cashier's deposit."""
-    transaction.on_commit(lambda: hub.publish_player(user_id), robust=True)
+    transaction.on_commit(lambda: bus.publish_player(user_id), robust=True)
 
 
 def kick_player_on_commit(user_id: int, reason: str) -> None:
@@ -111,4 +91,4 @@ def kick_player_on_commit(user_id: int, reason: str) -> None:
     (``KickedFrame``) and close it with ``CLOSE_KICKED`` (a suspended account, a time-out or
     self-exclusion started)."""
     text = dumps(KickedFrame(type="kicked", reason=reason))
-    transaction.on_commit(lambda: hub.publish_player(user_id, text=text, close_code=CLOSE_KICKED), robust=True)
+    transaction.on_commit(lambda: bus.publish_player(user_id, text=text, close_code=CLOSE_KICKED), robust=True)

@@ -1,4 +1,6 @@
-"""Creating tables and changing their configuration, with an audit row per change."""
+"""Staff changes of every game's tables, with an audit row per change: a table's creation
+(logged by the game's ``create``), its conditions (``change_table_config``, through the
+game's ``ConditionsSpec``), opening and closing it."""
 
 from __future__ import annotations
 
@@ -6,22 +8,12 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 
-from tables.errors import InvalidTableConfigError, TableNotFoundError
-from tables.models import (
-    CONFIG_FIELDS,
-    HOLDEM_CONFIG_FIELDS,
-    HoldemConditions,
-    Table,
-    TableConfigChange,
-    TableGame,
-    TableMode,
-    TablePhase,
-)
+from tables.errors import InvalidTableConfigError
+from tables.gamespec import ConditionsSpec
+from tables.models import Table, TableConfigChange, TableMode, TablePhase
 from tables.realtime.push import broadcast_table_on_commit
-from tables.services.fairness import new_chain
-from tables.widerpoker.services.conditions import validate_table_config
+from tables.selectors import get_table
 from wallet.models import Currency
 
 TABLE_CREATED = "created"
@@ -60,64 +52,36 @@ def record_table_created(
 
 
 @transaction.atomic(durable=True)
-def create_table(
-    *, name: str, mode: str, currency: str, staff_user_id: int | None = None, reason: str = "", **config: Any
-) -> Table:
-    """Open a new table in the lobby. ``config`` takes the fields of CONFIG_FIELDS (money in
-    minor units); missing ones take the model defaults. Fun tables play FUN chips. Opened by
-    staff (``staff_user_id``), the creation is audit-logged with ``reason``
-    (``record_table_created``). Raises InvalidTableConfigError (nothing saved)."""
-    check_mode_currency(mode, currency)
-    unknown = set(config) - set(CONFIG_FIELDS)
-    if unknown:
-        raise InvalidTableConfigError(f"unknown fields {sorted(unknown)}", field=sorted(unknown)[0])
-    table = Table(name=name, mode=mode, currency=currency, **config)
-    validate_table_config({field: getattr(table, field) for field in CONFIG_FIELDS})
-    table.save()
-    if staff_user_id is not None:
-        conditions = {field: getattr(table, field) for field in CONFIG_FIELDS}
-        record_table_created(
-            table=table, conditions=conditions, staff_user_id=staff_user_id, reason=reason, now=timezone.now()
-        )
-    # The table's seed chain is published as it opens, before anyone can sit down
-    # (docs/provably-fair.md, "Algorithm 2").
-    new_chain(table_id=table.pk, now=timezone.now())
-    broadcast_table_on_commit(table.pk)
-    return table
-
-
-@transaction.atomic(durable=True)
 def change_table_config(
-    *, table_id: int, changes: dict[str, Any], staff_user_id: int, reason: str, now: datetime
+    *,
+    table_id: int,
+    changes: dict[str, Any],
+    staff_user_id: int,
+    reason: str,
+    now: datetime,
+    conditions: ConditionsSpec,
 ) -> Table:
-    """A staff change of a table's conditions (DESIGN 14, rules "Rake").
+    """A staff change of a table's conditions (DESIGN 14, rules "Rake"), for a table whose
+    game's conditions are ``conditions`` (``Game.conditions``: the registry's
+    ``tables.games.change_table_config`` passes them).
 
-    Each changed field is audit-logged (who, when, old, new, why). If a hand is running it
-    finishes under the old conditions; the change applies when it ends, then the table
-    restarts and its players return to the lobby to see the new conditions. A table with no
-    hand running restarts at once.
+    Each changed field is audit-logged (who, when, old, new, why) and waits in
+    ``pending_changes``; the game applies it (``ConditionsSpec.on_change``): at once on a
+    table with no hand running, else when the running hand ends (it finishes under the old
+    conditions). Raises InvalidTableConfigError (no reason, an unknown field, a value the
+    game's rules refuse) and TableNotFoundError; nothing changes then.
     """
     if not reason.strip():
         raise InvalidTableConfigError("a configuration change needs a reason", field="reason")
-    table = Table.objects.select_for_update().filter(pk=table_id).first()
-    if table is None:
-        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
-    holdem = table.game == TableGame.HOLDEM
-    fields = HOLDEM_CONFIG_FIELDS if holdem else CONFIG_FIELDS
-    unknown = set(changes) - set(fields)
+    table = get_table(table_id, lock=True)
+    unknown = set(changes) - set(conditions.fields)
     if unknown:
         raise InvalidTableConfigError(f"unknown fields {sorted(unknown)}", field=sorted(unknown)[0])
-    source: Any = HoldemConditions.objects.get(table=table) if holdem else table
-    effective = {field: getattr(source, field) for field in fields} | table.pending_changes
+    effective = conditions.current(table) | table.pending_changes
     changed = {field: value for field, value in changes.items() if effective[field] != value}
     if not changed:
         return table
-    if holdem:
-        from tables.holdem.services.conditions import validate_holdem_config
-
-        validate_holdem_config(effective | changed, mode=table.mode)
-    else:
-        validate_table_config(effective | changed)
+    conditions.validate(effective | changed, table.mode)
     TableConfigChange.objects.bulk_create(
         [
             TableConfigChange(
@@ -133,20 +97,8 @@ def change_table_config(
         ]
     )
     table.pending_changes = {**table.pending_changes, **changed}
-    if holdem:
-        # Hold'em: applied by the clock before the next hand is dealt (the seated players
-        # keep their seats and chips); a waiting table applies it at its next tick.
-        if table.phase in (TablePhase.WAITING, TablePhase.CLOSED):
-            table.phase_deadline = now
-        table.save(update_fields=["pending_changes", "phase_deadline"])
-    elif table.phase in (TablePhase.WAITING, TablePhase.CLOSED):
-        from tables.services.lifecycle import apply_pending_changes
-
-        apply_pending_changes(table, now=now)
-        table.phase_deadline = None
-        table.save()
-    else:
-        table.save(update_fields=["pending_changes"])
+    conditions.on_change(table, now)
+    table.save()
     broadcast_table_on_commit(table.pk)
     return table
 
@@ -154,9 +106,7 @@ def change_table_config(
 @transaction.atomic(durable=True)
 def set_table_open(*, table_id: int, is_open: bool, staff_user_id: int, reason: str, now: datetime) -> Table:
     """Open or close a table (audit-logged). A running hand finishes; then the table closes."""
-    table = Table.objects.select_for_update().filter(pk=table_id).first()
-    if table is None:
-        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    table = get_table(table_id, lock=True)
     if table.is_open == is_open:
         return table
     TableConfigChange.objects.create(

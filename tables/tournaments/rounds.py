@@ -64,7 +64,7 @@ def _deal(tournament: Tournament, table: Table, user_ids: list[int], *, now: dat
     """Deal the next hand to ``user_ids`` (their chips cover the ante), through the
     platform's deal. Players the protection bars now (suspended, excluded, past a session
     limit) and players sitting out sit this hand out and pay no ante, as at a cash table."""
-    from tables.services import lifecycle
+    from tables.widerpoker.services import lifecycle
 
     accounts = wallet_services.ensure_player_accounts(user_ids=user_ids, currency=tournament.chips)
     barred = protection.barred_players(user_ids=user_ids, currency=tournament.chips, stake_minor=None, now=now)
@@ -122,8 +122,8 @@ def _publish_standings(tournament: Tournament, table: Table, *, next_ante: int) 
     from django.urls import reverse
 
     from tables.engine.allocation import paid_places
+    from tables.realtime.bus import publish_table_frame
     from tables.realtime.frames import TournamentStandingsFrame, dumps
-    from tables.realtime.hub import publish_table_frame
 
     row = TournamentRound.objects.filter(tournament=tournament, number=table.hands_dealt).first()
     if row is None:

@@ -24,7 +24,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Max
 
-from tables.models import Table, TableGame, TablePhase
+from tables.models import Table, TablePhase
 from tables.realtime.push import broadcast_table_on_commit
 from tables.services.fairness import new_chain
 from tables.tournaments.errors import (
@@ -55,6 +55,7 @@ from tables.tournaments.rounds import (
     _record_round,
     _start,
 )
+from tables.widerpoker import KEY as WIDERPOKER
 from tables.widerpoker.services.conditions import validate_table_config
 from wallet import protection
 from wallet import services as wallet_services
@@ -155,7 +156,7 @@ def schedule_tournament(*, staff_user_id: int | None, now: datetime, **values: A
     pool_account(tournament)
     table = Table.objects.create(
         name=f"T{tournament.pk} {tournament.name}"[:60],
-        game=TableGame.WIDERPOKER,
+        game=WIDERPOKER,
         mode=tournament.mode,
         currency=tournament.chips,
         is_open=False,

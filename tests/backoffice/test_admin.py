@@ -9,8 +9,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tables import services
+from tables.clock import advance_table
 from tables.models import Hand, HandStatus, SeatStatus, Table, TableConfigChange, TablePhase
+from tables.widerpoker.services.play import buy_draw, buy_redeal
 from tests.helpers import deal_hand, logged_in, settle
 from wallet.models import Currency
 from wallet.selectors import check_books, get_balance_minor
@@ -130,7 +131,7 @@ def test_a_conditions_change_is_audited_and_applies_after_the_running_hand(
     assert hand.rake_minor == hand.gross_minor * 500 // 10_000
     fun_table.refresh_from_db()
     assert fun_table.phase_deadline is not None
-    assert services.advance_table(table_id=fun_table.pk, now=fun_table.phase_deadline)
+    assert advance_table(table_id=fun_table.pk, now=fun_table.phase_deadline)
     fun_table.refresh_from_db()
     assert (fun_table.rake_bps, fun_table.ante_minor) == (300, 200)
     assert fun_table.pending_changes == {}
@@ -189,8 +190,8 @@ def test_cancelling_the_running_hand_refunds_every_wager_in_full(
 ) -> None:
     before = {alice.pk: fun(alice), bob.pk: fun(bob)}
     hand = deal_hand(fun_table, [alice, bob], base)
-    services.buy_draw(table_id=fun_table.pk, user_id=alice.pk, now=base + timedelta(seconds=1))
-    services.buy_redeal(table_id=fun_table.pk, user_id=bob.pk, now=base + timedelta(seconds=2))
+    buy_draw(table_id=fun_table.pk, user_id=alice.pk, now=base + timedelta(seconds=1))
+    buy_redeal(table_id=fun_table.pk, user_id=bob.pk, now=base + timedelta(seconds=2))
     assert fun(alice) == before[alice.pk] - 150 and fun(bob) == before[bob.pk] - 180
 
     page = run_action(logged_in(croupier), "cancel_running_hands", [fun_table], "frozen screen")

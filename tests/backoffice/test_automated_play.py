@@ -24,10 +24,12 @@ from backoffice.automation import PlayFigures, automation_flags, summarise_react
 from backoffice.models import PlayPattern
 from backoffice.services import record_play_patterns as record_patterns
 from backoffice.tasks import record_play_patterns
-from tables import services
+from tables.clock import advance_table
 from tables.holdem.records import replay
 from tables.holdem.services.player import act_in_hand, take_seat
 from tables.models import HoldemHand, Table
+from tables.services.seating import touch_presence
+from tables.widerpoker.services.play import set_hold
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle
 from tests.tables.holdem_helpers import holdem_table, tick
@@ -61,13 +63,13 @@ def play(table: Table, robo: User, bob: User, *, hands: int, start: datetime) ->
     assert socket_codes(bob, table, ['{"type": "ping"}']) == ["ok"]
     hand = deal(table, start)
     for number in range(hands):
-        services.set_hold(
+        set_hold(
             table_id=table.pk,
             user_id=robo.pk,
             hold=BOT_HOLD,
             now=hand.started_at + timedelta(milliseconds=150 + number % 3 * 10),
         )
-        services.set_hold(
+        set_hold(
             table_id=table.pk,
             user_id=bob.pk,
             hold=[True, False, False, False, False],
@@ -80,8 +82,8 @@ def play(table: Table, robo: User, bob: User, *, hands: int, start: datetime) ->
         at = table.phase_deadline
         assert at is not None
         for user in (robo, bob):
-            services.touch_presence(table_id=table.pk, user_id=user.pk, now=at)
-        assert services.advance_table(table_id=table.pk, now=at)
+            touch_presence(table_id=table.pk, user_id=user.pk, now=at)
+        assert advance_table(table_id=table.pk, now=at)
         table.refresh_from_db()
         assert table.current_hand is not None
         hand = table.current_hand

@@ -14,8 +14,8 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from jackpots.models import Jackpot
-from tables import services
 from tables.models import Seat, SeatStatus
+from tables.widerpoker.services.seating import join_table
 from tests.helpers import create_fun_table, logged_in
 from wallet import services as wallet_services
 from wallet.models import Account, Suspension
@@ -63,7 +63,7 @@ def test_a_croupier_deposit_refreshes_the_players_game_screens(
 
 def test_a_croupier_suspends_a_seated_player_and_the_player_leaves_the_table(croupier: User, alice: User) -> None:
     table = create_fun_table()
-    services.join_table(table_id=table.pk, user_id=alice.pk, now=timezone.now())
+    join_table(table_id=table.pk, user_id=alice.pk, now=timezone.now())
     client = logged_in(croupier)
     form = {"username": "alice", "action": "suspend", "reason": "chargeback under review"}
     response = client.post("/admin/wallet/suspension/add/", form)

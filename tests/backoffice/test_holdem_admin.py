@@ -59,9 +59,9 @@ def test_staff_change_holdem_conditions_with_a_reason(croupier: User) -> None:
     # No hand is running: the clock applies it at its next tick.
     from django.utils import timezone
 
-    from tables import services
+    from tables.clock import advance_table
 
-    services.advance_table(table_id=table.pk, now=timezone.now())
+    advance_table(table_id=table.pk, now=timezone.now())
     assert HoldemConditions.objects.get(table=table).rake_bps == 300
 
 
@@ -71,7 +71,7 @@ def test_a_croupier_reads_and_types_holdem_money_in_the_currency_and_the_rake_in
 ) -> None:
     from django.utils import timezone
 
-    from tables import services
+    from tables.clock import advance_table
 
     table = holdem_table()
     client = logged_in(croupier)
@@ -82,6 +82,6 @@ def test_a_croupier_reads_and_types_holdem_money_in_the_currency_and_the_rake_in
     assert form.initial["big_blind_minor"] * 100 == conditions.big_blind_minor
     data = {**FORM, "bot_seats": "0", "rake_bps": "2.5", "rake_cap_minor": "0.30", "reason": "cheaper rake"}
     assert client.post(url, data).status_code == 302
-    services.advance_table(table_id=table.pk, now=timezone.now())
+    advance_table(table_id=table.pk, now=timezone.now())
     conditions.refresh_from_db()
     assert (conditions.rake_bps, conditions.rake_cap_minor, conditions.big_blind_minor) == (250, 30, 10)

@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.db.models import F
 from django.utils import timezone
 
-from tables import services
+from tables.games import change_table_config
 from tables.models import Hand, Table
 from tests.helpers import create_fun_table, logged_in
 from wallet.models import Account
@@ -90,14 +90,14 @@ def test_the_rake_report_downloads_as_csv(settled_hand: Hand, auditor: User) -> 
 def test_the_audit_log_lists_configuration_changes_by_table(fun_table: Table, croupier: User, auditor: User) -> None:
     other = create_fun_table("Other Rail")
     now = timezone.now()
-    services.change_table_config(
+    change_table_config(
         table_id=fun_table.pk,
         changes={"rake_bps": 300},
         staff_user_id=croupier.pk,
         reason="promotion",
         now=now,
     )
-    services.change_table_config(
+    change_table_config(
         table_id=other.pk,
         changes={"max_draws": 3},
         staff_user_id=croupier.pk,

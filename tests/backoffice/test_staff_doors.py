@@ -13,7 +13,7 @@ from django.test import Client
 
 from jackpots.models import Jackpot, JackpotEvent, JackpotEventKind
 from tables.models import PowerUpRules, SpecialHandSchedule, Table, TableConfigChange
-from tables.services import create_table
+from tables.widerpoker.services.create import create_table
 from tests.helpers import create_fun_table, logged_in
 from wallet.models import Account, Transfer
 

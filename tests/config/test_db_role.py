@@ -21,9 +21,9 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from config.infra.partitions import ensure_partitions
-from tables import services
 from tables.holdem.services import take_seat
 from tables.models import Hand, HandStatus, HoldemHand, HoldemHandPlayer, HoldemHandStatus
+from tables.widerpoker.services.play import buy_draw, buy_redeal
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal_hand, settle
 from tests.tables.holdem_helpers import assert_books, holdem_table, play_hand_out, run_until
@@ -78,8 +78,8 @@ def test_a_whole_hand_plays_and_settles_as_the_app_role(app_role: str) -> None:
         alice, bob = make_player("role-alice"), make_player("role-bob")
         now = timezone.now()
         hand = deal_hand(table, [alice, bob], now)
-        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now + timedelta(seconds=1))
-        services.buy_redeal(table_id=table.pk, user_id=bob.pk, now=now + timedelta(seconds=2))
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now + timedelta(seconds=1))
+        buy_redeal(table_id=table.pk, user_id=bob.pk, now=now + timedelta(seconds=2))
         settled = settle(table)
         assert settled.status == HandStatus.SETTLED and settled.pk == hand.pk
         assert check_books().ok

@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from config.infra.throttles import ApiThrottles, UserThrottle
 from tables.holdem.services import replay, take_seat
 from tables.models import Entry, HoldemHand, PlatformFault, PlatformFaultKind
-from tables.realtime import hub
+from tables.realtime import bus
 from tables.services import degradation
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal_hand
@@ -41,7 +41,7 @@ def redis_down(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     settings.CHANNEL_LAYERS = {
         "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [UNREACHABLE]}}
     }
-    monkeypatch.setattr(hub, "_publisher", None)
+    monkeypatch.setattr(bus, "_publisher", None)
     degradation.forget_recent()
     yield
     degradation.forget_recent()
@@ -100,8 +100,8 @@ def test_a_push_that_fails_after_the_commit_does_not_turn_the_action_into_an_err
     def broken(*args: Any, **kwargs: Any) -> None:
         raise redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:1. Connection refused.")
 
-    monkeypatch.setattr(hub, "publish_table_frame", broken)
-    monkeypatch.setattr(hub, "publish_player", broken)
+    monkeypatch.setattr(bus, "publish_table_frame", broken)
+    monkeypatch.setattr(bus, "publish_player", broken)
     called = player_client(actor).post(f"/api/tables/{table.pk}/holdem/call/", {}, format="json")
     assert called.status_code == 200, called.content
     hand.refresh_from_db()

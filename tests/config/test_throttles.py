@@ -117,7 +117,7 @@ def test_other_database_errors_are_not_disguised_as_busy() -> None:
 
 
 def test_each_deployment_keeps_to_its_own_redis_names(settings: Any) -> None:
-    from tables.realtime.hub import channel_prefix
+    from tables.realtime.bus import channel_prefix
 
     if settings.REDIS_URL:
         assert channel_prefix().startswith(settings.REDIS_PREFIX)
@@ -135,7 +135,7 @@ def test_each_deployment_keeps_to_its_own_redis_names(settings: Any) -> None:
 )
 def test_the_redis_prefix_defaults_to_the_database_name(env: dict[str, str], prefix: str) -> None:
     code = (
-        "from django.conf import settings as s; from tables.realtime.hub import channel_prefix; print(channel_prefix())"
+        "from django.conf import settings as s; from tables.realtime.bus import channel_prefix; print(channel_prefix())"
     )
     base = {key: os.environ[key] for key in ("PATH", "HOME") if key in os.environ}
     result = subprocess.run(

@@ -33,7 +33,7 @@ SETUP = """
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.contrib.auth.models import User
 from django.contrib.sessions.backends.db import SessionStore
-from tables.services import create_table
+from tables.widerpoker.services.create import create_table
 table = create_table(
     name="Nginx Rail", mode="fun", currency="FUN", ante_minor=100, draw_price_bps=5000, redeal_price_minor=80,
     change_seconds=30,

@@ -57,8 +57,8 @@ from django.db import connection
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from tables import services
 from tables.models import Hand, HandStatus, Table
+from tables.widerpoker.services.seating import join_table
 from tests.conftest import make_player
 from tests.deploy.harness import ROOT, free_port, start_nginx, wait_http
 from tests.helpers import create_fun_table
@@ -379,7 +379,7 @@ def test_a_rolling_upgrade_with_an_added_column_keeps_play_going_and_a_killed_da
     create_fun_table("Idle Rail B")
     players = [make_player(f"roller{i}") for i in range(3)]
     for person in players:
-        services.join_table(table_id=table.pk, user_id=person.pk, now=timezone.now())
+        join_table(table_id=table.pk, user_id=person.pk, now=timezone.now())
     origin = f"https://localhost:{site.https}"
     player = Player(
         url=f"wss://localhost:{site.https}/ws/tables/{table.pk}/",

@@ -30,7 +30,7 @@ CHANGE_SECONDS = 15
 RESULTS_SECONDS = 40
 CREATE_TABLE = f"""
 from tables.models import Table
-from tables.services import create_table
+from tables.widerpoker.services.create import create_table
 if not Table.objects.filter(name={TABLE!r}).exists():
     create_table(name={TABLE!r}, mode="fun", currency="FUN", ante_minor={ANTE},
                  draw_price_bps={DRAW_PRICE * 10_000 // ANTE}, redeal_price_minor={REDEAL_PRICE},

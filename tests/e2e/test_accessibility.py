@@ -94,9 +94,11 @@ SETUP_ROLES = f"""
 from datetime import timedelta
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
-from tables import services
+from tables.clock import advance_table
+from tables.widerpoker.services.seating import join_table
+from tables.widerpoker.services.seating import leave_table
 from tables.models import Table
-from tables.services import create_table
+from tables.widerpoker.services.create import create_table
 from tables.holdem.services import create_holdem_table, take_seat, sit_out_holdem
 from wallet.services import grant_signup_fun_chips
 
@@ -112,15 +114,15 @@ table = create_table(name="Axe Rail", mode="fun", currency="FUN", ante_minor=100
                      draw_price_bps=5000, redeal_price_minor=80)
 start = timezone.now() - timedelta(minutes=3)
 for name in ("pia", "quinn"):
-    services.join_table(table_id=table.pk, user_id=people[name].pk, now=start)
-services.advance_table(table_id=table.pk, now=start)
+    join_table(table_id=table.pk, user_id=people[name].pk, now=start)
+advance_table(table_id=table.pk, now=start)
 # Algorithm 3: the first step froze the inputs; the deal round (3 s rounds) deals.
-services.advance_table(table_id=table.pk, now=start + timedelta(seconds=4))
+advance_table(table_id=table.pk, now=start + timedelta(seconds=4))
 table.refresh_from_db()
 hand = table.current_hand
-services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=4))
+advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=4))
 for name in ("pia", "quinn"):
-    services.leave_table(table_id=table.pk, user_id=people[name].pk, now=timezone.now())
+    leave_table(table_id=table.pk, user_id=people[name].pk, now=timezone.now())
 holdem = create_holdem_table(name="Axe Holdem", mode="fun", currency="FUN", small_blind_minor=5,
                              big_blind_minor=10, min_buy_in_minor=200, max_buy_in_minor=2000, bot_seats=2)
 now = timezone.now()

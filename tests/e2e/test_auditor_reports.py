@@ -20,8 +20,9 @@ PLAY_A_SETTLED_HAND = f"""
 from datetime import timedelta
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
-from tables import services
-from tables.services import create_table
+from tables.clock import advance_table
+from tables.widerpoker.services.seating import join_table
+from tables.widerpoker.services.create import create_table
 from wallet.services import grant_signup_fun_chips
 
 table = create_table(name="Audit Rail", mode="fun", currency="FUN", ante_minor=100,
@@ -30,14 +31,14 @@ start = timezone.now() - timedelta(minutes=2)
 for name in ("ivy", "jon"):
     player = User.objects.create_user(username=name, password="x-" + name + "-pass-1")
     grant_signup_fun_chips(user_id=player.pk)
-    services.join_table(table_id=table.pk, user_id=player.pk, now=start)
-services.advance_table(table_id=table.pk, now=start)
+    join_table(table_id=table.pk, user_id=player.pk, now=start)
+advance_table(table_id=table.pk, now=start)
 # Algorithm 3: the first step froze the inputs; the deal round (3 s rounds) deals.
-services.advance_table(table_id=table.pk, now=start + timedelta(seconds=4))
+advance_table(table_id=table.pk, now=start + timedelta(seconds=4))
 table.refresh_from_db()
 hand = table.current_hand
 # The keys wait for the first beacon round after the deadline (3 s rounds).
-services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=4))
+advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=4))
 hand.refresh_from_db()
 auditor = User.objects.create_user(username={AUDITOR!r}, password={AUDITOR_PASSWORD!r}, is_staff=True)
 auditor.groups.add(Group.objects.get(name="Auditors"))

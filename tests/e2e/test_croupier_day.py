@@ -26,7 +26,7 @@ croupier = User.objects.create_user(username={CROUPIER!r}, password={PASSWORD!r}
 croupier.groups.add(Group.objects.get(name="Croupiers"))
 """
 SETUP = f"""
-from tables.services import create_table
+from tables.widerpoker.services.create import create_table
 table = create_table(name={TABLE!r}, mode="cash", currency="EUR", ante_minor=100, draw_price_bps=5000,
                      redeal_price_minor=80)
 print(table.pk)

@@ -29,30 +29,36 @@ CROWD_HAND = f"""
 from datetime import timedelta
 from django.utils import timezone
 from lobby.services import register_player
-from tables import services
+from tables.clock import advance_table
+from tables.widerpoker.services.play import buy_draw
+from tables.widerpoker.services.play import buy_redeal
+from tables.widerpoker.services.create import create_table
+from tables.widerpoker.services.seating import join_table
+from tables.widerpoker.services.seating import leave_table
+from tables.widerpoker.services.play import set_hold
 from tables.models import Table
 now = timezone.now() - timedelta(minutes=15)  # settled in the past: its beacon round is out
-table = services.create_table(name="E2E Crowd", mode="fun", currency="FUN", ante_minor=100,
+table = create_table(name="E2E Crowd", mode="fun", currency="FUN", ante_minor=100,
                               draw_price_bps=5000, redeal_price_minor=80, change_seconds=600,
                               results_seconds=120, redeal_seconds=300, max_redeals=2)
 players = [register_player(username=f"crowd{{i:02d}}-longer-name", password={PASSWORD!r}) for i in range({PLAYERS})]
 for player in players:
-    services.join_table(table_id=table.pk, user_id=player.pk, now=now)
-services.advance_table(table_id=table.pk, now=now)
+    join_table(table_id=table.pk, user_id=player.pk, now=now)
+advance_table(table_id=table.pk, now=now)
 for i, player in enumerate(players):
     if i % 3 == 0:
         for _ in range(2):
-            services.buy_redeal(table_id=table.pk, user_id=player.pk, now=now)
+            buy_redeal(table_id=table.pk, user_id=player.pk, now=now)
     for _ in range(4 if i % 4 else 1):
-        services.buy_draw(table_id=table.pk, user_id=player.pk, now=now)
-    services.set_hold(table_id=table.pk, user_id=player.pk, hold=[i % 2 == 0, False, True, False, i % 5 == 0], now=now)
+        buy_draw(table_id=table.pk, user_id=player.pk, now=now)
+    set_hold(table_id=table.pk, user_id=player.pk, hold=[i % 2 == 0, False, True, False, i % 5 == 0], now=now)
 table.refresh_from_db()
 hand = table.current_hand
-services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=4))
+advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=4))
 hand.refresh_from_db()
 assert hand.status == "settled", hand.status
 for player in players:
-    services.leave_table(table_id=table.pk, user_id=player.pk, now=now)
+    leave_table(table_id=table.pk, user_id=player.pk, now=now)
 print(hand.pk)
 """
 

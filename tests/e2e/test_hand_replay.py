@@ -23,8 +23,13 @@ SETUP = f"""
 from datetime import timedelta
 from django.contrib.auth.models import User
 from django.utils import timezone
-from tables import services
-from tables.services import create_table
+from tables.clock import advance_table
+from tables.widerpoker.services.play import buy_draw
+from tables.widerpoker.services.play import buy_redeal
+from tables.widerpoker.services.seating import join_table
+from tables.widerpoker.services.seating import leave_table
+from tables.widerpoker.services.play import set_hold
+from tables.widerpoker.services.create import create_table
 from tables.models import HandFreeze, HoldemHand, HoldemHandStatus, Redeal
 from tables.services import beacon
 from tables.widerpoker.services.play import resolve_pending_redeals
@@ -40,26 +45,26 @@ table = create_table(name="Replay Rail", mode="fun", currency="FUN", ante_minor=
                      draw_price_bps=5000, redeal_price_minor=80)
 start = timezone.now()
 for name in ("rita", "sam"):
-    services.join_table(table_id=table.pk, user_id=people[name].pk, now=start)
-services.advance_table(table_id=table.pk, now=start)
+    join_table(table_id=table.pk, user_id=people[name].pk, now=start)
+advance_table(table_id=table.pk, now=start)
 freeze = HandFreeze.objects.filter(table=table, abandoned_at__isnull=True).first()
 if freeze is not None:  # algorithm 3: the inputs froze, the deal round deals the hand
     start = max(start, beacon.time_of(int(freeze.deal_round)))
-    services.advance_table(table_id=table.pk, now=start)
+    advance_table(table_id=table.pk, now=start)
 table.refresh_from_db()
 hand = table.current_hand
-services.buy_redeal(table_id=table.pk, user_id=people["rita"].pk, now=start + timedelta(seconds=1))
+buy_redeal(table_id=table.pk, user_id=people["rita"].pk, now=start + timedelta(seconds=1))
 later = start + timedelta(seconds=1)
 pending = Redeal.objects.filter(hand=hand, combination__isnull=True).first()
 if pending is not None:  # algorithm 3: the redeal waits for the first round after its purchase
     later = max(later, beacon.time_of(int(pending.beacon_round)))
     resolve_pending_redeals(now=later)
-services.set_hold(table_id=table.pk, user_id=people["rita"].pk, hold=[True, False, True, False, False],
+set_hold(table_id=table.pk, user_id=people["rita"].pk, hold=[True, False, True, False, False],
                   now=later + timedelta(seconds=1))
-services.buy_draw(table_id=table.pk, user_id=people["rita"].pk, now=later + timedelta(seconds=2))
-services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=4))
+buy_draw(table_id=table.pk, user_id=people["rita"].pk, now=later + timedelta(seconds=2))
+advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=4))
 for name in ("rita", "sam"):
-    services.leave_table(table_id=table.pk, user_id=people[name].pk, now=hand.change_deadline + timedelta(seconds=5))
+    leave_table(table_id=table.pk, user_id=people[name].pk, now=hand.change_deadline + timedelta(seconds=5))
 
 holdem = holdem_table("Replay Holdem")
 now = timezone.now()

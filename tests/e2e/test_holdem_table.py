@@ -66,7 +66,7 @@ from django.contrib.auth.models import User
 from django.db.models import F
 from django.utils import timezone
 from tables.models import HoldemHand, Table
-from tables.services import set_table_open
+from tables.services.configuration import set_table_open
 Table.objects.filter(pk={table_id}).update(phase_deadline=timezone.now(), version=F("version") + 1)
 for _ in range(200):
     if HoldemHand.objects.filter(table_id={table_id}).exists():

@@ -21,7 +21,7 @@ from django.contrib.auth.models import User
 from jackpots import services as jackpots
 from jackpots.models import Jackpot
 from tables.models import Table
-from tables.services import create_table
+from tables.widerpoker.services.create import create_table
 from tables.widerpoker.services import powerups
 from tables.widerpoker.services.special import ScheduleInput, save_schedule
 from django.utils import timezone

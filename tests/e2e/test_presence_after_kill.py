@@ -22,13 +22,13 @@ from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_K
 from django.contrib.auth.models import User
 from django.contrib.sessions.backends.db import SessionStore
 from django.utils import timezone
-from tables import services
+from tables.widerpoker.services.seating import join_table
 from tables.models import Table
 from wallet.services import grant_signup_fun_chips
 user = User.objects.create_user(username="ghost", password="!")
 grant_signup_fun_chips(user_id=user.pk)
 table = Table.objects.get(name={TABLE!r})
-services.join_table(table_id=table.pk, user_id=user.pk, now=timezone.now())
+join_table(table_id=table.pk, user_id=user.pk, now=timezone.now())
 session = SessionStore()
 session.update({{SESSION_KEY: str(user.pk), BACKEND_SESSION_KEY: "django.contrib.auth.backends.ModelBackend",
                 HASH_SESSION_KEY: user.get_session_auth_hash()}})
@@ -45,7 +45,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 from tables.models import Seat
-from tables.services import is_connected
+from tables.services.presence import is_connected
 from tables.services.presence import reap_dead_processes
 # As the clock would, once the dead process has been silent for the timeout.
 later = timezone.now() + timedelta(seconds=settings.PRESENCE_PROCESS_TIMEOUT_SECONDS + 1)

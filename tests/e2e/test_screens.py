@@ -43,7 +43,7 @@ from django.utils import timezone
 from jackpots import services as jackpots
 from jackpots.models import Jackpot
 from tables.models import HoldemConditions, Table, TablePhase
-from tables.services import create_table
+from tables.widerpoker.services.create import create_table
 from tables.holdem.services import create_holdem_table
 from django.db import transaction
 from tables.holdem.services.deal import _seat_bot

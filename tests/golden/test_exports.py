@@ -17,9 +17,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from tables import services
 from tables.models import Table, TablePhase
 from tables.realtime import hub
+from tables.widerpoker.services.play import buy_draw, buy_redeal, set_hold
 from tests.golden.golden import assert_golden, by_type, seed_secrets, shape
 from tests.handhistory.test_holdem_history import played_hand
 from tests.helpers import deal_hand, logged_in, settle
@@ -42,9 +42,9 @@ def test_the_widerpoker_hand_export_keeps_its_keys(
 ) -> None:
     seed_secrets(monkeypatch)
     deal_hand(table, [alice, bob, carol], now)
-    services.set_hold(table_id=table.pk, user_id=alice.pk, hold=[True, False, True, False, False], now=now)
-    services.buy_draw(table_id=table.pk, user_id=bob.pk, now=now)
-    services.buy_redeal(table_id=table.pk, user_id=carol.pk, now=now)
+    set_hold(table_id=table.pk, user_id=alice.pk, hold=[True, False, True, False, False], now=now)
+    buy_draw(table_id=table.pk, user_id=bob.pk, now=now)
+    buy_redeal(table_id=table.pk, user_id=carol.pk, now=now)
     hand = settle(table)
     response = logged_in(auditor).get(f"/history/hands/{hand.pk}/export.json")
     assert response.status_code == 200

@@ -19,9 +19,12 @@ from channels.testing import WebsocketCommunicator
 from django.db import transaction
 from django.utils import timezone
 
-from tables import services
+from tables import games
+from tables.clock import advance_table
 from tables.models import HoldemHand
 from tables.realtime.push import kick_player_on_commit, publish_lobby_line
+from tables.widerpoker.services.lifecycle import publish_live_pools
+from tables.widerpoker.services.seating import join_table
 from tests.conftest import make_player
 from tests.golden.golden import assert_golden, by_type, seed_secrets
 from tests.helpers import create_fun_table
@@ -70,7 +73,7 @@ async def test_widerpoker_frames(monkeypatch: pytest.MonkeyPatch) -> None:
     table = await sync_to_async(create_fun_table)()
     now = timezone.now()
     for user in (alice, bob):
-        await sync_to_async(services.join_table)(table_id=table.pk, user_id=user.pk, now=now)
+        await sync_to_async(join_table)(table_id=table.pk, user_id=user.pk, now=now)
     socket = Recorder(await open_socket(alice, table.pk))
     await socket.until("table_state", phase="waiting")
     await socket.until("entry_state")
@@ -81,25 +84,25 @@ async def test_widerpoker_frames(monkeypatch: pytest.MonkeyPatch) -> None:
     await socket.send(type="hold", hold="HHHHH", ref="e2")
     await socket.until("error", code="invalid_hold")
 
-    assert await sync_to_async(services.advance_table)(table_id=table.pk, now=now)
+    assert await sync_to_async(advance_table)(table_id=table.pk, now=now)
     await socket.until("table_state", phase="change")
     await socket.until("entry_state")
     await socket.send(type="hold", hold=[True, False, True, False, True], ref="h1")
     await socket.until("ack", ref="h1")
     await socket.send(type="buy_draw", ref="d1")
     await socket.until("ack", ref="d1")
-    await sync_to_async(services.publish_live_pools)()
+    await sync_to_async(publish_live_pools)()
     await socket.until("pool_updated")
 
-    assert await sync_to_async(services.advance_table)(table_id=table.pk, now=now + timedelta(seconds=31))
+    assert await sync_to_async(advance_table)(table_id=table.pk, now=now + timedelta(seconds=31))
     await socket.until("table_state", phase="results")
     await socket.until("entry_state")
 
-    await sync_to_async(services.change_table_config)(
+    await sync_to_async(games.change_table_config)(
         table_id=table.pk, changes={"ante_minor": 200}, staff_user_id=staff.pk, reason="golden", now=now
     )
     later = now + timedelta(seconds=120)
-    await sync_to_async(services.advance_table)(table_id=table.pk, now=later)
+    await sync_to_async(advance_table)(table_id=table.pk, now=later)
     await socket.until("table_restarted")
 
     other = Recorder(await open_socket(bob, table.pk))

@@ -9,8 +9,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from tables import services
 from tables.models import Hand, Table
+from tables.widerpoker.services.play import buy_draw, buy_redeal, set_hold
 from tests.helpers import deal_hand, settle
 
 
@@ -32,13 +32,13 @@ def settled_hand(fun_table: Table, alice: User, bob: User, base: datetime) -> Ha
     """A settled hand of alice and bob with choices made: alice holds two columns and buys
     two draws, bob buys a redeal."""
     deal_hand(fun_table, [alice, bob], base)
-    services.set_hold(
+    set_hold(
         table_id=fun_table.pk,
         user_id=alice.pk,
         hold=[True, True, False, False, False],
         now=base + timedelta(seconds=1),
     )
     for second in (2, 3):
-        services.buy_draw(table_id=fun_table.pk, user_id=alice.pk, now=base + timedelta(seconds=second))
-    services.buy_redeal(table_id=fun_table.pk, user_id=bob.pk, now=base + timedelta(seconds=4))
+        buy_draw(table_id=fun_table.pk, user_id=alice.pk, now=base + timedelta(seconds=second))
+    buy_redeal(table_id=fun_table.pk, user_id=bob.pk, now=base + timedelta(seconds=4))
     return settle(fun_table)

@@ -11,8 +11,11 @@ import pytest
 from django.contrib.auth.models import User
 
 from handhistory.export import EXPORT_FORMAT, export_schema
-from tables import services
+from tables.clock import advance_table
 from tables.models import Hand, Table
+from tables.services.seating import touch_presence
+from tables.widerpoker.services.play import buy_draw, buy_redeal, set_hold
+from tables.widerpoker.services.seating import sit_out
 from tables.widerpoker.services.settlement import cancel_hand
 from tests.helpers import deal_hand, logged_in, settle
 
@@ -34,9 +37,9 @@ def test_settled_and_cancelled_hands_validate(
     table: Table, alice: User, bob: User, carol: User, auditor: User, now: datetime
 ) -> None:
     hand = deal_hand(table, [alice, bob, carol], now)
-    services.set_hold(table_id=table.pk, user_id=alice.pk, hold=[True, False, True, False, False], now=now)
-    services.buy_draw(table_id=table.pk, user_id=bob.pk, now=now)
-    services.buy_redeal(table_id=table.pk, user_id=carol.pk, now=now)
+    set_hold(table_id=table.pk, user_id=alice.pk, hold=[True, False, True, False, False], now=now)
+    buy_draw(table_id=table.pk, user_id=bob.pk, now=now)
+    buy_redeal(table_id=table.pk, user_id=carol.pk, now=now)
     hand = settle(table)
     data = export_of(hand, auditor)
     assert data["format"] == EXPORT_FORMAT == "widerpoker-hand/2"
@@ -54,9 +57,9 @@ def test_settled_and_cancelled_hands_validate(
     table.refresh_from_db()
     assert table.phase_deadline is not None
     for user in (alice, bob):
-        services.touch_presence(table_id=table.pk, user_id=user.pk, now=table.phase_deadline)
-    services.sit_out(table_id=table.pk, user_id=carol.pk, now=table.phase_deadline)
-    assert services.advance_table(table_id=table.pk, now=table.phase_deadline)
+        touch_presence(table_id=table.pk, user_id=user.pk, now=table.phase_deadline)
+    sit_out(table_id=table.pk, user_id=carol.pk, now=table.phase_deadline)
+    assert advance_table(table_id=table.pk, now=table.phase_deadline)
     table.refresh_from_db()
     second = table.current_hand
     assert second is not None
@@ -88,9 +91,9 @@ def test_a_redeal_that_resets_the_hold_resets_hold_at_in_the_export_too(
 ) -> None:
     # fairness audit 2026-11-26: hold_mask null but the old hold_at kept (docs: both null).
     hand = deal_hand(table, [alice, bob], now)
-    services.set_hold(table_id=table.pk, user_id=alice.pk, hold=[True, True, False, False, False], now=now)
-    services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=now)
-    services.set_hold(table_id=table.pk, user_id=bob.pk, hold=[False, True, False, False, True], now=now)
+    set_hold(table_id=table.pk, user_id=alice.pk, hold=[True, True, False, False, False], now=now)
+    buy_redeal(table_id=table.pk, user_id=alice.pk, now=now)
+    set_hold(table_id=table.pk, user_id=bob.pk, hold=[False, True, False, False, True], now=now)
     hand = settle(table)
     data = export_of(hand, alice)
     validate(data)

@@ -23,9 +23,11 @@ from django.utils import timezone
 from handhistory.export import export_schema
 from jackpots import services as jackpot_services
 from jackpots.models import Jackpot
-from tables import services
+from tables.clock import advance_table
 from tables.models import Table
+from tables.services.seating import touch_presence
 from tables.widerpoker.services import powerups
+from tables.widerpoker.services.play import buy_draw, buy_redeal
 from tables.widerpoker.services.special import ScheduleInput, save_schedule
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle, steer_next_hand
 
@@ -168,15 +170,15 @@ def test_an_algorithm_3_hand_with_redeals_verifies_from_its_export(
     players = [alice, bob, carol]
     with override_settings(DEAL_ALGORITHM=3):
         seat_players(table, players, now)
-        assert services.advance_table(table_id=table.pk, now=now)
+        assert advance_table(table_id=table.pk, now=now)
         at = beacon.time_of(int(HandFreeze.objects.get(table=table).deal_round))
         for user in players:
-            services.touch_presence(table_id=table.pk, user_id=user.pk, now=at)
+            touch_presence(table_id=table.pk, user_id=user.pk, now=at)
         hand = deal(table, at)
-        services.buy_redeal(table_id=table.pk, user_id=carol.pk, now=at)
-        services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=at + timedelta(seconds=1))
+        buy_redeal(table_id=table.pk, user_id=carol.pk, now=at)
+        buy_redeal(table_id=table.pk, user_id=alice.pk, now=at + timedelta(seconds=1))
         resolve_pending_redeals(now=at + timedelta(seconds=3))
-        services.buy_redeal(table_id=table.pk, user_id=carol.pk, now=at + timedelta(seconds=4))
+        buy_redeal(table_id=table.pk, user_id=carol.pk, now=at + timedelta(seconds=4))
         settle(table)
     export = logged_in(auditor).get(f"/history/hands/{hand.pk}/export.json").json()
     jsonschema.validate(export, export_schema(), format_checker=jsonschema.FormatChecker())
@@ -212,9 +214,9 @@ def test_ordinary_special_and_jackpot_hands_verify_from_their_exports(
     hand = deal(table, now)
     for number in range(4):
         at = hand.started_at
-        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=at, free=True)
-        services.buy_draw(table_id=table.pk, user_id=bob.pk, now=at)
-        services.buy_redeal(table_id=table.pk, user_id=carol.pk, now=at)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=at, free=True)
+        buy_draw(table_id=table.pk, user_id=bob.pk, now=at)
+        buy_redeal(table_id=table.pk, user_id=carol.pk, now=at)
         hand_ids.append(hand.pk)
         settle(table)
         table.refresh_from_db()
@@ -223,8 +225,8 @@ def test_ordinary_special_and_jackpot_hands_verify_from_their_exports(
         results_end = table.phase_deadline
         assert results_end is not None
         for user in players:
-            services.touch_presence(table_id=table.pk, user_id=user.pk, now=results_end)
-        assert services.advance_table(table_id=table.pk, now=results_end)
+            touch_presence(table_id=table.pk, user_id=user.pk, now=results_end)
+        assert advance_table(table_id=table.pk, now=results_end)
         table.refresh_from_db()
         assert table.current_hand is not None
         hand = table.current_hand

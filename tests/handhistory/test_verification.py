@@ -13,8 +13,9 @@ from django.db.models import F
 
 from handhistory.errors import HandNotTerminalError
 from handhistory.verification import verify_hand
-from tables import services
+from tables.clock import recover_table
 from tables.models import Entry, Hand, HandStatus, Table
+from tables.widerpoker.services.play import buy_draw
 from tests.helpers import behind_the_apps_back, create_fun_table, deal_hand, settle
 
 pytestmark = pytest.mark.django_db
@@ -118,8 +119,8 @@ def test_a_cancelled_hand_verifies_up_to_what_was_paid(
     fun_table: Table, alice: User, bob: User, base: datetime
 ) -> None:
     hand = deal_hand(fun_table, [alice, bob], base)
-    services.buy_draw(table_id=fun_table.pk, user_id=alice.pk, now=base + timedelta(seconds=1))
-    services.recover_table(table_id=fun_table.pk, now=base + timedelta(seconds=2), reason="test")
+    buy_draw(table_id=fun_table.pk, user_id=alice.pk, now=base + timedelta(seconds=1))
+    recover_table(table_id=fun_table.pk, now=base + timedelta(seconds=2), reason="test")
     hand.refresh_from_db()
     assert hand.status == HandStatus.CANCELLED
     report = verify_hand(hand_id=hand.pk)

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tables import services
 from tables.models import Table
+from tables.widerpoker.services.create import create_table
 from tests.helpers import create_fun_table, deal_hand, logged_in
 
 pytestmark = pytest.mark.django_db
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 def test_lobby_lists_every_table_with_its_conditions(client: Client) -> None:
     table = create_fun_table("Rail Test")
-    services.create_table(
+    create_table(
         name="Euro Night",
         mode="cash",
         currency="EUR",

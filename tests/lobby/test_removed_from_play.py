@@ -23,10 +23,13 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from lobby.services import end_player_sessions
-from tables import services as table_services
+from tables.clock import remove_from_tables
 from tables.models import Entry, Seat, SeatStatus, Table
 from tables.realtime.frames import CLOSE_KICKED
 from tables.realtime.routing import websocket_urlpatterns
+from tables.widerpoker.services.create import create_table
+from tables.widerpoker.services.play import buy_draw
+from tables.widerpoker.services.seating import join_table
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle
 from wallet.errors import SelfExcludedError, SuspendedError
@@ -71,9 +74,9 @@ def test_suspending_a_player_logs_him_out_revokes_his_tokens_and_takes_him_off_t
     assert Entry.objects.get(hand=hand, user=alice).paid_minor == paid
     assert fun(alice) == balance  # nothing refunded, nothing forfeited
     with pytest.raises(SuspendedError):
-        table_services.join_table(table_id=table.pk, user_id=alice.pk, now=now)
+        join_table(table_id=table.pk, user_id=alice.pk, now=now)
     with pytest.raises(SuspendedError):
-        table_services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
     settled = settle(table)
     entry = Entry.objects.get(hand=settled, user=alice)
     assert fun(alice) == balance + entry.prize_minor + entry.jackpot_minor  # her hand was paid as usual
@@ -110,7 +113,7 @@ def test_starting_a_self_exclusion_leaves_the_tables_but_keeps_the_player_logged
     assert Seat.objects.get(table=table, user=alice).status == SeatStatus.LEFT
     assert browser.get(reverse("wallet")).status_code == 200  # he can still see his money
     with pytest.raises(SelfExcludedError):
-        table_services.join_table(table_id=table.pk, user_id=alice.pk, now=timezone.now() + timedelta(seconds=1))
+        join_table(table_id=table.pk, user_id=alice.pk, now=timezone.now() + timedelta(seconds=1))
 
 
 router = URLRouter(websocket_urlpatterns)
@@ -168,7 +171,7 @@ def test_a_suspended_holdem_player_gets_his_chips_back_in_his_wallet(db: None) -
     take_seat(table_id=table.pk, user_id=alice.pk, position=1, buy_in_minor=700, now=timezone.now())
     assert get_balance_minor(user_id=alice.pk, currency=Currency.FUN) == wallet_before - 700
 
-    left = table_services.remove_from_tables(user_id=alice.pk, reason="suspended", now=timezone.now())
+    left = remove_from_tables(user_id=alice.pk, reason="suspended", now=timezone.now())
 
     assert left == [table.pk]
     assert get_balance_minor(user_id=alice.pk, currency=Currency.FUN) == wallet_before
@@ -183,7 +186,7 @@ async def test_a_deposit_made_elsewhere_shows_at_once_on_the_open_game_screen() 
     croupier = await sync_to_async(User.objects.create_user)(
         username="croupier", password="croupier pass 1", is_staff=True, is_superuser=True
     )
-    table = await sync_to_async(table_services.create_table)(
+    table = await sync_to_async(create_table)(
         name="Cash Rail", mode="cash", currency="EUR", ante_minor=100, draw_price_bps=5000, redeal_price_minor=80
     )
     account = await sync_to_async(ensure_player_account)(user_id=alice.pk, currency=Currency.EUR)

@@ -36,7 +36,7 @@ def test_seed_demo_is_idempotent() -> None:
 
 
 def test_seed_demo_keeps_an_existing_table_of_the_same_name() -> None:
-    from tables.services import create_table
+    from tables.widerpoker.services.create import create_table
 
     create_table(
         name="Speedway",

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.test import Client
 
-from tables import services
+from tables.widerpoker.services.create import create_table
 from tests.helpers import deal_hand, logged_in
 from wallet.models import Currency, Transfer, TransferKind
 from wallet.money import format_minor
@@ -38,7 +38,7 @@ def test_wallet_shows_balances_and_transactions(alice: User) -> None:
 
 
 def test_wallet_lists_the_ante_with_the_balance_after(alice: User, bob: User, now: datetime) -> None:
-    table = services.create_table(
+    table = create_table(
         name="Ante Rail",
         mode="fun",
         currency="FUN",
@@ -67,7 +67,7 @@ def test_top_up_is_refused_while_the_balance_is_not_low(alice: User) -> None:
 def test_top_up_refills_a_low_balance(alice: User, bob: User, now: datetime) -> None:
     # A big ante brings alice's chips below the top-up threshold through the real services.
     ante = settings.FUN_SIGNUP_GRANT_MINOR - settings.FUN_TOP_UP_BELOW_MINOR + 1
-    table = services.create_table(
+    table = create_table(
         name="Big Rail",
         mode="fun",
         currency="FUN",
@@ -98,7 +98,7 @@ def test_the_top_up_button_is_disabled_with_its_reason_until_the_balance_is_low(
     assert tag is not None and " disabled" in tag.group(0) and 'aria-describedby="top-up-rule"' in tag.group(0)
     assert "Not available now: your balance is not below 100.00 FUN." in page
     ante = settings.FUN_SIGNUP_GRANT_MINOR - settings.FUN_TOP_UP_BELOW_MINOR + 1
-    table = services.create_table(
+    table = create_table(
         name="Big Rail", mode="fun", currency="FUN", ante_minor=ante, draw_price_bps=0, redeal_price_minor=0
     )
     deal_hand(table, [alice, bob], now)

@@ -11,12 +11,13 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Sum
 
-from tables import services
+from tables.clock import advance_table
 from tables.engine.holdem import replay_phh
 from tables.holdem.services import act_in_hand, create_holdem_table, replay
 from tables.holdem.services.hands import pending_freeze
 from tables.holdem.services.money import escrow_key
 from tables.models import HoldemHand, HoldemHandStatus, PracticeGame, Seat, SeatStatus, Table, TablePhase
+from tables.services.seating import touch_presence
 from wallet.models import Account
 from wallet.selectors import check_books
 
@@ -83,8 +84,8 @@ def deal_now(table: Table, now: datetime) -> bool:
 
 def _advance(table: Table, now: datetime) -> bool:
     for seat in Seat.objects.filter(table=table, is_bot=False).exclude(status=SeatStatus.LEFT):
-        services.touch_presence(table_id=table.pk, user_id=seat.user_id, now=now)
-    advanced = services.advance_table(table_id=table.pk, now=now)
+        touch_presence(table_id=table.pk, user_id=seat.user_id, now=now)
+    advanced = advance_table(table_id=table.pk, now=now)
     table.refresh_from_db()
     return advanced
 

@@ -23,7 +23,7 @@ from django.test.utils import override_settings
 from handhistory.export import export_schema
 from handhistory.selectors import RATES_CACHE_KEY
 from handhistory.verification import verify_hand
-from tables import services
+from tables.clock import advance_table, recover_table
 from tables.models import BeaconRound, Hand, HandStatus, Table
 from tables.services import beacon
 from tests.helpers import deal_hand, logged_in, settle
@@ -63,7 +63,7 @@ def test_a_hand_cancelled_for_a_silent_beacon_keeps_the_evidence_in_its_export_a
     hand = deal_hand(table, [alice, bob], now)
     assert hand.beacon_round is not None
     late = hand.change_deadline + timedelta(seconds=61)
-    assert services.advance_table(table_id=table.pk, now=late)
+    assert advance_table(table_id=table.pk, now=late)
     hand.refresh_from_db()
     assert hand.status == HandStatus.CANCELLED
     assert check_books().ok
@@ -99,7 +99,7 @@ def test_a_hand_cancelled_before_its_round_is_due_has_no_beacon_evidence(
     table: Table, alice: User, bob: User, now: datetime
 ) -> None:
     hand = deal_hand(table, [alice, bob], now)
-    services.recover_table(table_id=table.pk, now=now + timedelta(seconds=1), reason="a test malfunction")
+    recover_table(table_id=table.pk, now=now + timedelta(seconds=1), reason="a test malfunction")
     hand.refresh_from_db()
     assert hand.status == HandStatus.CANCELLED and hand.beacon_evidence is None
     data = logged_in(alice).get(f"/history/hands/{hand.pk}/export.json").json()
@@ -137,7 +137,7 @@ def test_a_hand_whose_round_comes_with_a_forged_signature_is_cancelled_not_dealt
     # A "drand" that answers the hand's round with another round's genuine signature.
     _serve(monkeypatch, {hand.beacon_round: {"round": hand.beacon_round, "signature": REAL["signature"]}})
     late = hand.change_deadline + timedelta(seconds=61)
-    assert services.advance_table(table_id=table.pk, now=late)
+    assert advance_table(table_id=table.pk, now=late)
     hand = Hand.objects.get(pk=hand.pk)
     assert hand.status == HandStatus.CANCELLED and not hand.beacon_value and hand.change_keys is None
     assert hand.beacon_evidence is not None and "signature does not verify" in hand.beacon_evidence["answer"]

@@ -12,12 +12,13 @@ from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from tables import services
 from tables.bulk import insert_missing_rows, insert_rows
 from tables.engine.widerpoker import combination_index, redeal_combination
 from tables.errors import NotInHandError, PhaseClosedError
 from tables.models import Entry, GamingSession, PlayerClientSeed, Redeal, Seat
 from tables.services import fairness as fairness_services
+from tables.widerpoker.services.play import buy_draw, buy_redeal
+from tables.widerpoker.services.seating import join_table
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal, seat_players, settle
 from wallet import protection
@@ -110,7 +111,7 @@ def test_a_bought_draw_is_three_statements_and_counts_in_the_session(db: Any, no
     buyer = players[0]
     before = get_balance_minor(user_id=buyer.pk, currency=Currency.FUN)
     with CaptureQueriesContext(connection) as queries:
-        entry = services.buy_draw(table_id=table.pk, user_id=buyer.pk, now=now + timedelta(seconds=1))
+        entry = buy_draw(table_id=table.pk, user_id=buyer.pk, now=now + timedelta(seconds=1))
     statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]  # the test's
     if connection.vendor == "postgresql":
         assert len(statements) == 3, statements
@@ -134,10 +135,10 @@ def test_protection_is_still_asked_on_the_fast_path(alice: User, bob: User, now:
     Suspension.objects.create(user=alice, reason="bots", suspended_by=staff, suspended_at=now)
     before = get_balance_minor(user_id=alice.pk, currency=Currency.FUN)
     with pytest.raises(SuspendedError):
-        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
     assert get_balance_minor(user_id=alice.pk, currency=Currency.FUN) == before
     assert Entry.objects.get(user=alice).draws_bought == 1 and not FundsHold.objects.exists()
-    services.buy_draw(table_id=table.pk, user_id=bob.pk, now=now)  # bob has no protection row
+    buy_draw(table_id=table.pk, user_id=bob.pk, now=now)  # bob has no protection row
     assert Entry.objects.get(user=bob).draws_bought == 2
 
 
@@ -145,12 +146,12 @@ def test_a_purchase_says_why_it_cannot_happen(alice: User, bob: User, carol: Use
     table = create_fun_table()
     seat_players(table, [alice, bob], now)
     deal(table, now)
-    services.join_table(table_id=table.pk, user_id=carol.pk, now=now)  # seated after the deal
+    join_table(table_id=table.pk, user_id=carol.pk, now=now)  # seated after the deal
     with pytest.raises(NotInHandError):
-        services.buy_draw(table_id=table.pk, user_id=carol.pk, now=now)
+        buy_draw(table_id=table.pk, user_id=carol.pk, now=now)
     settle(table)
     with pytest.raises(PhaseClosedError):
-        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
 
 
 def test_hold_funds_refuses_a_shortfall_and_a_repeated_reference(alice: User, bob: User) -> None:
@@ -200,7 +201,7 @@ def test_redeals_follow_the_engine_rule_and_count_in_the_session(db: Any, now: d
     taken = set(Entry.objects.filter(hand=hand).values_list("initial_combination", flat=True))
     seed = bytes.fromhex(hand.server_seed)
     for number, player in enumerate([players[0], players[1], players[0]]):
-        entry = services.buy_redeal(table_id=table.pk, user_id=player.pk, now=now + timedelta(seconds=1))
+        entry = buy_redeal(table_id=table.pk, user_id=player.pk, now=now + timedelta(seconds=1))
         expected = combination_index(redeal_combination(seed, taken, number))
         taken.add(expected)
         stored = Entry.objects.get(pk=entry.pk)

@@ -17,9 +17,10 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from jackpots import services as jackpot_services
-from tables import services
+from tables.clock import advance_table
 from tables.models import HandStatus
 from tables.widerpoker.services import powerups
+from tables.widerpoker.services.create import create_table
 from tests.helpers import create_fun_table, deal, logged_in, seat_players
 from wallet import services as wallet_services
 from wallet.models import Account, LedgerEntry, Transfer, TransferKind
@@ -54,7 +55,7 @@ def test_a_cancelled_hand_returns_a_free_draw_to_promotions_not_to_the_player(
     jackpot_services.fund_house_account(
         kind="promotions", currency="EUR", amount_minor=PROMOTIONS, reference="promo-1", staff_user_id=croupier.pk
     )
-    table = services.create_table(
+    table = create_table(
         name="Euro",
         mode="cash",
         currency="EUR",
@@ -121,7 +122,7 @@ def test_a_hand_the_beacon_never_released_refunds_the_player_his_own_part(
     settings.BEACON = "drand"
     settings.DRAND_URL = "http://127.0.0.1:9"  # nothing listens: the round never comes
     late = hand.change_deadline + timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS + 1)
-    assert services.advance_table(table_id=table.pk, now=late)
+    assert advance_table(table_id=table.pk, now=late)
     hand.refresh_from_db()
     assert hand.status == HandStatus.CANCELLED
     assert {user.pk: fun(user) for user in (alice, bob)} == before

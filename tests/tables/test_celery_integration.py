@@ -6,8 +6,9 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from tables import services
 from tables.models import Entry, Hand, HandStatus, Seat
+from tables.widerpoker.services.play import buy_draw
+from tables.widerpoker.services.seating import join_table
 from tests.conftest import make_player
 from tests.helpers import create_fun_table
 from tests.tables.conftest import wait_for
@@ -27,7 +28,7 @@ def test_beat_and_worker_play_hands_from_ante_to_settlement(celery_processes: No
     table = create_fun_table("Celery Rail", change_seconds=5, results_seconds=1, redeal_seconds=3)
     players = [make_player(f"celery{i}") for i in range(3)]
     for player in players:
-        services.join_table(table_id=table.pk, user_id=player.pk, now=timezone.now())
+        join_table(table_id=table.pk, user_id=player.pk, now=timezone.now())
 
     def keep_present() -> None:
         Seat.objects.filter(table=table).update(last_seen_at=timezone.now())
@@ -37,7 +38,7 @@ def test_beat_and_worker_play_hands_from_ante_to_settlement(celery_processes: No
         return Hand.objects.filter(table=table, status=HandStatus.CHANGE).exists()
 
     wait_for(hand_in_change, 90, "beat to deal a hand")  # a loaded machine starts Celery slowly
-    services.buy_draw(table_id=table.pk, user_id=players[0].pk, now=timezone.now())
+    buy_draw(table_id=table.pk, user_id=players[0].pk, now=timezone.now())
 
     def two_settled() -> bool:
         keep_present()

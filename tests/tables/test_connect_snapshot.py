@@ -15,8 +15,12 @@ from django.db.backends import utils as db_utils
 from django.db.models import F
 from django.utils import timezone
 
-from tables import selectors, services
+from tables import selectors
+from tables.clock import advance_table
 from tables.models import Table
+from tables.widerpoker.services.lifecycle import publish_live_pools
+from tables.widerpoker.services.play import buy_draw
+from tables.widerpoker.services.seating import join_table
 from tests.conftest import make_player
 from tests.helpers import create_fun_table
 from tests.tables.test_consumers import drain, open_socket, receive
@@ -84,8 +88,8 @@ async def dealt_table(*names: str) -> tuple[Table, list[Any]]:
     table = await sync_to_async(create_fun_table)()
     now = timezone.now()
     for user in users:
-        await sync_to_async(services.join_table)(table_id=table.pk, user_id=user.pk, now=now)
-    assert await sync_to_async(services.advance_table)(table_id=table.pk, now=now)
+        await sync_to_async(join_table)(table_id=table.pk, user_id=user.pk, now=now)
+    assert await sync_to_async(advance_table)(table_id=table.pk, now=now)
     return table, users
 
 
@@ -119,7 +123,7 @@ async def test_after_a_version_change_the_new_frame_is_served(builds: list[int])
     before = await receive(first, "table_state")
     await drain(first)
 
-    await sync_to_async(services.advance_table)(table_id=table.pk, now=timezone.now() + timedelta(seconds=31))
+    await sync_to_async(advance_table)(table_id=table.pk, now=timezone.now() + timedelta(seconds=31))
     pushed = await receive(first, "table_state")
     assert (pushed["version"], pushed["phase"]) == (before["version"] + 1, "results")
 
@@ -154,14 +158,14 @@ async def test_a_connect_never_gets_a_frame_older_than_a_push_of_the_same_versio
     before = await receive(first, "table_state")
     await drain(first)
 
-    await sync_to_async(services.join_table)(table_id=table.pk, user_id=carol.pk, now=timezone.now())
+    await sync_to_async(join_table)(table_id=table.pk, user_id=carol.pk, now=timezone.now())
     joined = await receive(first, "table_state")
     assert (joined["version"], joined["players"]) == (before["version"], before["players"] + 1)
     second = await open_socket(carol, table.pk)
     assert (await receive(second, "table_state"))["players"] == joined["players"]
 
-    await sync_to_async(services.buy_draw)(table_id=table.pk, user_id=bob.pk, now=timezone.now())
-    await sync_to_async(services.publish_live_pools)()
+    await sync_to_async(buy_draw)(table_id=table.pk, user_id=bob.pk, now=timezone.now())
+    await sync_to_async(publish_live_pools)()
     pool = await receive(first, "pool_updated")
     assert pool["gross_minor"] > before["hand"]["gross_minor"]
     third = await open_socket(bob, table.pk)

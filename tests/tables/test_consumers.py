@@ -14,8 +14,11 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 
-from tables import services
+from tables.clock import advance_table
 from tables.realtime.routing import websocket_urlpatterns
+from tables.services.presence import is_connected
+from tables.widerpoker.services.create import create_table
+from tables.widerpoker.services.seating import join_table, sit_out
 from tests.conftest import make_player
 from tests.helpers import create_fun_table
 
@@ -120,12 +123,12 @@ async def test_a_dealt_hand_reaches_the_socket_without_its_secrets() -> None:
     table = await sync_to_async(create_fun_table)()
     now = timezone.now()
     for user in (alice, bob):
-        await sync_to_async(services.join_table)(table_id=table.pk, user_id=user.pk, now=now)
+        await sync_to_async(join_table)(table_id=table.pk, user_id=user.pk, now=now)
     communicator = await open_socket(alice, table.pk)
     first = await receive(communicator, "table_state")
     await receive(communicator, "entry_state")
 
-    assert await sync_to_async(services.advance_table)(table_id=table.pk, now=now)
+    assert await sync_to_async(advance_table)(table_id=table.pk, now=now)
     state = await receive(communicator, "table_state")
     private = await receive(communicator, "entry_state")
     assert state["version"] > first["version"]
@@ -144,8 +147,8 @@ async def test_reconnecting_restores_the_choices_already_sent() -> None:
     table = await sync_to_async(create_fun_table)()
     now = timezone.now()
     for user in (alice, bob):
-        await sync_to_async(services.join_table)(table_id=table.pk, user_id=user.pk, now=now)
-    await sync_to_async(services.advance_table)(table_id=table.pk, now=now)
+        await sync_to_async(join_table)(table_id=table.pk, user_id=user.pk, now=now)
+    await sync_to_async(advance_table)(table_id=table.pk, now=now)
 
     communicator = await open_socket(alice, table.pk)
     await receive(communicator, "entry_state")
@@ -171,12 +174,12 @@ async def test_settlement_pushes_each_player_their_result() -> None:
     table = await sync_to_async(create_fun_table)()
     now = timezone.now()
     for user in (alice, bob):
-        await sync_to_async(services.join_table)(table_id=table.pk, user_id=user.pk, now=now)
-    await sync_to_async(services.advance_table)(table_id=table.pk, now=now)
+        await sync_to_async(join_table)(table_id=table.pk, user_id=user.pk, now=now)
+    await sync_to_async(advance_table)(table_id=table.pk, now=now)
     communicator = await open_socket(bob, table.pk)
     await receive(communicator, "entry_state")
 
-    await sync_to_async(services.advance_table)(table_id=table.pk, now=now + timedelta(seconds=31))
+    await sync_to_async(advance_table)(table_id=table.pk, now=now + timedelta(seconds=31))
     state = await receive(communicator, "table_state")
     private = await receive(communicator, "entry_state")
     assert state["phase"] == "results"
@@ -193,7 +196,7 @@ async def test_socket_presence_counts_open_sockets() -> None:
 
     alice = await sync_to_async(make_player)("alice")
     table = await sync_to_async(create_fun_table)()
-    await sync_to_async(services.join_table)(table_id=table.pk, user_id=alice.pk, now=timezone.now())
+    await sync_to_async(join_table)(table_id=table.pk, user_id=alice.pk, now=timezone.now())
     first = await open_socket(alice, table.pk)
     second = await open_socket(alice, table.pk)
     seat = await sync_to_async(Seat.objects.get)(table=table, user=alice)
@@ -219,12 +222,12 @@ async def test_socket_counts_stay_exact_whatever_order_pages_open_and_close_in()
     await first.disconnect()  # the old page's close arrives after the new page opened
     seat = await sync_to_async(Seat.objects.get)(table=table, user=alice)
     assert seat.ws_connections == 1
-    assert await sync_to_async(services.is_connected)(seat, now=timezone.now())
+    assert await sync_to_async(is_connected)(seat, now=timezone.now())
     await second.disconnect()
     seat = await sync_to_async(Seat.objects.get)(table=table, user=alice)
     assert seat.ws_connections == 0
     after_grace = timezone.now() + timedelta(seconds=settings.PRESENCE_RECONNECT_GRACE_SECONDS + 1)
-    assert not await sync_to_async(services.is_connected)(seat, now=after_grace)
+    assert not await sync_to_async(is_connected)(seat, now=after_grace)
 
 
 async def test_a_deposit_while_seated_refreshes_the_balance_on_the_game_screen() -> None:
@@ -235,7 +238,7 @@ async def test_a_deposit_while_seated_refreshes_the_balance_on_the_game_screen()
     croupier = await sync_to_async(make_player)("croupier")
     croupier.is_staff = croupier.is_superuser = True
     await sync_to_async(croupier.save)()
-    table = await sync_to_async(services.create_table)(
+    table = await sync_to_async(create_table)(
         name="Euro", mode="cash", currency="EUR", ante_minor=100, redeal_price_minor=80, change_seconds=30
     )
     from wallet import services as wallet_services
@@ -243,7 +246,7 @@ async def test_a_deposit_while_seated_refreshes_the_balance_on_the_game_screen()
     await sync_to_async(wallet_services.deposit_cash)(  # the ante: a cash table seats no empty wallet
         user_id=alice.pk, currency="EUR", amount_minor=100, reason="first deposit", staff_user_id=croupier.pk
     )
-    await sync_to_async(services.join_table)(table_id=table.pk, user_id=alice.pk, now=timezone.now())
+    await sync_to_async(join_table)(table_id=table.pk, user_id=alice.pk, now=timezone.now())
     communicator = await open_socket(alice, table.pk)
     assert (await receive(communicator, "entry_state"))["balance_minor"] == 100
     account = await sync_to_async(Account.objects.get)(key=f"player:{alice.pk}:EUR")
@@ -279,8 +282,8 @@ async def test_an_action_is_answered_once_and_its_private_state_sent_once() -> N
     table = await sync_to_async(create_fun_table)()
     now = timezone.now()
     for user in (alice, bob):
-        await sync_to_async(services.join_table)(table_id=table.pk, user_id=user.pk, now=now)
-    await sync_to_async(services.advance_table)(table_id=table.pk, now=now)
+        await sync_to_async(join_table)(table_id=table.pk, user_id=user.pk, now=now)
+    await sync_to_async(advance_table)(table_id=table.pk, now=now)
     phone = await open_socket(alice, table.pk)
     laptop = await open_socket(alice, table.pk)
     other = await open_socket(bob, table.pk)
@@ -332,9 +335,9 @@ async def test_every_seat_action_pushes_the_new_seat_to_the_player(action: str) 
     alice = await sync_to_async(make_player)("alice")
     table = await sync_to_async(create_fun_table)()
     if action != "join":
-        await sync_to_async(services.join_table)(table_id=table.pk, user_id=alice.pk, now=timezone.now())
+        await sync_to_async(join_table)(table_id=table.pk, user_id=alice.pk, now=timezone.now())
     if action == "sit_in":
-        await sync_to_async(services.sit_out)(table_id=table.pk, user_id=alice.pk, now=timezone.now())
+        await sync_to_async(sit_out)(table_id=table.pk, user_id=alice.pk, now=timezone.now())
     socket = await open_socket(alice, table.pk)
     await drain(socket)
     await socket.send_to(text_data=json.dumps({"type": action}))

@@ -16,7 +16,7 @@ from django.test.utils import override_settings
 
 from handhistory.export import export_schema
 from handhistory.verification import verify_hand
-from tables import services
+from tables.clock import advance_table, recover_table
 from tables.engine import fairness
 from tables.engine.widerpoker import (
     combination_index,
@@ -27,7 +27,9 @@ from tables.engine.widerpoker import (
 from tables.models import Entry, Hand, HandFreeze, HandStatus, Redeal, SeedChain, Table, TablePhase
 from tables.selectors import get_entry_state, get_table_state
 from tables.services import beacon
-from tables.widerpoker.services.play import resolve_pending_redeals
+from tables.services.seating import touch_presence
+from tables.widerpoker.services.play import buy_redeal, resolve_pending_redeals, set_hold
+from tables.widerpoker.services.seating import leave_table
 from tests.helpers import logged_in, seat_players
 from wallet.selectors import check_books
 
@@ -37,7 +39,7 @@ ALGORITHM_3 = override_settings(DEAL_ALGORITHM=3)
 def _freeze(table: Table, players: list[User], now: datetime) -> HandFreeze:
     """Seat ``players`` and run the clock at ``now``: the next hand's inputs freeze."""
     seat_players(table, players, now)
-    assert services.advance_table(table_id=table.pk, now=now)
+    assert advance_table(table_id=table.pk, now=now)
     table.refresh_from_db()
     assert table.current_hand is None and table.phase == TablePhase.WAITING
     return HandFreeze.objects.get(table=table, abandoned_at__isnull=True)
@@ -47,8 +49,8 @@ def _deal_at_round(table: Table, freeze: HandFreeze, players: list[User]) -> Han
     """Run the clock when the freeze's deal round is out; return the hand it dealt."""
     at = beacon.time_of(int(freeze.deal_round))
     for user in players:
-        services.touch_presence(table_id=table.pk, user_id=user.pk, now=at)
-    assert services.advance_table(table_id=table.pk, now=at)
+        touch_presence(table_id=table.pk, user_id=user.pk, now=at)
+    assert advance_table(table_id=table.pk, now=at)
     table.refresh_from_db()
     assert table.current_hand is not None, f"no hand dealt (phase {table.phase})"
     return table.current_hand
@@ -71,7 +73,7 @@ def test_the_inputs_freeze_in_public_and_the_next_beacon_round_deals(
     assert frame["deadline"] == beacon.time_of(frozen["deal_round"]).isoformat()
 
     # Before the round the clock deals nothing, whoever asks.
-    services.advance_table(table_id=table.pk, now=now)
+    advance_table(table_id=table.pk, now=now)
     table.refresh_from_db()
     assert table.current_hand is None and HandFreeze.objects.filter(pk=freeze.pk).exists()
 
@@ -147,15 +149,15 @@ def test_a_client_seed_set_after_the_freeze_waits_for_the_next_hand(
     assert entry.client_seed == before[alice.username] != "ground-after-the-freeze"
     assert hand.inputs_digest == fairness.client_seeds_digest(sorted(before.items())).hex()
     # The next freeze takes it.
-    services.set_hold(table_id=table.pk, user_id=alice.pk, hold=[True] * 5, now=beacon.time_of(int(freeze.deal_round)))
+    set_hold(table_id=table.pk, user_id=alice.pk, hold=[True] * 5, now=beacon.time_of(int(freeze.deal_round)))
     settle_at = hand.change_deadline + timedelta(seconds=2)
-    assert services.advance_table(table_id=table.pk, now=settle_at)
+    assert advance_table(table_id=table.pk, now=settle_at)
     table.refresh_from_db()
     after = table.phase_deadline
     assert after is not None
     for user in (alice, bob):
-        services.touch_presence(table_id=table.pk, user_id=user.pk, now=after)
-    assert services.advance_table(table_id=table.pk, now=after)
+        touch_presence(table_id=table.pk, user_id=user.pk, now=after)
+    assert advance_table(table_id=table.pk, now=after)
     nxt = HandFreeze.objects.get(table=table, abandoned_at__isnull=True)
     assert [alice.pk, alice.username, "ground-after-the-freeze"] in nxt.players
 
@@ -213,13 +215,13 @@ def test_attack_b_a_redeal_waits_for_a_round_after_its_purchase_and_the_export_v
 
     # A redeal bought just before the redeal deadline is dealt after it, at settlement.
     last = hand.redeal_deadline - timedelta(milliseconds=300)
-    services.buy_redeal(table_id=table.pk, user_id=bob.pk, now=last)
+    buy_redeal(table_id=table.pk, user_id=bob.pk, now=last)
     pending = Redeal.objects.get(hand=hand, user=bob)
     assert pending.combination is None and pending.beacon_round is not None
     assert beacon.time_of(pending.beacon_round) > last
     settle_at = hand.change_deadline + timedelta(seconds=2)
     assert start < settle_at
-    assert services.advance_table(table_id=table.pk, now=settle_at)
+    assert advance_table(table_id=table.pk, now=settle_at)
     hand.refresh_from_db()
     pending = Redeal.objects.get(pk=pending.pk)
     assert hand.status == HandStatus.SETTLED and pending.combination is not None
@@ -277,7 +279,7 @@ def test_a_frozen_player_barred_before_the_deal_is_left_out_and_nobody_elses_car
         left_out["player"] == carol.username
         and left_out["client_seed"] == {str(n): str(s) for _, n, s in freeze.players}[carol.username]
     )
-    assert services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=2))
+    assert advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=2))
     hand.refresh_from_db()
     assert hand.status == HandStatus.SETTLED and check_books().ok
     report = verify_hand(hand_id=hand.pk)
@@ -294,8 +296,8 @@ def test_a_hand_cancelled_with_a_redeal_pending_refunds_it_and_still_verifies(
 ) -> None:
     freeze = _freeze(table, [alice, bob], now)
     hand = _deal_at_round(table, freeze, [alice, bob])
-    services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=hand.started_at)
-    services.recover_table(table_id=table.pk, now=hand.started_at, reason="a malfunction")
+    buy_redeal(table_id=table.pk, user_id=alice.pk, now=hand.started_at)
+    recover_table(table_id=table.pk, now=hand.started_at, reason="a malfunction")
     hand.refresh_from_db()
     assert hand.status == HandStatus.CANCELLED and check_books().ok
     assert Redeal.objects.get(hand=hand).combination is None
@@ -316,7 +318,7 @@ def test_a_player_who_leaves_while_the_hand_is_frozen_pays_nothing_and_changes_n
 
     freeze = _freeze(table, [alice, bob, carol], now)
     before = get_balance_minor(user_id=carol.pk, currency="FUN")
-    services.leave_table(table_id=table.pk, user_id=carol.pk, now=now)
+    leave_table(table_id=table.pk, user_id=carol.pk, now=now)
     hand = _deal_at_round(table, freeze, [alice, bob])
     assert get_balance_minor(user_id=carol.pk, currency="FUN") == before
     assert not Entry.objects.filter(hand=hand, user=carol).exists()

@@ -15,11 +15,10 @@ from django.db import connection
 from django.utils import timezone
 
 from handhistory.verification import verify_hand
-from tables import services
 from tables.models import Entry, GamingSession, Hand, PlayerClientSeed, Seat, SeatStatus, Table
-from tables.realtime import hub
-from tables.services import lifecycle
-from tables.widerpoker.services import sessions
+from tables.realtime import bus
+from tables.services.seating import touch_presence
+from tables.widerpoker.services import lifecycle, sessions
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal, seat_players, settle
 from wallet import protection
@@ -44,7 +43,7 @@ def _next_deal(table: Table, players: list[Any], *, at_least: Any = None) -> Han
     if at_least is not None and at_least > at:
         at = at_least
     for user in players:
-        services.touch_presence(table_id=table.pk, user_id=user.pk, now=at)
+        touch_presence(table_id=table.pk, user_id=user.pk, now=at)
     return deal(table, at)
 
 
@@ -59,7 +58,7 @@ def test_the_deal_writes_entries_antes_and_legs_and_the_sessions_follow_its_chan
     assert PlayerClientSeed.objects.filter(user__in=players).count() == 5
     events: list[str] = []
     statements: list[tuple[str, str]] = []
-    real_count, real_publish = sessions.count_hand_sessions, hub.publish_table_frame
+    real_count, real_publish = sessions.count_hand_sessions, bus.publish_table_frame
 
     def count(*, hand_id: int) -> bool:
         events.append("count")
@@ -78,7 +77,7 @@ def test_the_deal_writes_entries_antes_and_legs_and_the_sessions_follow_its_chan
         return execute(sql, params, many, context)
 
     monkeypatch.setattr(lifecycle, "count_hand_sessions", count)
-    monkeypatch.setattr(hub, "publish_table_frame", publish)
+    monkeypatch.setattr(bus, "publish_table_frame", publish)
     with connection.execute_wrapper(record):
         hand = deal(table, now)
 

@@ -12,10 +12,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import IntegrityError, InternalError, ProgrammingError, connection, transaction
 
-from tables import services
 from tables.bulk import array_literal
 from tables.engine.widerpoker import combination_index, redeal_combination
 from tables.models import Entry, Hand
+from tables.widerpoker.services.play import buy_redeal, set_hold
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal, deal_hand, seat_players, settle
 from wallet.models import Account, LedgerEntry
@@ -44,7 +44,7 @@ def test_a_redeal_never_hands_out_an_initial_combination_redealt_away(now: datet
     Entry.objects.filter(hand=hand, user=players[2]).update(initial_combination=first)
     taken = set(Entry.objects.filter(hand=hand).values_list("initial_combination", flat=True))
     taken |= set(Entry.objects.filter(hand=hand).values_list("combination", flat=True))
-    entry = services.buy_redeal(table_id=table.pk, user_id=players[0].pk, now=now + timedelta(seconds=1))
+    entry = buy_redeal(table_id=table.pk, user_id=players[0].pk, now=now + timedelta(seconds=1))
     assert entry.combination != first
     assert entry.combination == combination_index(redeal_combination(seed, taken, 0))
 
@@ -154,7 +154,7 @@ def test_a_player_s_probability_panel_is_computed_once_per_hand_and_never_altere
     alice, bob = make_player("panel-a"), make_player("panel-b")
     deal_hand(table, [alice, bob], now)
     first = selectors.get_entry_state(table_id=table.pk, user_id=alice.pk)
-    services.set_hold(table_id=table.pk, user_id=alice.pk, hold=[True] * 5, now=now + timedelta(seconds=1))
+    set_hold(table_id=table.pk, user_id=alice.pk, hold=[True] * 5, now=now + timedelta(seconds=1))
     again = selectors.get_entry_state(table_id=table.pk, user_id=alice.pk)
     assert first["entry"] is not None and again["entry"] is not None
     assert first["entry"]["panel"] == again["entry"]["panel"] and first["entry"]["panel"]["tip1"] is not None

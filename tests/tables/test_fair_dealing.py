@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from tables import services
+from tables.clock import advance_table
 from tables.engine import fairness
 from tables.engine.widerpoker import change_keys
 from tables.models import BeaconRound, Entry, HandStatus, PlayerClientSeed, SeedChain, Table, TablePhase
 from tables.services import beacon
 from tables.services.fairness import InvalidClientSeedError, set_client_seed
+from tables.services.seating import touch_presence
 from tests.helpers import create_fun_table, deal_hand, settle
 from wallet.selectors import check_books
 
@@ -39,8 +40,8 @@ def test_hands_take_consecutive_chain_elements_and_commit_to_the_previous_one(
     table.refresh_from_db()
     assert table.phase_deadline is not None
     for user in (alice, bob):
-        services.touch_presence(table_id=table.pk, user_id=user.pk, now=table.phase_deadline)
-    assert services.advance_table(table_id=table.pk, now=table.phase_deadline)
+        touch_presence(table_id=table.pk, user_id=user.pk, now=table.phase_deadline)
+    assert advance_table(table_id=table.pk, now=table.phase_deadline)
     table.refresh_from_db()
     second = table.current_hand
     assert second is not None and (first.chain_index, second.chain_index) == (1, 2)
@@ -73,11 +74,11 @@ def test_the_change_keys_wait_for_the_beacon_round_after_the_deadline(
     # Before the round nothing stored determines the keys: no beacon value exists yet.
     assert beacon.value(hand.beacon_round, now=released - timedelta(milliseconds=1)) is None
     assert not BeaconRound.objects.filter(round=hand.beacon_round).exists()
-    assert services.advance_table(table_id=table.pk, now=released - timedelta(milliseconds=1)) is False
+    assert advance_table(table_id=table.pk, now=released - timedelta(milliseconds=1)) is False
     table.refresh_from_db()
     assert table.phase == TablePhase.CHANGE  # waiting a second at a time for the round
     assert table.phase_deadline is not None and table.phase_deadline >= released
-    assert services.advance_table(table_id=table.pk, now=table.phase_deadline)
+    assert advance_table(table_id=table.pk, now=table.phase_deadline)
     hand.refresh_from_db()
     assert hand.status == HandStatus.SETTLED and hand.beacon_value
     keys = change_keys(fairness.keys_seed(bytes.fromhex(hand.server_seed), bytes.fromhex(hand.beacon_value)))
@@ -90,10 +91,10 @@ def test_a_silent_beacon_cancels_the_hand_and_refunds_in_full(
 ) -> None:
     hand = deal_hand(table, [alice, bob], now)
     monkeypatch.setattr(
-        "tables.services.lifecycle.beacon.fetch", lambda *args, **kwargs: beacon.Answer(None, error="silent")
+        "tables.widerpoker.services.lifecycle.beacon.fetch", lambda *args, **kwargs: beacon.Answer(None, error="silent")
     )
     late = hand.change_deadline + timedelta(seconds=61)
-    assert services.advance_table(table_id=table.pk, now=late)
+    assert advance_table(table_id=table.pk, now=late)
     hand.refresh_from_db()
     assert hand.status == HandStatus.CANCELLED and "beacon" in hand.cancel_reason
     assert check_books().ok

@@ -14,9 +14,11 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.utils import timezone
 
-from tables import selectors, services
-from tables.realtime import hub
+from tables import selectors
+from tables.clock import advance_table
+from tables.realtime import bus
 from tables.realtime.routing import websocket_urlpatterns
+from tables.widerpoker.services.seating import join_table
 from tests.conftest import make_player
 from tests.helpers import create_fun_table
 
@@ -48,7 +50,7 @@ async def test_the_change_frame_reaches_every_socket_once_with_the_published_byt
     table = await sync_to_async(create_fun_table)()
     now = timezone.now()
     for user in players:
-        await sync_to_async(services.join_table)(table_id=table.pk, user_id=user.pk, now=now)
+        await sync_to_async(join_table)(table_id=table.pk, user_id=user.pk, now=now)
     # Two sockets of the first player (phone and laptop), one of each other, the watcher's.
     owners = [players[0], *players, watcher]
     sockets = [await open_socket(user, table.pk) for user in owners]
@@ -56,14 +58,14 @@ async def test_the_change_frame_reaches_every_socket_once_with_the_published_byt
         await drain(socket)
 
     published: list[tuple[int, str | None, bool]] = []
-    original = hub.publish_table_frame
+    original = bus.publish_table_frame
 
     def record(table_id: int, text: str | None, *, refresh_private: bool = False) -> None:
         published.append((table_id, text, refresh_private))
         original(table_id, text, refresh_private=refresh_private)
 
-    monkeypatch.setattr(hub, "publish_table_frame", record)
-    assert await sync_to_async(services.advance_table)(table_id=table.pk, now=now)
+    monkeypatch.setattr(bus, "publish_table_frame", record)
+    assert await sync_to_async(advance_table)(table_id=table.pk, now=now)
     received = [await drain(socket) for socket in sockets]
 
     [(table_id, text, refresh_private)] = [p for p in published if p[1] and '"phase":"change"' in p[1]]

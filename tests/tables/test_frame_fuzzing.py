@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from config.infra.errors import DomainError
+from tables import games
 from tables.commands import FRAME_ENVELOPE, parse_action, read_frame
 from tables.realtime.routing import websocket_urlpatterns
 from tests.conftest import make_player
@@ -57,7 +58,7 @@ frames = st.one_of(
 def test_parsing_never_raises_and_names_every_failure(text: str) -> None:
     try:
         content = read_frame(text, max_bytes=2048)
-        action = parse_action(content["type"], content, envelope=FRAME_ENVELOPE)
+        action = parse_action(content["type"], content, envelope=FRAME_ENVELOPE, game=games.get("widerpoker"))
     except DomainError as error:
         assert error.code in KNOWN_CODES
     else:

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from config.infra.errors import DomainError
-from tables import services
+from tables.clock import advance_due_tables
 from tables.holdem.services import (
     act_in_hand,
     add_chips,
@@ -29,6 +29,7 @@ from tables.holdem.services import (
     take_seat,
 )
 from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
+from tables.services.seating import touch_presence
 from tests.conftest import make_player
 from tests.tables.holdem_helpers import assert_books, assert_phh_replays, holdem_table
 
@@ -85,10 +86,10 @@ class World:
                     self.now = max(self.now, self.table.phase_deadline)
                 for seat in Seat.objects.filter(table=self.table, is_bot=False).exclude(status=SeatStatus.LEFT):
                     if seat.last_seen_at >= self.now - timedelta(seconds=20):
-                        services.touch_presence(table_id=table_id, user_id=seat.user_id, now=self.now)
-                services.advance_due_tables(now=self.now)
+                        touch_presence(table_id=table_id, user_id=seat.user_id, now=self.now)
+                advance_due_tables(now=self.now)
                 if operation == "tick_twice":
-                    services.advance_due_tables(now=self.now)
+                    advance_due_tables(now=self.now)
             elif operation == "disconnect":
                 Seat.objects.filter(table=self.table, user=user).update(last_seen_at=self.now - timedelta(minutes=10))
             elif operation == "sit_out":

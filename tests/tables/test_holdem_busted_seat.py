@@ -12,10 +12,11 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from tables import services
+from tables.clock import advance_table
 from tables.errors import BuyInOutOfRangeError
 from tables.holdem.services import act_in_hand, replay, sit_in_holdem, take_seat
 from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
+from tables.services.seating import touch_presence
 from tests.tables.holdem_helpers import assert_books, holdem_table, passive_kind
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -24,8 +25,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def advance(table: Table, now: datetime, present: list[User]) -> None:
     """The clock at ``now``, with only ``present`` showing signs of life."""
     for user in present:
-        services.touch_presence(table_id=table.pk, user_id=user.pk, now=now)
-    services.advance_table(table_id=table.pk, now=now)
+        touch_presence(table_id=table.pk, user_id=user.pk, now=now)
+    advance_table(table_id=table.pk, now=now)
     table.refresh_from_db()
 
 

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from handhistory.holdem import hand_seed_checks, verify_holdem_hand
 from handhistory.holdem_export import holdem_export_schema
-from tables import services
+from tables.clock import advance_table
 from tables.engine import fairness
 from tables.engine.holdem import card_salts, deal_positions, deal_seed, holdem_deck
 from tables.holdem.records import replay
@@ -35,6 +35,7 @@ from tables.models import (
     Table,
 )
 from tables.services import beacon
+from tables.services.seating import touch_presence
 from tests.conftest import make_player
 from tests.handhistory.test_holdem_export import outsider_check
 from tests.helpers import behind_the_apps_back, logged_in
@@ -47,7 +48,7 @@ def _freeze_at_a_bot_table(alice: User, now: Any) -> tuple[Table, HoldemFreeze]:
     the hand (the bots seated with it)."""
     table = holdem_table(bot_seats=2)
     take_seat(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=1_000, now=now)
-    assert services.advance_table(table_id=table.pk, now=now)
+    assert advance_table(table_id=table.pk, now=now)
     return table, HoldemFreeze.objects.get(table=table)
 
 
@@ -74,7 +75,7 @@ def test_the_inputs_freeze_before_the_round_and_nothing_changed_after_moves_the_
         assert player["client_seed"].encode() not in snapshot.content
 
     # The round is not out: the clock does not deal before it.
-    assert not services.advance_table(table_id=table.pk, now=freeze.deal_at - timedelta(milliseconds=1))
+    assert not advance_table(table_id=table.pk, now=freeze.deal_at - timedelta(milliseconds=1))
     # After the freeze Alice changes her client seed on the commitments form, and an insider
     # writes the bots' stored seeds: neither reaches this hand (Alice's counts from the next).
     assert logged_in(alice).post("/history/commitments/", {"client_seed": "changed-after-freeze"}).status_code in (
@@ -87,7 +88,7 @@ def test_the_inputs_freeze_before_the_round_and_nothing_changed_after_moves_the_
             user_id=bot["user_id"], defaults={"seed": "qq-vs-kk", "updated_at": now}
         )
 
-    assert services.advance_table(table_id=table.pk, now=freeze.deal_at)
+    assert advance_table(table_id=table.pk, now=freeze.deal_at)
     hand = HoldemHand.objects.get(table=table)
     assert hand.algorithm == 3 and hand.started_at == freeze.deal_at
     assert hand.client_seeds == [[p["name"], p["client_seed"]] for p in freeze.inputs["players"]]
@@ -116,7 +117,7 @@ def test_a_bot_seed_written_into_the_frozen_record_after_the_freeze_is_caught(al
     bot["client_seed"] = "ground-for-a-cooler"
     with behind_the_apps_back():
         HoldemFreeze.objects.filter(pk=freeze.pk).update(inputs=inputs)
-    assert services.advance_table(table_id=table.pk, now=freeze.deal_at)
+    assert advance_table(table_id=table.pk, now=freeze.deal_at)
     hand = HoldemHand.objects.get(table=table)
     failed = {check.name for check in verify_holdem_hand(hand) if not check.ok}
     assert "frozen inputs = the freeze digest published before the deal" in failed
@@ -127,10 +128,10 @@ def test_a_silent_beacon_voids_the_frozen_hand_with_its_evidence_and_the_next_on
     now = timezone.now()
     with override_settings(BEACON="drand", DRAND_URL="http://127.0.0.1:9"):
         table, freeze = _freeze_at_a_bot_table(alice, now)
-        services.advance_table(table_id=table.pk, now=freeze.deal_at)  # no value yet: it waits
+        advance_table(table_id=table.pk, now=freeze.deal_at)  # no value yet: it waits
         assert not HoldemHand.objects.filter(table=table).exists()
         due = beacon.time_of(freeze.deal_round)
-        assert services.advance_table(table_id=table.pk, now=due + timedelta(seconds=61))
+        assert advance_table(table_id=table.pk, now=due + timedelta(seconds=61))
     freeze.refresh_from_db()
     assert freeze.status == HoldemFreezeStatus.VOID and freeze.hand is None
     assert freeze.evidence is not None and freeze.evidence["round"] == freeze.deal_round
@@ -166,9 +167,9 @@ async def test_a_watchers_socket_gets_the_freeze_but_no_unshown_card_and_the_exp
     await receive(watcher, "holdem_state")
     now = timezone.now()
     await sync_to_async(take_seat)(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=1_000, now=now)
-    await sync_to_async(services.advance_table)(table_id=table.pk, now=now)
+    await sync_to_async(advance_table)(table_id=table.pk, now=now)
     freeze = await sync_to_async(HoldemFreeze.objects.get)(table=table)
-    await sync_to_async(services.advance_table)(table_id=table.pk, now=freeze.deal_at)
+    await sync_to_async(advance_table)(table_id=table.pk, now=freeze.deal_at)
     hand = await sync_to_async(HoldemHand.objects.get)(table=table)
 
     def play_out() -> HoldemHand:
@@ -184,8 +185,8 @@ async def test_a_watchers_socket_gets_the_freeze_but_no_unshown_card_and_the_exp
                 continue
             table.refresh_from_db()
             moment = max(moment, table.phase_deadline or moment)
-            services.touch_presence(table_id=table.pk, user_id=alice.pk, now=moment)
-            services.advance_table(table_id=table.pk, now=moment)
+            touch_presence(table_id=table.pk, user_id=alice.pk, now=moment)
+            advance_table(table_id=table.pk, now=moment)
         raise AssertionError("the hand did not end")
 
     hand = await sync_to_async(play_out)()
@@ -235,9 +236,9 @@ def test_the_next_hand_freezes_within_the_pause_and_is_dealt_when_the_pause_ends
     now = timezone.now()
     for user, position in ((alice, 0), (bob, 1)):
         take_seat(table_id=table.pk, user_id=user.pk, position=position, buy_in_minor=1_000, now=now)
-    assert services.advance_table(table_id=table.pk, now=now)
+    assert advance_table(table_id=table.pk, now=now)
     first = HoldemFreeze.objects.get(table=table)
-    assert services.advance_table(table_id=table.pk, now=first.deal_at)
+    assert advance_table(table_id=table.pk, now=first.deal_at)
     hand = HoldemHand.objects.get(table=table)
     end = first.deal_at + timedelta(seconds=2)
     actor = alice if replay(hand).to_act == 0 else bob
@@ -248,12 +249,12 @@ def test_the_next_hand_freezes_within_the_pause_and_is_dealt_when_the_pause_ends
     pause = hands.RESULTS_PAUSE
     assert table.phase_deadline == end + pause - hands.freeze_lead()
     for user in (alice, bob):
-        services.touch_presence(table_id=table.pk, user_id=user.pk, now=table.phase_deadline)
-    assert services.advance_table(table_id=table.pk, now=table.phase_deadline)
+        touch_presence(table_id=table.pk, user_id=user.pk, now=table.phase_deadline)
+    assert advance_table(table_id=table.pk, now=table.phase_deadline)
     second = HoldemFreeze.objects.get(table=table, status=HoldemFreezeStatus.PENDING)
     assert second.deal_at == end + pause and beacon.time_of(second.deal_round) <= end + pause
     assert second.chain_index == (first.chain_index or 0) + 1 and second.commitment == hand.chain_seed
-    assert services.advance_table(table_id=table.pk, now=second.deal_at)
+    assert advance_table(table_id=table.pk, now=second.deal_at)
     dealt = HoldemHand.objects.get(table=table, number=2)
     assert dealt.started_at - end == pause  # the same pause as before the freeze
 
@@ -266,7 +267,7 @@ def test_verify_hands_names_a_deal_round_value_that_is_not_the_beacons(alice: Us
 
     now = timezone.now()
     table, freeze = _freeze_at_a_bot_table(alice, now)
-    assert services.advance_table(table_id=table.pk, now=freeze.deal_at)
+    assert advance_table(table_id=table.pk, now=freeze.deal_at)
     hand = HoldemHand.objects.get(table=table)
     with behind_the_apps_back():
         HoldemHand.objects.filter(pk=hand.pk).update(deal_beacon_value="ab" * 32)

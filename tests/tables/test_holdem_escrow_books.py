@@ -1,6 +1,6 @@
 """The Hold'em chips are in the books check (security audit 2026-11-26, M4): a seat's
 ``stack_minor`` is money the table's escrow holds, so ``verify_books`` and the back-office
-books check compare every Hold'em table's escrow with its seats' stacks (``tables.books``),
+books check compare every Hold'em table's escrow with its seats' stacks (``tables.holdem.books``),
 between hands and while one runs, practice tables included. The audit's tamper was
 ``UPDATE tables_seat SET stack_minor = stack_minor + 100``: "Books intact"."""
 

@@ -327,7 +327,7 @@ def test_nobody_joins_or_buys_at_a_practice_table_and_leaving_stops_it(alice: Us
 
 
 def test_a_player_taken_off_every_table_ends_his_practice_game(alice: User, now: datetime) -> None:
-    from tables.services.seating import remove_from_tables
+    from tables.clock import remove_from_tables
 
     game = start_practice_game(user_id=alice.pk, nickname="Ada", setup=replace(PracticeSetup(), players=3), now=now)
     assert remove_from_tables(user_id=alice.pk, reason="suspended", now=now) == [game.table_id]

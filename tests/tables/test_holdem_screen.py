@@ -85,7 +85,7 @@ def test_the_lobby_lists_holdem_tables_with_stakes_seats_and_buy_in(table: Table
     page = client.get("/")
     assert all(row["game"] != "holdem" for row in page.context["tables"])
     [row] = page.context["holdem_tables"]
-    assert (row.stakes, row.seats_taken, row.seats) == ("NL 0.05/0.10", 1, 6)
+    assert (row["stakes"], row["seats_taken"], row["seats"]) == ("NL 0.05/0.10", 1, 6)
     html = page.content.decode()
     assert 'data-testid="holdem-row"' in html and "2.00 FUN to 20.00 FUN" in html and ">1/6<" in html
     body = client.get("/lobby/tables.json").json()

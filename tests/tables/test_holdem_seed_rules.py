@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from tables import services
+from tables.clock import advance_table
 from tables.engine.holdem import ActionKind, Phase
 from tables.holdem import records as holdem_records
 from tables.holdem.records import replay
@@ -156,7 +156,7 @@ def test_a_losing_player_who_does_not_choose_in_10_seconds_mucks(showdown_table:
     table.refresh_from_db()
     assert table.phase_deadline is not None and hand.turn_started_at is not None
     assert table.phase_deadline == hand.turn_started_at + timedelta(seconds=10)  # no time bank
-    services.advance_table(table_id=table.pk, now=table.phase_deadline + timedelta(milliseconds=1))
+    advance_table(table_id=table.pk, now=table.phase_deadline + timedelta(milliseconds=1))
     hand.refresh_from_db()
     assert hand.status == HoldemHandStatus.SETTLED
     assert hand.results["shown"] == {"1": ["As", "Ah"]}

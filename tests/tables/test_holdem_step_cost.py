@@ -21,13 +21,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from tables import services
+from tables.clock import advance_table
 from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame, render_holdem_private_frames
 from tables.holdem.services import act_in_hand, replay, sit_out_holdem, take_seat
 from tables.holdem.services.hands import pending_freeze
 from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
-from tables.realtime import hub, push
+from tables.realtime import bus, push
 from tables.realtime.frames import dumps
+from tables.services.seating import touch_presence
 from tests.tables.holdem_helpers import holdem_table
 
 MAX_BOT_ACTION_STATEMENTS = 7
@@ -63,14 +64,14 @@ def bot_actions(
     """Advance the clock until ``wanted`` steps were a bot's betting action that left its
     hand running; each as (lobby lines sent, the step's statements, frames published)."""
     published: list[Any] = []
-    original = hub.publish_table_frame
+    original = bus.publish_table_frame
 
     def record(table_id: int, text: str | None, *, refresh_private: bool = False) -> None:
         published.append((table_id, text, refresh_private))
         original(table_id, text, refresh_private=refresh_private)
 
     found: list[tuple[list[int], list[str], list[Any]]] = []
-    hub.publish_table_frame = record
+    bus.publish_table_frame = record
     lobby_lines: list[int] = []
     original_lobby = push.publish_lobby_line
     push.publish_lobby_line = lambda table_id: lobby_lines.append(table_id)
@@ -87,7 +88,7 @@ def bot_actions(
             published.clear()
             lobby_lines.clear()
             with CaptureQueriesContext(connection) as queries:
-                services.advance_table(table_id=table.pk, now=now)
+                advance_table(table_id=table.pk, now=now)
             if not bot_to_act or before is None:
                 continue
             hand = HoldemHand.objects.get(pk=before[0])
@@ -96,7 +97,7 @@ def bot_actions(
                 if len(found) >= wanted:
                     return found
     finally:
-        hub.publish_table_frame = original
+        bus.publish_table_frame = original
         push.publish_lobby_line = original_lobby
     raise AssertionError(f"only {len(found)} bot actions in {limit} steps")
 
@@ -161,26 +162,26 @@ def test_a_players_action_with_its_push_is_bounded_and_pushes_the_fresh_frame(al
         table.refresh_from_db()
         now = max(now, table.phase_deadline or now) + timedelta(milliseconds=1)
         for user in (alice, bob):
-            services.touch_presence(table_id=table.pk, user_id=user.pk, now=now)
-        services.advance_table(table_id=table.pk, now=now)
+            touch_presence(table_id=table.pk, user_id=user.pk, now=now)
+        advance_table(table_id=table.pk, now=now)
         if HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).exists():
             break
     hand = HoldemHand.objects.get(table=table, status=HoldemHandStatus.PLAYING)
     published: list[tuple[int, str | None, bool]] = []
     lobby_lines: list[int] = []
-    original, original_lobby = hub.publish_table_frame, push.publish_lobby_line
+    original, original_lobby = bus.publish_table_frame, push.publish_lobby_line
 
     def record(table_id: int, text: str | None, *, refresh_private: bool = False) -> None:
         published.append((table_id, text, refresh_private))
 
-    hub.publish_table_frame = record
+    bus.publish_table_frame = record
     push.publish_lobby_line = lambda table_id: lobby_lines.append(table_id)
     try:
         legal = replay(hand).legal_actions()
         with CaptureQueriesContext(connection) as queries:
             act_in_hand(table_id=table.pk, user_id=by_seat[legal.seat].pk, kind="call", now=now)
     finally:
-        hub.publish_table_frame, push.publish_lobby_line = original, original_lobby
+        bus.publish_table_frame, push.publish_lobby_line = original, original_lobby
     assert len(statements(queries)) <= MAX_PLAYER_ACTION_STATEMENTS, "\n".join(statements(queries))
     assert not lobby_lines
     [(table_id, text, refresh_private)] = published
@@ -200,20 +201,20 @@ def test_bots_are_seated_from_one_query_and_a_taken_bot_name_is_skipped(alice: U
 
     now = timezone.now()
     first = bot_table(alice, now)
-    services.advance_table(table_id=first.pk, now=now)
+    advance_table(table_id=first.pk, now=now)
     bots = set(Seat.objects.filter(table=first, is_bot=True).values_list("user__username", flat=True))
     assert bots == {f"{BOT_PREFIX}{k}" for k in range(1, 5)}  # four: a seat stays free for a person
     # A person holds a name a new bot would get (the next number after the existing names).
     User.objects.create_user(username=f"{BOT_PREFIX}6", password="correct horse battery")
     second = bot_table(bob, now, name="More bots at work")
     with CaptureQueriesContext(connection) as queries:
-        services.advance_table(table_id=second.pk, now=now)
+        advance_table(table_id=second.pk, now=now)
     seated = set(Seat.objects.filter(table=second, is_bot=True).values_list("user__username", flat=True))
     assert seated == {f"{BOT_PREFIX}{k}" for k in range(7, 11)}
     # Algorithm 3: that step froze the hand; its deal round deals it (docs/provably-fair.md, 12).
     freeze = pending_freeze(second)
     assert freeze is not None
-    services.advance_table(table_id=second.pk, now=max(now, freeze.deal_at))
+    advance_table(table_id=second.pk, now=max(now, freeze.deal_at))
     assert HoldemHand.objects.filter(table=second, status=HoldemHandStatus.PLAYING).exists()  # dealt, not cancelled
     lookups = [q for q in statements(queries) if "auth_user" in q and "FOR UPDATE SKIP LOCKED" in q]
     assert len(lookups) == 4  # one per bot seated

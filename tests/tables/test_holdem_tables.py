@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from config.infra.errors import DomainError
-from tables import services
+from tables.clock import advance_table, recover_table
 from tables.engine.cards import card_code
 from tables.engine.holdem import holdem_deck
 from tables.errors import (
@@ -26,6 +26,7 @@ from tables.errors import (
     SeatTakenError,
     WrongGameError,
 )
+from tables.games import change_table_config
 from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame
 from tables.holdem.services import (
     act_in_hand,
@@ -36,6 +37,8 @@ from tables.holdem.services import (
     take_seat,
 )
 from tables.models import HoldemConditions, HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table, TableConfigChange
+from tables.services.seating import touch_presence
+from tables.widerpoker.services.seating import join_table
 from tests.helpers import create_fun_table
 from tests.tables.holdem_helpers import (
     assert_books,
@@ -221,8 +224,8 @@ def test_a_disconnected_player_is_sat_out_before_the_next_hand(table: Table, ali
     now = timezone.now()
     seat_two(table, alice, bob, now)
     later = now + timedelta(minutes=5)
-    services.touch_presence(table_id=table.pk, user_id=alice.pk, now=later)
-    services.advance_table(table_id=table.pk, now=later)
+    touch_presence(table_id=table.pk, user_id=alice.pk, now=later)
+    advance_table(table_id=table.pk, now=later)
     bob_seat = Seat.objects.get(table=table, user=bob)
     assert bob_seat.status == SeatStatus.SITTING_OUT and bob_seat.status_reason == "disconnected"
     assert not HoldemHand.objects.filter(table=table).exists()
@@ -363,7 +366,7 @@ def test_staff_changes_are_audited_and_apply_between_hands(
     now = timezone.now()
     seat_two(table, alice, bob, now)
     tick(table, now)
-    services.change_table_config(
+    change_table_config(
         table_id=table.pk, changes={"rake_bps": 200}, staff_user_id=croupier.pk, reason="promo", now=now
     )
     assert HoldemConditions.objects.get(table=table).rake_bps == 500  # the hand in play keeps its rake
@@ -374,7 +377,7 @@ def test_staff_changes_are_audited_and_apply_between_hands(
     hands = list(HoldemHand.objects.filter(table=table).order_by("number"))
     assert hands[0].config["rake_bps"] == 500 and hands[1].config["rake_bps"] == 200
     with pytest.raises(InvalidTableConfigError):
-        services.change_table_config(
+        change_table_config(
             table_id=table.pk, changes={"rake_bps": 1_001}, staff_user_id=croupier.pk, reason="x", now=now
         )
     assert_books(table)
@@ -394,7 +397,7 @@ def test_sitting_out_keeps_the_chips_and_stops_the_deal(table: Table, alice: Use
 
 def test_a_widerpoker_join_at_a_holdem_table_is_refused(table: Table, alice: User) -> None:
     with pytest.raises(WrongGameError):
-        services.join_table(table_id=table.pk, user_id=alice.pk, now=timezone.now())
+        join_table(table_id=table.pk, user_id=alice.pk, now=timezone.now())
 
 
 def test_the_snapshot_shows_the_callers_cards_only(table: Table, alice: User, bob: User, carol: User) -> None:
@@ -418,7 +421,7 @@ def test_a_malfunction_cancels_the_hand_and_every_stack_is_back(table: Table, al
     hand = HoldemHand.objects.get(table=table)
     user = alice if replay(hand).to_act == 0 else bob
     act_in_hand(table_id=table.pk, user_id=user.pk, kind="raise", amount=300, now=now)
-    services.recover_table(table_id=table.pk, now=now, reason="test malfunction")
+    recover_table(table_id=table.pk, now=now, reason="test malfunction")
     hand.refresh_from_db()
     assert hand.status == HoldemHandStatus.CANCELLED
     assert sorted(Seat.objects.filter(table=table).values_list("stack_minor", flat=True)) == [1_000, 1_000]

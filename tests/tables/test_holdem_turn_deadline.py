@@ -15,7 +15,7 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from tables import services
+from tables.clock import advance_table
 from tables.errors import TurnOverError
 from tables.holdem.records import replay, turn_deadline
 from tables.holdem.services import act_in_hand, take_seat
@@ -51,7 +51,7 @@ def test_a_call_350_ms_after_the_deadline_is_refused_over_rest_and_the_clock_pla
     hand.refresh_from_db()
     assert hand.actions == []
     Seat.objects.filter(table=table).update(last_seen_at=timezone.now(), ws_connections=1)
-    assert services.advance_table(table_id=table.pk, now=timezone.now())  # the clock's tick, late
+    assert advance_table(table_id=table.pk, now=timezone.now())  # the clock's tick, late
     hand.refresh_from_db()
     actor_seat = 0 if actor == alice else 1
     assert (hand.actions[0]["seat"], hand.actions[0]["timeout"]) == (actor_seat, True)

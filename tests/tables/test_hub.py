@@ -301,18 +301,16 @@ async def test_private_states_are_handed_to_each_daphne_socket_without_its_asgi_
 ) -> None:
     import logging
 
-    from tables import selectors
-
     asked: list[set[int]] = []
 
-    def render(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
+    def render(table_id: int, user_ids: set[int]) -> dict[int, str]:
         asked.append(set(user_ids))
         return {user_id: json.dumps({"type": "entry_state", "user": user_id, "note": "é"}) for user_id in user_ids}
 
     from tables.realtime import hub as hub_module
 
     monkeypatch.setattr(hub_module, "database_sync_to_async", sync_to_async)  # no database here
-    monkeypatch.setattr(selectors, "render_entry_states", render)
+    monkeypatch.setattr(hub_module, "render_private_frames", render)
     monkeypatch.setattr(settings, "FANOUT_REPORT_MIN_SOCKETS", 5)
     factory = new_factory()
     protocols = [PrivateDaphneProtocol(factory) for _ in range(4)]
@@ -354,12 +352,11 @@ async def test_private_states_are_handed_to_each_daphne_socket_without_its_asgi_
 
 
 async def test_a_private_write_that_fails_drops_only_that_socket(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tables import selectors
     from tables.realtime import hub as hub_module
 
     monkeypatch.setattr(hub_module, "database_sync_to_async", sync_to_async)  # no database here
     monkeypatch.setattr(
-        selectors, "render_entry_states", lambda *, table_id, user_ids: {u: f'{{"u":{u}}}' for u in user_ids}
+        hub_module, "render_private_frames", lambda table_id, user_ids: {u: f'{{"u":{u}}}' for u in user_ids}
     )
     factory = new_factory()
     good, bad = PrivateDaphneProtocol(factory), PrivateDaphneProtocol(factory, fail=True)
@@ -376,17 +373,16 @@ async def test_consecutive_private_refreshes_of_a_table_are_rendered_in_one_read
 ) -> None:
     """Purchases each publish the buyer's private refresh; those that arrived together are
     rendered in one batched read, in order with the table's frames around them."""
-    from tables import selectors
     from tables.realtime import hub as hub_module
 
     reads: list[tuple[int, set[int]]] = []
 
-    def render(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
+    def render(table_id: int, user_ids: set[int]) -> dict[int, str]:
         reads.append((table_id, set(user_ids)))
         return {user_id: f'{{"type":"entry_state","user":{user_id},"read":{len(reads)}}}' for user_id in user_ids}
 
     monkeypatch.setattr(hub_module, "database_sync_to_async", sync_to_async)  # no database here
-    monkeypatch.setattr(selectors, "render_entry_states", render)
+    monkeypatch.setattr(hub_module, "render_private_frames", render)
     factory = new_factory()
     hub = TableHub(asyncio.get_running_loop())
     sockets = {user_id: Socket(user_id, PrivateDaphneProtocol(factory)) for user_id in (1, 2, 3)}

@@ -15,8 +15,9 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import timezone
 
-from tables import services
 from tables.models import Seat, SeatStatus, Table
+from tables.widerpoker.services.create import create_table
+from tables.widerpoker.services.seating import join_table, sit_out
 from tests.conftest import make_player
 from tests.helpers import logged_in
 from tests.tables.test_consumers import open_socket, receive
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def euro_table() -> Table:
-    return services.create_table(
+    return create_table(
         name="Euro Classic", mode="cash", currency="EUR", ante_minor=100, redeal_price_minor=80, change_seconds=30
     )
 
@@ -72,8 +73,8 @@ def test_sitting_in_without_the_ante_is_refused_and_the_seat_stays_out(alice: Us
     wallet_services.deposit_cash(
         user_id=alice.pk, currency="EUR", amount_minor=150, reason="cash at the desk", staff_user_id=croupier.pk
     )
-    services.join_table(table_id=table.pk, user_id=alice.pk, now=now)
-    services.sit_out(table_id=table.pk, user_id=alice.pk, now=now)
+    join_table(table_id=table.pk, user_id=alice.pk, now=now)
+    sit_out(table_id=table.pk, user_id=alice.pk, now=now)
     wallet_services.withdraw_cash(
         user_id=alice.pk, currency="EUR", amount_minor=150, reason="cash paid out", staff_user_id=croupier.pk
     )

@@ -12,12 +12,20 @@ from django.contrib.auth.models import User
 from django.db.models import Sum
 from django.utils import timezone
 
-from tables import services
+from tables import clock
+from tables.clock import advance_due_tables, advance_table, recover_table
 from tables.engine import fairness
 from tables.engine.widerpoker import change_keys, deal_board
 from tables.errors import LimitReachedError, NotInHandError, PhaseClosedError, RedealClosedError
+from tables.games import change_table_config
+from tables.gamespec import MALFUNCTION_PAUSE
 from tables.models import Entry, HandStatus, Seat, SeatStatus, Table, TableConfigChange, TablePhase
+from tables.services.presence import is_connected
+from tables.services.seating import record_socket, touch_presence
 from tables.widerpoker.records import board_to_json
+from tables.widerpoker.services.play import buy_draw, buy_redeal, set_hold
+from tables.widerpoker.services.seating import sit_out
+from tables.widerpoker.services.settlement import settle_hand
 from tests.conftest import make_player, postgres_only
 from tests.helpers import create_fun_table, deal, seat_players, settle
 from wallet.errors import InsufficientFundsError
@@ -34,7 +42,7 @@ def fun(user: User) -> int:
 
 def test_a_hand_needs_at_least_two_players(table: Table, alice: User, now: datetime) -> None:
     seat_players(table, [alice], now)
-    assert not services.advance_table(table_id=table.pk, now=now)
+    assert not advance_table(table_id=table.pk, now=now)
     table.refresh_from_db()
     assert table.phase == TablePhase.WAITING
     assert table.current_hand is None
@@ -66,7 +74,7 @@ def test_dealing_collects_the_ante_and_publishes_the_commitment(
 
 def test_sitting_out_player_pays_no_ante(table: Table, alice: User, bob: User, carol: User, now: datetime) -> None:
     seat_players(table, [alice, bob, carol], now)
-    services.sit_out(table_id=table.pk, user_id=carol.pk, now=now)
+    sit_out(table_id=table.pk, user_id=carol.pk, now=now)
     hand = deal(table, now)
     assert fun(carol) == GRANT
     assert not Entry.objects.filter(hand=hand, user=carol).exists()
@@ -109,7 +117,7 @@ def test_settlement_pays_the_pool_minus_the_rake_and_balances_the_books(table: T
     seat_players(table, players, now)
     hand = deal(table, now)
     for player in players[:5]:
-        services.buy_draw(table_id=table.pk, user_id=player.pk, now=now + timedelta(seconds=1))
+        buy_draw(table_id=table.pk, user_id=player.pk, now=now + timedelta(seconds=1))
     hand = settle(table)
     assert hand.status == HandStatus.SETTLED
     gross = 20 * 100 + 5 * 50
@@ -149,7 +157,7 @@ def test_best_of_the_draws_bought_is_the_final_hand(table: Table, alice: User, b
     seat_players(table, [alice, bob], now)
     deal(table, now)
     for _ in range(4):
-        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
     hand = settle(table)
     entry = Entry.objects.get(hand=hand, user=alice)
     draws: list[int] = entry.draw_strengths or []
@@ -166,9 +174,9 @@ def test_settling_twice_pays_once(table: Table, alice: User, bob: User, now: dat
     deal(table, now)
     hand = settle(table)
     before = (fun(alice), fun(bob), LedgerEntry.objects.count())
-    assert not services.settle_hand(hand_id=hand.pk, now=now + timedelta(minutes=1))
+    assert not settle_hand(hand_id=hand.pk, now=now + timedelta(minutes=1))
     late = hand.change_deadline + timedelta(seconds=1)
-    assert not services.advance_table(table_id=table.pk, now=late)  # a duplicated tick: not due
+    assert not advance_table(table_id=table.pk, now=late)  # a duplicated tick: not due
     assert (fun(alice), fun(bob), LedgerEntry.objects.count()) == before
     assert Transfer.objects.filter(reference=f"settle:{hand.pk}").count() == 1
 
@@ -188,7 +196,7 @@ def test_disconnected_player_with_no_choice_keeps_all_cards(
 ) -> None:
     seat_players(table, [alice, bob], now)
     deal(table, now)
-    services.set_hold(table_id=table.pk, user_id=bob.pk, hold=[True, False, True, False, False], now=now)
+    set_hold(table_id=table.pk, user_id=bob.pk, hold=[True, False, True, False, False], now=now)
     Seat.objects.filter(table=table).update(ws_connections=0, last_seen_at=now - timedelta(minutes=10))
     hand = settle(table)
     alice_entry = Entry.objects.get(hand=hand, user=alice)
@@ -201,9 +209,9 @@ def test_choices_after_the_deadline_are_refused(table: Table, alice: User, bob: 
     seat_players(table, [alice, bob], now)
     hand = deal(table, now)
     with pytest.raises(PhaseClosedError):
-        services.set_hold(table_id=table.pk, user_id=alice.pk, hold=[True] * 5, now=hand.change_deadline)
+        set_hold(table_id=table.pk, user_id=alice.pk, hold=[True] * 5, now=hand.change_deadline)
     with pytest.raises(PhaseClosedError):
-        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=hand.change_deadline + timedelta(seconds=3))
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=hand.change_deadline + timedelta(seconds=3))
     assert fun(alice) == GRANT - 100
 
 
@@ -211,9 +219,9 @@ def test_buying_beyond_the_maximum_draws_is_refused(table: Table, alice: User, b
     seat_players(table, [alice, bob], now)
     deal(table, now)
     for _ in range(4):
-        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
     with pytest.raises(LimitReachedError) as caught:
-        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
     assert caught.value.code == "limit_reached"
     assert fun(alice) == GRANT - 100 - 200
 
@@ -232,7 +240,7 @@ def test_a_purchase_without_funds_is_refused_and_changes_nothing(
         source=wallet, destination=rake, amount_minor=fun(alice) - 49, kind=TransferKind.ANTE, reference="drain"
     )
     with pytest.raises(InsufficientFundsError):
-        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
     entry = Entry.objects.get(hand=hand, user=alice)
     hand.refresh_from_db()
     assert (entry.draws_bought, entry.paid_minor, hand.gross_minor, fun(alice)) == (1, 100, 200, 49)
@@ -244,33 +252,33 @@ def test_redeal_gives_an_unused_combination_and_resets_the_hold(
 ) -> None:
     seat_players(table, [alice, bob], now)
     hand = deal(table, now)
-    services.set_hold(table_id=table.pk, user_id=alice.pk, hold=[True] * 5, now=now)
+    set_hold(table_id=table.pk, user_id=alice.pk, hold=[True] * 5, now=now)
     before = Entry.objects.get(hand=hand, user=alice)
-    after = services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=now)
+    after = buy_redeal(table_id=table.pk, user_id=alice.pk, now=now)
     in_use = set(Entry.objects.filter(hand=hand).exclude(pk=after.pk).values_list("combination", flat=True))
     assert after.combination != before.combination
     assert after.combination not in in_use
     assert after.redeals == [[0, after.combination]]
     assert after.hold_mask is None
     assert fun(alice) == GRANT - 100 - 80
-    again = services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=now)
+    again = buy_redeal(table_id=table.pk, user_id=alice.pk, now=now)
     assert again.combination not in {before.combination, after.combination}
     with pytest.raises(LimitReachedError):
-        services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=now)
+        buy_redeal(table_id=table.pk, user_id=alice.pk, now=now)
 
 
 def test_redeal_is_refused_after_its_time_limit(table: Table, alice: User, bob: User, now: datetime) -> None:
     seat_players(table, [alice, bob], now)
     hand = deal(table, now)
     with pytest.raises(RedealClosedError):
-        services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=hand.redeal_deadline)
+        buy_redeal(table_id=table.pk, user_id=alice.pk, now=hand.redeal_deadline)
 
 
 def test_player_not_in_the_hand_cannot_act(table: Table, alice: User, bob: User, carol: User, now: datetime) -> None:
     seat_players(table, [alice, bob], now)
     deal(table, now)
     with pytest.raises(NotInHandError):
-        services.buy_draw(table_id=table.pk, user_id=carol.pk, now=now)
+        buy_draw(table_id=table.pk, user_id=carol.pk, now=now)
 
 
 def test_next_hand_starts_after_the_results(table: Table, alice: User, bob: User, now: datetime) -> None:
@@ -281,7 +289,7 @@ def test_next_hand_starts_after_the_results(table: Table, alice: User, bob: User
     later = table.phase_deadline
     assert later is not None
     Seat.objects.filter(table=table).update(last_seen_at=later)
-    assert services.advance_table(table_id=table.pk, now=later)
+    assert advance_table(table_id=table.pk, now=later)
     table.refresh_from_db()
     assert table.phase == TablePhase.CHANGE
     assert table.current_hand is not None
@@ -293,7 +301,7 @@ def test_rake_change_applies_after_the_running_hand_and_restarts_the_table(
 ) -> None:
     seat_players(table, [alice, bob], now)
     deal(table, now)
-    services.change_table_config(
+    change_table_config(
         table_id=table.pk, changes={"rake_bps": 200}, staff_user_id=croupier.pk, reason="promo", now=now
     )
     table.refresh_from_db()
@@ -302,7 +310,7 @@ def test_rake_change_applies_after_the_running_hand_and_restarts_the_table(
     assert hand.rake_minor == 200 * 500 // 10_000  # the old rake
     table.refresh_from_db()
     assert table.phase_deadline is not None
-    assert services.advance_table(table_id=table.pk, now=table.phase_deadline)
+    assert advance_table(table_id=table.pk, now=table.phase_deadline)
     table.refresh_from_db()
     assert table.rake_bps == 200
     assert table.phase == TablePhase.WAITING
@@ -316,7 +324,7 @@ def test_rake_above_ten_percent_is_refused(table: Table, croupier: User, now: da
     from tables.errors import InvalidTableConfigError
 
     with pytest.raises(InvalidTableConfigError):
-        services.change_table_config(
+        change_table_config(
             table_id=table.pk, changes={"rake_bps": 1001}, staff_user_id=croupier.pk, reason="x", now=now
         )
     assert not TableConfigChange.objects.exists()
@@ -325,9 +333,9 @@ def test_rake_above_ten_percent_is_refused(table: Table, croupier: User, now: da
 def test_cancelled_hand_returns_every_wager_in_full(table: Table, alice: User, bob: User, now: datetime) -> None:
     seat_players(table, [alice, bob], now)
     hand = deal(table, now)
-    services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
-    services.buy_redeal(table_id=table.pk, user_id=bob.pk, now=now)
-    services.recover_table(table_id=table.pk, now=now, reason="test malfunction")
+    buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+    buy_redeal(table_id=table.pk, user_id=bob.pk, now=now)
+    recover_table(table_id=table.pk, now=now, reason="test malfunction")
     hand.refresh_from_db()
     assert hand.status == HandStatus.CANCELLED
     assert (fun(alice), fun(bob)) == (GRANT, GRANT)
@@ -344,7 +352,7 @@ def test_a_failing_settlement_cancels_the_hand_and_refunds(
         raise RuntimeError("evaluator exploded")
 
     monkeypatch.setattr("tables.widerpoker.services.settlement.hand_outcome", broken)
-    services.advance_due_tables(now=hand.change_deadline + timedelta(seconds=1))
+    advance_due_tables(now=hand.change_deadline + timedelta(seconds=1))
     hand.refresh_from_db()
     assert hand.status == HandStatus.CANCELLED
     assert (fun(alice), fun(bob)) == (GRANT, GRANT)
@@ -367,7 +375,7 @@ def test_a_table_that_cannot_even_be_recovered_does_not_stall_the_others(
     first, second = deal(broken_table, now), deal(healthy, now)
     # The broken table is due first (earlier deadline), so it comes first in the tick.
     Table.objects.filter(pk=broken_table.pk).update(phase_deadline=first.change_deadline - timedelta(seconds=1))
-    real_advance = services.lifecycle.advance_table
+    real_advance = clock.advance_table
 
     def advance(*, table_id: int, now: datetime) -> bool:
         if table_id == broken_table.pk:
@@ -377,14 +385,14 @@ def test_a_table_that_cannot_even_be_recovered_does_not_stall_the_others(
     def recover(**kwargs: object) -> None:
         raise RuntimeError("database said no")
 
-    monkeypatch.setattr(services.lifecycle, "advance_table", advance)
-    monkeypatch.setattr(services.lifecycle, "recover_table", recover)
+    monkeypatch.setattr(clock, "advance_table", advance)
+    monkeypatch.setattr(clock, "recover_table", recover)
     tick = second.change_deadline + timedelta(seconds=1)
-    assert services.advance_due_tables(now=tick) == 1
+    assert advance_due_tables(now=tick) == 1
     second.refresh_from_db()
     assert second.status == HandStatus.SETTLED
     broken_table.refresh_from_db()
-    assert broken_table.phase_deadline == tick + services.lifecycle.MALFUNCTION_PAUSE  # retried later
+    assert broken_table.phase_deadline == tick + MALFUNCTION_PAUSE  # retried later
     assert "could not be recovered" in caplog.text
 
 
@@ -413,7 +421,7 @@ def test_holds_share_the_hand_lock_while_settlement_waits_for_them(db: Any) -> N
         connection.close()
 
     def settle() -> None:
-        services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=1))
+        advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=1))
         settled.set()
         connection.close()
 
@@ -421,7 +429,7 @@ def test_holds_share_the_hand_lock_while_settlement_waits_for_them(db: Any) -> N
     first.start()
     assert holding.wait(5)
     started = time.monotonic()
-    services.set_hold(table_id=table.pk, user_id=bob.pk, hold=[True] * 5, now=now)  # not blocked
+    set_hold(table_id=table.pk, user_id=bob.pk, hold=[True] * 5, now=now)  # not blocked
     assert time.monotonic() - started < 2
     settler = threading.Thread(target=settle)
     settler.start()
@@ -439,9 +447,9 @@ def test_player_whose_page_stayed_closed_past_the_grace_is_disconnected(
     seat_players(table, [alice, bob], now)
     deal(table, now)
     for user in (alice, bob):
-        services.record_socket(table_id=table.pk, user_id=user.pk, opened=True, now=now)
-    services.touch_presence(table_id=table.pk, user_id=bob.pk, now=now + timedelta(seconds=25))  # bob's ping
-    services.record_socket(table_id=table.pk, user_id=alice.pk, opened=False, now=now + timedelta(seconds=15))
+        record_socket(table_id=table.pk, user_id=user.pk, opened=True, now=now)
+    touch_presence(table_id=table.pk, user_id=bob.pk, now=now + timedelta(seconds=25))  # bob's ping
+    record_socket(table_id=table.pk, user_id=alice.pk, opened=False, now=now + timedelta(seconds=15))
     hand = settle(table)  # settled 31 s in: alice's page closed 16 s before and never came back
     assert Entry.objects.get(hand=hand, user=alice).hold_used == 0b11111  # kept, rules Notes 2
     assert Entry.objects.get(hand=hand, user=bob).hold_used == 0  # connected: all changed
@@ -453,13 +461,13 @@ def test_a_socket_count_left_by_a_dead_process_expires_with_the_heartbeat(
     from django.conf import settings as django_settings
 
     seat_players(table, [alice], now)
-    services.record_socket(table_id=table.pk, user_id=alice.pk, opened=True, now=now)
+    record_socket(table_id=table.pk, user_id=alice.pk, opened=True, now=now)
     seat = Seat.objects.get(table=table, user=alice)
-    assert services.is_connected(seat, now=now + timedelta(seconds=django_settings.PRESENCE_TIMEOUT_SECONDS - 1))
-    assert not services.is_connected(seat, now=now + timedelta(seconds=django_settings.PRESENCE_TIMEOUT_SECONDS + 1))
-    services.touch_presence(table_id=table.pk, user_id=alice.pk, now=now + timedelta(seconds=40))  # a ping
+    assert is_connected(seat, now=now + timedelta(seconds=django_settings.PRESENCE_TIMEOUT_SECONDS - 1))
+    assert not is_connected(seat, now=now + timedelta(seconds=django_settings.PRESENCE_TIMEOUT_SECONDS + 1))
+    touch_presence(table_id=table.pk, user_id=alice.pk, now=now + timedelta(seconds=40))  # a ping
     seat.refresh_from_db()
-    assert services.is_connected(seat, now=now + timedelta(seconds=45))
+    assert is_connected(seat, now=now + timedelta(seconds=45))
 
 
 def test_a_page_reload_is_not_a_disconnection(table: Table, alice: User, now: datetime) -> None:
@@ -467,8 +475,8 @@ def test_a_page_reload_is_not_a_disconnection(table: Table, alice: User, now: da
 
     grace = django_settings.PRESENCE_RECONNECT_GRACE_SECONDS
     seat_players(table, [alice], now)
-    services.record_socket(table_id=table.pk, user_id=alice.pk, opened=True, now=now)
-    services.record_socket(table_id=table.pk, user_id=alice.pk, opened=False, now=now + timedelta(seconds=1))
+    record_socket(table_id=table.pk, user_id=alice.pk, opened=True, now=now)
+    record_socket(table_id=table.pk, user_id=alice.pk, opened=False, now=now + timedelta(seconds=1))
     seat = Seat.objects.get(table=table, user=alice)
-    assert services.is_connected(seat, now=now + timedelta(seconds=grace))  # the new page is on its way
-    assert not services.is_connected(seat, now=now + timedelta(seconds=grace + 2))  # it never came
+    assert is_connected(seat, now=now + timedelta(seconds=grace))  # the new page is on its way
+    assert not is_connected(seat, now=now + timedelta(seconds=grace + 2))  # it never came

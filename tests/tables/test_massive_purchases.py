@@ -15,9 +15,9 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.utils import timezone
 
-from tables import services
 from tables.errors import LimitReachedError
 from tables.models import Entry, Hand, HandStatus, Redeal
+from tables.widerpoker.services.play import buy_draw, buy_redeal
 from tables.widerpoker.services.settlement import capture_running_purchases
 from tests.conftest import make_player, postgres_only
 from tests.helpers import create_fun_table, deal, seat_players, settle
@@ -51,8 +51,8 @@ def test_a_purchase_left_uncaptured_when_its_worker_dies_is_settled_with_the_han
     seat_players(table, [alice, bob], now)
     hand = deal(table, now)
     before = get_balance_minor(user_id=alice.pk, currency=Currency.FUN)
-    services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
-    services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=now)
+    buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+    buy_redeal(table_id=table.pk, user_id=alice.pk, now=now)
     # Confirmed at once: what alice may spend fell, the escrow and the hand's totals wait.
     assert get_balance_minor(user_id=alice.pk, currency=Currency.FUN) == before - DRAW - REDEAL
     hand.refresh_from_db()
@@ -79,7 +79,7 @@ def test_the_clock_captures_purchases_in_one_transfer_and_the_totals_follow(
     seat_players(table, players, now)
     hand = deal(table, now)
     for player in players:
-        services.buy_draw(table_id=table.pk, user_id=player.pk, now=now)
+        buy_draw(table_id=table.pk, user_id=player.pk, now=now)
     assert capture_running_purchases() == 4 * DRAW
     assert capture_running_purchases() == 0  # nothing twice
     hand.refresh_from_db()
@@ -94,9 +94,9 @@ def test_a_hold_never_spends_what_another_hold_promised(alice: User, bob: User, 
     seat_players(table, [alice, bob], now)
     deal(table, now)
     drain_to(alice, DRAW + DRAW // 2)
-    services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+    buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
     with pytest.raises(InsufficientFundsError):
-        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
     wallet = wallet_services.ensure_player_account(user_id=alice.pk, currency=Currency.FUN)
     cashier = wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
     with pytest.raises(InsufficientFundsError):  # the held half cannot leave by a transfer either
@@ -139,7 +139,7 @@ def test_concurrent_purchases_from_many_players_are_exact(db: Any, settings: Any
     def buyer(share: list[tuple[int, str]]) -> None:
         try:
             for user_id, action in share:
-                buy = services.buy_draw if action == "draw" else services.buy_redeal
+                buy = buy_draw if action == "draw" else buy_redeal
                 try:
                     buy(table_id=table.pk, user_id=user_id, now=now + timedelta(seconds=1))
                 except (LimitReachedError, InsufficientFundsError) as error:

@@ -18,9 +18,12 @@ from hypothesis import strategies as st
 from config.infra.errors import DomainError
 from jackpots import services as jackpot_services
 from jackpots.models import Jackpot
-from tables import services
+from tables.clock import advance_due_tables
 from tables.models import Hand, Seat, Table
 from tables.widerpoker.services import powerups
+from tables.widerpoker.services.create import create_table
+from tables.widerpoker.services.play import buy_draw, buy_redeal, set_hold
+from tables.widerpoker.services.seating import join_table, leave_table, sit_in, sit_out
 from tests.conftest import make_player
 from wallet import services as wallet_services
 from wallet.models import Account, Currency
@@ -57,7 +60,7 @@ class World:
         self.now: datetime = timezone.now()
         self.croupier = User.objects.create_user(username=f"staff{n}", password="x", is_staff=True)
         self.tables: list[Table] = [
-            services.create_table(
+            create_table(
                 name=f"Fun {n}",
                 mode="fun",
                 currency="FUN",
@@ -69,7 +72,7 @@ class World:
                 redeal_seconds=10,
                 rake_bps=700,
             ),
-            services.create_table(
+            create_table(
                 name=f"Cash {n}",
                 mode="cash",
                 currency="EUR",
@@ -123,7 +126,7 @@ class World:
             self.advance(1 + arg * 9)
         elif operation == "tick_twice":
             self.advance(25)
-            services.advance_due_tables(now=self.now)  # a duplicated tick changes nothing
+            advance_due_tables(now=self.now)  # a duplicated tick changes nothing
         elif player is None:
             return
         elif operation == "deposit":
@@ -143,32 +146,30 @@ class World:
                 staff_user_id=self.croupier.pk,
             )
         elif operation == "join":
-            services.join_table(user_id=player.pk, **common)
+            join_table(user_id=player.pk, **common)
             self.disconnected.discard(player.pk)
         elif operation == "hold":
-            services.set_hold(
-                user_id=player.pk, hold=[bool(arg & 1), bool(who & 1), True, False, bool(arg & 2)], **common
-            )
+            set_hold(user_id=player.pk, hold=[bool(arg & 1), bool(who & 1), True, False, bool(arg & 2)], **common)
         elif operation == "disconnect":
             self.disconnected.add(player.pk)
         elif operation == "free_draw":
-            services.buy_draw(user_id=player.pk, free=True, **common)
+            buy_draw(user_id=player.pk, free=True, **common)
         elif operation == "free_redeal":
-            services.buy_redeal(user_id=player.pk, free=True, **common)
+            buy_redeal(user_id=player.pk, free=True, **common)
         else:
             actions: dict[str, Callable[..., object]] = {
-                "buy_draw": services.buy_draw,
-                "redeal": services.buy_redeal,
-                "sit_out": services.sit_out,
-                "sit_in": services.sit_in,
-                "leave": services.leave_table,
+                "buy_draw": buy_draw,
+                "redeal": buy_redeal,
+                "sit_out": sit_out,
+                "sit_in": sit_in,
+                "leave": leave_table,
             }
             actions[operation](user_id=player.pk, **common)
 
     def advance(self, seconds: int) -> None:
         self.now += timedelta(seconds=seconds)
         Seat.objects.exclude(user_id__in=self.disconnected).update(last_seen_at=self.now)
-        services.advance_due_tables(now=self.now)
+        advance_due_tables(now=self.now)
 
 
 def balances() -> dict[str, int]:

@@ -14,7 +14,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from tables import services
+from tables.clock import advance_due_tables
 from tables.holdem.records import turn_deadline
 from tables.holdem.services import act_in_hand, replay, take_seat
 from tables.models import HoldemHand, PlatformFault, PlatformFaultKind, Table
@@ -91,7 +91,7 @@ def test_grace_goes_on_with_the_faults_but_never_past_its_maximum(alice: User, b
 def test_a_late_clock_gives_the_turn_more_time(alice: User, bob: User) -> None:
     table, hand, deadline = dealt(alice, bob)
     late = deadline + timedelta(seconds=10)
-    services.advance_due_tables(now=late)
+    advance_due_tables(now=late)
     assert PlatformFault.objects.filter(kind=PlatformFaultKind.CLOCK_LATE, seen_at=late).exists()
     hand.refresh_from_db()
     table.refresh_from_db()
@@ -101,7 +101,7 @@ def test_a_late_clock_gives_the_turn_more_time(alice: User, bob: User) -> None:
 
 def test_a_clock_on_time_applies_the_timeout_rule(alice: User, bob: User) -> None:
     _, hand, deadline = dealt(alice, bob)
-    services.advance_due_tables(now=deadline + timedelta(seconds=1))
+    advance_due_tables(now=deadline + timedelta(seconds=1))
     hand.refresh_from_db()
     assert hand.actions[0]["timeout"] is True
     assert not PlatformFault.objects.exists()

@@ -11,11 +11,15 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from handhistory.verification import verify_hand
-from tables import services
+from tables.clock import advance_table
 from tables.models import Entry, GamingSession, Hand, PowerUpRules, Table
 from tables.selectors import get_entry_state
+from tables.services.seating import touch_presence
 from tables.widerpoker.services import powerups
+from tables.widerpoker.services.create import create_table
+from tables.widerpoker.services.play import buy_draw, buy_redeal
 from tables.widerpoker.services.powerups import NoFreeItemError, PromotionUnavailableError, release_every
+from tables.widerpoker.services.seating import leave_table
 from tests.helpers import deal, seat_players, settle
 from wallet.models import Account, Currency
 from wallet.selectors import check_books, get_balance_minor
@@ -44,8 +48,8 @@ def next_hand(table: Table, players: list[User]) -> Hand:
     at = table.phase_deadline
     assert at is not None
     for user in players:
-        services.touch_presence(table_id=table.pk, user_id=user.pk, now=at)
-    assert services.advance_table(table_id=table.pk, now=at)
+        touch_presence(table_id=table.pk, user_id=user.pk, now=at)
+    assert advance_table(table_id=table.pk, now=at)
     table.refresh_from_db()
     assert table.current_hand is not None
     return table.current_hand
@@ -65,7 +69,7 @@ def test_a_free_draw_is_paid_by_promotions_and_the_wallet_is_unchanged(
     assert powerups is not None and powerups["free_draws"] == 1 and powerups["level"] == 1
     wallet = get_balance_minor(user_id=alice.pk, currency=Currency.FUN)
     gross = hand.gross_minor
-    services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now, free=True)
+    buy_draw(table_id=table.pk, user_id=alice.pk, now=now, free=True)
     assert get_balance_minor(user_id=alice.pk, currency=Currency.FUN) == wallet
     hand.refresh_from_db()
     price = hand.config["draw_price_minor"]
@@ -73,7 +77,7 @@ def test_a_free_draw_is_paid_by_promotions_and_the_wallet_is_unchanged(
     entry = Entry.objects.get(hand=hand, user=alice)
     assert (entry.draws_bought, entry.paid_minor, entry.promo_minor) == (2, hand.config["ante_minor"] + price, price)
     with pytest.raises(NoFreeItemError):  # used twice: refused once, nothing changes
-        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now, free=True)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now, free=True)
     assert Entry.objects.get(hand=hand, user=alice).draws_bought == 2
     assert get_balance_minor(user_id=alice.pk, currency=Currency.FUN) == wallet
     hand = settle(table)
@@ -87,8 +91,8 @@ def test_levels_rise_with_hands_and_purchases_and_free_redeals_work(
     generous_rules()
     seat_players(table, [alice, bob], now)
     hand = deal(table, now)
-    services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)  # bought: +1 point
-    services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=now, free=True)
+    buy_draw(table_id=table.pk, user_id=alice.pk, now=now)  # bought: +1 point
+    buy_redeal(table_id=table.pk, user_id=alice.pk, now=now, free=True)
     session = GamingSession.objects.get(table=table, user=alice, ended_at__isnull=True)
     assert (session.hands_played, session.draws_bought, session.redeals_bought, session.free_redeals_used) == (
         1,
@@ -109,10 +113,10 @@ def test_leaving_ends_the_session_and_its_free_items(table: Table, alice: User, 
     generous_rules()
     seat_players(table, [alice, bob], now)
     deal(table, now)
-    services.leave_table(table_id=table.pk, user_id=alice.pk, now=now)
+    leave_table(table_id=table.pk, user_id=alice.pk, now=now)
     assert not GamingSession.objects.filter(user=alice, ended_at__isnull=True).exists()
     with pytest.raises(NoFreeItemError):
-        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now + timedelta(seconds=1), free=True)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now + timedelta(seconds=1), free=True)
 
 
 def test_a_cash_promotion_without_money_refuses_the_free_item_and_charges_nothing(
@@ -121,7 +125,7 @@ def test_a_cash_promotion_without_money_refuses_the_free_item_and_charges_nothin
     from wallet import services as wallet_services
 
     generous_rules()
-    table = services.create_table(name="Cash Promo", mode="cash", currency="EUR", ante_minor=100, redeal_price_minor=80)
+    table = create_table(name="Cash Promo", mode="cash", currency="EUR", ante_minor=100, redeal_price_minor=80)
     for user in (alice, bob):
         wallet_services.deposit_cash(
             user_id=user.pk,
@@ -134,14 +138,14 @@ def test_a_cash_promotion_without_money_refuses_the_free_item_and_charges_nothin
     seat_players(table, [alice, bob], now)
     deal(table, now)
     with pytest.raises(PromotionUnavailableError):
-        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now, free=True)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now, free=True)
     assert GamingSession.objects.get(table=table, user=alice, ended_at__isnull=True).free_draws == 1  # kept
     from jackpots import services as jackpot_services
 
     jackpot_services.fund_house_account(
         kind="promotions", currency="EUR", amount_minor=1_000, reference="promo-1", staff_user_id=croupier.pk
     )
-    services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now, free=True)
+    buy_draw(table_id=table.pk, user_id=alice.pk, now=now, free=True)
     assert Account.objects.get(key="promotions:EUR").balance_minor == 1_000 - 50
     assert check_books().ok
 

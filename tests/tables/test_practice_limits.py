@@ -16,10 +16,10 @@ from django.contrib.auth.models import User
 from django.db import connection
 from rest_framework.test import APIClient
 
+from tables import clock
 from tables.holdem.practice.services import start_practice_game
 from tables.holdem.practice.setup import PracticeSetup
 from tables.models import PracticeGame, PracticeStatus, Table
-from tables.services import lifecycle
 from tests.conftest import make_player, postgres_only
 from tests.helpers import logged_in
 from tests.tables.holdem_helpers import holdem_table
@@ -153,11 +153,11 @@ def test_the_clock_advances_cash_tables_first_and_practice_tables_last(
 ) -> None:
     cash, fun, practice = _due_tables(now)
     order: list[int] = []
-    monkeypatch.setattr(lifecycle, "advance_table", recorder(order))
-    lifecycle.advance_due_tables(now=now, limit=2)
+    monkeypatch.setattr(clock, "advance_table", recorder(order))
+    clock.advance_due_tables(now=now, limit=2)
     assert order == [cash.pk, fun.pk]  # the practice tables, due earlier, wait for the next tick
     order.clear()
-    lifecycle.advance_due_tables(now=now)
+    clock.advance_due_tables(now=now)
     assert order == [cash.pk, fun.pk, *[t.pk for t in practice]]
 
 
@@ -166,7 +166,7 @@ def test_practice_tables_get_at_most_their_time_budget_of_a_tick(
 ) -> None:
     cash, fun, practice = _due_tables(now)
     order: list[int] = []
-    monkeypatch.setattr(lifecycle, "advance_table", recorder(order))
+    monkeypatch.setattr(clock, "advance_table", recorder(order))
     seconds = iter(range(100))  # each look at the timer: one more second spent
-    lifecycle.advance_due_tables(now=now, practice_budget_seconds=1.5, timer=lambda: float(next(seconds)))
+    clock.advance_due_tables(now=now, practice_budget_seconds=1.5, timer=lambda: float(next(seconds)))
     assert order == [cash.pk, fun.pk, practice[0].pk, practice[1].pk]

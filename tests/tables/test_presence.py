@@ -10,10 +10,10 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 
-from tables import services
 from tables.clock import tick
 from tables.models import AsgiProcess, Seat, SeatSockets, Table
-from tables.services.presence import beat, reap_dead_processes
+from tables.services.presence import beat, is_connected, reap_dead_processes
+from tables.services.seating import record_socket
 from tests.helpers import seat_players
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,7 @@ def seat_of(table: Table, user: User) -> Seat:
 
 
 def open_socket(table: Table, user: User, process: str, now: datetime) -> None:
-    assert services.record_socket(table_id=table.pk, user_id=user.pk, opened=True, now=now, process_id=process)
+    assert record_socket(table_id=table.pk, user_id=user.pk, opened=True, now=now, process_id=process)
 
 
 def test_a_dead_process_s_sockets_are_taken_off_and_the_grace_runs_from_its_last_beat(
@@ -43,8 +43,8 @@ def test_a_dead_process_s_sockets_are_taken_off_and_the_grace_runs_from_its_last
     seat = seat_of(table, alice)
     assert (seat.ws_connections, seat.socket_closed_at) == (0, now)
     assert not AsgiProcess.objects.filter(pk=A).exists() and not SeatSockets.objects.exists()
-    assert services.is_connected(seat, now=now + timedelta(seconds=grace - 1))
-    assert not services.is_connected(seat, now=later)
+    assert is_connected(seat, now=now + timedelta(seconds=grace - 1))
+    assert not is_connected(seat, now=later)
 
 
 def test_a_player_who_reconnected_to_a_live_process_stays_connected(
@@ -58,9 +58,9 @@ def test_a_player_who_reconnected_to_a_live_process_stays_connected(
     beat(now=later, process_id=B)
     assert reap_dead_processes(now=later) == 1
     assert seat_of(table, alice).ws_connections == 1
-    assert services.is_connected(seat_of(table, alice), now=later)
+    assert is_connected(seat_of(table, alice), now=later)
     assert seat_of(table, bob).ws_connections == 0
-    assert not services.is_connected(seat_of(table, bob), now=later)
+    assert not is_connected(seat_of(table, bob), now=later)
 
 
 def test_closing_a_socket_of_a_reaped_process_changes_nothing(table: Table, alice: User, now: datetime) -> None:
@@ -70,12 +70,12 @@ def test_closing_a_socket_of_a_reaped_process_changes_nothing(table: Table, alic
     beat(now=now + timedelta(minutes=1), process_id=B)
     reap_dead_processes(now=now + timedelta(minutes=1))
     # The dead process's consumer never ran its disconnect; a late one must not uncount B's.
-    closed = services.record_socket(
+    closed = record_socket(
         table_id=table.pk, user_id=alice.pk, opened=False, now=now + timedelta(minutes=1), process_id=A
     )
     assert closed is False
     assert seat_of(table, alice).ws_connections == 1
-    assert services.record_socket(
+    assert record_socket(
         table_id=table.pk, user_id=alice.pk, opened=False, now=now + timedelta(minutes=1), process_id=B
     )
     assert seat_of(table, alice).ws_connections == 0

@@ -25,10 +25,10 @@ from django.db import connections
 from django.test import Client, override_settings
 from django.utils import timezone
 
-from tables import services
 from tables.models import Entry, Hand, PurchaseRef, Redeal, Table
 from tables.realtime.routing import websocket_urlpatterns
 from tables.widerpoker.services import purchases
+from tables.widerpoker.services.create import create_table
 from tests.conftest import make_player, postgres_only
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle
 from wallet import protection
@@ -159,7 +159,7 @@ def euro_players(croupier: User, amounts: list[int]) -> list[User]:
 
 
 def euro_table() -> Table:
-    return services.create_table(
+    return create_table(
         name="Euro",
         mode="cash",
         currency="EUR",

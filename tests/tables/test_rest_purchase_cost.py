@@ -21,9 +21,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from tables import selectors, services
+from tables import selectors
 from tables.models import Hand, Table
 from tables.realtime.routing import websocket_urlpatterns
+from tables.widerpoker.services.play import buy_draw
+from tables.widerpoker.services.seating import join_table
+from tables.widerpoker.services.settlement import cancel_hand
 from tests.conftest import make_player
 from tests.helpers import create_fun_table, deal_hand, settle
 
@@ -101,8 +104,8 @@ def test_the_narrower_reads_give_the_full_private_state_in_every_phase(alice: Us
     table = create_fun_table()
     now = timezone.now()
     hand = deal_hand(table, [alice, bob], now)
-    services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now + timedelta(seconds=1))
-    services.join_table(table_id=table.pk, user_id=carol.pk, now=now)
+    buy_draw(table_id=table.pk, user_id=alice.pk, now=now + timedelta(seconds=1))
+    join_table(table_id=table.pk, user_id=carol.pk, now=now)
 
     def whole_rows(user: User) -> dict[str, Any]:
         """The frame as built before the reads were narrowed: every column of every row."""
@@ -127,7 +130,7 @@ def test_a_cancelled_hand_shows_the_refund_from_the_narrower_reads(alice: User, 
     table = create_fun_table()
     hand = deal_hand(table, [alice, bob], timezone.now())
     Hand.objects.filter(pk=hand.pk).update(not_dealt=[10**6 + i for i in range(5000)])  # never read
-    services.cancel_hand(hand_id=hand.pk, reason="malfunction", now=timezone.now())
+    cancel_hand(hand_id=hand.pk, reason="malfunction", now=timezone.now())
     state = selectors.get_entry_state(table_id=table.pk, user_id=alice.pk)
     assert state["entry"] is not None
     assert state["entry"]["result"] == {"cancelled": True, "reason": "malfunction", "refunded_minor": 100}

@@ -21,10 +21,11 @@ from django.test.utils import override_settings
 
 from handhistory.selectors import RATES_CACHE_KEY
 from handhistory.verification import verify_hand
-from tables import services
+from tables.clock import advance_table
 from tables.engine import fairness
 from tables.models import Hand, HandFreeze, HandStatus, SeedChain
 from tables.services import beacon
+from tables.services.seating import touch_presence
 from tables.signer import KeySigner, SignerRefusedError, SocketSigner, read_or_create_key
 from tests.helpers import create_fun_table, seat_players
 
@@ -112,19 +113,19 @@ def test_a_table_of_the_embedded_default_keeps_no_terminal_seed_in_the_database_
         assert not any(isinstance(value, str) and len(value) == 64 and value not in public for value in row)
 
         seat_players(table, [alice, bob], now)
-        assert services.advance_table(table_id=table.pk, now=now)
+        assert advance_table(table_id=table.pk, now=now)
         freeze = HandFreeze.objects.get(table=table)
         at = beacon.time_of(int(freeze.deal_round))
         for user in (alice, bob):
-            services.touch_presence(table_id=table.pk, user_id=user.pk, now=at)
-        assert services.advance_table(table_id=table.pk, now=at)
+            touch_presence(table_id=table.pk, user_id=user.pk, now=at)
+        assert advance_table(table_id=table.pk, now=at)
         hand = Hand.objects.get(table=table)
         assert fairness.link_ok(bytes.fromhex(hand.chain_seed), bytes.fromhex(chain.anchor))
         # The signer released element 1 for this hand and refuses element 3.
         signer = KeySigner(read_or_create_key(tmp_path / "signer.key"), tmp_path / "signer.released.json")
         with pytest.raises(SignerRefusedError, match="ahead"):
             signer.release(chain.signer_nonce, chain.length, 3)
-        assert services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=2))
+        assert advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=2))
         hand.refresh_from_db()
         assert hand.status == HandStatus.SETTLED
         report = verify_hand(hand_id=hand.pk)
@@ -140,10 +141,10 @@ def test_a_freeze_whose_round_never_comes_is_abandoned_in_public_and_the_next_on
         table = create_fun_table(name="Silent Rail")
         seat_players(table, [alice, bob], now)
         with override_settings(BEACON="drand", DRAND_URL="http://127.0.0.1:9/none"):
-            assert services.advance_table(table_id=table.pk, now=now)
+            assert advance_table(table_id=table.pk, now=now)
             freeze = HandFreeze.objects.get(table=table)
             due = beacon.time_of(int(freeze.deal_round))
-            services.advance_table(table_id=table.pk, now=due + timedelta(seconds=61))
+            advance_table(table_id=table.pk, now=due + timedelta(seconds=61))
         freeze.refresh_from_db()
         assert freeze.abandoned_at is not None and freeze.evidence is not None
         assert freeze.evidence["round"] == freeze.deal_round and "127.0.0.1:9" in freeze.evidence["answer"]
@@ -164,14 +165,14 @@ def test_a_freeze_whose_round_never_comes_is_abandoned_in_public_and_the_next_on
         # The next freeze takes the next element, which the signer releases at its deal.
         later = due + timedelta(seconds=61) + timedelta(seconds=6)
         for user in (alice, bob):
-            services.touch_presence(table_id=table.pk, user_id=user.pk, now=later)
-        assert services.advance_table(table_id=table.pk, now=later)
+            touch_presence(table_id=table.pk, user_id=user.pk, now=later)
+        assert advance_table(table_id=table.pk, now=later)
         second = HandFreeze.objects.get(table=table, abandoned_at__isnull=True)
         assert second.chain_index == freeze.chain_index + 1
         at = beacon.time_of(int(second.deal_round))
         for user in (alice, bob):
-            services.touch_presence(table_id=table.pk, user_id=user.pk, now=at)
-        assert services.advance_table(table_id=table.pk, now=at)
+            touch_presence(table_id=table.pk, user_id=user.pk, now=at)
+        assert advance_table(table_id=table.pk, now=at)
         hand = Hand.objects.get(table=table)
         assert hand.chain_index == second.chain_index
         chain = SeedChain.objects.get(table=table)
@@ -180,7 +181,7 @@ def test_a_freeze_whose_round_never_comes_is_abandoned_in_public_and_the_next_on
             linked = fairness.chain_seed(linked, 1, 0)
         assert linked.hex() == chain.anchor
         # The settled hand counts among the hands, the abandoned freeze among the given up.
-        assert services.advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=2))
+        assert advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=2))
         hand.refresh_from_db()
         assert hand.status == HandStatus.SETTLED and hand.settled_at is not None
         cache.delete(f"{RATES_CACHE_KEY}:12")

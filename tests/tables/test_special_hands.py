@@ -11,11 +11,13 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from config.infra.errors import DomainError
-from tables import services
+from tables.clock import advance_table
 from tables.engine.widerpoker import special_hand_draw
 from tables.errors import InvalidTableConfigError
 from tables.models import Hand, SpecialHandSchedule, Table, TableConfigChange
 from tables.selectors import get_entry_state, get_lobby_table, get_table_state
+from tables.services.seating import touch_presence
+from tables.widerpoker.services.play import buy_draw, buy_redeal
 from tables.widerpoker.services.special import ScheduleInput, save_schedule
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle
 
@@ -45,8 +47,8 @@ def play_hands(table: Table, players: list[User], count: int, start: datetime) -
         at = table.phase_deadline
         assert at is not None
         for user in players:
-            services.touch_presence(table_id=table.pk, user_id=user.pk, now=at)
-        assert services.advance_table(table_id=table.pk, now=at)
+            touch_presence(table_id=table.pk, user_id=user.pk, now=at)
+        assert advance_table(table_id=table.pk, now=at)
         table.refresh_from_db()
         assert table.current_hand is not None
         hands.append(table.current_hand)
@@ -80,10 +82,10 @@ def test_the_server_refuses_what_the_special_hand_switches_off(
     assert entry is not None
     assert entry["panel"]["tip1"] is None and entry["panel"]["tip2"] is None
     with pytest.raises(DomainError) as refused:
-        services.buy_draw(table_id=table.pk, user_id=alice.pk, now=hand.started_at)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=hand.started_at)
     assert refused.value.code == "limit_reached"
     with pytest.raises(DomainError):
-        services.buy_redeal(table_id=table.pk, user_id=alice.pk, now=hand.started_at)
+        buy_redeal(table_id=table.pk, user_id=alice.pk, now=hand.started_at)
     public = get_table_state(table_id=table.pk)["hand"]
     assert public is not None and public["overrides"]["tips"]["source"] == "special"
 
@@ -129,7 +131,7 @@ def test_chance_special_hands_come_from_the_hands_stream(
     schedule(table, croupier, now, kind="chance", one_in=4, overrides={"panel": False})
     seeds = [i.to_bytes(32, "big") for i in range(40)]
     special = next(s for s in seeds if special_hand_draw(s, 4))
-    monkeypatch.setattr("tables.services.lifecycle.derive_hand_seed", lambda *args: special)
+    monkeypatch.setattr("tables.widerpoker.services.lifecycle.derive_hand_seed", lambda *args: special)
     seat_players(table, [alice, bob], now)
     hand = deal(table, now)
     assert hand.config["panel"] is False

@@ -14,7 +14,7 @@ from django.test import Client
 from django.utils import timezone
 
 from tables.models import Table, TablePhase
-from tables.realtime import hub
+from tables.realtime import bus
 from tables.tournaments.models import Entrant, EntrantStatus, Tournament, TournamentState
 from tests.helpers import logged_in
 from tests.tables.tournament_helpers import BeatClock, funded_players, schedule
@@ -143,7 +143,7 @@ def test_standings_between_hands_and_the_auditors_export(monkeypatch: pytest.Mon
     )
     players = funded_players(6, currency="FUN", amount_minor=5000, prefix="std")
     pushed: list[dict[str, Any]] = []
-    monkeypatch.setattr(hub, "publish_table_frame", lambda table_id, text, **_: pushed.append(json.loads(text or "{}")))
+    monkeypatch.setattr(bus, "publish_table_frame", lambda table_id, text, **_: pushed.append(json.loads(text or "{}")))
     for player in players:
         logged_in(player).post(f"/api/tournaments/{tournament.pk}/register/")
     clock = BeatClock(monkeypatch, tournament.starts_at)

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from jackpots import services as jackpot_services
-from tables import services as table_services
+from tables.clock import recover_table
 from tables.engine.allocation import AllocationConfig, allocate_pool
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table, TablePhase
 from tables.tournaments import services as tournaments
@@ -25,6 +25,8 @@ from tables.tournaments.errors import (
     TournamentOverError,
 )
 from tables.tournaments.models import Entrant, EntrantStatus, Tournament, TournamentRound, TournamentState
+from tables.widerpoker.services.play import buy_draw, buy_redeal, set_hold
+from tables.widerpoker.services.seating import sit_in, sit_out
 from tests.conftest import postgres_only
 from tests.tables.tournament_helpers import BeatClock, funded_players, schedule
 from wallet import protection
@@ -93,12 +95,10 @@ def test_a_thousand_entrants_play_to_the_end_through_the_beat(monkeypatch: pytes
             dealt = set(Entry.objects.filter(hand=hand).values_list("user_id", flat=True))
             for player in buyers:
                 if player.pk in dealt and not Entry.objects.filter(hand=hand, user=player, draws_bought__gt=1).exists():
-                    table_services.set_hold(
-                        table_id=table.pk, user_id=player.pk, hold=[True, False, True, False, False], now=moment
-                    )
-                    table_services.buy_draw(table_id=table.pk, user_id=player.pk, now=moment)
+                    set_hold(table_id=table.pk, user_id=player.pk, hold=[True, False, True, False, False], now=moment)
+                    buy_draw(table_id=table.pk, user_id=player.pk, now=moment)
                     if player.pk % 3 == 0:
-                        table_services.buy_redeal(table_id=table.pk, user_id=player.pk, now=moment)
+                        buy_redeal(table_id=table.pk, user_id=player.pk, now=moment)
 
     tournament.refresh_from_db()
     assert tournament.state == TournamentState.FINISHED
@@ -206,7 +206,7 @@ def test_cancellation_mid_hand_refunds_buy_ins_fees_and_the_hand(
     tournament.refresh_from_db()
     assert tournament.state == TournamentState.RUNNING
     assert tournament.prize_pool_minor == 10_000  # the guarantee: 4 x 10.00 topped up to 100.00
-    table_services.buy_draw(table_id=table.pk, user_id=players[0].pk, now=clock.now)
+    buy_draw(table_id=table.pk, user_id=players[0].pk, now=clock.now)
     _assert_books()
     tournaments.cancel_tournament(
         tournament_id=tournament.pk, reason="malfunction of the room", staff_user_id=None, now=clock.now
@@ -384,7 +384,7 @@ def test_a_hand_that_fails_is_refunded_in_chips_and_does_not_count(
         tournaments.register(tournament_id=tournament.pk, user_id=player.pk, now=now)
     clock = BeatClock(monkeypatch, tournament.starts_at)
     clock.tick(0)
-    table_services.recover_table(table_id=_table(tournament), now=clock.now, reason="malfunction in the test")
+    recover_table(table_id=_table(tournament), now=clock.now, reason="malfunction in the test")
     first = Hand.objects.get(table_id=_table(tournament), number=1)
     assert first.status == HandStatus.CANCELLED
     chips = Account.objects.filter(currency=chip_currency(tournament.pk), kind=AccountKind.PLAYER)
@@ -413,12 +413,12 @@ def test_a_player_sitting_out_is_not_dealt_and_pays_no_ante(monkeypatch: pytest.
     clock = BeatClock(monkeypatch, tournament.starts_at)
     clock.tick(0)
     resting = players[0]
-    table_services.sit_out(table_id=_table(tournament), user_id=resting.pk, now=clock.now)
+    sit_out(table_id=_table(tournament), user_id=resting.pk, now=clock.now)
     while Table.objects.get(pk=_table(tournament)).hands_dealt < 2:
         clock.tick()
     hand2 = Hand.objects.get(table_id=_table(tournament), number=2)
     assert hand2.entry_count == 2 and not Entry.objects.filter(hand=hand2, user=resting).exists()
-    table_services.sit_in(table_id=_table(tournament), user_id=resting.pk, now=clock.now)
+    sit_in(table_id=_table(tournament), user_id=resting.pk, now=clock.now)
     while Table.objects.get(pk=_table(tournament)).hands_dealt < 3:
         clock.tick()
     assert Entry.objects.filter(hand__table_id=_table(tournament), hand__number=3, user=resting).exists()

@@ -21,9 +21,10 @@ from django.db import connection, connections
 from django.test import Client
 from django.utils import timezone
 
-from tables import services
+from tables.clock import recover_table
 from tables.holdem.services import take_seat
 from tables.models import Entry, HoldemHand, Seat, SeatStatus, Table
+from tables.widerpoker.services.create import create_table
 from tables.widerpoker.services.settlement import capture_running_purchases
 from tests.conftest import postgres_only
 from tests.helpers import deal, logged_in, seat_players, settle
@@ -47,7 +48,7 @@ def _purchases_on_hold(settings: Any) -> None:
 
 
 def euro_table(name: str = "Euro") -> Table:
-    return services.create_table(
+    return create_table(
         name=name,
         mode="cash",
         currency="EUR",
@@ -174,7 +175,7 @@ def test_hold_em_chips_count_from_the_buy_in_to_the_cash_out(alice: User, bob: U
     hand = HoldemHand.objects.get(table=table)
     assert {int(player["seat"]) for player in hand.players} == {0, 1}
     assert Seat.objects.get(table=table, user=alice).status == SeatStatus.ACTIVE
-    services.recover_table(table_id=table.pk, now=now, reason="test: the hand is cancelled")  # stacks as bought
+    recover_table(table_id=table.pk, now=now, reason="test: the hand is cancelled")  # stacks as bought
     assert a.post(f"{url}/leave/", {}, content_type="application/json").status_code == 200
     assert protection.losses_minor(user_ids=[alice.pk], currency="EUR", since=now) == {alice.pk: 0}
     rejoined = a.post(f"/api/tables/{wider.pk}/join/", {}, content_type="application/json")

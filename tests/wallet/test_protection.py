@@ -10,8 +10,12 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from tables import services as table_services
+from tables.clock import advance_table
 from tables.models import Entry, Seat, SeatStatus, Table
+from tables.services.seating import touch_presence
+from tables.widerpoker.services.create import create_table
+from tables.widerpoker.services.play import buy_draw, set_hold
+from tables.widerpoker.services.seating import join_table, sit_in
 from tests.helpers import deal, logged_in, seat_players, settle
 from wallet import protection
 from wallet import services as wallet_services
@@ -122,14 +126,14 @@ def test_a_draw_past_the_loss_limit_is_refused_and_changes_nothing(
     seat_players(table, [alice, bob], now)
     hand = deal(table, now)  # ante 1.00: loss 1.00
     with pytest.raises(LossLimitError) as refused:
-        table_services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)  # 0.50 more: 1.50, at the limit
-        table_services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)  # 2.00: over
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now)  # 0.50 more: 1.50, at the limit
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now)  # 2.00: over
     assert refused.value.code == "loss_limit"
     assert "2.00 FUN" in str(refused.value) and "1.50 FUN" in str(refused.value)
     entry = Entry.objects.get(hand=hand, user=alice)
     assert (entry.draws_bought, entry.paid_minor) == (2, 150)
-    table_services.set_hold(table_id=table.pk, user_id=alice.pk, hold=[True] * 5, now=now)  # holds are not stakes
-    table_services.buy_draw(table_id=table.pk, user_id=bob.pk, now=now)  # bob has no limit
+    set_hold(table_id=table.pk, user_id=alice.pk, hold=[True] * 5, now=now)  # holds are not stakes
+    buy_draw(table_id=table.pk, user_id=bob.pk, now=now)  # bob has no limit
     assert check_books().ok
 
 
@@ -146,19 +150,19 @@ def test_a_player_at_his_loss_limit_sits_out_the_next_hand_and_cannot_sit_in(
     seat_players(table, [alice, bob, carol], now)
     protection.set_limit(user_id=alice.pk, kind="loss", currency="FUN", value=550, now=now)
     with pytest.raises(LossLimitError):  # an ante of 1.00 would make 6.00
-        table_services.join_table(table_id=table.pk, user_id=alice.pk, now=now)
+        join_table(table_id=table.pk, user_id=alice.pk, now=now)
     hand = deal(table, now)
     seat = Seat.objects.get(table=table, user=alice)
     assert (seat.status, seat.status_reason) == (SeatStatus.SITTING_OUT, "loss limit")
     assert sorted(hand.entries.values_list("user__username", flat=True)) == ["bob", "carol"]
     assert fun(alice) == 100_000 - 500
     with pytest.raises(LossLimitError):
-        table_services.sit_in(table_id=table.pk, user_id=alice.pk, now=now)
-    euro = table_services.create_table(
+        sit_in(table_id=table.pk, user_id=alice.pk, now=now)
+    euro = create_table(
         name="Euro", mode="cash", currency="EUR", ante_minor=100, redeal_price_minor=80, change_seconds=30
     )
     with pytest.raises(StakeNotCoveredError):  # the limit is per currency: only her empty EUR wallet refuses
-        table_services.join_table(table_id=euro.pk, user_id=alice.pk, now=now)
+        join_table(table_id=euro.pk, user_id=alice.pk, now=now)
 
 
 # --- session time limits and reality checks -----------------------------------------------------
@@ -170,16 +174,16 @@ def test_the_session_time_limit_refuses_play_until_a_break(table: Table, alice: 
     seat_players(table, [alice, bob], now)
     deal(table, now)
     protection.set_limit(user_id=alice.pk, kind="session", value=30, now=now)
-    table_services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)  # 25 minutes: under the limit
+    buy_draw(table_id=table.pk, user_id=alice.pk, now=now)  # 25 minutes: under the limit
     protection.set_limit(user_id=alice.pk, kind="session", value=25, now=now)
     with pytest.raises(SessionLimitError) as refused:
-        table_services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
     assert refused.value.code == "session_limit"
-    table_services.set_hold(table_id=table.pk, user_id=alice.pk, hold=[False] * 5, now=now)
+    set_hold(table_id=table.pk, user_id=alice.pk, hold=[False] * 5, now=now)
     with pytest.raises(SessionLimitError):
-        table_services.join_table(table_id=table.pk, user_id=alice.pk, now=now + timedelta(minutes=14))
+        join_table(table_id=table.pk, user_id=alice.pk, now=now + timedelta(minutes=14))
     # After a break of 15 minutes without a hand the session is over: she may play again.
-    table_services.join_table(table_id=table.pk, user_id=alice.pk, now=now + timedelta(minutes=16))
+    join_table(table_id=table.pk, user_id=alice.pk, now=now + timedelta(minutes=16))
 
 
 def test_the_session_summary_gives_time_played_and_the_net_result(
@@ -207,16 +211,16 @@ def test_a_self_excluded_player_cannot_join_buy_or_deposit(
     deal(table, now)
     protection.take_break(user_id=alice.pk, kind="self_exclusion", days=182, now=now)
     with pytest.raises(SelfExcludedError):
-        table_services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
     with pytest.raises(SelfExcludedError):
-        table_services.join_table(table_id=table.pk, user_id=alice.pk, now=now)
+        join_table(table_id=table.pk, user_id=alice.pk, now=now)
     with pytest.raises(SelfExcludedError) as refused:
         deposit(alice, croupier, 1_000, now)
     assert refused.value.code == "self_excluded"
     assert eur(alice) == 0
     with pytest.raises(SelfExcludedError):
-        table_services.join_table(table_id=table.pk, user_id=alice.pk, now=now + timedelta(days=181))
-    table_services.join_table(table_id=table.pk, user_id=alice.pk, now=now + timedelta(days=183))
+        join_table(table_id=table.pk, user_id=alice.pk, now=now + timedelta(days=181))
+    join_table(table_id=table.pk, user_id=alice.pk, now=now + timedelta(days=183))
 
 
 def test_self_exclusion_holds_against_staff(alice: User, croupier: User, now: datetime) -> None:
@@ -237,9 +241,9 @@ def test_self_exclusion_holds_against_staff(alice: User, croupier: User, now: da
 def test_a_time_out_refuses_play_with_its_own_code_until_it_ends(table: Table, alice: User, now: datetime) -> None:
     protection.take_break(user_id=alice.pk, kind="time_out", days=1, now=now)
     with pytest.raises(TimeOutError) as refused:
-        table_services.join_table(table_id=table.pk, user_id=alice.pk, now=now + timedelta(hours=23))
+        join_table(table_id=table.pk, user_id=alice.pk, now=now + timedelta(hours=23))
     assert refused.value.code == "time_out"
-    table_services.join_table(table_id=table.pk, user_id=alice.pk, now=now + timedelta(hours=25))
+    join_table(table_id=table.pk, user_id=alice.pk, now=now + timedelta(hours=25))
 
 
 def test_the_player_takes_a_break_from_his_page(table: Table, alice: User, now: datetime) -> None:
@@ -264,18 +268,18 @@ def test_a_suspended_player_cannot_join_buy_deposit_or_log_in(
         user_id=alice.pk, reason="bot play (seed 001, Notes 4)", staff_user_id=croupier.pk, now=now
     )
     with pytest.raises(SuspendedError) as refused:
-        table_services.buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
+        buy_draw(table_id=table.pk, user_id=alice.pk, now=now)
     assert refused.value.code == "suspended"
     with pytest.raises(SuspendedError):
-        table_services.join_table(table_id=table.pk, user_id=alice.pk, now=now)
+        join_table(table_id=table.pk, user_id=alice.pk, now=now)
     with pytest.raises(SuspendedError):
         deposit(alice, croupier, 1_000, now)
     assert Entry.objects.get(hand=hand, user=alice).draws_bought == 1
     settled = settle(table)
     later = settled.change_deadline + timedelta(minutes=1)
     for player in (alice, bob, carol):
-        table_services.touch_presence(table_id=table.pk, user_id=player.pk, now=later)
-    table_services.advance_table(table_id=table.pk, now=later)
+        touch_presence(table_id=table.pk, user_id=player.pk, now=later)
+    advance_table(table_id=table.pk, now=later)
     seat = Seat.objects.get(table=table, user=alice)
     assert (seat.status, seat.status_reason) == (SeatStatus.SITTING_OUT, "suspended")
     login = Client().post(reverse("login"), {"username": "alice", "password": "correct horse battery"})

@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 from backoffice.management.commands.create_staff_groups import ensure_staff_groups
 from tables.holdem.services import create_holdem_table
 from tables.models import Table
-from tables.services import create_table
+from tables.widerpoker.services.create import create_table
 
 DEMO_TABLES: tuple[dict[str, Any], ...] = (
     {

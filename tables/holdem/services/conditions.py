@@ -2,7 +2,7 @@
 
 Conditions are the fields of ``tables.models.HOLDEM_CONFIG_FIELDS`` (chips are minor units
 of the table's currency). Staff change them through
-``tables.services.change_table_config`` like WiderPoker conditions: audit-logged in
+``tables.games.change_table_config`` like WiderPoker conditions: audit-logged in
 TableConfigChange, applied between hands (``apply_pending_holdem_changes``).
 """
 

@@ -1,7 +1,7 @@
 """The Hold'em clock's step and the deal: play the due turn or freeze and deal the next hand.
 
-The clock (``tables.services.advance_due_tables``) calls ``advance_holdem_table`` with the
-table's row locked (SKIP LOCKED + version check in ``tables.services.lifecycle.advance_table``),
+The clock (``tables.clock.advance_due_tables``) calls ``advance_holdem_table`` with the
+table's row locked (SKIP LOCKED + version check in ``tables.clock.advance_table``),
 so a duplicated tick does nothing. Between hands this module applies staff changes, seats
 and releases house bots, freezes the next hand's inputs (who is dealt in, the button,
 their client seeds: algorithm 3, docs/provably-fair.md section 12) and deals it once its
@@ -31,6 +31,7 @@ from tables.engine.holdem import (
     freeze_lines,
     seat_hand,
 )
+from tables.holdem.policy import policy_of
 from tables.holdem.records import replay
 from tables.holdem.selectors import HoldemTableRows
 from tables.holdem.services import hands, money
@@ -95,9 +96,10 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
         table.phase_deadline = None
         table.version += 1
         return
-    if not hasattr(table, "practice"):
+    policy = policy_of(table)
+    if not policy.practice:
         _release_busted_and_gone(table, now=now)
-    if hasattr(table, "practice"):
+    if policy.practice:
         # A BigHoldem practice game seats its own bots and sets each hand's level (seed 004).
         from tables.holdem.practice.services import prepare_practice_hand
 
@@ -243,8 +245,8 @@ def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, no
         # A fresh table: the first person (not a house bot) who sat down deals (seed 003, The
         # First round). A practice game seats everyone at once, seat 0 first, the person on
         # a random seat: seat 0 deals, so the first dealer is random (seed 004, PRE-FLOP).
-        practice = hasattr(table, "practice")  # cached by _start_hand_or_wait: no query
-        order = sorted(seats, key=lambda s: (not practice and s.is_bot, s.joined_at, s.pk))
+        bots_last = policy_of(table).bots_deal_last  # chosen by _start_hand_or_wait: no query
+        order = sorted(seats, key=lambda s: (bots_last and s.is_bot, s.joined_at, s.pk))
     seating = seat_hand(
         None if previous is None else int(previous.setup["button"]),
         [int(s.position) for s in order if s.position is not None],
@@ -295,8 +297,9 @@ def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, no
         deal_round=round_number,
     )
     config = conditions.snapshot() | {"mode": table.mode, "currency": table.currency}
-    if hasattr(table, "practice"):
-        config["call_all_in_for_less"] = False  # BigHoldem: short of a bet, fold (seed 004 Rilancio)
+    if policy_of(table).call_all_in_for_less is not None:
+        # BigHoldem: short of a bet, fold (seed 004 Rilancio)
+        config["call_all_in_for_less"] = policy_of(table).call_all_in_for_less
     HoldemFreeze.objects.create(
         table=table,
         number=number,

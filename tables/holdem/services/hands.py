@@ -38,6 +38,7 @@ from tables.engine.holdem import (
     timeout_action,
 )
 from tables.errors import HoldemActionError, InvalidActionError
+from tables.holdem.policy import policy_of
 from tables.holdem.records import apply_action, replay, showdown_deadline, turn_deadline
 from tables.holdem.selectors import HoldemTableRows, read_holdem_seats
 from tables.holdem.services import money
@@ -381,9 +382,9 @@ def _pay_pots(table: Table, hand: HoldemHand, state: HandState, *, now: datetime
 def _end_hand(table: Table, *, now: datetime) -> None:
     """After a hand (settled or cancelled): cash out the leaving, sit out the broke, and
     pause before the next deal."""
-    practice = hasattr(table, "practice")  # a practice game eliminates its players itself
+    bust_out = policy_of(table).bots_bust_out  # a practice game eliminates its players itself
     for seat in Seat.objects.filter(table=table, position__isnull=False).exclude(status=SeatStatus.LEFT):
-        if seat.leaving or (seat.is_bot and seat.stack_minor == 0 and not practice):
+        if seat.leaving or (seat.is_bot and seat.stack_minor == 0 and bust_out):
             release_seat(table, seat, now=now, reason="left")
         elif seat.stack_minor == 0 and seat.status == SeatStatus.ACTIVE:
             Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.SITTING_OUT, status_reason="no chips")

@@ -24,15 +24,17 @@ from tables.errors import (
     NotSeatedError,
     SeatTakenError,
     TableClosedError,
-    TableNotFoundError,
     TurnOverError,
     WrongGameError,
 )
+from tables.holdem.policy import policy_of
+from tables.holdem.push import broadcast_holdem_action_on_commit
 from tables.holdem.records import replay, seats_in_hand, showdown_deadline
 from tables.holdem.selectors import HoldemTableRows, read_holdem_seats
 from tables.holdem.services import hands, money
 from tables.models import HoldemConditions, Seat, SeatStatus, Table, TableGame, TablePhase
-from tables.realtime.push import broadcast_holdem_action_on_commit, broadcast_table_on_commit, push_private_on_commit
+from tables.realtime.push import broadcast_table_on_commit, push_private_on_commit
+from tables.selectors import get_table
 from wallet import guests, protection
 from wallet import services as wallet_services
 
@@ -42,9 +44,7 @@ BLIND_CHOICES = ("wait", "post")
 def lock_holdem_table(table_id: int) -> tuple[Table, HoldemConditions]:
     """The Hold'em table, row-locked until the transaction ends, with its conditions.
     Raises TableNotFoundError, WrongGameError."""
-    table = Table.objects.select_for_update().filter(pk=table_id).first()
-    if table is None:
-        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    table = get_table(table_id, lock=True)
     if table.game != TableGame.HOLDEM:
         raise WrongGameError(f"{table.name} is not a Hold'em table", table_id=table_id)
     return table, HoldemConditions.objects.get(table=table)
@@ -66,7 +66,7 @@ def save_holdem_table(table: Table) -> None:
 def _refuse_practice(table: Table) -> None:
     """A practice game's table (seed 004) is private and its chips come from the FUN
     cashier: no seat or buy-in there. Raises PracticeTableError."""
-    if hasattr(table, "practice"):
+    if policy_of(table).practice:
         from tables.errors import PracticeTableError
 
         raise PracticeTableError("this is a practice game: stop it from its banner", table_id=table.pk)
@@ -235,7 +235,7 @@ def leave_holdem_table(*, table_id: int, user_id: int, now: datetime) -> int:
     wallet: tables/holdem/practice/services.py; returns 0). Raises NotSeatedError."""
     table, _ = lock_holdem_table(table_id)
     returned = 0
-    if hasattr(table, "practice"):
+    if policy_of(table).practice:
         from tables.holdem.practice.services import leave_practice_table
 
         leave_practice_table(table, user_id=user_id, now=now)

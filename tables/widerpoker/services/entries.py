@@ -15,8 +15,9 @@ from django.conf import settings
 from django.db import connection, models
 from django.db.models import F
 
-from tables.errors import NotInHandError, PhaseClosedError, TableNotFoundError
+from tables.errors import NotInHandError, PhaseClosedError
 from tables.models import Entry, GamingSession, Hand, HandStatus, Seat, Table, TablePhase
+from tables.selectors import get_table
 from tables.widerpoker.records import escrow_key
 from tables.widerpoker.services import powerups
 from tables.widerpoker.services.settlement import capture_purchases, hand_escrow
@@ -66,9 +67,7 @@ def _lock_entry(*, table_id: int, user_id: int, now: datetime) -> _Locked:
         locked = _lock_entry_at_once(table_id=table_id, user_id=user_id, now=now)
         if locked is not None:
             return locked
-    table = Table.objects.filter(pk=table_id).only("id", "phase", "current_hand_id").first()
-    if table is None:
-        raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
+    table = get_table(table_id, rows=Table.objects.only("id", "phase", "current_hand_id"))
     if table.phase != TablePhase.CHANGE or table.current_hand_id is None:
         raise PhaseClosedError("choices are accepted during the change phase only", table_id=table_id)
     if connection.vendor == "postgresql":

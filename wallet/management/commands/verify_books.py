@@ -1,5 +1,5 @@
 """``manage.py verify_books``: audit the ledger, its balances and its hash chain, and the
-money kept outside it that the ledger must cover (the Hold'em stacks: ``tables.books``).
+money kept outside it that the ledger must cover (the Hold'em stacks: ``tables.holdem.books``).
 
 Exit status 0 when the books are intact, 1 when anything is wrong, with one line per
 finding naming the transfer (id, reference, currency and sequence). ``--expect-head

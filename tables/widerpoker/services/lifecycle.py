@@ -1,33 +1,29 @@
-"""The hand lifecycle as a state machine in the database, driven by one clock function.
+"""WiderPoker's hand lifecycle as a state machine in the database, one clock step at a time.
 
 WAITING --(>= 2 active, connected players who can pay the ante)--> CHANGE
 CHANGE  --(deadline)--> settlement --> RESULTS --(a few seconds)--> WAITING --> next hand
 
-``advance_due_tables`` is the clock: Celery beat calls it every second in production, the
-ASGI process in the embedded default. Each table advances in its own transaction, claimed
-with ``SELECT ... FOR UPDATE SKIP LOCKED`` and written back with a version check, so a
-duplicated or late tick changes nothing. Rules: seed 001 B (phases), C (multidraw, redeal),
-Notes 2 (disconnection), Notes 3 (malfunction); DESIGN.md "The game, as implemented".
+The house's clock (tables/clock.py) claims a due table, holds its row lock and version, and
+calls ``advance_widerpoker_table`` through the registry of games (``Game.advance``). Rules:
+seed 001 B (phases), C (multidraw, redeal), Notes 2 (disconnection), Notes 3 (malfunction);
+DESIGN.md "The game, as implemented".
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, F, Value, When
 
 from config.infra import metrics
-from config.infra.observability import bind
 from jackpots import services as jackpot_services
 from tables.bulk import PreparedRows, insert_rows, prepare_rows
 from tables.engine import fairness
@@ -37,8 +33,8 @@ from tables.engine.widerpoker import (
     spin_jackpot_draw,
 )
 from tables.errors import InvalidTableConfigError
+from tables.gamespec import MALFUNCTION_PAUSE, NO_STEP, Step
 from tables.models import (
-    CONFIG_FIELDS,
     Entry,
     Hand,
     HandFreeze,
@@ -48,13 +44,11 @@ from tables.models import (
     Table,
     TableConfigChange,
     TableGame,
-    TableMode,
     TablePhase,
 )
+from tables.realtime.bus import publish_table_frame
 from tables.realtime.frames import TableRestartedFrame, dumps
-from tables.realtime.hub import publish_table_frame
-from tables.realtime.push import broadcast_holdem_action_on_commit, broadcast_table_on_commit
-from tables.services import beacon, degradation
+from tables.services import beacon
 from tables.services import fairness as fairness_services
 from tables.services.seating import seat_presence_with
 from tables.widerpoker.records import board_to_json
@@ -69,175 +63,38 @@ from wallet.models import TransferKind
 
 logger = logging.getLogger(__name__)
 
-MALFUNCTION_PAUSE = timedelta(seconds=5)
+
+# --- the clock's step ----------------------------------------------------------------------
 
 
-# --- the clock -----------------------------------------------------------------------------
-
-
-def advance_due_tables(
-    *,
-    now: datetime,
-    limit: int = 100,
-    practice_budget_seconds: float | None = None,
-    timer: Callable[[], float] = time.monotonic,
-) -> int:
-    """Advance every table whose phase deadline has passed; return how many advanced.
-
-    Safe to run from any number of workers at once. A table whose step fails is treated as a
-    malfunction (rules, Notes 3): its running hand is cancelled and every wager refunded.
-
-    Order (security audit M2): cash tables first, then the other fun tables, then practice
-    games' tables, each group by deadline, so bots playing for nothing never make a table
-    with money on it wait. Practice tables get at most ``practice_budget_seconds`` of the
-    tick (``CLOCK_PRACTICE_BUDGET_SECONDS`` by default, measured with ``timer``); those left
-    over are due at the next tick. A table whose deadline has passed by more than
-    ``CLOCK_LATE_SECONDS`` tells the platform the clock ran late (``degradation``).
-    """
-    budget = settings.CLOCK_PRACTICE_BUDGET_SECONDS if practice_budget_seconds is None else practice_budget_seconds
-    due = list(
-        Table.objects.filter(phase_deadline__lte=now)
-        .exclude(phase=TablePhase.CLOSED)
-        .annotate(
-            priority=Case(
-                When(mode=TableMode.CASH, then=Value(0)),
-                When(practice__isnull=False, then=Value(2)),
-                default=Value(1),
-            )
-        )
-        .order_by("priority", "phase_deadline", "id")
-        .values_list("id", "priority", "phase_deadline")[:limit]
-    )
-    late = [deadline for _, priority, deadline in due if priority < PRACTICE_PRIORITY and deadline is not None]
-    if late and (now - min(late)).total_seconds() > settings.CLOCK_LATE_SECONDS:
-        degradation.record_degradation(kind=degradation.CLOCK_LATE, now=now)
-    advanced = 0
-    practice_started: float | None = None
-    for table_id, priority, _ in due:
-        if priority == PRACTICE_PRIORITY:
-            if practice_started is None:
-                practice_started = timer()
-            elif timer() - practice_started > budget:
-                break  # the rest of the practice tables wait for the next tick
-        # Each table is isolated: whatever one raises, even while being recovered, the
-        # others of this tick still advance (security audit F13).
-        try:
-            with bind(table_id=table_id):
-                advanced += advance_table(table_id=table_id, now=now)
-        except Exception:
-            logger.exception("table %s failed to advance; cancelling its hand", table_id)
-            try:
-                recover_table(table_id=table_id, now=now, reason="malfunction while advancing the table")
-            except Exception:
-                logger.exception("table %s could not be recovered; retrying after a pause", table_id)
-                _postpone(table_id, now=now)
-    return advanced
-
-
-PRACTICE_PRIORITY = 2
-"""``advance_due_tables``' group of practice games' tables (0: cash, 1: other fun tables)."""
-
-
-def _postpone(table_id: int, *, now: datetime) -> None:
-    """Push a failing table's deadline back by ``MALFUNCTION_PAUSE`` so the clock retries it
-    later instead of every tick; never raises."""
-    try:
-        Table.objects.filter(pk=table_id).update(phase_deadline=now + MALFUNCTION_PAUSE)
-    except Exception:
-        logger.exception("table %s could not be postponed", table_id)
-
-
-def advance_table(*, table_id: int, now: datetime) -> bool:
-    """Move one table a step if its deadline has passed; False if it was not due or another
-    worker holds it (SKIP LOCKED: that worker is advancing it right now).
-
-    A step that dealt a WiderPoker hand commits the deal (entries, antes and their ledger
-    legs only), sends the change frame, and only then counts the hand in its players'
-    gaming and play sessions, in a transaction of its own (``count_hand_sessions``): that
-    work is off the deal's critical path. Should it fail or never run (the process dies
-    between the two), the hand's settlement or cancellation counts it first."""
-    step = _advance_table_step(table_id=table_id, now=now)
-    if step.dealt is not None:
-        try:
-            with transaction.atomic(durable=True):
-                count_hand_sessions(hand_id=step.dealt)
-        except Exception:
-            logger.exception("hand %s: sessions not counted after the deal; its settlement counts them", step.dealt)
-    return step.saved
-
-
-@dataclass(frozen=True, slots=True)
-class _Step:
-    """What ``_advance_table_step`` did: ``saved`` (the table advanced) and the WiderPoker hand
-    it dealt, whose sessions are still to count (``dealt``, None otherwise)."""
-
-    saved: bool
-    dealt: int | None = None
-
-
-@transaction.atomic(durable=True)
-def _advance_table_step(*, table_id: int, now: datetime) -> _Step:
-    """``advance_table``'s transaction: one step of one table, its frames sent after commit."""
-    table = (
-        Table.objects.select_for_update(skip_locked=True)
-        .filter(pk=table_id, phase_deadline__lte=now)
-        .exclude(phase=TablePhase.CLOSED)
-        .first()
-    )
-    if table is None:
-        return _Step(False)
-    expected_version = table.version
-    holdem = table.game == TableGame.HOLDEM
-    held = None
-    dealt: int | None = None
-    if holdem:
-        from tables.holdem.services.deal import advance_holdem_table
-
-        held = advance_holdem_table(table, now=now)
-    elif table.phase == TablePhase.CHANGE:
+def advance_widerpoker_table(table: Table, now: datetime) -> Step:
+    """One clock step of a WiderPoker table whose deadline has passed (row locked by the
+    caller, which saves it and bumps ``version`` when this changed it): settle the change
+    phase, end the results, deal the next hand (a tournament's table deals its entrants) or
+    wait (``Game.advance``). A deal's sessions are counted after its commit, off the deal's
+    critical path (``Step.after_commit``: ``count_hand_sessions``); should that fail or
+    never run, the hand's settlement or cancellation counts them first."""
+    if table.phase == TablePhase.CHANGE:
         _settle_table(table, now=now)
-    else:
-        if table.phase == TablePhase.RESULTS:
-            _end_results(table, now=now)
-        from tables.tournaments.services import tournament_step
+        return NO_STEP
+    if table.phase == TablePhase.RESULTS:
+        _end_results(table, now=now)
+    from tables.tournaments.services import tournament_step
 
-        # A tournament's table deals its entrants, not its seats (docs/tournaments.md).
-        if not tournament_step(table, now=now):
-            _start_hand_or_wait(table, now=now)
-        if table.phase == TablePhase.CHANGE:
-            dealt = table.current_hand_id  # its sessions are counted after the commit
-    if table.version != expected_version:
-        # One step, one broadcast, one version: clients read a gap as a missed frame.
-        table.version = expected_version + 1
-    saved = _save_table(table, expected_version=expected_version)
-    if saved and held is not None:
-        # A betting action: the frame from the rows the step holds, no lobby line.
-        broadcast_holdem_action_on_commit(table, held)
-    elif saved:
-        # Every phase change is public, and every seated player's screen must follow it.
-        broadcast_table_on_commit(table.pk, refresh_private=True)
-    return _Step(saved, dealt if saved else None)
+    # A tournament's table deals its entrants, not its seats (docs/tournaments.md).
+    if not tournament_step(table, now=now):
+        _start_hand_or_wait(table, now=now)
+    if table.phase != TablePhase.CHANGE or table.current_hand_id is None:
+        return NO_STEP
+    return Step(after_commit=partial(count_hand_sessions, hand_id=table.current_hand_id))
 
 
-def _save_table(table: Table, *, expected_version: int) -> bool:
-    """Write the table's state back only if nobody advanced it meanwhile (version check)."""
-    if table.version == expected_version:
-        Table.objects.filter(pk=table.pk).update(phase_deadline=table.phase_deadline)
+def cancel_running_hand(table: Table, reason: str, now: datetime) -> bool:
+    """A malfunction (``Game.cancel``, the table locked by the caller): cancel the hand in its
+    change phase with every ante, draw and redeal refunded; whether one was cancelled."""
+    if table.current_hand_id is None:
         return False
-    updated = Table.objects.filter(pk=table.pk, version=expected_version).update(
-        phase=table.phase,
-        phase_deadline=table.phase_deadline,
-        version=table.version,
-        current_hand=table.current_hand,
-        hands_dealt=table.hands_dealt,
-        pending_changes=table.pending_changes,
-        is_open=table.is_open,
-        **{field: getattr(table, field) for field in CONFIG_FIELDS},
-    )
-    if updated != 1:
-        transaction.set_rollback(True)
-        return False
-    return True
+    return cancel_hand(hand_id=table.current_hand_id, reason=reason, now=now)
 
 
 # --- WAITING -> CHANGE -----------------------------------------------------------------------
@@ -834,36 +691,6 @@ def apply_pending_changes(table: Table, *, now: datetime) -> None:
         reason="The table's conditions changed; see them in the lobby.",
     )
     transaction.on_commit(lambda: publish_table_frame(table.pk, dumps(frame)), robust=True)
-
-
-# --- malfunction -----------------------------------------------------------------------------
-
-
-@transaction.atomic(durable=True)
-def recover_table(*, table_id: int, now: datetime, reason: str) -> None:
-    """After a failed step: cancel the running hand with full refunds and let the table
-    wait a few seconds before dealing again."""
-    table = Table.objects.select_for_update().filter(pk=table_id).first()
-    if table is None:
-        return
-    if table.game == TableGame.HOLDEM:
-        from tables.holdem.services.hands import cancel_holdem_hand
-
-        cancel_holdem_hand(table=table, reason=reason, now=now)
-        Table.objects.filter(pk=table_id).update(
-            phase=TablePhase.WAITING, phase_deadline=now + MALFUNCTION_PAUSE, version=F("version") + 1
-        )
-        broadcast_table_on_commit(table_id, refresh_private=True)
-        return
-    if table.current_hand_id is not None:
-        cancel_hand(hand_id=table.current_hand_id, reason=reason, now=now)
-    Table.objects.filter(pk=table_id).update(
-        phase=TablePhase.WAITING,
-        current_hand=None,
-        phase_deadline=now + MALFUNCTION_PAUSE,
-        version=F("version") + 1,
-    )
-    broadcast_table_on_commit(table_id, refresh_private=True)
 
 
 # --- live prize pools --------------------------------------------------------------------------
