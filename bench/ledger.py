@@ -255,9 +255,7 @@ def run(label: str, config: tuple[str, bool], options: argparse.Namespace, accou
     lags: list[float] = []
     stop = threading.Event()
     backends: dict[int, list[float]] = {}
-    sampler = threading.Thread(
-        target=sample_lock_waits, args=(stop, waits, lags, os.environ["DATABASE_URL"], backends)
-    )
+    sampler = threading.Thread(target=sample_lock_waits, args=(stop, waits, lags, os.environ["DATABASE_URL"], backends))
     sampler.start()
     clock = threading.Thread(target=seal_every_second, args=(stop,))
     clock.start()

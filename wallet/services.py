@@ -542,8 +542,9 @@ def _post(
     elif mode == "tail":
         # The head is taken after the accounts (or by _lock_read, SKIP LOCKED: never waited for).
         head = probe.head if probe is not None and probe.head_exists else _take_head(currency, wait=False)
-    if head is not None:
+    if head is not None and (probe is None or probe.waiting or probe.head is None):
         head, _, _ = _seal_batch(head, key)
+    if head is not None:
         transfer.sequence = head.sequence + 1
         transfer.chain_hash = chain.seal(
             key,
@@ -576,12 +577,16 @@ class _Probe:
     """What ``_lock_read`` read: the accounts' rows (as ``_lock_accounts``), the id of a
     transfer already stored under the reference (or None), the chain head when this
     transaction took it (``SKIP LOCKED``; None when another holds it or it does not exist)
-    and whether the currency has a head row at all."""
+    whether the currency has a head row at all, and whether an unsealed transfer of the
+    currency was visible (when not, the holder of the head has nothing to seal before its
+    own transfer: one committed after this statement began waits for the next holder or the
+    clock, which is how the chain treats any transfer that missed a holder)."""
 
     rows: tuple[np.ndarray, np.ndarray, list[str], list[str], list[str]]
     existing_id: int | None
     head: LedgerHead | None
     head_exists: bool
+    waiting: bool
 
 
 def _lock_read(ids: np.ndarray, *, reference: str, currency: str, try_head: bool) -> _Probe:
@@ -601,9 +606,10 @@ def _lock_read(ids: np.ndarray, *, reference: str, currency: str, try_head: bool
         "WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id FOR NO KEY UPDATE), "
         f"h AS {head_lock}, "
         f"x AS (SELECT (SELECT id FROM {transfers} WHERE reference = %(reference)s) AS existing, "
-        f"EXISTS (SELECT 1 FROM {heads} WHERE currency = %(currency)s) AS head_exists) "
+        f"EXISTS (SELECT 1 FROM {heads} WHERE currency = %(currency)s) AS head_exists, "
+        f"EXISTS (SELECT 1 FROM {transfers} WHERE currency = %(currency)s AND sequence IS NULL) AS waiting) "
         "SELECT a.id, a.balance_minor, a.held_minor, a.kind, a.currency, a.key, "
-        "x.existing, x.head_exists, h.id, h.sequence, h.chain_hash "
+        "x.existing, x.head_exists, x.waiting, h.id, h.sequence, h.chain_hash "
         "FROM a CROSS JOIN x LEFT JOIN h ON true ORDER BY a.id"
     )
     params = {"ids": int_array_literal(ids), "reference": reference, "currency": currency}
@@ -611,13 +617,13 @@ def _lock_read(ids: np.ndarray, *, reference: str, currency: str, try_head: bool
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     if not rows:  # no account found (unknown ids): no head taken either
-        return _Probe(_lock_accounts(ids[:0]), _existing_transfer(reference), None, True)
+        return _Probe(_lock_accounts(ids[:0]), _existing_transfer(reference), None, True, True)
     trailing = rows[0]
     count = len(rows)
     found = np.fromiter((row[0] for row in rows), dtype=np.int64, count=count)
     balances = np.fromiter((row[1] for row in rows), dtype=np.int64, count=count)
     helds = np.fromiter((row[2] for row in rows), dtype=np.int64, count=count)
-    existing, head_exists, head_id, sequence, chain_hash = trailing[6:]
+    existing, head_exists, waiting, head_id, sequence, chain_hash = trailing[6:]
     head = (
         LedgerHead(pk=head_id, currency=currency, sequence=sequence, chain_hash=chain_hash)
         if head_id is not None
@@ -634,6 +640,7 @@ def _lock_read(ids: np.ndarray, *, reference: str, currency: str, try_head: bool
         existing,
         head,
         bool(head_exists),
+        bool(waiting),
     )
 
 
