@@ -19,13 +19,20 @@ rake is 10 %). Every configuration runs for ``--seconds`` in the same invocation
 - ``tail``: seals at the transfer's tail with ``SKIP LOCKED``, one rake account;
 - ``after``: ``tail`` and ``--rake-accounts`` rake accounts (this branch's default path
   with ``POKER_RAKE_ACCOUNTS`` set).
+- ``batch``: ``POKER_LEDGER_SEAL=batch`` and ``--rake-accounts``: no transfer takes the
+  head, the clock's ``seal_pending`` seals every transfer.
 
 A thread of the main process calls ``seal_pending`` every second, as the clock does.
 
 For each it prints settlements per second, p50/p95 latency of one settlement, the sessions
 waiting for a lock and the age of the oldest unsealed transfer (sampled every 50 ms), the
 unsealed transfers left when the workers stop, and whether ``verify_chain`` accepts the
-chain after ``seal_pending`` (it must); then ``/proc/loadavg``. ``--rest-ms`` keeps each
+chain after ``seal_pending`` (it must); the client CPU per settlement (the workers'
+``time.process_time``) and the server CPU per settlement (the backends of the database,
+``/proc/<pid>/stat``, sampled every 50 ms: the server must run on this machine), and two
+cores divided by the latter (the rate with the clients on another machine); then
+``/proc/loadavg``. ``--profile N`` instead settles N hands on one connection and prints
+statements, client and server CPU per settlement (``--top K``: cProfile's K first functions). ``--rest-ms`` keeps each
 settlement's transaction open that long after its transfer (``pg_sleep``: the rest of
 ``settle_hand``'s writes, results and hand row, while its locks are held).
 """
