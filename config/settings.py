@@ -43,8 +43,9 @@ LEDGER_KEY: str = (
 # How transfers are sealed into the chain (wallet/chain.py): "tail" (default) seals at the
 # end of a transfer when no other transaction holds the currency's chain head, else leaves
 # it to the next one or the clock, without waiting; "wait": every transfer waits for the
-# head (the old behaviour, one sealed transfer at a time per currency; bench/ledger.py).
-LEDGER_SEAL: str = _choice("POKER_LEDGER_SEAL", ("tail", "wait"), "tail")
+# head (the old behaviour, one sealed transfer at a time per currency; bench/ledger.py);
+# "batch": no transfer touches the head, the clock's seal_pending seals them in batches.
+LEDGER_SEAL: str = _choice("POKER_LEDGER_SEAL", ("tail", "wait", "batch"), "tail")
 # A transfer unsealed for longer than this is reported (verify_books, readiness, metrics).
 LEDGER_SEAL_LAG_SECONDS: int = _int("POKER_LEDGER_SEAL_LAG_SECONDS", 30, minimum=2)
 # Rake accounts per currency: a hand's rake goes to rake:<CUR> (table id % N == 0) or to

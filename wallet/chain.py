@@ -26,8 +26,12 @@ empty) and does not wait: the next transfer to take the head, or the clock's
 ``wallet.services.seal_pending`` every tick, seals it, after checking its ``commit_mac``
 (a row inserted or changed behind the application's back is never sealed). Sequences are
 given at seal time, by the one holder of the head, so they stay 1, 2, 3, ... without a gap
-and unique. ``POKER_LEDGER_SEAL=wait`` restores the old behaviour (every transfer waits for
-the head; for comparisons, ``bench/ledger.py``).
+and unique. ``POKER_LEDGER_SEAL=batch`` never takes the head in a transfer (the clock seals
+every transfer, in batches); ``POKER_LEDGER_SEAL=wait`` restores the old behaviour (every
+transfer waits for the head; for comparisons, ``bench/ledger.py``). On PostgreSQL a transfer
+of a few legs is two statements (``wallet.services._post``: the lock-and-read with the head
+try, then one write of the transfer, legs, balances and head); docs/deployment.md, "What one
+transfer costs".
 
 ``verify_chain`` proves what it proved with inline seals (every sealed transfer chained,
 no gap, no edit, the head at the chain's end) and, for the unsealed ones, that each has a

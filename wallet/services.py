@@ -19,6 +19,7 @@ import threading
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -164,7 +165,6 @@ def lock_accounts(account_ids: Iterable[int]) -> None:
     )
 
 
-@transaction.atomic
 def post_transfer(
     *,
     reference: str,
@@ -204,18 +204,18 @@ def post_transfer(
         )
 
     ids = np.array(sorted(deltas), dtype=np.int64)
-    return _post(
-        reference=reference,
-        kind=kind,
-        currency=currency,
-        ids=ids,
-        deltas=np.array([deltas[i] for i in ids.tolist()], dtype=np.int64),
-        memo=memo,
-        created_by_id=created_by_id,
-    )
+    with _unit():
+        return _post(
+            reference=reference,
+            kind=kind,
+            currency=currency,
+            ids=ids,
+            deltas=np.array([deltas[i] for i in ids.tolist()], dtype=np.int64),
+            memo=memo,
+            created_by_id=created_by_id,
+        )
 
 
-@transaction.atomic
 def post_transfer_arrays(
     *,
     reference: str,
@@ -247,7 +247,21 @@ def post_transfer_arrays(
         raise UnbalancedTransferError(
             "the legs of a transfer must sum to zero", reference=reference, total=int(merged.sum())
         )
-    return _post(reference=reference, kind=kind, currency=currency, ids=ids, deltas=merged, memo=memo, locked=locked)
+    with _unit():
+        return _post(
+            reference=reference, kind=kind, currency=currency, ids=ids, deltas=merged, memo=memo, locked=locked
+        )
+
+
+def _unit() -> AbstractContextManager[Any]:
+    """The transaction a transfer is posted in: its own (``transaction.atomic``) when none is
+    open; inside the caller's on PostgreSQL, without a savepoint (``_post`` checks before it
+    writes, and writes a transfer of a few legs in one statement, so a refused transfer
+    leaves the caller's transaction as it was, and a failed write aborts it as any failed
+    statement would); a savepoint elsewhere (SQLite writes in several statements)."""
+    if connection.vendor == "postgresql" and connection.in_atomic_block:
+        return nullcontext()
+    return transaction.atomic()
 
 
 _balance_writes = threading.local()
@@ -445,12 +459,28 @@ def _post(
     """Post merged legs: ``ids`` sorted and unique, ``deltas`` non-zero and summing to zero;
     ``released`` (optional, aligned) is taken off the accounts' ``held_minor`` in the same
     write (a capture of holds). Locks the accounts in primary-key order (or takes the rows
-    ``locked`` holds, ``LockedAccounts``), checks, seals into the currency's chain, writes
-    the legs and the balances."""
+    ``locked`` holds, ``LockedAccounts``), checks, seals into the currency's chain or leaves
+    the seal to the sealer (``POKER_LEDGER_SEAL``, wallet/chain.py), writes the transfer,
+    the legs and the balances.
+
+    On PostgreSQL a transfer of a few legs (a raked settlement: 5) is two statements: one
+    locks and reads the accounts, finds a transfer already under ``reference`` and (``tail``)
+    tries the chain head, all at once (``_lock_read``); one writes the transfer, its legs,
+    the balances and (when the head was taken) the head (``_write``). Every check is made
+    between the two, before anything is written, so no savepoint is needed around them."""
+    mode = settings.LEDGER_SEAL
     reused = _locked_rows(locked, ids) if locked is not None else None
-    columns, found, kinds, currencies, keys = reused if reused is not None else _lock_accounts(ids)
-    existing = Transfer.objects.filter(reference=reference).first()
-    if existing is not None:
+    probe: _Probe | None = None
+    if reused is not None:
+        columns, found, kinds, currencies, keys = reused
+    elif connection.vendor == "postgresql" and len(ids) <= INLINE_LEGS:
+        probe = _lock_read(ids, reference=reference, currency=currency, try_head=mode == "tail")
+        columns, found, kinds, currencies, keys = probe.rows
+    else:
+        columns, found, kinds, currencies, keys = _lock_accounts(ids)
+    existing_id = probe.existing_id if probe is not None else _existing_transfer(reference)
+    if existing_id is not None:
+        existing = Transfer.objects.get(pk=existing_id)
         stored = dict(existing.entries.values_list("account_id", "delta_minor"))
         if stored != dict(zip(ids.tolist(), deltas.tolist(), strict=True)):
             raise TransferConflictError(f"reference {reference!r} was used for another transfer", reference=reference)
@@ -480,11 +510,9 @@ def _post(
             balance_minor=available,
             shortfall_minor=int(held_after[i] - after[i]),
         )
-    id_list, delta_list, after_list = ids.tolist(), deltas.tolist(), after.tolist()
-    legs_after = list(zip(id_list, delta_list, after_list, strict=True))
-    # Seal the transfer into its currency's chain (wallet/chain.py). The head is taken after
-    # the accounts, always in that order; when another transaction holds it the transfer
-    # commits unsealed, with its commit MAC, and is sealed by the next holder or the clock.
+    legs_after = list(zip(ids.tolist(), deltas.tolist(), after.tolist(), strict=True))
+    # Seal the transfer into its currency's chain (wallet/chain.py), or leave it, with its
+    # commit MAC, to the next holder of the head or the clock's ``seal_pending``.
     key = chain.ledger_key()
     created_at = timezone.now()
     memo = memo[:255]
@@ -508,9 +536,15 @@ def _post(
         created_at=created_at,
         commit_mac=mac,
     )
-    head = _take_head(currency, wait=settings.LEDGER_SEAL == "wait")
-    if head is not None:
+    head: LedgerHead | None = None
+    if mode == "wait":
+        head = _take_head(currency, wait=True)
+    elif mode == "tail":
+        # The head is taken after the accounts (or by _lock_read, SKIP LOCKED: never waited for).
+        head = probe.head if probe is not None and probe.head_exists else _take_head(currency, wait=False)
+    if head is not None and (probe is None or probe.waiting or probe.head is None):
         head, _, _ = _seal_batch(head, key)
+    if head is not None:
         transfer.sequence = head.sequence + 1
         transfer.chain_hash = chain.seal(
             key,
@@ -526,6 +560,9 @@ def _post(
                 legs=legs_text,
             ),
         )
+    if connection.vendor == "postgresql":
+        _write(transfer, legs_after, ids, deltas, released, head)
+        return transfer
     transfer.save(force_insert=True)
     _write_legs(transfer.pk, legs_after)
     if head is not None:
@@ -533,6 +570,149 @@ def _post(
         LedgerHead.objects.filter(pk=head.pk).update(sequence=transfer.sequence, chain_hash=transfer.chain_hash)
     _apply_deltas(ids, deltas, released)
     return transfer
+
+
+@dataclass(frozen=True, slots=True)
+class _Probe:
+    """What ``_lock_read`` read: the accounts' rows (as ``_lock_accounts``), the id of a
+    transfer already stored under the reference (or None), the chain head when this
+    transaction took it (``SKIP LOCKED``; None when another holds it or it does not exist)
+    whether the currency has a head row at all, and whether an unsealed transfer of the
+    currency was visible (when not, the holder of the head has nothing to seal before its
+    own transfer: one committed after this statement began waits for the next holder or the
+    clock, which is how the chain treats any transfer that missed a holder)."""
+
+    rows: tuple[np.ndarray, np.ndarray, list[str], list[str], list[str]]
+    existing_id: int | None
+    head: LedgerHead | None
+    head_exists: bool
+    waiting: bool
+
+
+def _lock_read(ids: np.ndarray, *, reference: str, currency: str, try_head: bool) -> _Probe:
+    """PostgreSQL: in one statement, lock the accounts ``ids`` (sorted, unique) in
+    primary-key order (``FOR NO KEY UPDATE``) and read them, look up a transfer stored under
+    ``reference`` and, with ``try_head``, take ``currency``'s chain head if nobody holds it
+    (``FOR UPDATE SKIP LOCKED``: never waited for, so its place among the account locks
+    cannot deadlock). Every row carries the same trailing columns."""
+    accounts, transfers, heads = Account._meta.db_table, Transfer._meta.db_table, LedgerHead._meta.db_table
+    head_lock = (
+        f"(SELECT id, sequence, chain_hash FROM {heads} WHERE currency = %(currency)s FOR UPDATE SKIP LOCKED)"
+        if try_head
+        else "(SELECT NULL::bigint AS id, NULL::bigint AS sequence, NULL::text AS chain_hash WHERE false)"
+    )
+    sql = (
+        f"WITH a AS (SELECT id, balance_minor, held_minor, kind, currency, key FROM {accounts} "
+        "WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id FOR NO KEY UPDATE), "
+        f"h AS {head_lock}, "
+        f"x AS (SELECT (SELECT id FROM {transfers} WHERE reference = %(reference)s) AS existing, "
+        f"EXISTS (SELECT 1 FROM {heads} WHERE currency = %(currency)s) AS head_exists, "
+        f"EXISTS (SELECT 1 FROM {transfers} WHERE currency = %(currency)s AND sequence IS NULL) AS waiting) "
+        "SELECT a.id, a.balance_minor, a.held_minor, a.kind, a.currency, a.key, "
+        "x.existing, x.head_exists, x.waiting, h.id, h.sequence, h.chain_hash "
+        "FROM a CROSS JOIN x LEFT JOIN h ON true ORDER BY a.id"
+    )
+    params = {"ids": int_array_literal(ids), "reference": reference, "currency": currency}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if not rows:  # no account found (unknown ids): no head taken either
+        return _Probe(_lock_accounts(ids[:0]), _existing_transfer(reference), None, True, True)
+    trailing = rows[0]
+    count = len(rows)
+    found = np.fromiter((row[0] for row in rows), dtype=np.int64, count=count)
+    balances = np.fromiter((row[1] for row in rows), dtype=np.int64, count=count)
+    helds = np.fromiter((row[2] for row in rows), dtype=np.int64, count=count)
+    existing, head_exists, waiting, head_id, sequence, chain_hash = trailing[6:]
+    head = (
+        LedgerHead(pk=head_id, currency=currency, sequence=sequence, chain_hash=chain_hash)
+        if head_id is not None
+        else None
+    )
+    return _Probe(
+        (
+            np.stack([found, balances, helds]),
+            found,
+            [row[3] for row in rows],
+            [row[4] for row in rows],
+            [row[5] for row in rows],
+        ),
+        existing,
+        head,
+        bool(head_exists),
+        bool(waiting),
+    )
+
+
+def _existing_transfer(reference: str) -> int | None:
+    """The id of the transfer stored under ``reference``, or None."""
+    return Transfer.objects.filter(reference=reference).values_list("pk", flat=True).first()
+
+
+INLINE_LEGS = 64
+"""Up to this many legs are written by ``_write``'s statement itself; more by ``COPY``."""
+
+
+def _write(
+    transfer: Transfer,
+    legs_after: list[tuple[int, int, int]],
+    ids: np.ndarray,
+    deltas: np.ndarray,
+    released: np.ndarray | None,
+    head: LedgerHead | None,
+) -> None:
+    """PostgreSQL: write ``transfer`` (sealed or not), its legs (``legs_after``: up to
+    ``INLINE_LEGS``, else by ``COPY`` after it), the balances (``deltas`` added to ``ids``,
+    ``released`` taken off their holds) and, when this transaction holds it, the ``head``
+    moved to the transfer's seal, in one statement; sets ``transfer.pk``. The accounts are
+    locked already (``_lock_read``)."""
+    _count_balance_write()
+    transfers, legs, accounts = Transfer._meta.db_table, LedgerEntry._meta.db_table, Account._meta.db_table
+    free = np.zeros(len(ids), dtype=np.int64) if released is None else released
+    params: dict[str, Any] = {
+        "reference": transfer.reference,
+        "kind": transfer.kind,
+        "currency": transfer.currency,
+        "memo": transfer.memo,
+        "created_by": transfer.created_by_id,
+        "created_at": transfer.created_at,
+        "sequence": transfer.sequence,
+        "chain_hash": transfer.chain_hash,
+        "commit_mac": transfer.commit_mac,
+        "ids": int_array_literal(ids),
+        "deltas": int_array_literal(deltas),
+        "released": int_array_literal(free),
+    }
+    parts = [
+        f"t AS (INSERT INTO {transfers} (reference, kind, currency, memo, created_by_id, created_at, sequence, "
+        "chain_hash, commit_mac) VALUES (%(reference)s, %(kind)s, %(currency)s, %(memo)s, %(created_by)s, "
+        "%(created_at)s, %(sequence)s, %(chain_hash)s, %(commit_mac)s) RETURNING id)",
+        f"u AS (UPDATE {accounts} AS a SET balance_minor = a.balance_minor + v.delta, "
+        "held_minor = a.held_minor - v.released FROM unnest(%(ids)s::bigint[], %(deltas)s::bigint[], "
+        "%(released)s::bigint[]) AS v(id, delta, released) WHERE a.id = v.id)",
+    ]
+    inline = len(legs_after) <= INLINE_LEGS
+    if inline:
+        params["after"] = int_array_literal([leg[2] for leg in legs_after])
+        parts.append(
+            f"l AS (INSERT INTO {legs} (transfer_id, account_id, delta_minor, balance_after_minor) "
+            "SELECT t.id, v.account, v.delta, v.after FROM t, unnest(%(ids)s::bigint[], %(deltas)s::bigint[], "
+            "%(after)s::bigint[]) AS v(account, delta, after))"
+        )
+    if head is not None:
+        params["head"] = head.pk
+        parts.append(
+            f"h AS (UPDATE {LedgerHead._meta.db_table} SET sequence = %(sequence)s, chain_hash = %(chain_hash)s "
+            "WHERE id = %(head)s)"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute("WITH " + ", ".join(parts) + " SELECT id FROM t", params)
+        row = cursor.fetchone()
+    assert row is not None
+    transfer.pk = int(row[0])
+    transfer._state.adding = False
+    if not inline:
+        _write_legs(transfer.pk, legs_after)
 
 
 SEAL_BATCH = 2000

@@ -27,15 +27,21 @@ ANTE = 100
 
 @pytest.fixture
 def locks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[int]]]:
-    """The ids of every ``_lock_accounts`` call, in order."""
+    """The ids of every ``_lock_accounts`` call and of every ``_lock_read`` (the same lock
+    and read, in one statement with the reference and the head), in order."""
     calls: list[list[int]] = []
-    real = services._lock_accounts
+    real, real_read = services._lock_accounts, services._lock_read
 
     def spy(ids: np.ndarray) -> Any:
         calls.append([int(i) for i in ids])
         return real(ids)
 
+    def spy_read(ids: np.ndarray, **kwargs: Any) -> Any:
+        calls.append([int(i) for i in ids])
+        return real_read(ids, **kwargs)
+
     monkeypatch.setattr(services, "_lock_accounts", spy)
+    monkeypatch.setattr(services, "_lock_read", spy_read)
     yield calls
 
 
