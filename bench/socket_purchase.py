@@ -36,6 +36,7 @@ import multiprocessing
 import os
 import resource
 import secrets
+import signal
 import subprocess
 import sys
 import tempfile
@@ -283,6 +284,42 @@ def postgres_delta(before: dict[int, float]) -> float:
     return sum(value - before.get(pid, 0.0) for pid, value in after.items())
 
 
+PY_SPY_RECORD = ("record", "--rate", "250", "--format", "raw", "--nonblocking", "--gil")
+
+
+def profile_servers(py_spy: str, phase: str, servers: list[subprocess.Popen[bytes]]) -> list[subprocess.Popen[bytes]]:
+    """With ``--py-spy PATH`` (the py-spy executable): sample each server's thread that
+    holds the GIL (``--gil``: the Python work, not the waits), into
+    ``bench-py-spy-<phase>-<n>.txt`` (collapsed stacks) in the working directory."""
+    if not py_spy:
+        return []
+    return [
+        subprocess.Popen(
+            [py_spy, *PY_SPY_RECORD, "--pid", str(server.pid), "--output", f"bench-py-spy-{phase}-{index}.txt"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for index, server in enumerate(servers)
+    ]
+
+
+def stop_profilers(profilers: list[subprocess.Popen[bytes]]) -> None:
+    for profiler in profilers:
+        profiler.send_signal(signal.SIGINT)
+    for profiler in profilers:
+        profiler.wait(timeout=60)
+
+
+def quiet_servers(servers: list[subprocess.Popen[bytes]], limit: float = 120) -> None:
+    """Wait (at most ``limit`` seconds) until the servers use less than 5 % of a core."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        before = sum(cpu_seconds(server.pid) for server in servers)
+        time.sleep(1)
+        if sum(cpu_seconds(server.pid) for server in servers) - before < 0.05:
+            return
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """The whole benchmark (module docstring); returns its figures."""
     raise_fd_limit()
@@ -373,17 +410,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         # frames are pushed to them), then a pause for that push to finish.
         started = time.perf_counter()
         Table.objects.filter(pk=table_id).update(phase_deadline=timezone.now())
-        advance_table(table_id=table_id, now=timezone.now())
+        # Algorithm 3 freezes the players first and deals at the next beacon round: step
+        # the table until its change phase.
+        dealing = time.monotonic() + 120
+        while Table.objects.get(pk=table_id).phase != TablePhase.CHANGE:
+            if time.monotonic() > dealing:
+                raise RuntimeError("the table did not reach its change phase")
+            advance_table(table_id=table_id, now=timezone.now())
+            time.sleep(0.1)
         hand = Hand.objects.get(table_id=table_id)
-        assert Table.objects.get(pk=table_id).phase == TablePhase.CHANGE
         print(f"dealt {hand.entry_count:,} entries in {time.perf_counter() - started:.1f} s", flush=True)
         time.sleep(args.settle_pause)
 
         load_before = os.getloadavg()
         server_cpu = [cpu_seconds(server.pid) for server in servers]
         pg_before = postgres_cpu()
+        profilers = profile_servers(args.py_spy, "socket", servers)
         go.set()
         reports = [out.get(timeout=1800) for _ in clients]
+        stop_profilers(profilers)
         server_cpu = [cpu_seconds(server.pid) - before for server, before in zip(servers, server_cpu, strict=True)]
         database_cpu = postgres_delta(pg_before)
         load_after = os.getloadavg()
@@ -418,13 +463,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         rest_draws = 0
         if args.rest:
+            # The sockets closed by their clients are recorded by the servers (presence,
+            # play time): let that finish, so that the REST figures count REST alone.
+            quiet_servers(servers)
             buyers_tokens = tokens[sockets : sockets + args.rest]
             load_before = os.getloadavg()
             server_cpu = [cpu_seconds(server.pid) for server in servers]
             pg_before = postgres_cpu()
+            profilers = profile_servers(args.py_spy, "rest", servers)
             fired = time.perf_counter()
             outcomes = asyncio.run(fire_rest([f"http://{t}" for t in targets], table_id, buyers_tokens, args.buyers))
             span = time.perf_counter() - fired
+            stop_profilers(profilers)
             server_cpu = [cpu_seconds(server.pid) - before for server, before in zip(servers, server_cpu, strict=True)]
             database_cpu = postgres_delta(pg_before)
             ok = sorted(seconds for seconds, status, _ in outcomes if status == 200)
@@ -454,10 +504,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if args.inprocess:
             # The same run's baseline: one transaction per purchase (``play.buy_draw``) and the
             # buyer's new private state read for the answer (what a REST purchase did), against
-            # the writer's batches (``purchases.commit_batch``, whose outcomes carry that state),
+            # the writer's batches (``purchase_batch.commit_batch``, whose outcomes carry that state),
             # other players, this process (no panel cached for either).
             from tables.selectors import get_entry_state
             from tables.widerpoker.services import purchases
+            from tables.widerpoker.services.purchase_batch import commit_batch
 
             first = sockets + args.rest
             users = _user_ids[first : first + 2 * args.inprocess]
@@ -475,7 +526,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     for user_id in batched[start : start + args.batch_size]
                 ]
                 # Each answer's frame built, as a waiting socket or request does.
-                done += sum(1 for outcome in purchases.commit_batch(orders) if outcome.frame is not None)
+                done += sum(1 for outcome in commit_batch(orders) if outcome.frame is not None)
             in_batches = (time.perf_counter() - timed) / len(batched)
             inprocess_draws = len(single) + done
             figures["inprocess"] = {
@@ -592,6 +643,7 @@ def main() -> None:
     parser.add_argument("--inprocess", type=int, default=0, help="draws bought one per transaction, then in batches")
     parser.add_argument("--batch-size", type=int, default=200, help="purchases per batch of --inprocess")
     parser.add_argument("--settle-pause", type=float, default=20, help="seconds between the deal and the purchases")
+    parser.add_argument("--py-spy", default="", help="path of py-spy: profile the servers (bench-py-spy-*.txt)")
     args = parser.parse_args()
     figures = run(args)
     report(args, figures)

@@ -18,7 +18,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from tables.models import Table, TablePhase
-from tables.realtime import hub
+from tables.realtime import bus
 from tables.widerpoker.services.play import buy_draw, buy_redeal, set_hold
 from tests.golden.golden import assert_golden, by_type, seed_secrets, shape
 from tests.handhistory.test_holdem_history import played_hand
@@ -83,7 +83,7 @@ def test_the_tournament_export_and_standings_keep_their_keys(monkeypatch: pytest
     )
     players = funded_players(3, currency="FUN", amount_minor=5000, prefix="gold")
     pushed: list[dict[str, Any]] = []
-    monkeypatch.setattr(hub, "publish_table_frame", lambda table_id, text, **_: pushed.append(json.loads(text or "{}")))
+    monkeypatch.setattr(bus, "publish_table_frame", lambda table_id, text, **_: pushed.append(json.loads(text or "{}")))
     for player in players:
         assert logged_in(player).post(f"/api/tournaments/{tournament.pk}/register/").status_code == 201
     clock = BeatClock(monkeypatch, tournament.starts_at)

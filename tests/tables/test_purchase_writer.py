@@ -26,9 +26,11 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from tables.models import Entry, Hand, PurchaseRef, Redeal, Table
+from tables.realtime.frames import dumps
 from tables.realtime.routing import websocket_urlpatterns
-from tables.widerpoker.services import purchases
+from tables.widerpoker.services import purchase_statements, purchases
 from tables.widerpoker.services.create import create_table
+from tables.widerpoker.services.purchase_batch import commit_batch
 from tests.conftest import make_player, postgres_only
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle
 from wallet import protection
@@ -406,6 +408,113 @@ async def test_algorithm_3_redeals_through_the_writer_wait_for_their_round(
     assert drawn == await sync_to_async(services_state)(table.pk, users[0].pk)
     assert drawn["entry"]["combination"] == [int(d) for d in f"{entry.combination:05d}"]
     await socket.disconnect()
+    await sync_to_async(settle)(table)
+    assert (await sync_to_async(check_books)()).ok
+    from handhistory.verification import verify_hand
+
+    report = await sync_to_async(verify_hand)(hand_id=hand.pk)
+    assert report.ok, report.mismatches
+
+
+async def test_the_answer_is_the_text_a_fresh_read_serialises() -> None:
+    """The frame after the ack is sent as text built with the panel's cached JSON: the very
+    text ``frames.dumps`` gives for the state read afresh, after a draw and after a redeal
+    (a new combination: another panel)."""
+    users = await sync_to_async(players)(2, prefix="t")
+    table, _hand = await sync_to_async(dealt_table)(users)
+    socket = await open_socket(users[0], table.pk)
+    for kind in ("buy_draw", "redeal", "buy_draw"):
+        await socket.send_to(text_data=json.dumps({"type": kind, "ref": kind + "1"}))
+        assert (await answer(socket))["type"] == "ack"
+        text = await socket.receive_from(timeout=20)
+        fresh = await sync_to_async(services_state)(table.pk, users[0].pk)
+        assert fresh["entry"]["panel"] is not None
+        assert text == dumps(fresh)
+    await socket.disconnect()
+
+
+@override_settings(DEAL_ALGORITHM=3)
+def test_a_batch_sends_the_same_few_statements_whatever_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four statements a batch (the hand, the entries, the payment with every write, the
+    power-up sessions), one more with redeals (the redeal counter), for 2 purchases as for
+    11: nothing is sent per purchase (algorithm 3: a redeal's combination comes later)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.tables.test_deal_beacon import _deal_at_round, _freeze
+
+    users = players(14, prefix="s")
+    table = create_fun_table()
+    hand = _deal_at_round(table, _freeze(table, users, timezone.now()), users)
+    sent: list[str] = []
+    run = purchase_statements.run
+
+    def counted(sql: str, params: Any) -> list[tuple[Any, ...]]:
+        sent.append(sql)
+        return run(sql, params)
+
+    monkeypatch.setattr(purchase_statements, "run", counted)
+
+    def statements(kind: str, buyers: list[User]) -> int:
+        sent.clear()
+        now = timezone.now()
+        orders = [purchases.Order(kind=kind, table_id=table.pk, user_id=u.pk, now=now, ref=kind) for u in buyers]
+        with CaptureQueriesContext(connection) as queries:
+            outcomes = commit_batch(orders)
+        assert [outcome.error for outcome in outcomes] == [None] * len(buyers)
+        statements = [q["sql"] for q in queries.captured_queries if q["sql"] not in ("BEGIN", "COMMIT")]
+        return len(sent) + len(statements)
+
+    commit_batch([purchases.Order(kind=purchases.DRAW, table_id=table.pk, user_id=users[0].pk, now=timezone.now())])
+    draws = statements(purchases.DRAW, users[1:3])
+    assert statements(purchases.DRAW, users[3:14]) == draws == 4
+    assert statements(purchases.REDEAL, users[1:3]) == statements(purchases.REDEAL, users[3:14]) == draws + 1
+    assert sorted(Entry.objects.filter(hand=hand).values_list("draws_bought", flat=True)) == [2] * 14
+    assert sorted(Redeal.objects.filter(hand=hand).values_list("number", flat=True)) == list(range(13))
+
+
+@override_settings(DEAL_ALGORITHM=3)
+async def test_algorithm_3_redeals_of_one_batch_are_numbered_in_its_order(
+    writer: purchases.PurchaseWriter,
+) -> None:
+    """Several players redeal in one batch: the payment's statement gives their redeals the
+    hand's next numbers in the batch's order, each pending on the first beacon round after
+    the batch; the clock deals them all at their round and the hand verifies."""
+    from tables.services import beacon
+    from tables.widerpoker.services.play import resolve_pending_redeals
+    from tests.tables.test_deal_beacon import _deal_at_round, _freeze
+
+    users = await sync_to_async(players)(5, prefix="b")
+    table = await sync_to_async(create_fun_table)()
+    freeze = await sync_to_async(_freeze)(table, users, timezone.now())
+    hand = await sync_to_async(_deal_at_round)(table, freeze, users)
+    sockets = [await open_socket(user, table.pk) for user in users]
+    for index, socket in enumerate(sockets):
+        await socket.send_to(text_data=json.dumps({"type": "redeal", "ref": f"r{index}"}))
+    assert [a["type"] for a in await asyncio.gather(*(answer(socket) for socket in sockets))] == ["ack"] * 5
+    frames = [await state(socket) for socket in sockets]
+
+    assert writer.batches < 5
+    logged = await sync_to_async(
+        lambda: list(
+            Redeal.objects.filter(hand=hand)
+            .order_by("number")
+            .values_list("number", "user_id", "combination", "beacon_round")
+        )
+    )()
+    assert [number for number, *_ in logged] == [0, 1, 2, 3, 4]
+    assert {user for _, user, _, _ in logged} == {user.pk for user in users}
+    assert all(combination is None for _, _, combination, _ in logged)
+    numbers = {user: number for number, user, _, _ in logged}
+    for user, frame in zip(users, frames, strict=True):
+        assert frame["entry"]["redeal_pending"]["number"] == numbers[user.pk]
+        assert frame == await sync_to_async(services_state)(table.pk, user.pk)
+    rounds = {int(round_number or 0) for *_, round_number in logged}
+    assert await sync_to_async(resolve_pending_redeals)(now=beacon.time_of(max(rounds))) == 5
+    paid = await sync_to_async(lambda: list(Entry.objects.filter(hand=hand).values_list("paid_minor", "redeals")))()
+    assert all(p == 100 + REDEAL and len(r) == 1 for p, r in paid)
+    for socket in sockets:
+        await socket.disconnect()
     await sync_to_async(settle)(table)
     assert (await sync_to_async(check_books)()).ok
     from handhistory.verification import verify_hand
