@@ -95,9 +95,13 @@ def shape(value: Any, key: str | None = None) -> Any:
     """The contract of a JSON value: a mapping keeps its keys (each value's shape); a list
     becomes one item, the ``merge`` of its items' shapes (an empty list stays empty); a
     scalar becomes its JSON type name (``"int"``, ``"str"``, ``"bool"``, ``"float"``,
-    ``"null"``), except a string under one of ``KEPT_VALUES`` (kept as is). Ids, amounts,
+    ``"null"``), except a string under one of ``KEPT_VALUES`` (kept as is); a mapping keyed by
+    numbers (seats, positions) becomes one ``"<number>"`` key. Ids, amounts,
     cards, seeds and times so drop out; the keys, their types and the enumerations stay."""
     if isinstance(value, Mapping):
+        if value and all(str(k).isdigit() for k in value):
+            # Keyed by seat or position: which seats a run happened to fill is data, not contract.
+            return {"<number>": merge(shape(v, key) for v in value.values())}
         return {str(k): shape(v, str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [merge(shape(item, key) for item in value)] if value else []
