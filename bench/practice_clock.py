@@ -53,7 +53,8 @@ def main(games: int, players: int, seconds: float) -> None:
     from django.utils import timezone
 
     from tables import clock
-    from tables.holdem.practice.services import PracticeSetup, start_practice_game
+    from tables.holdem.practice.services import start_practice_game
+    from tables.holdem.practice.setup import PracticeSetup
     from tables.holdem.services import create_holdem_table
     from tables.models import Table
 

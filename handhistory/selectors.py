@@ -24,7 +24,6 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from handhistory.errors import HandNotFoundError, HandNotTerminalError
-from handhistory.verification import ENTRY_RECORD_FIELDS
 from tables.engine.widerpoker import (
     category_of_strength,
     combination_from_index,
@@ -36,7 +35,7 @@ from tables.holdem.records import seed_is_public
 from tables.models import Entry, Hand, HandStatus
 from tables.services import beacon
 from tables.widerpoker.labels import category_name
-from tables.widerpoker.records import spin_feed
+from tables.widerpoker.records import ENTRY_RECORD_FIELDS, spin_feed
 
 VIEW_ALL_PERMISSION = "tables.view_hand"
 EXPORT_FORMAT = "widerpoker-hand/2"

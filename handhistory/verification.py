@@ -39,6 +39,7 @@ from tables.engine.widerpoker import (
     card_code,
     combination_from_index,
     combination_index,
+    conditions,
     hand_outcome,
     hold_from_mask,
     replay_hand,
@@ -47,7 +48,7 @@ from tables.engine.widerpoker import (
 )
 from tables.models import BeaconRound, Entry, Hand, HandStatus, Redeal
 from tables.services import beacon
-from tables.widerpoker.records import hand_conditions, spin_feed
+from tables.widerpoker.records import ENTRY_RECORD_FIELDS, hand_conditions, spin_feed
 
 MAX_LISTED_MISMATCHES = 200
 HOLD_NONE_CONNECTED = 0  # rules B.2: a connected player who chose nothing changes all cards
@@ -120,30 +121,6 @@ class VerificationReport:
                 for m in self.mismatches
             ],
         }
-
-
-# An entry's record as exports show it and verification reads it.
-ENTRY_RECORD_FIELDS = (
-    "join_order",
-    "user__username",
-    "initial_combination",
-    "redeals",
-    "combination",
-    "hold_mask",
-    "hold_used",
-    "connected_at_end",
-    "draws_bought",
-    "paid_minor",
-    "draw_strengths",
-    "best_draw",
-    "strength",
-    "category",
-    "place",
-    "prize_minor",
-    "jackpot_minor",
-    "promo_minor",
-    "client_seed",
-)
 
 
 def verify_hand(*, hand_id: int) -> VerificationReport:
@@ -404,21 +381,28 @@ def _verify_money(
     settled: bool,
 ) -> None:
     config = hand.config
-    ante = int(config["ante_minor"])
-    draw_price = int(config["draw_price_minor"])
-    redeal_price = int(config["redeal_price_minor"])
+    prices = {
+        "ante_minor": int(config["ante_minor"]),
+        "draw_price_minor": int(config["draw_price_minor"]),
+        "redeal_price_minor": int(config["redeal_price_minor"]),
+    }
     pending = _pending_redeals(hand)
     for entry in entries:
         bought = len(entry["redeals"]) + pending.get(str(entry["user__username"]), 0)
-        expected_paid = ante + (entry["draws_bought"] - 1) * draw_price + bought * redeal_price
+        expected_paid = conditions.paid_minor(**prices, draws_bought=entry["draws_bought"], redeals=bought)
         subject = f"entry {entry['join_order']} ({entry['user__username']})"
         report.compare("amount paid", subject, expected_paid, entry["paid_minor"])
-    draws_bought = sum(entry["draws_bought"] - 1 for entry in entries)
-    redeals = sum(len(entry["redeals"]) for entry in entries) + sum(pending.values())
-    report.compare("antes", "hand", ante * len(entries), hand.antes_minor)
-    report.compare("draws", "hand", draw_price * draws_bought, hand.draws_minor)
-    report.compare("redeals", "hand", redeal_price * redeals, hand.redeals_minor)
-    gross = hand.antes_minor + hand.draws_minor + hand.redeals_minor
+    totals = conditions.hand_totals(
+        antes_minor=prices["ante_minor"] * len(entries),
+        draw_price_minor=prices["draw_price_minor"],
+        redeal_price_minor=prices["redeal_price_minor"],
+        extra_draws=sum(entry["draws_bought"] - 1 for entry in entries),
+        redeals=sum(len(entry["redeals"]) for entry in entries) + sum(pending.values()),
+    )
+    report.compare("antes", "hand", totals.antes_minor, hand.antes_minor)
+    report.compare("draws", "hand", totals.draws_minor, hand.draws_minor)
+    report.compare("redeals", "hand", totals.redeals_minor, hand.redeals_minor)
+    gross = conditions.gross_minor(hand.antes_minor, hand.draws_minor, hand.redeals_minor)
     report.compare("gross = antes + draws + redeals", "hand", gross, hand.gross_minor)
     report.compare("gross = sum paid", "hand", sum(entry["paid_minor"] for entry in entries), hand.gross_minor)
     if not settled:

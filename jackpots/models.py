@@ -49,7 +49,7 @@ class Jackpot(models.Model):
     restarts from after a win, paid from the house's jackpot reserve. ``one_in``: a spin
     jackpot is drawn 1 in N hands (empty for the royal jackpot). ``spin_overrides``: rules a
     hand that wins this spin jackpot changes, like a special hand (keys of
-    ``tables.widerpoker.services.conditions.OVERRIDABLE``). Changes apply from the next hand dealt.
+    ``tables.engine.widerpoker.conditions.OVERRIDABLE``). Changes apply from the next hand dealt.
     """
 
     name = models.CharField(max_length=60, unique=True)

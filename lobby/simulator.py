@@ -14,7 +14,8 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
 from tables.engine.widerpoker import HandConditions, JackpotFeed, simulate_prizes
-from tables.models import Table, draw_price
+from tables.engine.widerpoker.conditions import draw_price, hand_totals
+from tables.models import Table
 from tables.widerpoker import KEY as WIDERPOKER
 
 CHART_POINTS = 400
@@ -94,7 +95,15 @@ def run_simulation(data: dict[str, Any]) -> dict[str, Any]:
     draw_bps = _hundredths(data["draw_price_percent"])
     redeal = _hundredths(data["redeal_price"])
     players, extra_draws, redeals = data["players"], data["extra_draws"], data["redeals"]
-    gross = players * ante + extra_draws * draw_price(ante, draw_bps) + redeals * redeal
+    price = draw_price(ante, draw_bps)
+    totals = hand_totals(
+        antes_minor=players * ante,
+        draw_price_minor=price,
+        redeal_price_minor=redeal,
+        extra_draws=extra_draws,
+        redeals=redeals,
+    )
+    gross = totals.gross_minor
     jackpot_bps = _hundredths(data["jackpot_percent"])
     conditions = HandConditions(
         rake_bps=_hundredths(data["rake_percent"]),
@@ -111,10 +120,10 @@ def run_simulation(data: dict[str, Any]) -> dict[str, Any]:
         listed.append((len(prizes), prizes[-1]))
     return {
         "gross_minor": gross,
-        "antes_minor": players * ante,
-        "draws_minor": extra_draws * draw_price(ante, draw_bps),
-        "redeals_minor": redeals * redeal,
-        "draw_price_minor": draw_price(ante, draw_bps),
+        "antes_minor": totals.antes_minor,
+        "draws_minor": totals.draws_minor,
+        "redeals_minor": totals.redeals_minor,
+        "draw_price_minor": price,
         "jackpots_minor": sim.split.contributions_minor,
         "rake_minor": sim.split.rake_minor,
         "pool_minor": sim.split.pool_minor,

@@ -12,32 +12,13 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from tables.engine.widerpoker.conditions import CONDITION_FIELDS, MAX_DRAW_PRICE_BPS, draw_price
 from wallet.models import CHIP_CURRENCY_PREFIX, CURRENCY_MAX_LENGTH, Currency
 
-# The fields of a table's conditions: snapshotted into every hand, changed by staff only
-# through tables.services.change_table_config (audit-logged, applied between hands).
-CONFIG_FIELDS = (
-    "ante_minor",
-    "change_seconds",
-    "results_seconds",
-    "rake_bps",
-    "paid_fraction_bps",
-    "min_prize_minor",
-    "draw_price_bps",
-    "max_draws",
-    "redeal_price_minor",
-    "max_redeals",
-    "redeal_seconds",
-)
-
-
-MAX_DRAW_PRICE_BPS = 100_000
-"""A draw costs at most ten antes."""
-
-
-def draw_price(ante_minor: int, draw_price_bps: int) -> int:
-    """The price of a draw after the first, in minor units: ``floor(ante x bps / 10000)``."""
-    return int(ante_minor) * int(draw_price_bps) // 10_000
+# The fields of a table's conditions (the engine's rules name them): snapshotted into every
+# hand, changed by staff only through tables.services.change_table_config (audit-logged,
+# applied between hands).
+CONFIG_FIELDS = CONDITION_FIELDS
 
 
 class TableMode(models.TextChoices):
@@ -646,7 +627,7 @@ class SpecialHandSchedule(models.Model):
     after each listed time of day (``"HH:MM"``, the platform's time zone). ``one_in``: a hand
     is special when ``randbelow(N) == 0`` on its stream ``special-hand``
     (docs/provably-fair.md). ``overrides``: the rules changed (keys of
-    ``tables.widerpoker.services.conditions.OVERRIDABLE``). Staff edit schedules in the admin with a
+    ``tables.engine.widerpoker.conditions.OVERRIDABLE``). Staff edit schedules in the admin with a
     reason (audit-logged in TableConfigChange); a hand reads them when it is dealt, so a
     change applies between hands.
     """

@@ -18,6 +18,7 @@ from tables.admin.secrets import (
 from tables.config_text import field_text, value_text
 from tables.engine.widerpoker import HandCategory, combination_from_index
 from tables.models import Entry, Hand, HandStatus, Seat, TableConfigChange
+from tables.widerpoker.records import ENTRY_RESULTS
 from wallet.admin import ReadOnlyAdmin
 from wallet.money import format_minor
 
@@ -128,6 +129,21 @@ class HandAdmin(SecretFieldsAdmin, ReadOnlyAdmin):
         )
 
 
+# An entry's page: who, its choices and purchases, then its results as settlement writes them.
+_ENTRY_FIELDS: tuple[str, ...] = (
+    "hand_link",
+    "user",
+    "join_order",
+    "reveal_initial_combination",
+    "reveal_cards",
+    "reveal_redeals",
+    "reveal_hold_mask",
+    "draws_bought",
+    "paid_minor",
+    *ENTRY_RESULTS,
+)
+
+
 @admin.register(Entry)
 class EntryAdmin(SecretFieldsAdmin, ReadOnlyAdmin):
     """Entries, read-only. A player's cards and hold show only once the change phase has ended
@@ -150,26 +166,8 @@ class EntryAdmin(SecretFieldsAdmin, ReadOnlyAdmin):
     # gives the page (by id alone, PostgreSQL would sort every partition's rows).
     ordering = ("-hand_id", "-id")
     search_fields = ("user__username",)
-    fields = (
-        "hand_link",
-        "user",
-        "join_order",
-        "reveal_initial_combination",
-        "reveal_cards",
-        "reveal_redeals",
-        "reveal_hold_mask",
-        "hold_used",
-        "draws_bought",
-        "paid_minor",
-        "connected_at_end",
-        "draw_strengths",
-        "best_draw",
-        "strength",
-        "category",
-        "place",
-        "prize_minor",
-    )
-    readonly_fields = fields
+    fields = _ENTRY_FIELDS
+    readonly_fields = _ENTRY_FIELDS
 
     @admin.display(description="Hand")
     def hand_link(self, entry: Entry) -> str:

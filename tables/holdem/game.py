@@ -23,7 +23,8 @@ from tables.holdem.page import holdem_table_page
 from tables.holdem.push import broadcast_holdem_action_on_commit
 from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame, render_holdem_private_frames
 from tables.holdem.services.conditions import create_holdem_table, validate_holdem_config
-from tables.holdem.services.hands import advance_holdem_table, cancel_holdem_hand, running_hand
+from tables.holdem.services.deal import advance_holdem_table
+from tables.holdem.services.hands import cancel_holdem_hand, running_hand
 from tables.holdem.services.player import leave_holdem_table
 from tables.models import HOLDEM_CONFIG_FIELDS, HoldemConditions, Seat, SeatStatus, Table, TableGame, TablePhase
 

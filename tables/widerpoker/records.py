@@ -10,6 +10,45 @@ import numpy.typing as npt
 
 from tables.engine.widerpoker import Board, HandConditions, JackpotFeed, card_code
 
+ENTRY_RESULTS: dict[str, str] = {
+    "connected_at_end": "boolean",
+    "hold_used": "smallint",
+    "draw_strengths": "jsonb",
+    "best_draw": "smallint",
+    "strength": "integer",
+    "category": "smallint",
+    "place": "integer",
+    "prize_minor": "bigint",
+    "jackpot_minor": "bigint",
+}
+"""An entry's results, the columns settlement writes (name -> PostgreSQL type), in the order
+settlement writes them; the entry's admin page shows them in this order too."""
+
+# An entry's record as exports show it (format 2, key order included: a public contract)
+# and verification reads it: its choices and purchases, its results (``ENTRY_RESULTS``, each
+# in its place), its promotions and client seed.
+ENTRY_RECORD_FIELDS = (
+    "join_order",
+    "user__username",
+    "initial_combination",
+    "redeals",
+    "combination",
+    "hold_mask",
+    "hold_used",
+    "connected_at_end",
+    "draws_bought",
+    "paid_minor",
+    "draw_strengths",
+    "best_draw",
+    "strength",
+    "category",
+    "place",
+    "prize_minor",
+    "jackpot_minor",
+    "promo_minor",
+    "client_seed",
+)
+
 _DIGIT_WEIGHTS = np.array([10_000, 1_000, 100, 10, 1], dtype=np.int64)
 
 

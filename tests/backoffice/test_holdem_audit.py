@@ -20,7 +20,8 @@ from django.utils import timezone
 
 from handhistory.holdem_export import holdem_export_schema
 from jackpots.admin import JackpotForm
-from tables.holdem.practice.services import PracticeSetup, start_practice_game
+from tables.holdem.practice.services import start_practice_game
+from tables.holdem.practice.setup import PracticeSetup
 from tables.holdem.services.money import escrow_key
 from tables.models import Hand, HoldemHand, HoldemHandStatus
 from tests.handhistory.test_holdem_export import outsider_check, timed_out_hand

@@ -129,7 +129,8 @@ now = timezone.now()
 take_seat(table_id=holdem.pk, user_id=people["quinn"].pk, position=0, buy_in_minor=500, now=now)
 take_seat(table_id=holdem.pk, user_id=people["rex"].pk, position=1, buy_in_minor=500, now=now)
 sit_out_holdem(table_id=holdem.pk, user_id=people["rex"].pk, now=now)
-from tables.holdem.practice.services import PracticeSetup, start_practice_game
+from tables.holdem.practice.services import start_practice_game
+from tables.holdem.practice.setup import PracticeSetup
 practice = start_practice_game(user_id=people["pia"].pk, nickname="Pia", now=now,
                                setup=PracticeSetup(players=3, felt="blue", currency_label="fiches"))
 print(table.pk, hand.pk, holdem.pk, practice.pk)

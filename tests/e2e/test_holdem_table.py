@@ -41,7 +41,7 @@ from django.utils import timezone
 from tables.models import HoldemConditions, Table, TablePhase
 from tables.holdem.services import create_holdem_table
 from django.db import transaction
-from tables.holdem.services.hands import _seat_bot
+from tables.holdem.services.deal import _seat_bot
 table = create_holdem_table(
     name={TABLE!r}, mode="fun", currency="FUN", betting="no-limit", seats=6,
     small_blind_minor={SB}, big_blind_minor={BB}, min_buy_in_minor=1_000, max_buy_in_minor=5_000,

@@ -46,7 +46,7 @@ from tables.models import HoldemConditions, Table, TablePhase
 from tables.widerpoker.services.create import create_table
 from tables.holdem.services import create_holdem_table
 from django.db import transaction
-from tables.holdem.services.hands import _seat_bot
+from tables.holdem.services.deal import _seat_bot
 from tables.widerpoker.services.special import ScheduleInput, save_schedule
 now = timezone.now()
 staff = User.objects.create_user(username="e2e-screens-croupier", password=None, is_staff=True)

@@ -224,7 +224,8 @@ def test_a_watcher_of_a_running_hand_reads_that_it_is_running_and_anonymous_logs
 
 
 def test_a_practice_games_hands_stay_private(alice: User, bob: User) -> None:
-    from tables.holdem.practice.services import PracticeSetup, start_practice_game
+    from tables.holdem.practice.services import start_practice_game
+    from tables.holdem.practice.setup import PracticeSetup
 
     game = start_practice_game(user_id=alice.pk, nickname="Alice", now=timezone.now(), setup=PracticeSetup(players=3))
     hand = HoldemHand.objects.filter(table_id=game.table_id).first()

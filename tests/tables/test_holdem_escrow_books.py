@@ -15,7 +15,8 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from tables.holdem.practice.services import PracticeSetup, start_practice_game
+from tables.holdem.practice.services import start_practice_game
+from tables.holdem.practice.setup import PracticeSetup
 from tables.holdem.services import take_seat
 from tables.models import HoldemHand, HoldemHandStatus, Seat, Table
 from tests.helpers import logged_in

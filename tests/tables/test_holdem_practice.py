@@ -16,14 +16,11 @@ from django.contrib.auth.models import User
 from django.db.models import Sum
 
 from tables.engine.holdem import PERSONALITIES, Phase, decide
+from tables.engine.holdem.bigholdem import PracticeDraws, practice_draws
 from tables.errors import PracticeFunOnlyError, PracticeNotYoursError, PracticeOverError, PracticeSetupError
-from tables.holdem.practice.services import (
-    PracticeSetup,
-    get_practice_banner,
-    list_practice_leaderboard,
-    start_practice_game,
-    stop_practice_game,
-)
+from tables.holdem.practice.selectors import get_practice_banner, list_practice_leaderboard
+from tables.holdem.practice.services import start_practice_game, stop_practice_game
+from tables.holdem.practice.setup import PracticeSetup
 from tables.holdem.records import apply_action, start_state
 from tables.models import (
     HoldemHand,
@@ -34,6 +31,7 @@ from tables.models import (
     PracticeStatus,
     Seat,
     SeatStatus,
+    SeedChain,
     Table,
     TablePhase,
 )
@@ -366,13 +364,36 @@ def test_a_practice_games_first_dealer_is_seat_0_not_always_the_person(
     """Seed 004, PRE-FLOP: "Nella prima mano il cartaio è scelto casualmente". The person's
     seat is random and seat 0 deals first; seed 003's "first person sitting" rule, which
     would make the person the dealer of every first hand, is not applied to practice."""
-    monkeypatch.setattr("tables.holdem.practice.services.secrets.randbelow", lambda n: n - 1)
+    monkeypatch.setattr(
+        "tables.holdem.practice.services.practice_draws",
+        lambda seed, players, *, interactive, personalities: PracticeDraws(players - 1, (0,) * (players - 1)),
+    )
     game = start_practice_game(user_id=alice.pk, nickname="Ada", setup=replace(QUICK, players=3), now=now)
     person = Seat.objects.get(table=game.table, user=alice)
     assert person.position == 2
     tick(game.table, now + timedelta(seconds=1))
     hand = HoldemHand.objects.get(table=game.table)
     assert hand.setup["button"] == 0
+
+
+def test_a_practice_games_set_up_replays_from_its_tables_anchor(alice: User, now: datetime) -> None:
+    """Issue 21 item 4: the person's seat and the bots' personalities are drawn from the
+    table's published chain anchor (``bigholdem.practice_draws``), never from ``secrets``."""
+    game = start_practice_game(user_id=alice.pk, nickname="Ada", setup=replace(QUICK, players=6), now=now)
+    anchor = bytes.fromhex(SeedChain.objects.get(table=game.table).anchor)
+    draws = practice_draws(anchor, 6, interactive=True, personalities=len(PERSONALITIES))
+    seats = Seat.objects.filter(table=game.table).order_by("position")
+    assert [seat.user_id == alice.pk for seat in seats] == [p == draws.person for p in range(6)]
+    assert [seat.bot_personality for seat in seats if seat.is_bot] == [
+        PERSONALITIES[k].name for k in draws.personalities
+    ]
+    watched = start_practice_game(user_id=None, setup=replace(QUICK, players=3), now=now)
+    anchor = bytes.fromhex(SeedChain.objects.get(table=watched.table).anchor)
+    draws = practice_draws(anchor, 3, interactive=False, personalities=len(PERSONALITIES))
+    assert draws.person is None
+    assert [s.bot_personality for s in Seat.objects.filter(table=watched.table).order_by("position")] == [
+        PERSONALITIES[k].name for k in draws.personalities
+    ]
 
 
 def test_every_bot_decision_of_a_practice_game_replays_from_its_hands_seed(db: Any, now: datetime) -> None:

@@ -16,7 +16,7 @@ from tables.engine.holdem import ActionKind, Phase
 from tables.holdem import records as holdem_records
 from tables.holdem.records import replay
 from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame
-from tables.holdem.services.hands import _seat_bot
+from tables.holdem.services.deal import _seat_bot
 from tables.models import HoldemConditions, HoldemHand, HoldemHandStatus, Seat
 from tests.engine.holdem.helpers import stacked_deck
 from tests.helpers import logged_in
@@ -63,6 +63,9 @@ def test_a_fresh_tables_first_button_is_the_first_player_who_sat_down(alice: Use
     url = f"/api/tables/{table.pk}/holdem"
     for user, seat in ((alice, 4), (bob, 1), (carol, 2)):  # Alice first, at the highest seat
         assert _post(logged_in(user), f"{url}/join/", {"seat": seat, "buy_in_minor": 500}).status_code == 200
+    # The sitting order is set, not left to the clock (on a loaded box Alice's join could be
+    # stamped later than ``now + 1 s``).
+    Seat.objects.filter(table=table, user=alice).update(joined_at=now)
     Seat.objects.filter(table=table, user=bob).update(joined_at=now + timedelta(seconds=1))
     Seat.objects.filter(table=table, user=carol).update(joined_at=now + timedelta(seconds=2))
     run_until(table, now, hands=2)

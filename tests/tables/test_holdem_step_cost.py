@@ -197,7 +197,7 @@ def test_bots_are_seated_from_one_query_and_a_taken_bot_name_is_skipped(alice: U
     one query (it was one per existing bot, and stopped at 999), and a bot name someone
     else took meanwhile (here a person, as another clock worker would) is skipped instead
     of failing the deal (which cancelled the table's hand)."""
-    from tables.holdem.services.hands import BOT_PREFIX
+    from tables.holdem.services.deal import BOT_PREFIX
 
     now = timezone.now()
     first = bot_table(alice, now)

@@ -17,7 +17,8 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from tables import clock
-from tables.holdem.practice.services import PracticeSetup, start_practice_game
+from tables.holdem.practice.services import start_practice_game
+from tables.holdem.practice.setup import PracticeSetup
 from tables.models import PracticeGame, PracticeStatus, Table
 from tests.conftest import make_player, postgres_only
 from tests.helpers import logged_in

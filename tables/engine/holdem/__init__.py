@@ -49,7 +49,7 @@ from .clocks import (
     read_clock,
     timeout_action,
 )
-from .dealing import MAX_PLAYERS, MIN_PLAYERS, DealPositions, deal_positions
+from .dealing import MAX_PLAYERS, MIN_PLAYERS, DealPositions, Seating, deal_positions, seat_hand
 from .deck import (
     LABEL_CARD_SALT,
     LABEL_HOLDEM_DECK,
@@ -149,6 +149,7 @@ __all__ = [
     "PlayerEquity",
     "Pot",
     "PotResult",
+    "Seating",
     "SetupError",
     "Standing",
     "Street",
@@ -191,6 +192,7 @@ __all__ = [
     "read_clock",
     "read_phh",
     "replay_phh",
+    "seat_hand",
     "small_blind_for",
     "split_pot",
     "start_hand",

@@ -34,11 +34,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
+from ..rng import RandomStream
+
 __all__ = [
     "MAX_PLAYERS",
     "MIN_PLAYERS",
+    "PRACTICE_LABEL",
     "BlindLevel",
     "HandResult",
+    "PracticeDraws",
     "Standing",
     "TableState",
     "base_minimum_minor",
@@ -46,6 +50,7 @@ __all__ = [
     "eliminate",
     "is_over",
     "leaderboard",
+    "practice_draws",
     "settle_hand",
     "start_table",
     "starting_stack_minor",
@@ -328,3 +333,34 @@ def leaderboard(net_minor: Mapping[str, int], hands: Mapping[str, int]) -> tuple
         place = standings[-1].place if standings and standings[-1].score == scores[name] else index + 1
         standings.append(Standing(place, name, hands[name], net_minor[name], scores[name]))
     return tuple(standings)
+
+
+PRACTICE_LABEL: Final = "bigholdem-practice"
+"""The label of the stream a practice game's set-up draws from (``practice_draws``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PracticeDraws:
+    """A practice game's set-up: the person's seat (``None`` in an automatic game) and each
+    house bot's personality, as an index into the caller's list of personalities, in seat
+    order (the person's seat skipped)."""
+
+    person: int | None
+    personalities: tuple[int, ...]
+
+
+def practice_draws(seed: bytes, players: int, *, interactive: bool, personalities: int) -> PracticeDraws:
+    """The random set-up of a practice game of ``players`` (2..10): the person's seat, drawn
+    first when ``interactive`` (seed 004, *PRE-FLOP*: seat 0 deals the first hand, so the
+    first dealer is random for the person), then one personality (``0 .. personalities -
+    1``) per bot in seat order. Drawn from ``RandomStream(seed, PRACTICE_LABEL)`` (32-byte
+    ``seed``: the platform passes its table's published chain anchor), so a game's set-up
+    replays from public data, as its hands and bots' decisions replay from their seeds.
+    Raises ``ValueError`` for a bad seed, players out of 2..10 or ``personalities < 1``."""
+    count = _players(players)
+    if isinstance(personalities, bool) or not isinstance(personalities, int) or personalities < 1:
+        raise ValueError(f"personalities must be a positive integer, got {personalities!r}")
+    stream = RandomStream(seed, PRACTICE_LABEL)
+    person = stream.randbelow(count) if interactive else None
+    bots = count - (person is not None)
+    return PracticeDraws(person, tuple(stream.randbelow(personalities) for _ in range(bots)))

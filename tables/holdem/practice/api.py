@@ -17,14 +17,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from tables.api.common import ACTION_THROTTLES, ERRORS, ErrorSerializer, _player_id
-from tables.holdem.practice.services import (
-    DEFAULT_CURRENCY_LABEL,
-    PracticeSetup,
-    get_practice_banner,
-    list_practice_leaderboard,
-    start_practice_game,
-    stop_practice_game,
-)
+from tables.holdem.practice.selectors import get_practice_banner, list_practice_leaderboard
+from tables.holdem.practice.services import start_practice_game, stop_practice_game
+from tables.holdem.practice.setup import DEFAULT_CURRENCY_LABEL, PracticeSetup
 
 
 class PracticeBannerSerializer(serializers.Serializer[Any]):

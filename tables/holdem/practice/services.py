@@ -1,6 +1,6 @@
 """BigHoldem practice games (seed 004, ``004_9968266ac0af5695.txt``): a player against 1-9
 house bots, or an automatic game of bots only, on a private fun Hold'em table played on the
-shared clock like any Hold'em table (``tables.holdem.services.hands``).
+shared clock like any Hold'em table (``tables.holdem.services.deal``).
 
 * **Setup** (*assetto*): players (*giocatori*, 2-10), hands (*mani*), maximum duration
   (*durata*), raises per betting round (*rilanci*, default 3), currency label (*moneta*:
@@ -25,45 +25,46 @@ shared clock like any Hold'em table (``tables.holdem.services.hands``).
 * **Leaderboard** (*Termine del gioco*): interactive games only, people only, by average
   win per hand (the engine's ``leaderboard``); see ``list_practice_leaderboard``.
 
-``prepare_practice_hand`` is called by the clock (``hands._start_hand_or_wait``) with the
+``prepare_practice_hand`` is called by the clock (``deal._start_hand_or_wait``) with the
 table row locked and no hand running. docs/holdem-tables.md, "Practice games (BigHoldem)".
 """
 
 from __future__ import annotations
 
-import secrets
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from fractions import Fraction
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Count, Sum
 
-from tables.engine.holdem import MAX_PLAYERS, MIN_PLAYERS, PERSONALITIES
+from tables.engine.holdem import PERSONALITIES
 from tables.engine.holdem.bigholdem import (
     TableState,
     blind_level,
     eliminate,
     is_over,
-    leaderboard,
+    practice_draws,
     starting_stack_minor,
 )
 from tables.errors import (
     PracticeFullError,
-    PracticeFunOnlyError,
     PracticeLimitError,
     PracticeNotFoundError,
     PracticeNotYoursError,
     PracticeOverError,
     PracticeSetupError,
 )
+from tables.holdem.practice.setup import (
+    STAKES,
+    UNIT_MINOR,
+    PracticeSetup,
+    validate_practice_setup,
+)
 from tables.holdem.services import hands, money
-from tables.holdem.services.conditions import MAX_RAISES, open_holdem_table
+from tables.holdem.services.conditions import open_holdem_table
 from tables.models import (
-    HoldemBetting,
     HoldemConditions,
     HoldemHand,
     HoldemHandPlayer,
@@ -74,6 +75,7 @@ from tables.models import (
     PracticeStatus,
     Seat,
     SeatStatus,
+    SeedChain,
     Table,
     TableMode,
     TablePhase,
@@ -86,107 +88,9 @@ from wallet.models import AccountKind, Currency, TransferKind
 BOT_PREFIX = "practicebot-"
 """Practice bots are inactive users ``practicebot-1 .. practicebot-10`` (they cannot log in)."""
 
-UNIT_MINOR = 100
-"""One unit of the seed's sums ("1000 o 2000 unità monetarie", *Somma*) is one FUN chip,
-100 minor units, so a 1,000-unit stack shows as 1,000.00 FUN on the Hold'em screen."""
-
-STAKES = {"short": 25, "standard": 50, "deep": 100}
-"""The limit's stakes as the starting depth in big blinds: minimum chip = starting sum /
-(2 x depth). ``standard`` is the engine's ``base_minimum_minor`` (starting sum / 100)."""
-
-CURRENCY_LABELS = {"chips": "chips", "fiches": "fiches", "points": "points", "play-euro": "play €"}
-"""What the chips are called on screen (*moneta*). A label only: they are FUN chips."""
-
-DEFAULT_CURRENCY_LABEL = "play-euro"
-"""Seed 004, *moneta*: "per default Euro". Shown as "play €", so play chips never pass for
-real euros (the money is always FUN)."""
-
-FELTS = ("green", "blue", "red")
-"""The table's felt (*tavolo*)."""
-
-HANDS_RANGE = (1, 1000)
-MINUTES_RANGE = (1, 240)
-ACTION_SECONDS_RANGE = (10, 60)
-"""The action timer: 10 s to act (seed 003) plus a time bank of 0 to 50 s."""
-
 ABANDON_AFTER = timedelta(minutes=5)
 """An interactive game whose player has been away this long ends (``abandoned``) at the
 next deal instead of letting the bots play on without him."""
-
-
-@dataclass(frozen=True)
-class PracticeSetup:
-    """The setup items of a practice game (seed 004, *assetto*), with the seed's defaults
-    where it gives one (10 players, 3 raises; bets never above the pot, i.e. pot limit)
-    and ours elsewhere. ``max_hands`` None: no hand limit; the duration is always set
-    (seed 004, *Tempo massimo*: "una partita ... non può superare una certa durata").
-    ``currency`` is the table's ledger currency and must be FUN."""
-
-    players: int = 10
-    max_hands: int | None = 100
-    max_minutes: int = 30
-    max_raises: int = 3
-    currency_label: str = DEFAULT_CURRENCY_LABEL
-    action_seconds: int = 30
-    ante: bool = False
-    betting: str = HoldemBetting.POT_LIMIT.value
-    stakes: str = "standard"
-    show_probabilities: bool = True
-    felt: str = "green"
-    currency: str = Currency.FUN.value
-
-
-def _whole(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def validate_practice_setup(setup: PracticeSetup) -> None:
-    """Refuse an out-of-range item: PracticeFunOnlyError (``practice_fun_only``) for any
-    currency but FUN, else PracticeSetupError (``invalid_practice_setup``) whose ``field``
-    names the item. Ranges: players 2-10 (seed 004, *Giocatore*), hands 1-1000 or none,
-    duration 1-240 minutes, raises 1-9, timer 10-60 s, the listed labels, structures,
-    stakes and felts."""
-    if setup.currency != Currency.FUN:
-        raise PracticeFunOnlyError(
-            "practice games play FUN chips only, never real money", field="currency", value=str(setup.currency)[:8]
-        )
-    checks: list[tuple[str, bool, str]] = [
-        (
-            "players",
-            _whole(setup.players) and MIN_PLAYERS <= setup.players <= MAX_PLAYERS,
-            "a game has 2 to 10 players",
-        ),
-        (
-            "max_hands",
-            setup.max_hands is None
-            or (_whole(setup.max_hands) and HANDS_RANGE[0] <= setup.max_hands <= HANDS_RANGE[1]),
-            "hands are 1 to 1000 (or no limit)",
-        ),
-        (
-            "max_minutes",
-            _whole(setup.max_minutes) and MINUTES_RANGE[0] <= setup.max_minutes <= MINUTES_RANGE[1],
-            "the duration is 1 to 240 minutes",
-        ),
-        (
-            "max_raises",
-            _whole(setup.max_raises) and 1 <= setup.max_raises <= MAX_RAISES,
-            f"raises per betting round are 1 to {MAX_RAISES}",
-        ),
-        ("currency_label", setup.currency_label in CURRENCY_LABELS, f"the label is one of {sorted(CURRENCY_LABELS)}"),
-        (
-            "action_seconds",
-            _whole(setup.action_seconds) and ACTION_SECONDS_RANGE[0] <= setup.action_seconds <= ACTION_SECONDS_RANGE[1],
-            "the timer is 10 to 60 seconds",
-        ),
-        ("ante", isinstance(setup.ante, bool), "ante is on or off"),
-        ("betting", setup.betting in HoldemBetting.values, "the limit is fixed-limit, pot-limit or no-limit"),
-        ("stakes", setup.stakes in STAKES, f"the stakes are one of {sorted(STAKES)}"),
-        ("show_probabilities", isinstance(setup.show_probabilities, bool), "probabilities are on or off"),
-        ("felt", setup.felt in FELTS, f"the table is one of {list(FELTS)}"),
-    ]
-    for name, ok, message in checks:
-        if not ok:
-            raise PracticeSetupError(message, field=name, value=repr(getattr(setup, name))[:20])
 
 
 def _bot_user(k: int) -> User:
@@ -257,9 +161,11 @@ def start_practice_game(
     """Open a practice game and seat everyone at once: with a ``nickname`` the player
     (``user_id``) plays one seat against ``players - 1`` bots (*Gioco interattivo*); with
     none, ``players`` bots play an automatic game (*Gioco automatico*) that anyone may
-    watch. The person's seat is drawn at random and the first button is seat 0, so the
+    watch. The person's seat and the bots' personalities are drawn from the table's published
+    chain anchor (``bigholdem.practice_draws``: the set-up replays from public data, as every
+    hand and bot decision replays from its hand's seed) and the first button is seat 0, so the
     first dealer is random (seed 004, *PRE-FLOP*: "Nella prima mano il cartaio è scelto
-    casualmente"; ``hands._freeze`` keeps seat 0 for a practice table). The first hand is
+    casualmente"; ``deal._freeze`` keeps seat 0 for a practice table). The first hand is
     frozen at the clock's next tick and dealt at its beacon round.
 
     A player who may not play now is refused as at any table (``protection.check_can_play``
@@ -322,16 +228,19 @@ def start_practice_game(
         minimum_minor=level.minimum_minor,
         started_at=now,
     )
-    person = secrets.randbelow(setup.players) if name else None
+    anchor = SeedChain.objects.filter(table=table).values_list("anchor", flat=True).get()
+    draws = practice_draws(
+        bytes.fromhex(anchor), setup.players, interactive=bool(name), personalities=len(PERSONALITIES)
+    )
     bot = 0
     for position in range(setup.players):
-        if position == person:
+        if position == draws.person:
             assert user_id is not None
             user_for_seat, is_bot, personality = User.objects.get(pk=user_id), False, ""
         else:
+            user_for_seat = _bot_user(bot + 1)
+            is_bot, personality = True, PERSONALITIES[draws.personalities[bot]].name
             bot += 1
-            user_for_seat = _bot_user(bot)
-            is_bot, personality = True, PERSONALITIES[secrets.randbelow(len(PERSONALITIES))].name
         seat = Seat.objects.create(
             table=table,
             user=user_for_seat,
@@ -571,128 +480,3 @@ def resume_practice_game(*, game_id: int, user_id: int, now: datetime) -> None:
         table.version += 1
         save_holdem_table(table)
         broadcast_table_on_commit(table.pk, refresh_private=True)
-
-
-# --- reads --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PracticeBanner:
-    """What the practice banner shows over the Hold'em screen. Amounts in FUN minor units
-    (shown with ``currency_label``); ``seconds_left`` of the maximum duration; ``hands_left``
-    None without a hand limit; ``eliminations``: (name, hand) in order."""
-
-    game_id: int
-    table_id: int
-    interactive: bool
-    nickname: str
-    status: str
-    end_reason: str
-    currency_label: str
-    felt: str
-    players: int
-    players_left: int
-    level: int
-    small_blind_minor: int
-    big_blind_minor: int
-    ante_minor: int
-    hands_played: int
-    hands_left: int | None
-    seconds_left: int
-    eliminations: tuple[tuple[str, int], ...]
-
-
-def get_practice_game(game_id: int) -> PracticeGame:
-    """The practice game or PracticeNotFoundError."""
-    game = PracticeGame.objects.select_related("table").filter(pk=game_id).first()
-    if game is None:
-        raise PracticeNotFoundError(f"no practice game {game_id}", game_id=game_id)
-    return game
-
-
-def get_practice_banner(*, game_id: int, now: datetime) -> PracticeBanner:
-    """The banner of a practice game (public: nothing in it is secret). The level counts
-    from 1 and rises with each elimination that raises the minimum chip (seed 004,
-    *Fiches*). Raises PracticeNotFoundError."""
-    game = get_practice_game(game_id)
-    left = Seat.objects.filter(table_id=game.table_id, position__isnull=False).exclude(status=SeatStatus.LEFT).count()
-    running = game.status == PracticeStatus.RUNNING
-    played = HoldemHand.objects.filter(table_id=game.table_id, status=HoldemHandStatus.SETTLED).count()
-    minimums = sorted(
-        {
-            blind_level(
-                base_minor=int(game.base_minor), initial_players=game.players, remaining_players=r
-            ).minimum_minor
-            for r in range(max(left, 1), game.players + 1)
-        }
-    )
-    level = minimums.index(int(game.minimum_minor)) + 1 if int(game.minimum_minor) in minimums else 1
-    end = game.ended_at if game.ended_at is not None else now
-    seconds_left = max(0, int(game.max_minutes * 60 - (end - game.started_at).total_seconds())) if running else 0
-    return PracticeBanner(
-        game_id=game.pk,
-        table_id=game.table_id,
-        interactive=game.interactive,
-        nickname=game.nickname,
-        status=game.status,
-        end_reason=game.end_reason,
-        currency_label=CURRENCY_LABELS.get(game.currency_label, game.currency_label),
-        felt=game.felt,
-        players=game.players,
-        players_left=left if running else sum(1 for r in game.results.all() if r.eliminated_at_hand is None),
-        level=level,
-        small_blind_minor=int(game.minimum_minor),
-        big_blind_minor=2 * int(game.minimum_minor),
-        ante_minor=int(game.minimum_minor) if game.ante else 0,
-        hands_played=played,
-        hands_left=None if game.max_hands is None else max(0, game.max_hands - played),
-        seconds_left=seconds_left,
-        eliminations=tuple((str(e["name"]), int(e["hand"])) for e in game.eliminations),
-    )
-
-
-@dataclass(frozen=True)
-class LeaderboardLine:
-    """One nickname on the public practice leaderboard: ``score_minor`` is the average win
-    per hand in FUN minor units (an exact fraction, rounded only for display)."""
-
-    place: int
-    nickname: str
-    games: int
-    hands: int
-    net_minor: int
-    score_minor: Fraction
-
-
-def list_practice_leaderboard(*, limit: int = 100) -> tuple[LeaderboardLine, ...]:
-    """The public leaderboard (seed 004, *Termine del gioco*: "Al termine delle partite
-    interattive si ottiene l'aggiornamento della classifica ... la vincita totale divisa
-    per il numero di mani"): per nickname, the total net winnings of his finished
-    interactive games divided by the hands he was dealt in, best first (the engine's
-    ``leaderboard``: equal scores share a place). Bots are excluded (they are the house's
-    program, not players who "hanno usato il programma"), and so are automatic games and
-    games the player stopped (``abandoned``: stopping while ahead must not pay)."""
-    rows = (
-        PracticeResult.objects.filter(
-            is_bot=False, game__status=PracticeStatus.FINISHED, game__nickname__gt="", hands__gt=0
-        )
-        .exclude(game__end_reason=PracticeEnd.ABANDONED)
-        .values("name")
-        .annotate(net=Sum("net_minor"), hands_total=Sum("hands"), games=Count("game", distinct=True))
-    )
-    by_name = {r["name"]: r for r in rows}
-    standings = leaderboard(
-        {name: int(r["net"]) for name, r in by_name.items()},
-        {name: int(r["hands_total"]) for name, r in by_name.items()},
-    )
-    return tuple(
-        LeaderboardLine(
-            place=s.place,
-            nickname=s.player,
-            games=int(by_name[s.player]["games"]),
-            hands=s.hands,
-            net_minor=s.net_minor,
-            score_minor=s.score,
-        )
-        for s in standings[:limit]
-    )

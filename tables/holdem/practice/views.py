@@ -1,6 +1,6 @@
 """BigHoldem practice games (seed 004) as pages: the setup form (*assetto*), the running game
 (the Hold'em screen with a practice banner), the end summary and the public leaderboard.
-Adapters only: parse, call one service or selector of tables/holdem/practice/services.py,
+Adapters only: parse, call one service or selector of tables/holdem/practice/ (services.py, selectors.py),
 render."""
 
 from __future__ import annotations
@@ -23,7 +23,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from config.client_ip import client_ip
 from tables.holdem.page import holdem_table_page
-from tables.holdem.practice.services import (
+from tables.holdem.practice.selectors import (
+    PracticeBanner,
+    get_practice_banner,
+    get_practice_game,
+    list_practice_leaderboard,
+)
+from tables.holdem.practice.services import resume_practice_game, start_practice_game, stop_practice_game
+from tables.holdem.practice.setup import (
     ACTION_SECONDS_RANGE,
     CURRENCY_LABELS,
     DEFAULT_CURRENCY_LABEL,
@@ -31,14 +38,7 @@ from tables.holdem.practice.services import (
     HANDS_RANGE,
     MINUTES_RANGE,
     STAKES,
-    PracticeBanner,
     PracticeSetup,
-    get_practice_banner,
-    get_practice_game,
-    list_practice_leaderboard,
-    resume_practice_game,
-    start_practice_game,
-    stop_practice_game,
 )
 from tables.models import HoldemBetting, PracticeGame, PracticeStatus
 from wallet import guests

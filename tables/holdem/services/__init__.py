@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from tables.holdem.records import replay, structure_of
 from tables.holdem.services.conditions import create_holdem_table, validate_holdem_config
-from tables.holdem.services.hands import advance_holdem_table, cancel_holdem_hand
+from tables.holdem.services.deal import advance_holdem_table
+from tables.holdem.services.hands import cancel_holdem_hand
 from tables.holdem.services.player import (
     act_in_hand,
     add_chips,

@@ -26,9 +26,8 @@ from tables.models import (
     TableGame,
     TableMode,
 )
-from tables.services.configuration import record_table_created
+from tables.services.configuration import check_mode_currency, record_table_created
 from tables.services.fairness import new_chain
-from wallet.models import Currency
 
 MAX_RAISES = 9
 """The most raises per betting round a table may allow when it sets a cap."""
@@ -118,10 +117,7 @@ def create_holdem_table(
 def open_holdem_table(*, name: str, mode: str, currency: str, **config: Any) -> Table:
     """``create_holdem_table`` as a building block inside the caller's transaction (a
     practice game opens its table this way)."""
-    if mode == TableMode.FUN and currency != Currency.FUN:
-        raise InvalidTableConfigError("fun tables play FUN chips", field="currency", value=currency)
-    if mode == TableMode.CASH and currency == Currency.FUN:
-        raise InvalidTableConfigError("cash tables play a cash currency", field="currency", value=currency)
+    check_mode_currency(mode, currency)
     unknown = set(config) - set(HOLDEM_CONFIG_FIELDS)
     if unknown:
         raise InvalidTableConfigError(f"unknown fields {sorted(unknown)}", field=sorted(unknown)[0])

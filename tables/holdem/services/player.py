@@ -82,7 +82,7 @@ def _seat_of(table: Table, user_id: int) -> Seat:
 
 def _in_running_hand(table: Table, seat: Seat) -> bool:
     """Whether the seat plays the running hand, or is frozen into the next one (its inputs
-    are published and it is dealt at its beacon round: ``hands._freeze``)."""
+    are published and it is dealt at its beacon round: ``deal._freeze``)."""
     hand = hands.running_hand(table)
     if hand is not None:
         return seat.position in seats_in_hand(hand)

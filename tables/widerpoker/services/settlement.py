@@ -21,11 +21,27 @@ from jackpots import services as jackpot_services
 from jackpots.models import feed_key
 from tables.bulk import update_rows
 from tables.engine import fairness
-from tables.engine.widerpoker import NO_HOLD, Board, HandOutcome, board_grid, change_keys, final_hand, hand_outcome
+from tables.engine.widerpoker import (
+    NO_HOLD,
+    Board,
+    HandOutcome,
+    board_grid,
+    change_keys,
+    conditions,
+    final_hand,
+    hand_outcome,
+)
 from tables.models import Entry, Hand, HandStatus, Redeal, RedealCounter, Seat
 from tables.services import beacon
 from tables.services.seating import connected_users
-from tables.widerpoker.records import board_from_json, carry_key, combination_digits, escrow_key, hand_conditions
+from tables.widerpoker.records import (
+    ENTRY_RESULTS,
+    board_from_json,
+    carry_key,
+    combination_digits,
+    escrow_key,
+    hand_conditions,
+)
 from tables.widerpoker.services import powerups
 from tables.widerpoker.services.sessions import count_hand_sessions
 from wallet import services as wallet_services
@@ -191,15 +207,15 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     _write_results(
         hand.pk,
         ids,
-        connected=connected,
-        holds_used=outcome.holds.tolist(),
-        strengths=scores.strengths.tolist(),
+        connected_at_end=connected,
+        hold_used=outcome.holds.tolist(),
+        draw_strengths=scores.strengths.tolist(),
         best_draw=scores.best_draw.tolist(),
         strength=scores.best_strength.tolist(),
         category=scores.categories.tolist(),
         place=scores.places.tolist(),
-        prize=prizes.tolist(),
-        jackpot=outcome.royal_prizes_minor.tolist(),
+        prize_minor=prizes.tolist(),
+        jackpot_minor=outcome.royal_prizes_minor.tolist(),
     )
     hand.status = HandStatus.SETTLED
     hand.settled_at = now
@@ -249,22 +265,13 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
 
 def _write_results(hand_id: int, ids: list[int], **columns: list[Any]) -> None:
     """Write every entry's result in bulk (one UPDATE on PostgreSQL), in the hand's
-    partition only (the ``hand_id`` scope: config/partitions.py)."""
-    strengths = ["[" + ",".join(map(str, row)) + "]" for row in columns["strengths"]]
+    partition only (the ``hand_id`` scope: config/partitions.py). ``columns`` holds one list
+    per name of ``ENTRY_RESULTS``, aligned with ``ids``."""
+    columns["draw_strengths"] = ["[" + ",".join(map(str, row)) + "]" for row in columns["draw_strengths"]]
     update_rows(
         Entry._meta.db_table,
         ids,
-        {
-            "connected_at_end": ("boolean", columns["connected"]),
-            "hold_used": ("smallint", columns["holds_used"]),
-            "draw_strengths": ("jsonb", strengths),
-            "best_draw": ("smallint", columns["best_draw"]),
-            "strength": ("integer", columns["strength"]),
-            "category": ("smallint", columns["category"]),
-            "place": ("integer", columns["place"]),
-            "prize_minor": ("bigint", columns["prize"]),
-            "jackpot_minor": ("bigint", columns["jackpot"]),
-        },
+        {name: (sql_type, columns[name]) for name, sql_type in ENTRY_RESULTS.items()},
         scope={"hand_id": hand_id},
     )
 
@@ -320,10 +327,16 @@ def capture_running_purchases() -> int:
 
 def hand_totals(hand: Hand, *, draws_bought: int) -> dict[str, int]:
     """The hand's totals from its entries and redeal counter (prices are frozen in the
-    hand's conditions; free items count at their price, paid by promotions)."""
-    draws = int(hand.config["draw_price_minor"]) * draws_bought
-    redeals = int(hand.config["redeal_price_minor"]) * hand.redeal_count
-    return {"draws_minor": draws, "redeals_minor": redeals, "gross_minor": hand.antes_minor + draws + redeals}
+    hand's conditions; free items count at their price, paid by promotions): the engine's
+    ``conditions.hand_totals`` as the Hand columns it updates, minor units."""
+    totals = conditions.hand_totals(
+        antes_minor=hand.antes_minor,
+        draw_price_minor=int(hand.config["draw_price_minor"]),
+        redeal_price_minor=int(hand.config["redeal_price_minor"]),
+        extra_draws=draws_bought,
+        redeals=hand.redeal_count,
+    )
+    return {"draws_minor": totals.draws_minor, "redeals_minor": totals.redeals_minor, "gross_minor": totals.gross_minor}
 
 
 def _leaderboard(

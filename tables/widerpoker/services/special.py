@@ -24,9 +24,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from tables.engine.widerpoker import special_hand_draw
+from tables.engine.widerpoker.conditions import OVERRIDABLE
 from tables.errors import InvalidTableConfigError
 from tables.models import SpecialHandKind, SpecialHandSchedule, Table, TableConfigChange
-from tables.widerpoker.services.conditions import OVERRIDABLE, apply_overrides, validate_overrides
+from tables.widerpoker.services.conditions import apply_overrides, validate_overrides
 from wallet.money import format_minor
 
 _TIME = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")

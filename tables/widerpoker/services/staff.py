@@ -20,9 +20,9 @@ from django.db import transaction
 from jackpots import services as jackpot_services
 from jackpots.errors import InvalidJackpotError
 from jackpots.models import DEFAULT_ONE_IN, Jackpot, JackpotKind
+from tables.engine.widerpoker.conditions import ConditionsError, validate_overrides
 from tables.errors import InvalidTableConfigError
 from tables.models import PowerUpRules, Table, TableConfigChange
-from tables.widerpoker.services.conditions import validate_overrides
 from tables.widerpoker.services.powerups import apply_rules
 from wallet.models import Account, AccountKind, Currency, Transfer
 from wallet.money import format_minor
@@ -144,8 +144,8 @@ def validate_jackpot_input(data: JackpotInput, *, jackpot_id: int | None) -> tup
             )
     try:
         overrides = validate_overrides(data.spin_overrides)
-    except InvalidTableConfigError as error:
-        raise InvalidJackpotError(str(error), field=error.extra.get("field", "spin_overrides")) from error
+    except ConditionsError as error:
+        raise InvalidJackpotError(str(error), field=error.field) from error
     if data.kind == JackpotKind.ROYAL and overrides:
         raise InvalidJackpotError(
             "only spin jackpots change the rules of the hand they are drawn in", field="spin_overrides"

@@ -16,6 +16,7 @@ from tables.engine.holdem.bigholdem import (
     eliminate,
     is_over,
     leaderboard,
+    practice_draws,
     settle_hand,
     start_table,
     starting_stack_minor,
@@ -183,3 +184,20 @@ def test_the_game_ends_on_the_hand_limit_the_time_limit_or_one_player_left() -> 
     assert is_over(last, max_hands=None, elapsed_seconds=0.0, max_seconds=None)
     with pytest.raises(ValueError, match=">= 0"):
         is_over(table, max_hands=-1, elapsed_seconds=0.0, max_seconds=None)
+
+
+def test_a_practice_games_set_up_is_a_function_of_its_seed() -> None:
+    """The person's seat and the bots' personalities (``practice_draws``) replay from the
+    seed; every seat and every personality can come out."""
+    seeds = [bytes([k]) * 32 for k in range(200)]
+    draws = [practice_draws(seed, 6, interactive=True, personalities=5) for seed in seeds]
+    assert draws == [practice_draws(seed, 6, interactive=True, personalities=5) for seed in seeds]
+    assert {d.person for d in draws} == set(range(6))
+    assert {k for d in draws for k in d.personalities} == set(range(5))
+    assert all(len(d.personalities) == 5 for d in draws)
+    automatic = practice_draws(seeds[0], 4, interactive=False, personalities=5)
+    assert automatic.person is None and len(automatic.personalities) == 4
+    with pytest.raises(ValueError):
+        practice_draws(seeds[0], 11, interactive=True, personalities=5)
+    with pytest.raises(ValueError):
+        practice_draws(b"short", 4, interactive=True, personalities=5)

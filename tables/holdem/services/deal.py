@@ -1,0 +1,439 @@
+"""The Hold'em clock's step and the deal: play the due turn or freeze and deal the next hand.
+
+The clock (``tables.services.advance_due_tables``) calls ``advance_holdem_table`` with the
+table's row locked (SKIP LOCKED + version check in ``tables.clock.advance_table``),
+so a duplicated tick does nothing. Between hands this module applies staff changes, seats
+and releases house bots, freezes the next hand's inputs (who is dealt in, the button,
+their client seeds: algorithm 3, docs/provably-fair.md section 12) and deals it once its
+beacon round is out. Who plays from where is the engine's rule
+(``tables.engine.holdem.seat_hand``); the hand in play is ``hands``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+
+from config import metrics
+from tables.engine import fairness
+from tables.engine.holdem import (
+    ALGORITHM_DEAL_ROUND,
+    PERSONALITIES,
+    client_seed_commitment,
+    deal_seed,
+    freeze_digest,
+    freeze_lines,
+    seat_hand,
+)
+from tables.holdem.policy import policy_of
+from tables.holdem.records import replay
+from tables.holdem.selectors import HoldemTableRows
+from tables.holdem.services import hands, money
+from tables.holdem.services.conditions import apply_pending_holdem_changes
+from tables.models import (
+    HoldemConditions,
+    HoldemFreeze,
+    HoldemFreezeStatus,
+    HoldemHand,
+    HoldemHandPlayer,
+    HoldemHandStatus,
+    Seat,
+    SeatStatus,
+    Table,
+    TableGame,
+    TableMode,
+    TablePhase,
+)
+from tables.services import beacon
+from tables.services import fairness as fairness_services
+from tables.services.presence import is_connected
+from wallet import protection
+from wallet import services as wallet_services
+from wallet.models import AccountKind, Currency, TransferKind
+
+BOT_PREFIX = "housebot-"
+
+
+def advance_holdem_table(table: Table, *, now: datetime) -> HoldemTableRows | None:
+    """One clock step of a Hold'em table whose deadline has passed (row locked by the
+    caller, which bumps ``version`` when this changes it): play the due turn (a bot's
+    decision, a leaving player's fold, or the timeout rule), or deal the next hand.
+
+    Returns the rows the step holds when it played an action that left the hand running
+    (the caller's push builds the public frame from them, ``build_holdem_table_frame``,
+    instead of reading them again), else None (a deal, a settlement, a wait)."""
+    conditions = HoldemConditions.objects.get(table=table)
+    if table.phase == TablePhase.PLAYING:
+        hand = hands.running_hand(table)
+        if hand is not None:
+            return hands.play_due_turn(table, conditions, hand, now=now)
+    freeze = hands.pending_freeze(table)
+    if freeze is not None and _deal_frozen(table, conditions, freeze, now=now):
+        return None
+    _start_hand_or_wait(table, conditions, now=now, after_pause=freeze is None)
+    return None
+
+
+def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: datetime, after_pause: bool = True) -> None:
+    """Apply pending staff changes, seat or release house bots, then freeze the next hand
+    (``_freeze``, dealt at its beacon round) when two or more players can play; otherwise
+    wait (joining wakes the table). ``after_pause`` False: a void freeze is replaced at
+    once, the pause between hands already over."""
+    if table.pending_changes and apply_pending_holdem_changes(table, conditions, now=now):
+        for seat in Seat.objects.filter(table=table, position__gte=conditions.seats).exclude(status=SeatStatus.LEFT):
+            hands.release_seat(table, seat, now=now, reason="seat removed")
+        table.version += 1
+    if not table.is_open:
+        for seat in Seat.objects.filter(table=table, position__isnull=False).exclude(status=SeatStatus.LEFT):
+            hands.release_seat(table, seat, now=now, reason="table closed")
+        table.phase = TablePhase.CLOSED
+        table.phase_deadline = None
+        table.version += 1
+        return
+    policy = policy_of(table)
+    if not policy.practice:
+        _release_busted_and_gone(table, now=now)
+    if policy.practice:
+        # A BigHoldem practice game seats its own bots and sets each hand's level (seed 004).
+        from tables.holdem.practice.services import prepare_practice_hand
+
+        if not prepare_practice_hand(table, conditions, now=now):
+            return
+    else:
+        _manage_bots(table, conditions, now=now)
+    seats = list(
+        Seat.objects.filter(table=table, position__isnull=False, status=SeatStatus.ACTIVE, stack_minor__gt=0)
+        .select_related("user")
+        .order_by("position")
+    )
+    seats = _sit_out_absent(table, seats, now=now)
+    if len(seats) < 2:
+        if table.phase != TablePhase.WAITING:
+            table.version += 1
+        table.phase = TablePhase.WAITING
+        table.phase_deadline = None
+        return
+    _freeze(table, conditions, seats, now=now, after_pause=after_pause)
+
+
+def _sit_out_absent(table: Table, seats: list[Seat], *, now: datetime) -> list[Seat]:
+    """Sit out the people among ``seats`` who cannot play the next hand (disconnected, or
+    barred by player protection: the reason is the seat's ``status_reason``); returns the
+    seats that can."""
+    humans = [seat for seat in seats if not seat.is_bot]
+    gone = [seat for seat in humans if not is_connected(seat, now=now)]
+    barred = protection.barred_players(
+        user_ids=[seat.user_id for seat in humans],
+        currency=table.currency,
+        # The chips in play were counted against a loss limit when bought (buy_in, until the
+        # cash_out): a hand stakes nothing new; only a player past his limit (lowered since) sits out.
+        stake_minor=0,
+        now=now,
+    )
+    out = {seat.pk for seat in gone} | {seat.pk for seat in humans if seat.user_id in barred}
+    for seat in seats:
+        if seat.pk in out:
+            why = "disconnected" if seat in gone else barred[seat.user_id].code.replace("_", " ")
+            Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.SITTING_OUT, status_reason=why)
+            table.version += 1
+    return [seat for seat in seats if seat.pk not in out]
+
+
+def _release_busted_and_gone(table: Table, *, now: datetime) -> None:
+    """Before a deal, free the seat of every person with no chips left who is no longer at
+    the table (``is_connected``: his page closed past the reconnection grace, or unseen for
+    ``PRESENCE_TIMEOUT_SECONDS``): he cannot play without adding chips, and his seat is
+    taken from players who could (UX audit 2026-11-26, N16: such a seat stayed 25 minutes).
+    A busted player still at the table keeps his seat to add chips. Nothing to cash out."""
+    busted = Seat.objects.filter(table=table, position__isnull=False, is_bot=False, stack_minor=0).exclude(
+        status=SeatStatus.LEFT
+    )
+    for seat in busted:
+        if not is_connected(seat, now=now):
+            hands.release_seat(table, seat, now=now, reason="no chips")
+            table.version += 1
+
+
+def _manage_bots(table: Table, conditions: HoldemConditions, *, now: datetime) -> None:
+    """House bots fill a fun table up to ``bot_seats``, always leaving a seat free for a
+    person; extra bots leave between hands. Never at cash tables (seed 001 Notes 4)."""
+    seated = list(Seat.objects.filter(table=table, position__isnull=False).exclude(status=SeatStatus.LEFT))
+    bots = [seat for seat in seated if seat.is_bot]
+    target = 0
+    if table.mode == TableMode.FUN and any(not seat.is_bot for seat in seated):
+        target = min(conditions.bot_seats, conditions.seats - (len(seated) - len(bots)) - 1)
+    for seat in bots[max(target, 0) :]:
+        hands.release_seat(table, seat, now=now, reason="bot left")
+        table.version += 1
+    taken = {seat.position for seat in seated if seat not in bots[max(target, 0) :]}
+    free = [p for p in range(conditions.seats) if p not in taken]
+    for _ in range(max(target, 0) - len(bots)):
+        if not free:
+            break
+        _seat_bot(table, conditions, free.pop(0), now=now)
+        table.version += 1
+
+
+def _idle_bot_user() -> User:
+    """A house bot's user seated nowhere, locked for this transaction (``SKIP LOCKED``: two
+    clock workers seating bots at once never take the same one), or a new one: one query,
+    not one per existing bot, and as many bots as the room needs (it stopped at 999). A new
+    bot's name is the next free ``housebot-<k>``; a name another worker has just taken is
+    skipped (a savepoint), never failing the step (it did: the table's hand was cancelled)."""
+    busy = Seat.objects.filter(is_bot=True).exclude(status=SeatStatus.LEFT).values("user_id")
+    idle = (
+        User.objects.filter(
+            username__startswith=BOT_PREFIX, is_active=False, password__startswith=UNUSABLE_PASSWORD_PREFIX
+        )
+        .exclude(pk__in=busy)
+        .order_by("pk")
+        .select_for_update(skip_locked=True)
+        .first()
+    )
+    if idle is not None:
+        return idle
+    number = User.objects.filter(username__startswith=BOT_PREFIX).count() + 1
+    while True:
+        try:
+            with transaction.atomic():
+                return User.objects.create_user(username=f"{BOT_PREFIX}{number}", password=None, is_active=False)
+        except IntegrityError:
+            number += 1
+
+
+def _seat_bot(table: Table, conditions: HoldemConditions, position: int, *, now: datetime) -> None:
+    """Seat a house bot (an inactive user ``housebot-<k>``: it cannot log in) with a maximum
+    buy-in of FUN chips from its own wallet, topped up by the cashier when low."""
+    user = _idle_bot_user()
+    buy_in = int(conditions.max_buy_in_minor)
+    wallet = wallet_services.ensure_player_account(user_id=user.pk, currency=Currency.FUN)
+    if wallet.balance_minor - wallet.held_minor < buy_in:
+        wallet_services.transfer_between(
+            source=wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN),
+            destination=wallet,
+            amount_minor=buy_in - (wallet.balance_minor - wallet.held_minor),
+            kind=TransferKind.FUN_TOP_UP,
+            reference=f"fun_top_up:{user.pk}:{secrets.token_hex(8)}",
+            memo="House bot's fun chips",
+        )
+    personality = PERSONALITIES[(user.pk + position) % len(PERSONALITIES)].name
+    money.sit_down(
+        table=table, user_id=user.pk, position=position, buy_in_minor=buy_in, now=now, bot_personality=personality
+    )
+
+
+def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now: datetime, after_pause: bool) -> None:
+    """Freeze and publish the next hand's inputs (algorithm 3, docs/provably-fair.md section
+    12): who is dealt in (``seats``: active, connected, with chips) with the button, who
+    waits for the big blind or posts one now, the chain element, every dealt-in player's
+    client seed (a fresh random one for each house bot) and the conditions. The hand is
+    dealt (``_deal_frozen``) once the first beacon round released strictly after now is
+    out, and not before the pause between hands is over (``after_pause``: ``freeze_lead``
+    after the current deadline)."""
+    count = conditions.seats
+    previous = (
+        HoldemHand.objects.filter(table=table).exclude(status=HoldemHandStatus.CANCELLED).order_by("-number").first()
+    )
+    order = seats
+    if previous is None:
+        # A fresh table: the first person (not a house bot) who sat down deals (seed 003, The
+        # First round). A practice game seats everyone at once, seat 0 first, the person on
+        # a random seat: seat 0 deals, so the first dealer is random (seed 004, PRE-FLOP).
+        bots_last = policy_of(table).bots_deal_last  # chosen by _start_hand_or_wait: no query
+        order = sorted(seats, key=lambda s: (bots_last and s.is_bot, s.joined_at, s.pk))
+    seating = seat_hand(
+        None if previous is None else int(previous.setup["button"]),
+        [int(s.position) for s in order if s.position is not None],
+        {int(s.position): s.blind_choice for s in seats if s.position is not None},
+        count,
+    )
+    button, waiting, posting = seating.button, seating.waiting, seating.posting
+    stacks: list[int | None] = [None] * count
+    for seat in seats:
+        assert seat.position is not None
+        stacks[seat.position] = int(seat.stack_minor)
+    dealt = [s for s in seats if s.position not in waiting]
+    draw = fairness_services.next_chain_seed(table, now=now)
+    humans = [s.user_id for s in dealt if not s.is_bot]
+    seeds = fairness_services.client_seeds(humans, now=now) if humans else {}
+    for seat in dealt:
+        if seat.is_bot:
+            seeds[seat.user_id] = secrets.token_hex(16)  # fresh for every hand, committed below
+    number = table.hands_dealt + 1
+    round_number = beacon.round_after(now)
+    due = table.phase_deadline or now
+    deal_at = beacon.time_of(round_number)
+    if after_pause and table.phase == TablePhase.RESULTS:
+        deal_at = max(deal_at, due + hands.freeze_lead())
+    commitment = hashlib.sha256(draw.seed).hexdigest()
+    players = [
+        {
+            "seat": int(s.position or 0),
+            "user_id": s.user_id,
+            "name": s.user.username,
+            "bot": s.is_bot,
+            "personality": s.bot_personality if s.is_bot else "",
+            "client_seed": seeds[s.user_id],
+        }
+        for s in dealt
+    ]
+    lines = freeze_lines(
+        table_id=table.pk,
+        number=number,
+        chain_id=draw.chain.pk,
+        chain_index=draw.index,
+        commitment=commitment,
+        button=button,
+        seats=[
+            (int(s.position or 0), s.user.username, client_seed_commitment(s.user.username, seeds[s.user_id]))
+            for s in dealt
+        ],
+        deal_round=round_number,
+    )
+    config = conditions.snapshot() | {"mode": table.mode, "currency": table.currency}
+    if policy_of(table).call_all_in_for_less is not None:
+        # BigHoldem: short of a bet, fold (seed 004 Rilancio)
+        config["call_all_in_for_less"] = policy_of(table).call_all_in_for_less
+    HoldemFreeze.objects.create(
+        table=table,
+        number=number,
+        frozen_at=now,
+        deal_round=round_number,
+        deal_at=deal_at,
+        chain=draw.chain,
+        chain_index=draw.index,
+        chain_seed=draw.seed.hex(),
+        commitment=commitment,
+        inputs={
+            "button": button,
+            "waiting": sorted(waiting),
+            "posting": sorted(posting),
+            "stacks": stacks,
+            "config": config,
+            "players": players,
+        },
+        digest=freeze_digest(lines).hex(),
+    )
+    table.phase_deadline = deal_at
+    table.version += 1
+
+
+def _deal_frozen(table: Table, conditions: HoldemConditions, freeze: HoldemFreeze, *, now: datetime) -> bool:
+    """Deal the frozen hand once its beacon round is out (algorithm 3): the server seed is
+    ``deal_seed(hand_seed_v2, freeze digest, round value)``. Returns True when the freeze
+    was dealt or still waits (the table's deadline moved to when to look again), False when
+    it was void (the caller freezes anew)."""
+    if now < freeze.deal_at:
+        table.phase_deadline = freeze.deal_at
+        return True
+    if not table.is_open:
+        hands.void_freeze(table, freeze, reason="the table closed", now=now)
+        return False
+    answer = beacon.fetch(int(freeze.deal_round), now=now)
+    if answer.value is None:
+        due = beacon.time_of(int(freeze.deal_round))
+        if now - due < timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS):
+            table.phase_deadline = now + timedelta(seconds=1)
+            return True
+        evidence = beacon.outage_evidence(int(freeze.deal_round), waited_since=due, now=now, answer=answer.error)
+        hands.void_freeze(table, freeze, reason="the randomness beacon did not answer", now=now, evidence=evidence)
+        return False
+    inputs = freeze.inputs
+    players = list(inputs["players"])
+    stacks = list(inputs["stacks"])
+    current = {
+        s.position: s
+        for s in Seat.objects.filter(table=table, position__in=[p["seat"] for p in players]).exclude(
+            status=SeatStatus.LEFT
+        )
+    }
+    for player in players:
+        seat = current.get(int(player["seat"]))
+        if seat is None or seat.user_id != int(player["user_id"]) or seat.stack_minor != stacks[int(player["seat"])]:
+            hands.void_freeze(table, freeze, reason="a frozen seat changed before the deal", now=now)
+            return False
+    with metrics.timed(metrics.DEAL_DURATION, TableGame.HOLDEM):
+        _deal(table, freeze, answer.value, now=now)
+    metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "dealt")
+    return True
+
+
+def _deal(table: Table, freeze: HoldemFreeze, round_value: bytes, *, now: datetime) -> HoldemHand:
+    """Deal the frozen hand ``freeze`` with its beacon round's value: the deck comes from the
+    table's seed chain, the players' client seeds, the frozen inputs and the round
+    (docs/provably-fair.md, 12, algorithm 3)."""
+    inputs = freeze.inputs
+    players = list(inputs["players"])
+    number = int(freeze.number)
+    pairs = [(str(p["name"]), str(p["client_seed"])) for p in players]
+    chain_seed = bytes.fromhex(freeze.chain_seed)
+    seed = deal_seed(fairness.hand_seed(chain_seed, table.pk, number, pairs), bytes.fromhex(freeze.digest), round_value)
+    dealt_positions = [int(p["seat"]) for p in players]
+    hand = HoldemHand(
+        table=table,
+        number=number,
+        server_seed=seed.hex(),
+        commitment=freeze.commitment,
+        algorithm=ALGORITHM_DEAL_ROUND,
+        chain=freeze.chain,
+        chain_index=freeze.chain_index,
+        chain_seed=freeze.chain_seed,
+        client_seeds=[list(pair) for pair in pairs],
+        config=inputs["config"],
+        setup={
+            "stacks": inputs["stacks"],
+            "button": int(inputs["button"]),
+            "waiting": list(inputs["waiting"]),
+            "posting": list(inputs["posting"]),
+            "showdown_choice": True,  # players show or muck themselves (seed 003, Showdown)
+        },
+        players=[
+            {
+                "seat": int(p["seat"]),
+                "user_id": int(p["user_id"]),
+                "name": str(p["name"]),
+                "bot": bool(p["bot"]),
+                **({"personality": str(p["personality"])} if p["bot"] else {}),
+            }
+            for p in players
+        ],
+        started_at=now,
+        frozen_at=freeze.frozen_at,
+        deal_round=freeze.deal_round,
+        deal_beacon_value=round_value.hex(),
+        freeze_digest=freeze.digest,
+    )
+    state = hands.showdown_until_choice(table, hand, replay(hand), now=now)  # all-in on the blinds: a run-out
+    hand.save()
+    freeze.status = HoldemFreezeStatus.DEALT
+    freeze.hand = hand
+    freeze.save(update_fields=["status", "hand"])
+    HoldemHandPlayer.objects.bulk_create(
+        [
+            HoldemHandPlayer(
+                hand=hand,
+                user_id=int(p["user_id"]),
+                seat=int(p["seat"]),
+                is_bot=bool(p["bot"]),
+                starting_minor=int(inputs["stacks"][int(p["seat"])]),
+            )
+            for p in players
+        ]
+    )
+    Seat.objects.filter(table=table, position__in=dealt_positions).update(blind_choice="")
+    protection.record_play(user_ids=[int(p["user_id"]) for p in players if not p["bot"]], now=now)
+    table.hands_dealt = number
+    table.phase = TablePhase.PLAYING
+    table.version += 1
+    if state.is_over:  # everyone all-in on the blinds: nothing to decide
+        hands.settle(table, hand, state, now=now)
+        return hand
+    hands.start_turn(table, hand, state, now=now)
+    hand.save(update_fields=["turn_started_at", "turn_extended", "turn_grace_until"])
+    return hand
