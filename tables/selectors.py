@@ -27,11 +27,10 @@ from tables.engine.widerpoker import (
     pool_split,
 )
 from tables.errors import TableNotFoundError
-from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame, render_holdem_private_frames
+from tables.holdem.selectors import get_holdem_table_frame
 from tables.models import Entry, Hand, HandFreeze, HandStatus, Redeal, Seat, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.frames import (
     EntryStateFrame,
-    HoldemPrivateFrame,
     HoldemTableFrame,
     PoolUpdatedFrame,
     TableStateFrame,
@@ -222,15 +221,6 @@ def _frozen_public(table: Table) -> dict[str, Any] | None:
     }
 
 
-def get_private_state(*, table_id: int, user_id: int) -> EntryStateFrame | HoldemPrivateFrame:
-    """A player's private frame at a table of either game: ``entry_state`` (WiderPoker) or
-    ``holdem_private`` (tables/holdem/selectors.py). Raises TableNotFoundError."""
-    table = _private_table(table_id)
-    if table.game == TableGame.HOLDEM:
-        return get_holdem_private_frame(table_id=table_id, user_id=user_id, now=timezone.now())
-    return _entry_states(table, {user_id})[user_id]
-
-
 def get_entry_state(*, table_id: int, user_id: int) -> EntryStateFrame:
     """A player's private view of the table: seat, balance and, when playing the current
     hand, the cards, choices, purchases, probability panel (during the change phase) and the
@@ -378,12 +368,9 @@ def build_entry_state(
 
 
 def render_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
-    """``list_entry_states`` serialised, ready to send (``holdem_private`` frames at a
-    Hold'em table). Raises TableNotFoundError."""
-    table = _private_table(table_id)
-    if table.game == TableGame.HOLDEM:
-        return render_holdem_private_frames(table_id=table_id, user_ids=user_ids)
-    return {user_id: dumps(state) for user_id, state in _entry_states(table, user_ids).items()}
+    """``list_entry_states`` serialised, ready to send (WiderPoker's ``Game.private_frames``).
+    Raises TableNotFoundError."""
+    return {user_id: dumps(state) for user_id, state in list_entry_states(table_id=table_id, user_ids=user_ids).items()}
 
 
 _PANELS: OrderedDict[tuple[int, tuple[int, ...]], dict[str, Any]] = OrderedDict()

@@ -10,6 +10,7 @@ from typing import Any
 from django import forms
 
 from config.infra.errors import DomainError
+from tables.engine.widerpoker.conditions import OVERRIDABLE
 from tables.forms import from_hundredths, to_hundredths
 
 
@@ -26,10 +27,9 @@ _SWITCH = [("", "unchanged"), ("on", "shown"), ("off", "hidden")]
 
 def override_fields() -> dict[str, forms.Field]:
     """One optional form field per rule a special hand or a spin jackpot may change
-    (``tables.widerpoker.services.conditions.OVERRIDABLE``), named after the rule, in people's units:
+    (``tables.engine.widerpoker.conditions.OVERRIDABLE``), named after the rule, in people's units:
     shares in percent, money in the currency's major units, durations in seconds; tips and
     the probability panel as shown / hidden / unchanged. Empty means unchanged."""
-    from tables.engine.widerpoker.conditions import OVERRIDABLE
 
     fields: dict[str, forms.Field] = {}
     for key, label in OVERRIDABLE.items():
@@ -65,7 +65,6 @@ def add_override_fields(form_class: type[forms.BaseForm], *, label_prefix: str =
 
 def overrides_from(cleaned: dict[str, Any]) -> dict[str, Any]:
     """The overrides mapping (basis points, minor units, seconds) of the filled-in fields."""
-    from tables.engine.widerpoker.conditions import OVERRIDABLE
 
     overrides: dict[str, Any] = {}
     for key in OVERRIDABLE:

@@ -10,8 +10,7 @@ from typing import Any
 
 from tables.gamespec import ConditionsSpec, Game, GameAdmin
 from tables.models import CONFIG_FIELDS, HandStatus, Table, TableGame, TablePhase
-from tables.realtime.frames import dumps
-from tables.selectors import get_entry_state, get_table_state, list_entry_states
+from tables.selectors import get_entry_state, get_table_state, render_entry_states
 from tables.widerpoker import KEY
 from tables.widerpoker.commands import COMMANDS, PURCHASES
 from tables.widerpoker.forms import ChangeConditionsForm, TableCreateForm
@@ -89,11 +88,6 @@ def changed_message(table: Table, changes: Mapping[str, Any]) -> str:
     return f"Recorded {len(changes)} change(s) to {table.name}; the table restarted with them."
 
 
-def private_frames(table_id: int, user_ids: set[int]) -> dict[int, str]:
-    """Each player's ``entry_state`` frame, serialised."""
-    return {user_id: dumps(state) for user_id, state in list_entry_states(table_id=table_id, user_ids=user_ids).items()}
-
-
 GAME = Game(
     key=KEY,
     label=TableGame.WIDERPOKER.label,
@@ -113,7 +107,7 @@ GAME = Game(
     ),
     commands=COMMANDS,
     public_frame=lambda table_id: get_table_state(table_id=table_id),
-    private_frames=private_frames,
+    private_frames=lambda table_id, user_ids: render_entry_states(table_id=table_id, user_ids=user_ids),
     private_frame=lambda table_id, user_id: get_entry_state(table_id=table_id, user_id=user_id),
     page=table_page,
     lobby=LOBBY,

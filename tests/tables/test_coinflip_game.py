@@ -1,20 +1,27 @@
 """A third game through the house (issue 21): a coin flip that touches only its own package
 (tests/tables/coinflip) is registered in the registry of games, opened by a croupier on the
-admin's add page, played through the registry's command door and the house's clock, and
-its players taken away by the house's ``remove_from_tables``: no shared module names it."""
+admin's add page, played through the registry's command door, a game socket and the house's
+clock, and its players taken away by the house's ``remove_from_tables``: no shared module
+names it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from asgiref.sync import sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from django.utils import timezone
 
 from tables import clock, games
 from tables.commands import InvalidFieldError, UnknownActionError, UnknownFieldError
 from tables.models import Seat, SeatStatus, Table, TableConfigChange, TablePhase
+from tables.realtime.routing import websocket_urlpatterns
+from tests.conftest import make_player
 from tests.helpers import logged_in
 from tests.tables.coinflip import game as coinflip
 
@@ -78,3 +85,36 @@ def test_a_coin_flip_is_opened_played_on_the_clock_and_left(
 @pytest.mark.django_db
 def test_an_unknown_game_has_no_add_page(croupier: User) -> None:
     assert logged_in(croupier).get("/admin/tables/table/add-coinflip/").status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_coin_flip_is_played_through_a_socket_and_the_clock(registered: games.Game) -> None:
+    alice = await sync_to_async(make_player)("flip-socket")
+    table = await sync_to_async(registered.create)(name="Socket Rail", mode="fun", currency="FUN")
+    socket = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/tables/{table.pk}/")
+    socket.scope["user"] = alice
+    connected, _ = await socket.connect()
+    assert connected
+    public, private = json.loads(await socket.receive_from()), json.loads(await socket.receive_from())
+    assert (public["type"], public["phase"], private["call"]) == ("coinflip_state", "waiting", None)
+
+    await socket.send_to(text_data=json.dumps({"type": "call", "side": "tails", "ref": 7}))
+    frames = [json.loads(await socket.receive_from())]
+    while not await socket.receive_nothing(timeout=0.5):
+        frames.append(json.loads(await socket.receive_from()))
+    assert {"type": "ack", "ref": 7}.items() <= frames[0].items()
+    await socket.send_to(text_data=json.dumps({"type": "hold", "hold": [True] * 5, "ref": 8}))
+    refused = json.loads(await socket.receive_from())
+    assert (refused["type"], refused["code"]) == ("error", "unknown_type")  # WiderPoker's, not this game's
+
+    deadline = timezone.now() + timedelta(seconds=coinflip.ROUND_SECONDS)
+    assert await sync_to_async(clock.advance_due_tables)(now=deadline) == 1
+    frames = [json.loads(await socket.receive_from())]
+    while not await socket.receive_nothing(timeout=0.5):
+        frames.append(json.loads(await socket.receive_from()))
+    side = coinflip.flip(table.pk, 1)
+    [state] = [frame for frame in frames if frame["type"] == "coinflip_state"]
+    assert state["flips"] == [{"round": 1, "side": side, "winners": [alice.pk] if side == "tails" else []}]
+    assert any(frame["type"] == "coinflip_private" for frame in frames)  # his own frame, refreshed
+    await socket.disconnect()

@@ -83,7 +83,7 @@ def test_a_private_frame_is_one_read_of_each_kind(alice: User, bob: User) -> Non
     deal_hand(table, [alice, bob], timezone.now())
     for build in (
         lambda: selectors.get_entry_state(table_id=table.pk, user_id=alice.pk),
-        lambda: selectors.get_private_state(table_id=table.pk, user_id=alice.pk),
+        lambda: selectors.get_entry_state(table_id=table.pk, user_id=alice.pk),
         lambda: selectors.render_entry_states(table_id=table.pk, user_ids={alice.pk, bob.pk}),
     ):
         with CaptureQueriesContext(connection) as queries:

@@ -24,6 +24,7 @@ from tables.errors import NotSeatedError
 from tables.forms import ConditionsForm, creation_reason
 from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, Step
 from tables.models import Seat, SeatStatus, Table, TableMode, TablePhase
+from tables.realtime.bus import publish_table_frame
 from tables.selectors import get_table
 from tables.services.configuration import check_mode_currency, record_table_created
 from wallet.models import Currency
@@ -123,8 +124,15 @@ def page(request: HttpRequest, table_id: int) -> HttpResponse:
 
 
 def _publish(table: Table) -> None:
+    """After commit: the step's public frame to every socket of the table (each seated
+    player's private frame refreshed), and into ``Rounds.published``."""
     frame = public_frame(table.pk) | {"version": table.version}
-    transaction.on_commit(lambda: rounds(table.pk).published.append(frame))
+
+    def send() -> None:
+        rounds(table.pk).published.append(frame)
+        publish_table_frame(table.pk, json.dumps(frame), refresh_private=True)
+
+    transaction.on_commit(send)
 
 
 def advance(table: Table, now: datetime) -> Step:
