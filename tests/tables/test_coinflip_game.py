@@ -12,8 +12,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from config.infra.jsonwire import UnknownFieldError
 from tables import clock, games
-from tables.commands import InvalidFieldError, UnknownActionError, UnknownFieldError
+from tables.commands import InvalidFieldError, UnknownActionError
 from tables.models import Seat, SeatStatus, Table, TableConfigChange, TablePhase
 from tests.helpers import logged_in
 from tests.tables.coinflip import game as coinflip
