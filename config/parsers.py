@@ -2,7 +2,7 @@
 
 DRF's own parser let a deeply nested body raise RecursionError (a 500 on every POST, since
 the CSRF check reads the body; security audit F7). This one reads the body with
-``tables.commands.parse_json`` and turns every refusal into a 400 (413 when too large)
+``config.infra.jsonwire.parse_json`` and turns every refusal into a 400 (413 when too large)
 whose ``code`` is the refusal's stable code.
 """
 
@@ -17,7 +17,7 @@ from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
 
 from config.infra.errors import DomainError
-from tables.commands import TooLargeError, parse_json
+from config.infra.jsonwire import TooLargeError, parse_json
 
 
 class BodyTooLarge(APIException):
@@ -27,7 +27,7 @@ class BodyTooLarge(APIException):
 
 class StrictJSONParser(JSONParser):
     """``application/json`` bodies of at most ``DATA_UPLOAD_MAX_MEMORY_SIZE`` bytes and
-    ``tables.commands.MAX_JSON_DEPTH`` levels; NaN and Infinity refused."""
+    ``config.infra.jsonwire.MAX_JSON_DEPTH`` levels; NaN and Infinity refused."""
 
     def parse(
         self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None

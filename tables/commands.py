@@ -9,7 +9,8 @@ game: a third game adds its own commands module; the transports do not change.
 
 Security audit F7: a deeply nested JSON body (``"[" * 5000``) gave a 500 on every REST POST
 and crashed the socket consumer, and REST accepted what the socket refused (``[1,0,1,0,1]``
-as a hold, unknown fields). Both transports now read JSON with ``parse_json`` and check an
+as a hold, unknown fields). Both transports now read JSON with ``parse_json`` (the plumbing,
+config/infra/jsonwire.py, with the JSON refusals) and check an
 action's fields with ``parse_action``; a bad body or frame gets a 4xx or an error frame with
 one of these stable codes:
 
@@ -26,7 +27,6 @@ one of these stable codes:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,43 +37,15 @@ from django.utils.translation import gettext_lazy as _
 
 from config.infra import metrics
 from config.infra.errors import DomainError
+from config.infra.jsonwire import (
+    FORM_ENVELOPE,
+    BadMessageError,
+    UnknownFieldError,
+    parse_json,
+)
 from config.infra.observability import bind
 
-MAX_JSON_DEPTH: Final = 8
-"""Deepest nesting of arrays and objects any body or frame needs (a hold is depth 2)."""
-
 FRAME_ENVELOPE: Final = frozenset({"type", "ref"})
-# A browser's form post carries its CSRF token as a field; it is not an action field.
-FORM_ENVELOPE: Final = frozenset({"csrfmiddlewaretoken"})
-
-
-class BadJsonError(DomainError):
-    """The body is not UTF-8 JSON."""
-
-    code = "bad_json"
-    summary = _("The message is not valid JSON.")
-
-
-class TooLargeError(DomainError):
-    """The body or frame is larger than the transport allows."""
-
-    code = "too_large"
-    summary = _("The message is too large.")
-    http_status = 413
-
-
-class TooDeepError(DomainError):
-    """The JSON nests arrays and objects deeper than ``MAX_JSON_DEPTH``."""
-
-    code = "too_deep"
-    summary = _("The message is nested too deeply.")
-
-
-class BadMessageError(DomainError):
-    """The JSON is not an object, or a frame has no string ``type``."""
-
-    code = "bad_message"
-    summary = _("The message is not understood.")
 
 
 class UnknownActionError(DomainError):
@@ -81,13 +53,6 @@ class UnknownActionError(DomainError):
 
     code = "unknown_type"
     summary = _("Unknown action.")
-
-
-class UnknownFieldError(DomainError):
-    """The body or frame carries a field its action does not take."""
-
-    code = "unknown_field"
-    summary = _("The message carries a field this action does not take.")
 
 
 class InvalidFieldError(DomainError):
@@ -141,50 +106,6 @@ class GameCommands(Protocol):
 
     @property
     def commands(self) -> Mapping[str, Command]: ...
-
-
-def json_depth(value: Any) -> int:
-    """Nesting depth of arrays and objects (a scalar is 0, ``[]`` is 1), computed without
-    recursion so a hostile value cannot exhaust the stack.
-
-    >>> json_depth({"hold": [True, False]})
-    2
-    """
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            deepest = max(deepest, depth + 1)
-            stack.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            deepest = max(deepest, depth + 1)
-            stack.extend((child, depth + 1) for child in item)
-    return deepest
-
-
-def parse_json(raw: str | bytes, *, max_bytes: int) -> Any:
-    """Decode one JSON document of at most ``max_bytes`` bytes and ``MAX_JSON_DEPTH`` levels.
-
-    Raises TooLargeError, BadJsonError (not UTF-8, not JSON, NaN or Infinity) or TooDeepError.
-    """
-    size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "surrogatepass"))
-    if size > max_bytes:
-        raise TooLargeError(f"at most {max_bytes} bytes", max_bytes=max_bytes)
-    try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        value = json.loads(text, parse_constant=_refuse_constant)
-    except RecursionError as error:
-        raise TooDeepError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from error
-    except ValueError as error:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-        raise BadJsonError("not valid JSON") from error
-    if json_depth(value) > MAX_JSON_DEPTH:
-        raise TooDeepError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-    return value
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def find_command(name: str, *, game: GameCommands, socket: bool = False) -> Command:
@@ -309,15 +230,3 @@ def parse_body(name: str, data: Any, *, game: GameCommands) -> Action:
         raise BadMessageError("the body is a JSON object")
     form = isinstance(data, QueryDict)  # form-encoded or multipart: text only
     return parse_action(name, data, envelope=FORM_ENVELOPE, game=game, socket=False, form=form)
-
-
-def parse_empty_body(data: Any) -> None:
-    """A REST body for an endpoint that takes no field: empty, or an empty object. Raises
-    BadMessageError or UnknownFieldError."""
-    if data is None:
-        return
-    if not isinstance(data, Mapping):
-        raise BadMessageError("the body is a JSON object")
-    unknown = sorted(str(key)[:30] for key in data if key not in FORM_ENVELOPE)
-    if unknown:
-        raise UnknownFieldError(f"this endpoint takes no field {unknown[0]!r}", fields=unknown[:5])

@@ -11,8 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.infra.jsonwire import parse_empty_body
 from config.infra.rest import ACTION_THROTTLES, ERRORS, ApiPagination, paginate, request_player_id
-from tables.commands import parse_empty_body
 from wallet import selectors as wallet_selectors
 from wallet import services as wallet_services
 from wallet.models import Currency

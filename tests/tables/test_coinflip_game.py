@@ -17,8 +17,9 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from config.infra.jsonwire import UnknownFieldError
 from tables import clock, games
-from tables.commands import InvalidFieldError, UnknownActionError, UnknownFieldError
+from tables.commands import InvalidFieldError, UnknownActionError
 from tables.models import Seat, SeatStatus, Table, TableConfigChange, TablePhase
 from tables.realtime.routing import websocket_urlpatterns
 from tests.conftest import make_player
