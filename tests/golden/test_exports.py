@@ -52,6 +52,19 @@ def test_the_widerpoker_hand_export_keeps_its_keys(
 
 
 @pytest.mark.django_db
+def _both_showdown_answers(contract: Any) -> Any:
+    """At the showdown the seat that does not win shows or mucks, by the cards the beacon
+    round dealt: both answers belong to the contract of an action's ``kind``, whichever one
+    this run's cards produced."""
+    if isinstance(contract, dict):
+        if set(contract) == {"one_of"} and {"show", "muck"} & set(contract["one_of"]):
+            return {"one_of": sorted(set(contract["one_of"]) | {"show", "muck"})}
+        return {key: _both_showdown_answers(value) for key, value in contract.items()}
+    if isinstance(contract, list):
+        return [_both_showdown_answers(item) for item in contract]
+    return contract
+
+
 def test_the_holdem_hand_export_and_phh_keep_their_keys(
     monkeypatch: pytest.MonkeyPatch, alice: User, bob: User, auditor: User
 ) -> None:
@@ -64,7 +77,7 @@ def test_the_holdem_hand_export_and_phh_keep_their_keys(
     assert_golden(
         "exports/holdem-hand.json",
         {
-            "export.json": shape(document.json()),
+            "export.json": _both_showdown_answers(shape(document.json())),
             "hand.phh": {"content_type": phh["Content-Type"], "keys": phh_keys(phh.content.decode())},
         },
     )
