@@ -19,6 +19,12 @@ class TablesConfig(AppConfig):
             for name, check in game.books.items():
                 register_books_check(name, check)
         register_books_check("tournaments", check_tournaments)
+        # A tournament's table deals its entrants between hands: the WiderPoker clock step
+        # asks its hook (the cash lifecycle does not import the tournaments).
+        from tables.tournaments.services import tournament_step
+        from tables.widerpoker.between_hands import register
+
+        register("tournaments", tournament_step)
         # The plumbing's throttles announce a Redis fault; the tables keep the record the
         # clock reads (tables.services.degradation).
         from config.infra.faults import redis_unreachable

@@ -9,7 +9,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from tables.models import Hand, Table, TableMode
+from tables.models.house import Table, TableMode
+from tables.models.widerpoker import Hand
 from wallet.models import Currency, FundsHold, chip_currency
 
 

@@ -64,6 +64,7 @@ from tables.holdem.practice.setup import (
 )
 from tables.holdem.services import hands, money
 from tables.holdem.services.conditions import open_holdem_table
+from tables.holdem.services.table_row import save_holdem_table
 from tables.models import (
     HoldemConditions,
     HoldemHand,
@@ -429,7 +430,6 @@ def stop_practice_game(*, game_id: int, user_id: int, now: datetime) -> Practice
     hand), the results are stored with the end ``abandoned`` (not on the leaderboard) and
     the chips return to the FUN cashier. Raises PracticeNotFoundError,
     PracticeNotYoursError, PracticeOverError."""
-    from tables.holdem.services.player import save_holdem_table
     from tables.realtime.push import broadcast_table_on_commit
 
     game, table = _lock_game(game_id, user_id)
@@ -467,7 +467,6 @@ def resume_practice_game(*, game_id: int, user_id: int, now: datetime) -> None:
     """The player opens his running game: he is seen (presence), dealt in again from the
     next hand if he had been sat out as disconnected, and a table waiting for him deals.
     Raises PracticeNotFoundError, PracticeNotYoursError, PracticeOverError."""
-    from tables.holdem.services.player import save_holdem_table
     from tables.realtime.push import broadcast_table_on_commit
 
     _, table = _lock_game(game_id, user_id)

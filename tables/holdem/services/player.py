@@ -28,10 +28,12 @@ from tables.errors import (
     WrongGameError,
 )
 from tables.holdem.policy import policy_of
+from tables.holdem.practice.services import leave_practice_table
 from tables.holdem.push import broadcast_holdem_action_on_commit
 from tables.holdem.records import replay, seats_in_hand, showdown_deadline
 from tables.holdem.selectors import HoldemTableRows, read_holdem_seats
 from tables.holdem.services import hands, money
+from tables.holdem.services.table_row import save_holdem_table
 from tables.models import HoldemConditions, Seat, SeatStatus, Table, TableGame, TablePhase
 from tables.realtime.push import broadcast_table_on_commit, push_private_on_commit
 from tables.selectors import get_table
@@ -48,19 +50,6 @@ def lock_holdem_table(table_id: int) -> tuple[Table, HoldemConditions]:
     if table.game != TableGame.HOLDEM:
         raise WrongGameError(f"{table.name} is not a Hold'em table", table_id=table_id)
     return table, HoldemConditions.objects.get(table=table)
-
-
-def save_holdem_table(table: Table) -> None:
-    """Write back what the Hold'em services change on a locked table row."""
-    Table.objects.filter(pk=table.pk).update(
-        phase=table.phase,
-        phase_deadline=table.phase_deadline,
-        version=table.version,
-        hands_dealt=table.hands_dealt,
-        pending_changes=table.pending_changes,
-        ante_minor=table.ante_minor,
-        rake_bps=table.rake_bps,
-    )
 
 
 def _refuse_practice(table: Table) -> None:
@@ -236,8 +225,6 @@ def leave_holdem_table(*, table_id: int, user_id: int, now: datetime) -> int:
     table, _ = lock_holdem_table(table_id)
     returned = 0
     if policy_of(table).practice:
-        from tables.holdem.practice.services import leave_practice_table
-
         leave_practice_table(table, user_id=user_id, now=now)
     elif _in_running_hand(table, seat := _seat_of(table, user_id)):
         Seat.objects.filter(pk=seat.pk).update(leaving=True, status=SeatStatus.SITTING_OUT, status_reason="leaving")

@@ -51,6 +51,7 @@ from tables.realtime.frames import TableRestartedFrame, dumps
 from tables.services import beacon
 from tables.services import fairness as fairness_services
 from tables.services.seating import seat_presence_with
+from tables.widerpoker import between_hands
 from tables.widerpoker.records import board_to_json
 from tables.widerpoker.services.conditions import apply_overrides
 from tables.widerpoker.services.sessions import count_hand_sessions
@@ -79,10 +80,9 @@ def advance_widerpoker_table(table: Table, now: datetime) -> Step:
         return NO_STEP
     if table.phase == TablePhase.RESULTS:
         _end_results(table, now=now)
-    from tables.tournaments.services import tournament_step
-
-    # A tournament's table deals its entrants, not its seats (docs/tournaments.md).
-    if not tournament_step(table, now=now):
+    # A tournament's table deals its entrants, not its seats (docs/tournaments.md): its
+    # step is registered in between_hands (tables/apps.py), asked first.
+    if not between_hands.deal_between_hands(table, now=now):
         _start_hand_or_wait(table, now=now)
     if table.phase != TablePhase.CHANGE or table.current_hand_id is None:
         return NO_STEP

@@ -58,7 +58,7 @@ from tables.services import beacon
 from tables.widerpoker.records import escrow_key
 from tables.widerpoker.services import powerups
 from tables.widerpoker.services import purchase_statements as statements
-from tables.widerpoker.services.purchases import (
+from tables.widerpoker.services.purchase_orders import (
     _FACTS,
     _FACTS_LOCK,
     DRAW,

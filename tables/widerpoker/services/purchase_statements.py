@@ -15,7 +15,7 @@ from django.db import connection
 from tables.engine import fairness
 from tables.engine.widerpoker import COMBINATION_COUNT
 from tables.models import Entry, GamingSession, Hand, PurchaseRef, Redeal, RedealCounter, Seat, Table
-from tables.widerpoker.services.purchases import DRAW, REDEAL, Order
+from tables.widerpoker.services.purchase_orders import DRAW, REDEAL, Order
 from wallet.models import Account, Exclusion, FundsHold, LimitKind, PlayerLimit, Suspension
 
 PREPARE_THRESHOLD = 1_000_000

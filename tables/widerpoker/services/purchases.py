@@ -22,164 +22,56 @@ import hashlib
 import logging
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from concurrent.futures import Future
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Final
+from typing import Final
 
 from django.conf import settings
 from django.db import close_old_connections, connection
-from django.utils.translation import gettext_lazy as _
 
-from config.infra.errors import DomainError
-from tables.errors import LimitReachedError, RedealClosedError
-from tables.models import Hand, PowerUpRules
-from tables.realtime.frames import dumps
+from tables.widerpoker.services.purchase_batch import commit_batch
+
+# The orders and outcomes live in purchase_orders (the batch and its statements import them
+# from there, not from this queue); named here too, as the writer's public vocabulary.
+from tables.widerpoker.services.purchase_orders import (
+    _FACTS,
+    _FACTS_LOCK,
+    ACTIONS,
+    DRAW,
+    REDEAL,
+    HandFacts,
+    Order,
+    Outcome,
+    PurchaseNotCommittedError,
+    not_committed,
+    precheck,
+)
+
+__all__ = [
+    "ACTIONS",
+    "DRAW",
+    "IDLE_SECONDS",
+    "MAX_REF_LENGTH",
+    "REDEAL",
+    "HandFacts",
+    "Order",
+    "Outcome",
+    "PurchaseNotCommittedError",
+    "PurchaseWriter",
+    "clean_ref",
+    "enabled",
+    "get_writer",
+    "is_widerpoker",
+    "not_committed",
+    "precheck",
+    "wait",
+]
 
 logger = logging.getLogger(__name__)
-
-DRAW: Final = "draw"
-REDEAL: Final = "redeal"
-ACTIONS: Final = {"buy_draw": DRAW, "redeal": REDEAL}
-"""The purchase actions (tables/commands.py names) and the kind each buys."""
 
 MAX_REF_LENGTH: Final = 64
 IDLE_SECONDS: Final = 1.0
 """A writer idle this long gives its database connection back to the pool."""
-PANEL_TEXTS: Final = 20_000
-"""Probability panels kept serialised per process (one per buyer of a running hand, about
-1 KiB each; as ``selectors.PANEL_CACHE_SIZE``)."""
-
-
-class PurchaseNotCommittedError(DomainError):
-    """The purchase's batch could not be committed (the database refused it, or the writer
-    did not answer in time): nothing was charged; the client may send it again with the same
-    ``ref``."""
-
-    code = "purchase_not_committed"
-    summary = _("The purchase was not made and nothing was charged: try again.")
-    http_status = 503
-
-
-def not_committed() -> PurchaseNotCommittedError:
-    return PurchaseNotCommittedError("the purchase was not committed; nothing was charged: send it again")
-
-
-@dataclass(slots=True)
-class Order:
-    """One purchase waiting for its batch: ``kind`` ``"draw"`` or ``"redeal"``, received at
-    ``now`` (the deadlines are checked against it), ``ref`` the client's idempotency key
-    (None: none sent)."""
-
-    kind: str
-    table_id: int
-    user_id: int
-    now: datetime
-    ref: str | None = None
-    received: float = field(default_factory=time.perf_counter)
-
-
-@dataclass(slots=True)
-class Outcome:
-    """What a purchase came to. ``error``: refused (nothing charged), with its stable code.
-    ``frame``: the buyer's new ``entry_state`` frame (tables/realtime/frames.py), built from
-    the rows the batch wrote, on first access by the waiting caller (its probability panel,
-    when not cached, is computed in the caller's thread, never in the writer's); ``text``:
-    that frame serialised as ``frames.dumps`` does, its panel's text reused (``_render``).
-    ``duplicate``: its ``ref`` was committed before; nothing was charged now and ``frame``
-    is None (the caller reads the state)."""
-
-    error: DomainError | None = None
-    duplicate: bool = False
-    state: dict[str, Any] | None = None  # build_entry_state's arguments
-    built: dict[str, Any] | None = None
-    rendered: str | None = None
-
-    @property
-    def frame(self) -> dict[str, Any] | None:
-        if self.built is None and self.state is not None:
-            from tables.selectors import build_entry_state
-
-            self.built = dict(build_entry_state(**self.state))
-        return self.built
-
-    @property
-    def text(self) -> str | None:
-        if self.rendered is None:
-            frame = self.frame
-            if frame is not None:
-                self.rendered = _render(frame)
-        return self.rendered
-
-
-_PANELS: OrderedDict[tuple[int, tuple[int, ...]], str] = OrderedDict()
-_PANELS_LOCK = threading.Lock()
-_PANEL_MARK = "\x00panel"  # a string no frame holds: dumps writes it "\u0000panel"
-_PANEL_SLOT = dumps(_PANEL_MARK)
-
-
-def _render(frame: dict[str, Any]) -> str:
-    """``dumps(frame)`` of an ``entry_state`` frame, the same text, with its probability
-    panel (most of the frame, the same for a player's every frame of the hand: a function of
-    the board and his combination) serialised once per (hand, combination) and process."""
-    entry = frame["entry"]
-    panel = entry.get("panel")
-    if not isinstance(panel, dict):
-        return dumps(frame)
-    key = (int(frame["hand_id"]), tuple(entry["combination"]))
-    with _PANELS_LOCK:
-        text = _PANELS.get(key)
-        if text is not None:
-            _PANELS.move_to_end(key)
-    if text is None:
-        text = dumps(panel)
-        with _PANELS_LOCK:
-            _PANELS[key] = text
-            while len(_PANELS) > PANEL_TEXTS:
-                _PANELS.popitem(last=False)
-    return dumps({**frame, "entry": {**entry, "panel": _PANEL_MARK}}).replace(_PANEL_SLOT, text, 1)
-
-
-@dataclass(slots=True)
-class HandFacts:
-    """What does not change during a hand's change phase, read once per hand and process:
-    the hand (the columns a private frame and a redeal need), its escrow's id, the power-up
-    rules (a change applies from the next hand), and lower bounds of each buyer's draws and
-    redeals (counts only grow in a hand), for ``precheck``. The deadlines are refreshed from
-    the hand's row at every batch."""
-
-    hand: Hand
-    seed: str
-    escrow_id: int | None
-    change_deadline: datetime
-    redeal_deadline: datetime
-    max_draws: int
-    max_redeals: int
-    rules: PowerUpRules
-    counts: dict[int, tuple[int, int]] = field(default_factory=dict)
-
-
-_FACTS: dict[int, HandFacts] = {}  # table id -> its current hand's facts (last batch seen)
-_FACTS_LOCK = threading.Lock()
-
-
-def precheck(order: Order) -> None:
-    """Refuse at once, without the database, what this process knows would be refused: a
-    redeal after the redeal time, a draw or redeal past the table's maximum (the counts this
-    process committed for the player in the running hand, lower bounds of the true ones).
-    Used only while the known hand's change phase runs; otherwise the batch decides."""
-    with _FACTS_LOCK:
-        facts = _FACTS.get(order.table_id)
-        if facts is None or order.now >= facts.change_deadline:
-            return
-        draws, redeals = facts.counts.get(order.user_id, (0, 0))
-    if order.kind == REDEAL and order.now >= facts.redeal_deadline:
-        raise RedealClosedError("the redeal time of this hand is over", hand_id=facts.hand.pk)
-    if order.kind == DRAW and draws >= facts.max_draws:
-        raise LimitReachedError(f"at most {facts.max_draws} draws in this hand", max_draws=facts.max_draws)
-    if order.kind == REDEAL and redeals >= facts.max_redeals:
-        raise LimitReachedError(f"at most {facts.max_redeals} redeals in this hand", max_redeals=facts.max_redeals)
 
 
 # --- the writer ------------------------------------------------------------------------------
@@ -236,8 +128,6 @@ class PurchaseWriter:
         return [(order, future) for order, future in taken if future.set_running_or_notify_cancel()]
 
     def _run(self) -> None:
-        from tables.widerpoker.services.purchase_batch import commit_batch
-
         while True:
             batch = self._take()
             if not batch:
