@@ -28,7 +28,7 @@ from django.utils import timezone
 from tables.models import Entry, Hand, PurchaseRef, Redeal, Table
 from tables.realtime.frames import dumps
 from tables.realtime.routing import websocket_urlpatterns
-from tables.widerpoker.services import purchase_statements, purchases
+from tables.widerpoker.services import purchase_orders, purchase_statements, purchases
 from tables.widerpoker.services.create import create_table
 from tables.widerpoker.services.purchase_batch import commit_batch
 from tests.conftest import make_player, postgres_only
@@ -57,10 +57,10 @@ def writer(settings: Any) -> Iterator[purchases.PurchaseWriter]:
     fresh = purchases.PurchaseWriter(batch_ms=300, batch_size=500)
     previous = purchases._WRITER
     purchases._WRITER = fresh
-    purchases._FACTS.clear()
+    purchase_orders._FACTS.clear()
     yield fresh
     purchases._WRITER = previous
-    purchases._FACTS.clear()
+    purchase_orders._FACTS.clear()
 
 
 def players(count: int, prefix: str = "p") -> list[User]:
