@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tables.gamespec import ConditionsSpec, Game, GameAdmin
+from tables.gamespec import ConditionsSpec, Game, GameAdmin, GameAudit
 from tables.models import CONFIG_FIELDS, HandStatus, Table, TableGame, TablePhase
 from tables.selectors import get_entry_state, get_table_state, render_entry_states
-from tables.widerpoker import KEY
+from tables.widerpoker import KEY, audit
 from tables.widerpoker.commands import COMMANDS, PURCHASES
 from tables.widerpoker.forms import ChangeConditionsForm, TableCreateForm
 from tables.widerpoker.lobby import LOBBY
@@ -78,6 +78,14 @@ def running_hand(table: Table) -> str | None:
     return f"hand #{hand.number}"
 
 
+def running_hand_started(table: Table) -> datetime | None:
+    """When the hand in its change phase started (None when none runs)."""
+    hand = table.current_hand
+    if hand is None or hand.status != HandStatus.CHANGE:
+        return None
+    return hand.started_at
+
+
 def changed_message(table: Table, changes: Mapping[str, Any]) -> str:
     """What the admin says once a change of conditions is recorded."""
     if table.pending_changes:
@@ -114,5 +122,7 @@ GAME = Game(
     cached_snapshot=True,
     purchases=PURCHASES,
     on_tick=on_tick,
+    audit=GameAudit(totals=audit.totals, player_totals=audit.player_totals),
+    running_hand_started=running_hand_started,
 )
 """WiderPoker (seeds 000 and 001)."""
