@@ -288,20 +288,24 @@ class Figures:
 
 
 def _list_table_clocks(now: datetime) -> list[TableClock]:
-    rows = (
+    rows = list(
         Table.objects.exclude(phase=TablePhase.CLOSED)
         .select_related("current_hand")
         .only("pk", "name", "game", "phase", "phase_deadline", "current_hand__status", "current_hand__started_at")
         .order_by("pk")
     )
+    started_at: dict[int, datetime] = {}
+    for key, game in games.GAMES.items():
+        of_game = [table for table in rows if table.game == key]
+        if of_game and game.running_hands_started is not None:
+            started_at.update(game.running_hands_started(of_game))
     tables = []
     for table in rows:
-        pk, name, game, phase, deadline = table.pk, table.name, table.game, table.phase, table.phase_deadline
-        hook = games.get(game).running_hand_started
-        started = None if hook is None else hook(table)
+        pk, name, game_key, phase, deadline = table.pk, table.name, table.game, table.phase, table.phase_deadline
+        started = started_at.get(pk)
         late = max(0.0, (now - deadline).total_seconds()) if deadline is not None else 0.0
         age = None if started is None else max(0.0, (now - started).total_seconds())
-        tables.append(TableClock(pk, name, game, phase, deadline, late, started, age))
+        tables.append(TableClock(pk, name, game_key, phase, deadline, late, started, age))
     return tables
 
 

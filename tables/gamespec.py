@@ -189,8 +189,9 @@ class Game:
       problems in words, empty when the books balance (``wallet.selectors.check_books``
       runs them); empty for none.
     * ``audit``: its totals for the auditor reports (``GameAudit``); None: not audited.
-    * ``running_hand_started(table) -> datetime | None``: when the hand running at the
-      table started (the operations page's hand age), None when none runs.
+    * ``running_hands_started(tables) -> {table_id: datetime}``: when the hand running at
+      each of these tables of the game started (the operations page's hand ages, one read
+      for all); a table with no hand running is left out.
 
     Transport side (the socket, REST, pages):
 
@@ -234,6 +235,6 @@ class Game:
     background: Q | None = None
     books: Mapping[str, Callable[[], list[str]]] = field(default_factory=dict)
     audit: GameAudit | None = None
-    running_hand_started: Callable[[Table], datetime | None] | None = None
+    running_hands_started: Callable[[Sequence[Table]], Mapping[int, datetime]] | None = None
     rest_alias: str | None = None
     rest_doc: str = ""

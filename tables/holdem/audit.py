@@ -4,14 +4,15 @@ chip the players put in), its prizes the pot less the rake; no jackpots. Minor u
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Count, F, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce, TruncDate
 
 from tables.audit_filters import narrowed
-from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus
+from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus, Table
 
 _TERMINAL = [HoldemHandStatus.SETTLED, HoldemHandStatus.CANCELLED]
 _SETTLED = Q(status=HoldemHandStatus.SETTLED)
@@ -114,10 +115,16 @@ def player_totals(
     ]
 
 
-def running_hand_started(table: Any) -> datetime | None:
-    """When the table's latest hand started, if it is still being played (None otherwise)."""
-    latest = HoldemHand.objects.filter(table=table).order_by("-number").values_list("status", "started_at").first()
-    if latest is None or latest[0] != HoldemHandStatus.PLAYING:
-        return None
-    started: datetime = latest[1]
-    return started
+def running_hands_started(tables: Sequence[Any]) -> dict[int, datetime]:
+    """When each table's latest hand started, for the tables whose latest hand is still
+    being played (one read for all; the others left out)."""
+    latest = HoldemHand.objects.filter(table=OuterRef("pk")).order_by("-number")
+    rows = (
+        Table.objects.filter(pk__in=[table.pk for table in tables])
+        .annotate(
+            status=Subquery(latest.values("status")[:1]),
+            started=Subquery(latest.values("started_at")[:1]),
+        )
+        .values_list("pk", "status", "started")
+    )
+    return {pk: started for pk, status, started in rows if status == HoldemHandStatus.PLAYING}

@@ -134,7 +134,7 @@ GAME = Game(
     background=Q(practice__isnull=False),
     books={"holdem_escrows": check_holdem_escrows},
     audit=GameAudit(totals=audit.totals, player_totals=audit.player_totals),
-    running_hand_started=audit.running_hand_started,
+    running_hands_started=audit.running_hands_started,
     rest_alias=KEY,  # /api/tables/<id>/holdem/<action>/ (unchanged)
     rest_doc=REST_DOC,
 )

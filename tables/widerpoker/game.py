@@ -4,7 +4,7 @@ functions, which the registry (``tables.games``) lists."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -78,12 +78,15 @@ def running_hand(table: Table) -> str | None:
     return f"hand #{hand.number}"
 
 
-def running_hand_started(table: Table) -> datetime | None:
-    """When the hand in its change phase started (None when none runs)."""
-    hand = table.current_hand
-    if hand is None or hand.status != HandStatus.CHANGE:
-        return None
-    return hand.started_at
+def running_hands_started(tables: Sequence[Table]) -> dict[int, datetime]:
+    """When each table's hand in its change phase started (tables without one left out; no
+    query when the tables were read with their ``current_hand``)."""
+    started: dict[int, datetime] = {}
+    for table in tables:
+        hand = table.current_hand
+        if hand is not None and hand.status == HandStatus.CHANGE:
+            started[table.pk] = hand.started_at
+    return started
 
 
 def changed_message(table: Table, changes: Mapping[str, Any]) -> str:
@@ -123,6 +126,6 @@ GAME = Game(
     purchases=PURCHASES,
     on_tick=on_tick,
     audit=GameAudit(totals=audit.totals, player_totals=audit.player_totals),
-    running_hand_started=running_hand_started,
+    running_hands_started=running_hands_started,
 )
 """WiderPoker (seeds 000 and 001)."""
