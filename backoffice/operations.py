@@ -27,13 +27,13 @@ from typing import Any, Literal, TypeVar
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from config.infra import metrics, ops_state
-from tables.models import AsgiProcess, HandStatus, HoldemHand, HoldemHandStatus, Table, TableGame, TablePhase
+from tables import games
+from tables.models import AsgiProcess, Table, TablePhase
 from wallet.chain import oldest_unsealed_age, seal_lag_seconds
 from wallet.selectors import BooksCheck, check_books
 
@@ -288,36 +288,24 @@ class Figures:
 
 
 def _list_table_clocks(now: datetime) -> list[TableClock]:
-    latest_holdem = HoldemHand.objects.filter(table=OuterRef("pk")).order_by("-number")
-    rows = (
+    rows = list(
         Table.objects.exclude(phase=TablePhase.CLOSED)
-        .annotate(
-            holdem_status=Subquery(latest_holdem.values("status")[:1]),
-            holdem_started=Subquery(latest_holdem.values("started_at")[:1]),
-        )
-        .values_list(
-            "pk",
-            "name",
-            "game",
-            "phase",
-            "phase_deadline",
-            "current_hand__status",
-            "current_hand__started_at",
-            "holdem_status",
-            "holdem_started",
-        )
+        .select_related("current_hand")
+        .only("pk", "name", "game", "phase", "phase_deadline", "current_hand__status", "current_hand__started_at")
         .order_by("pk")
     )
+    started_at: dict[int, datetime] = {}
+    for key, game in games.GAMES.items():
+        of_game = [table for table in rows if table.game == key]
+        if of_game and game.running_hands_started is not None:
+            started_at.update(game.running_hands_started(of_game))
     tables = []
-    for pk, name, game, phase, deadline, status, hand_started, holdem_status, holdem_started in rows:
-        started: datetime | None = hand_started
-        if game == TableGame.HOLDEM:
-            started = holdem_started if holdem_status == HoldemHandStatus.PLAYING else None
-        elif status != HandStatus.CHANGE:
-            started = None
+    for table in rows:
+        pk, name, game_key, phase, deadline = table.pk, table.name, table.game, table.phase, table.phase_deadline
+        started = started_at.get(pk)
         late = max(0.0, (now - deadline).total_seconds()) if deadline is not None else 0.0
         age = None if started is None else max(0.0, (now - started).total_seconds())
-        tables.append(TableClock(pk, name, game, phase, deadline, late, started, age))
+        tables.append(TableClock(pk, name, game_key, phase, deadline, late, started, age))
     return tables
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, URLResolver, path
 
-from tables import api
+from tables import api, games
 from tables.api import tournaments
 from tables.holdem.practice import api as practice
 
@@ -19,7 +19,15 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("tables/<int:table_id>/hold/", api.EntryHoldApi.as_view(), name="table-hold"),
     path("tables/<int:table_id>/draws/", api.DrawBuyApi.as_view(), name="table-draws"),
     path("tables/<int:table_id>/redeals/", api.RedealBuyApi.as_view(), name="table-redeals"),
-    path("tables/<int:table_id>/holdem/<slug:action>/", api.HoldemActionApi.as_view(), name="table-holdem"),
+    *(
+        path(
+            f"tables/<int:table_id>/{game.rest_alias}/<slug:action>/",
+            api.alias_action_view(game).as_view(),
+            name=f"table-{game.rest_alias}",
+        )
+        for game in games.GAMES.values()
+        if game.rest_alias
+    ),
     path("practice/", practice.PracticeStartApi.as_view(), name="practice-start"),
     path("practice/leaderboard/", practice.PracticeLeaderboardApi.as_view(), name="practice-leaderboard"),
     path("practice/<int:game_id>/", practice.PracticeDetailApi.as_view(), name="practice-detail"),

@@ -89,8 +89,12 @@ def _scalar(key: str, value: Any, currency: str | None) -> str:
 
 def _created_text(value: dict[str, Any]) -> str:
     """A table as it opened: ``Euro Rail (widerpoker, cash, EUR): Ante 2.50 EUR, Rake 5 %, ...``."""
+    from tables import games
+
     currency = str(value.get("currency") or "")
-    heading = f"{value.get('name')} ({value.get('game', 'widerpoker')}, {value.get('mode')}, {currency})"
+    # A record without ``game`` predates the second game: the registry's first (the house's own).
+    game = value.get("game") or next(iter(games.GAMES))
+    heading = f"{value.get('name')} ({game}, {value.get('mode')}, {currency})"
     rest = {key: item for key, item in value.items() if key not in {"name", "game", "mode", "currency"}}
     return f"{heading}: " + ", ".join(f"{field_text(key)} {_scalar(key, item, currency)}" for key, item in rest.items())
 

@@ -20,7 +20,7 @@ from django.db.models.signals import post_save
 
 from tables.commands import execute, parse_action
 from tables.errors import TableNotFoundError
-from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, GameLobby, PurchaseDoor, Step
+from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, GameAudit, GameLobby, PurchaseDoor, Step
 from tables.holdem.game import GAME as HOLDEM
 from tables.models import Table
 from tables.services import configuration
@@ -32,6 +32,7 @@ __all__ = [
     "ConditionsSpec",
     "Game",
     "GameAdmin",
+    "GameAudit",
     "GameLobby",
     "PurchaseDoor",
     "Step",

@@ -144,6 +144,25 @@ class PurchaseDoor:
 
 
 @dataclass(frozen=True, slots=True)
+class GameAudit:
+    """A game's totals for the auditor reports (backoffice/auditing.py runs them for every
+    game of the registry, in its order, and turns each row into an ``AuditRow``).
+
+    Both take ``since`` and ``until`` (UTC instants: hands that ended, ``settled_at``, in
+    [since, until)), ``table_id``, ``currency``, ``player`` (a username: the hands he was
+    dealt in) and ``practice`` (practice games alone instead of real tables) as keywords.
+    ``totals(group_by, **filters)``: the terminal hands by ``"day"`` or ``"table"``, each
+    row ``{group, group_name (by table), table__currency, hands, cancelled, entries,
+    gross, rake, prizes, contributions, awards}`` (money in minor units; ``contributions``
+    and ``awards`` None for a game without jackpots). ``player_totals(**filters)``: the
+    settled hands by player, each row ``{user_id, username, currency, hands, entries,
+    paid, won}`` (minor units), in the game's order."""
+
+    totals: Callable[..., list[dict[str, Any]]]
+    player_totals: Callable[..., list[dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
 class Game:
     """One game of the house, described by its functions (``tables.games`` lists them).
 
@@ -169,6 +188,10 @@ class Game:
     * ``books``: the game's own bookkeeping checks by name, each ``() -> list[str]``: the
       problems in words, empty when the books balance (``wallet.selectors.check_books``
       runs them); empty for none.
+    * ``audit``: its totals for the auditor reports (``GameAudit``); None: not audited.
+    * ``running_hands_started(tables) -> {table_id: datetime}``: when the hand running at
+      each of these tables of the game started (the operations page's hand ages, one read
+      for all); a table with no hand running is left out.
 
     Transport side (the socket, REST, pages):
 
@@ -187,6 +210,9 @@ class Game:
       ``version`` and a ``server_time``, stamped at each send).
     * ``purchases``: actions that go through the purchase writer (``PurchaseDoor``); None
       for none.
+    * ``rest_alias``: the game's own REST action route, ``/api/tables/<id>/<rest_alias>/<action>/``
+      (named ``table-<rest_alias>``, tables/api_urls.py); None for none. ``rest_doc``: that
+      route's description in the OpenAPI schema.
     """
 
     key: str
@@ -208,3 +234,7 @@ class Game:
     on_tick: Callable[[datetime], None] | None = None
     background: Q | None = None
     books: Mapping[str, Callable[[], list[str]]] = field(default_factory=dict)
+    audit: GameAudit | None = None
+    running_hands_started: Callable[[Sequence[Table]], Mapping[int, datetime]] | None = None
+    rest_alias: str | None = None
+    rest_doc: str = ""

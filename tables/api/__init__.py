@@ -14,12 +14,13 @@ from config.infra.throttles import ActionThrottle
 from tables.api.play import (
     DrawBuyApi,
     EntryHoldApi,
-    HoldemActionApi,
+    GameActionApi,
     RedealBuyApi,
     TableJoinApi,
     TableLeaveApi,
     TableSitInApi,
     TableSitOutApi,
+    alias_action_view,
 )
 from tables.api.tables import TableDetailApi, TableEntryStateApi, TableListApi
 
@@ -27,7 +28,7 @@ __all__ = [
     "ActionThrottle",
     "DrawBuyApi",
     "EntryHoldApi",
-    "HoldemActionApi",
+    "GameActionApi",
     "RedealBuyApi",
     "TableDetailApi",
     "TableEntryStateApi",
@@ -36,4 +37,5 @@ __all__ = [
     "TableListApi",
     "TableSitInApi",
     "TableSitOutApi",
+    "alias_action_view",
 ]

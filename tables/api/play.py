@@ -76,20 +76,22 @@ class GameActionApi(APIView):
         return _act(request, table_id, action, game)
 
 
-class HoldemActionApi(GameActionApi):
-    """A Hold'em action (docs/protocol.md, "Texas Hold'em"): ``join`` (``seat``,
-    ``buy_in_minor``, ``blind``), ``add_chips`` (``amount_minor``), ``leave``, ``sit_out``,
-    ``sit_in``, ``fold``, ``check``, ``call``, ``all_in``, ``bet`` and ``raise``
-    (``amount``: the total to, in minor units; absent = the minimum). The same parse and
-    execute as the socket's; answers with the player's ``holdem_private`` frame. 400
-    ``unknown_type`` for another action or a WiderPoker table's; 409 with the engine's
-    codes (``not_your_turn``, ``amount_too_small``, ...)."""
+def alias_action_view(game: Game) -> type[GameActionApi]:
+    """The view of a game's own action route, ``/api/tables/<id>/<game.rest_alias>/<action>/``
+    (tables/api_urls.py builds one per game of the registry that declares ``rest_alias``):
+    a ``GameActionApi`` serving ``game.key``, documented by ``game.rest_doc`` under the
+    OpenAPI operation ``tables_<rest_alias>_action``. Raises ValueError for a game without
+    ``rest_alias``."""
+    if not game.rest_alias:
+        raise ValueError(f"game {game.key!r} declares no rest_alias")
 
-    game = "holdem"  # the URL's game: /api/tables/<id>/holdem/<action>/ (unchanged)
+    @extend_schema(operation_id=f"tables_{game.rest_alias}_action", request=None, responses={200: None, **ERRORS})
+    def post(self: GameActionApi, request: Request, table_id: int, action: str) -> Response:
+        return GameActionApi.post(self, request, table_id, action)
 
-    @extend_schema(operation_id="tables_holdem_action", request=None, responses={200: None, **ERRORS})
-    def post(self, request: Request, table_id: int, action: str) -> Response:
-        return super().post(request, table_id, action)
+    name = f"{game.rest_alias.title()}ActionApi"
+    attrs = {"__doc__": game.rest_doc, "__module__": __name__, "__qualname__": name, "game": game.key, "post": post}
+    return type(name, (GameActionApi,), attrs)
 
 
 class TableJoinApi(APIView):

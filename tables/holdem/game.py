@@ -13,8 +13,8 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from tables.errors import NotSeatedError
-from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, Step
-from tables.holdem import KEY
+from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, GameAudit, Step
+from tables.holdem import KEY, audit
 from tables.holdem.books import check_holdem_escrows
 from tables.holdem.commands import COMMANDS
 from tables.holdem.forms import ChangeHoldemConditionsForm, HoldemCreateForm
@@ -41,6 +41,16 @@ CREATE_INITIAL: Mapping[str, Any] = {
     "bot_seats": 0,
 }
 """The conditions the admin's "Add a Hold'em table" form starts from (minor units)."""
+
+
+REST_DOC = """A Hold'em action (docs/protocol.md, "Texas Hold'em"): ``join`` (``seat``,
+``buy_in_minor``, ``blind``), ``add_chips`` (``amount_minor``), ``leave``, ``sit_out``,
+``sit_in``, ``fold``, ``check``, ``call``, ``all_in``, ``bet`` and ``raise``
+(``amount``: the total to, in minor units; absent = the minimum). The same parse and
+execute as the socket's; answers with the player's ``holdem_private`` frame. 400
+``unknown_type`` for another action or a WiderPoker table's; 409 with the engine's
+codes (``not_your_turn``, ``amount_too_small``, ...)."""
+"""The Hold'em action route's description in the OpenAPI schema (``/api/tables/<id>/holdem/<action>/``)."""
 
 
 def advance(table: Table, now: datetime) -> Step:
@@ -123,5 +133,9 @@ GAME = Game(
     lobby=LOBBY,
     background=Q(practice__isnull=False),
     books={"holdem_escrows": check_holdem_escrows},
+    audit=GameAudit(totals=audit.totals, player_totals=audit.player_totals),
+    running_hands_started=audit.running_hands_started,
+    rest_alias=KEY,  # /api/tables/<id>/holdem/<action>/ (unchanged)
+    rest_doc=REST_DOC,
 )
 """Texas Hold'em (seed 003; practice games against bots inside it, tables/holdem/practice)."""

@@ -4,14 +4,14 @@ functions, which the registry (``tables.games``) lists."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from tables.gamespec import ConditionsSpec, Game, GameAdmin
+from tables.gamespec import ConditionsSpec, Game, GameAdmin, GameAudit
 from tables.models import CONFIG_FIELDS, HandStatus, Table, TableGame, TablePhase
 from tables.selectors import get_entry_state, get_table_state, render_entry_states
-from tables.widerpoker import KEY
+from tables.widerpoker import KEY, audit
 from tables.widerpoker.commands import COMMANDS, PURCHASES
 from tables.widerpoker.forms import ChangeConditionsForm, TableCreateForm
 from tables.widerpoker.lobby import LOBBY
@@ -78,6 +78,17 @@ def running_hand(table: Table) -> str | None:
     return f"hand #{hand.number}"
 
 
+def running_hands_started(tables: Sequence[Table]) -> dict[int, datetime]:
+    """When each table's hand in its change phase started (tables without one left out; no
+    query when the tables were read with their ``current_hand``)."""
+    started: dict[int, datetime] = {}
+    for table in tables:
+        hand = table.current_hand
+        if hand is not None and hand.status == HandStatus.CHANGE:
+            started[table.pk] = hand.started_at
+    return started
+
+
 def changed_message(table: Table, changes: Mapping[str, Any]) -> str:
     """What the admin says once a change of conditions is recorded."""
     if table.pending_changes:
@@ -114,5 +125,7 @@ GAME = Game(
     cached_snapshot=True,
     purchases=PURCHASES,
     on_tick=on_tick,
+    audit=GameAudit(totals=audit.totals, player_totals=audit.player_totals),
+    running_hands_started=running_hands_started,
 )
 """WiderPoker (seeds 000 and 001)."""
