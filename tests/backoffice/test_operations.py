@@ -530,7 +530,7 @@ def test_in_multiprocess_mode_one_scrape_adds_up_every_process(tmp_path: Path) -
         DJANGO_SETTINGS_MODULE="config.settings_test",
         SQLITE_PATH=str(tmp_path / "empty.sqlite3"),
     )
-    setup = "import django; django.setup(); from config import metrics; "
+    setup = "import django; django.setup(); from config.infra import metrics; "
     count = "metrics.HANDS.labels('widerpoker', 'dealt').inc(3); metrics.SOCKETS_OPEN.inc(2); "
     # Two processes: one exits (marked dead at exit: its live gauges go), one is killed
     # (os._exit skips the exit hooks, as a crash would: its gauges stay until the directory
