@@ -131,7 +131,7 @@ def test_chance_special_hands_come_from_the_hands_stream(
     schedule(table, croupier, now, kind="chance", one_in=4, overrides={"panel": False})
     seeds = [i.to_bytes(32, "big") for i in range(40)]
     special = next(s for s in seeds if special_hand_draw(s, 4))
-    monkeypatch.setattr("tables.widerpoker.services.lifecycle.derive_hand_seed", lambda *args: special)
+    monkeypatch.setattr("tables.widerpoker.services.deal.derive_hand_seed", lambda *args: special)
     seat_players(table, [alice, bob], now)
     hand = deal(table, now)
     assert hand.config["panel"] is False
