@@ -15,8 +15,9 @@ from tables.clock import advance_table
 from tables.engine.widerpoker import special_hand_draw
 from tables.errors import InvalidTableConfigError
 from tables.models import Hand, SpecialHandSchedule, Table, TableConfigChange
-from tables.selectors import get_entry_state, get_lobby_table, get_table_state
+from tables.selectors import get_lobby_table
 from tables.services.seating import touch_presence
+from tables.widerpoker.selectors import get_entry_state, get_table_state
 from tables.widerpoker.services.play import buy_draw, buy_redeal
 from tables.widerpoker.services.special import ScheduleInput, save_schedule
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle

@@ -411,7 +411,7 @@ _published_pools: dict[int, int] = {}
 def publish_live_pools() -> int:
     """Push the prize pool of every running hand whose gross changed since the last push
     (at most once per clock tick, however many draws and redeals were bought)."""
-    from tables.selectors import live_pool_frames
+    from tables.widerpoker.selectors import live_pool_frames
 
     sent = 0
     live = set()
