@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     from bench.massive import DRAW_PRICE, REDEAL_PRICE, funded_table
     from tables.clock import advance_table
     from tables.models import Entry, Hand, HandStatus, Table, TablePhase
-    from tables.selectors import get_entry_state
+    from tables.widerpoker.selectors import get_entry_state
     from wallet.selectors import check_books
 
     started = time.perf_counter()

@@ -66,7 +66,7 @@ def run(table_id: int, tokens: list[str], user_ids: list[int], *, profile: bool)
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from tables.selectors import render_entry_states
+    from tables.widerpoker.selectors import render_entry_states
 
     client = Client(SERVER_NAME="localhost")
     bodies = {"hold": '{"hold": [true, false, true, false, false]}', "draw": "{}", "redeal": "{}"}

@@ -506,7 +506,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             # buyer's new private state read for the answer (what a REST purchase did), against
             # the writer's batches (``purchase_batch.commit_batch``, whose outcomes carry that state),
             # other players, this process (no panel cached for either).
-            from tables.selectors import get_entry_state
+            from tables.widerpoker.selectors import get_entry_state
             from tables.widerpoker.services import purchases
             from tables.widerpoker.services.purchase_batch import commit_batch
 

@@ -23,6 +23,7 @@ from tables.errors import TableNotFoundError
 from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, GameAudit, GameLobby, PurchaseDoor, Step
 from tables.holdem.game import GAME as HOLDEM
 from tables.models import Table
+from tables.selectors import register_public_frame_reader
 from tables.services import configuration
 from tables.widerpoker.game import GAME as WIDERPOKER
 
@@ -91,6 +92,10 @@ def _remember_created(sender: type[Table], instance: Table, created: bool, **kwa
 
 
 post_save.connect(_remember_created, sender=Table, dispatch_uid="tables.games.remember_created")
+
+# The pushes' public frame (tables.selectors.get_public_state), read by the table's game:
+# the house names no game, it asks the reader registered here.
+register_public_frame_reader(lambda table_id: game_of(table_id).public_frame(table_id))
 
 
 def register(game: Game) -> None:

@@ -15,6 +15,7 @@ from config.infra.rest import ERRORS, request_player_id
 from tables import selectors
 from tables.api.common import EntryStateSerializer, TableStateSerializer
 from tables.services import seating
+from tables.widerpoker import selectors as widerpoker_selectors
 
 
 class LobbyJackpotSerializer(serializers.Serializer[Any]):
@@ -72,7 +73,7 @@ class TableDetailApi(APIView):
 
     @extend_schema(operation_id="tables_retrieve", responses={200: TableStateSerializer, **ERRORS})
     def get(self, request: Request, table_id: int) -> Response:
-        state = selectors.get_table_state(table_id=table_id)
+        state = widerpoker_selectors.get_table_state(table_id=table_id)
         seating.touch_presence(table_id=table_id, user_id=request_player_id(request), now=timezone.now())
         return Response(TableStateSerializer(state).data)
 
@@ -84,5 +85,5 @@ class TableEntryStateApi(APIView):
     @extend_schema(operation_id="tables_me", responses={200: EntryStateSerializer, **ERRORS})
     def get(self, request: Request, table_id: int) -> Response:
         seating.touch_presence(table_id=table_id, user_id=request_player_id(request), now=timezone.now())
-        state = selectors.get_entry_state(table_id=table_id, user_id=request_player_id(request))
+        state = widerpoker_selectors.get_entry_state(table_id=table_id, user_id=request_player_id(request))
         return Response(EntryStateSerializer(state).data)

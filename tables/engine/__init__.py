@@ -26,16 +26,8 @@ from .allocation import (
     split_evenly,
 )
 from .cards import DECK_SIZE, RANKS, SUITS, as_card_id, card_code, card_id, parse_cards
-from .evaluator import (
-    MAX_STRENGTH,
-    HandCategory,
-    HandValue,
-    category_of,
-    category_of_strength,
-    evaluate,
-    evaluate_many,
-    evaluate_product,
-)
+from .evaluator import HandValue, category_of, category_of_strength, evaluate, evaluate_many, evaluate_product
+from .evaluator_tables import MAX_STRENGTH, HandCategory
 from .rng import SEED_BYTES, RandomStream, commitment, shuffled
 
 __all__ = [

@@ -64,7 +64,7 @@ def _deal(tournament: Tournament, table: Table, user_ids: list[int], *, now: dat
     """Deal the next hand to ``user_ids`` (their chips cover the ante), through the
     platform's deal. Players the protection bars now (suspended, excluded, past a session
     limit) and players sitting out sit this hand out and pay no ante, as at a cash table."""
-    from tables.widerpoker.services import lifecycle
+    from tables.widerpoker.services import deal
 
     accounts = wallet_services.ensure_player_accounts(user_ids=user_ids, currency=tournament.chips)
     barred = protection.barred_players(user_ids=user_ids, currency=tournament.chips, stake_minor=None, now=now)
@@ -78,7 +78,7 @@ def _deal(tournament: Tournament, table: Table, user_ids: list[int], *, now: dat
     ids = np.array(dealt, dtype=np.int64)
     account_ids = np.array([accounts[user_id] for user_id in dealt], dtype=np.int64)
     locked = wallet_services.lock_and_read(account_ids)
-    lifecycle._deal(table, ids, account_ids, locked=locked, now=now)
+    deal._deal(table, ids, account_ids, locked=locked, now=now)
 
 
 def _record_round(tournament: Tournament, table: Table, *, now: datetime) -> None:

@@ -10,12 +10,12 @@ from typing import Any
 
 from tables.gamespec import ConditionsSpec, Game, GameAdmin, GameAudit
 from tables.models import CONFIG_FIELDS, HandStatus, Table, TableGame, TablePhase
-from tables.selectors import get_entry_state, get_table_state, render_entry_states
 from tables.widerpoker import KEY, audit
 from tables.widerpoker.commands import COMMANDS, PURCHASES
 from tables.widerpoker.forms import ChangeConditionsForm, TableCreateForm
 from tables.widerpoker.lobby import LOBBY
 from tables.widerpoker.page import table_page
+from tables.widerpoker.selectors import get_entry_state, get_table_state, render_entry_states
 from tables.widerpoker.services.conditions import validate_table_config
 from tables.widerpoker.services.create import create_table
 from tables.widerpoker.services.lifecycle import (

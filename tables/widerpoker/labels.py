@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.utils.translation import pgettext, pgettext_lazy
 
-from tables.engine.evaluator import HandCategory
+from tables.engine.evaluator_tables import HandCategory
 
 # Suit names as used inside a card's name ("10 of hearts").
 SUIT_NAMES = {

@@ -18,8 +18,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from tables.errors import TableNotFoundError
-from tables.selectors import find_missed_result, get_entry_state, get_table_state
+from tables.selectors import find_missed_result
 from tables.tournaments.models import Tournament
+from tables.widerpoker.selectors import get_entry_state, get_table_state
 
 SEAT_FORMS: Final = ("join", "leave", "sit-out", "sit-in")
 """The no-JavaScript seat forms the screen shows (``tables.views.seat_action``'s slugs)."""

@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from treys import Card, Evaluator
 
-from tables.engine.evaluator import RANK_KEYS, HandValue, _strength_of_ids, strength_of
+from tables.engine.evaluator import HandValue, _strength_of_ids, strength_of
+from tables.engine.evaluator_tables import RANK_KEYS
 from tables.engine.widerpoker import (
     MAX_STRENGTH,
     HandCategory,

@@ -143,7 +143,7 @@ def test_a_cancelled_spin_hand_returns_the_award_to_its_jackpot(
 ) -> None:
     table, _, bronze = jackpot_table
     spin = seed_where(lambda s: spin_jackpot_draw(s, {SpinJackpot.BRONZE: 30}) is SpinJackpot.BRONZE)
-    monkeypatch.setattr("tables.widerpoker.services.lifecycle.derive_hand_seed", lambda *args: spin)
+    monkeypatch.setattr("tables.widerpoker.services.deal.derive_hand_seed", lambda *args: spin)
     hand = deal_hand(table, [alice, bob], now)
     assert cancel_hand(hand_id=hand.pk, reason="test malfunction", now=now)
     assert balance(bronze.account_key) == 200 + 5_000
@@ -162,7 +162,7 @@ def test_a_royal_flush_wins_the_whole_royal_jackpot(
         )
 
     seed = seed_where(royal_possible)
-    monkeypatch.setattr("tables.widerpoker.services.lifecycle.derive_hand_seed", lambda *args: seed)
+    monkeypatch.setattr("tables.widerpoker.services.deal.derive_hand_seed", lambda *args: seed)
     hand = deal_hand(table, [alice, bob], now)
     positions = tuple(int(p) for p in np.argwhere(board_grid(deal_board(seed)).strengths == MAX_STRENGTH)[0])
     # A chosen combination: the test gives alice the royal flush the board holds.

@@ -15,9 +15,9 @@ from django.db.backends import utils as db_utils
 from django.db.models import F
 from django.utils import timezone
 
-from tables import selectors
 from tables.clock import advance_table
 from tables.models import Table
+from tables.widerpoker import selectors
 from tables.widerpoker.services.lifecycle import publish_live_pools
 from tables.widerpoker.services.play import buy_draw
 from tables.widerpoker.services.seating import join_table

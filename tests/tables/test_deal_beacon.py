@@ -25,9 +25,9 @@ from tables.engine.widerpoker import (
     redeal_combination,
 )
 from tables.models import Entry, Hand, HandFreeze, HandStatus, Redeal, SeedChain, Table, TablePhase
-from tables.selectors import get_entry_state, get_table_state
 from tables.services import beacon
 from tables.services.seating import touch_presence
+from tables.widerpoker.selectors import get_entry_state, get_table_state
 from tables.widerpoker.services.play import buy_redeal, resolve_pending_redeals, set_hold
 from tables.widerpoker.services.seating import leave_table
 from tests.helpers import logged_in, seat_players

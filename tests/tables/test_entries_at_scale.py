@@ -140,7 +140,7 @@ def test_a_player_s_probability_panel_is_computed_once_per_hand_and_never_altere
     board's 100,000 cells); a hand of 10,000 sockets sends one per player at the deal and
     again after every hold and purchase. It is kept per (hand, combination): computed once,
     the same on every frame, and a table without tips blanks its copy, not the kept one."""
-    from tables import selectors
+    from tables.widerpoker import selectors
 
     calls: list[tuple[int, ...]] = []
     from tables.engine.widerpoker import panel as real

@@ -18,6 +18,7 @@ from tables import selectors
 from tables.clock import advance_table
 from tables.realtime import bus
 from tables.realtime.routing import websocket_urlpatterns
+from tables.widerpoker import selectors as widerpoker_selectors
 from tables.widerpoker.services.seating import join_table
 from tests.conftest import make_player
 from tests.helpers import create_fun_table
@@ -76,7 +77,9 @@ async def test_the_change_frame_reaches_every_socket_once_with_the_published_byt
     fresh = await sync_to_async(selectors.get_public_state)(table_id=table.pk)
     assert {**fresh, "server_time": frame["server_time"]} == frame
     user_ids = {user.pk for user in owners}
-    expected_private = await sync_to_async(selectors.render_entry_states)(table_id=table.pk, user_ids=user_ids)
+    expected_private = await sync_to_async(widerpoker_selectors.render_entry_states)(
+        table_id=table.pk, user_ids=user_ids
+    )
     for owner, frames in zip(owners, received, strict=True):
         public = [f for f in frames if json.loads(f)["type"] == "table_state"]
         private = [f for f in frames if json.loads(f)["type"] == "entry_state"]

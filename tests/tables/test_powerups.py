@@ -13,8 +13,8 @@ from django.test import Client
 from handhistory.verification import verify_hand
 from tables.clock import advance_table
 from tables.models import Entry, GamingSession, Hand, PowerUpRules, Table
-from tables.selectors import get_entry_state
 from tables.services.seating import touch_presence
+from tables.widerpoker.selectors import get_entry_state
 from tables.widerpoker.services import powerups
 from tables.widerpoker.services.create import create_table
 from tables.widerpoker.services.play import buy_draw, buy_redeal

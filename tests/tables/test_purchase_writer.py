@@ -144,7 +144,7 @@ async def test_many_players_buying_on_their_sockets_commit_in_batches(writer: pu
 
 
 def services_state(table_id: int, user_id: int) -> dict[str, Any]:
-    from tables.selectors import get_entry_state
+    from tables.widerpoker.selectors import get_entry_state
 
     return dict(get_entry_state(table_id=table_id, user_id=user_id))
 

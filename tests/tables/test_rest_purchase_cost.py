@@ -21,9 +21,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from tables import selectors
 from tables.models import Hand, Table
 from tables.realtime.routing import websocket_urlpatterns
+from tables.widerpoker import selectors
 from tables.widerpoker.services.play import buy_draw
 from tables.widerpoker.services.seating import join_table
 from tables.widerpoker.services.settlement import cancel_hand
@@ -42,7 +42,7 @@ MAX_QUERIES = {
     "postgresql": {"hold": 10, "draw": 11, "redeal": 12},
     "sqlite": {"hold": 14, "draw": 35, "redeal": 40},
 }
-PRIVATE_STATE_QUERIES = 6  # tables/selectors.py, _private_table + _entry_states
+PRIVATE_STATE_QUERIES = 6  # tables/widerpoker/selectors.py, _private_table + _entry_states
 
 
 pytestmark = pytest.mark.usefixtures("fresh_throttle_counters")

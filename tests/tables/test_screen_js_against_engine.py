@@ -18,7 +18,7 @@ import pytest
 from django.utils import translation
 
 from tables.engine.cards import card_code, rank_of, suit_of
-from tables.engine.evaluator import HandCategory
+from tables.engine.evaluator_tables import HandCategory
 from tables.engine.widerpoker.deal import deal_board, initial_combinations
 from tables.engine.widerpoker.grid import compute_grid
 from tables.engine.widerpoker.odds import panel

@@ -15,8 +15,9 @@ from tables.clock import advance_table
 from tables.engine.widerpoker import special_hand_draw
 from tables.errors import InvalidTableConfigError
 from tables.models import Hand, SpecialHandSchedule, Table, TableConfigChange
-from tables.selectors import get_entry_state, get_lobby_table, get_table_state
+from tables.selectors import get_lobby_table
 from tables.services.seating import touch_presence
+from tables.widerpoker.selectors import get_entry_state, get_table_state
 from tables.widerpoker.services.play import buy_draw, buy_redeal
 from tables.widerpoker.services.special import ScheduleInput, save_schedule
 from tests.helpers import create_fun_table, deal, logged_in, seat_players, settle
@@ -131,7 +132,7 @@ def test_chance_special_hands_come_from_the_hands_stream(
     schedule(table, croupier, now, kind="chance", one_in=4, overrides={"panel": False})
     seeds = [i.to_bytes(32, "big") for i in range(40)]
     special = next(s for s in seeds if special_hand_draw(s, 4))
-    monkeypatch.setattr("tables.widerpoker.services.lifecycle.derive_hand_seed", lambda *args: special)
+    monkeypatch.setattr("tables.widerpoker.services.deal.derive_hand_seed", lambda *args: special)
     seat_players(table, [alice, bob], now)
     hand = deal(table, now)
     assert hand.config["panel"] is False

@@ -177,7 +177,7 @@ def test_a_deal_reads_its_players_wallets_once(
     now: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The clock's deal (tables/widerpoker/services/lifecycle.py): the wallets found, locked and read by
+    """The clock's deal (tables/widerpoker/services/deal.py): the wallets found, locked and read by
     one statement to see who can pay (``lock_and_read_players``) are the rows the ante's
     transfer takes, on PostgreSQL; the ledger and books still hold."""
     from tests.helpers import create_fun_table, deal_hand

@@ -86,6 +86,7 @@ from .seed import (
 )
 from .showdown import best_strengths
 from .simulation import BotPlayer, MatchResult, Player, play_match
+from .start import play_showdown, start_hand
 from .state import (
     Action,
     ActionKind,
@@ -95,8 +96,6 @@ from .state import (
     LegalActions,
     Phase,
     Street,
-    play_showdown,
-    start_hand,
 )
 from .structure import MAX_RAKE_BPS, PHH_LIMIT_CAPS, SEED_LIMIT_CAPS, Betting, Structure, small_blind_for
 

@@ -26,7 +26,8 @@ from typing import Any
 from ..cards import DECK_SIZE, card_code, card_id
 from .dealing import deal_positions
 from .errors import HoldemError, PhhError
-from .state import Action, ActionKind, HandSetup, HandState, Phase, play_showdown, start_hand
+from .start import play_showdown, start_hand
+from .state import Action, ActionKind, HandSetup, HandState, Phase
 from .structure import PHH_LIMIT_CAPS, Betting, Structure
 
 __all__ = ["PhhHand", "hand_to_phh", "hide_holes", "read_phh", "replay_phh"]

@@ -102,3 +102,21 @@ def split_pot(amount: int, winners: Sequence[int]) -> dict[int, int]:
     ordered = sorted(winners)
     share, odd = divmod(amount, len(ordered))
     return {w: share + (odd if k == 0 else 0) for k, w in enumerate(ordered)}
+
+
+def _collect(
+    stacks: tuple[int, ...], bets: tuple[int, ...], committed: tuple[int, ...]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Move bets into the pots, returning the uncalled part of the biggest bet to its owner
+    (an uncalled bet is never in the pot, so never raked)."""
+    if not any(bets):
+        return stacks, committed
+    cutoff = sorted(bets)[-2]
+    new_stacks = list(stacks)
+    new_committed = list(committed)
+    for j, bet in enumerate(bets):
+        if bet > cutoff:
+            new_stacks[j] += bet - cutoff
+            bet = cutoff
+        new_committed[j] += bet
+    return tuple(new_stacks), tuple(new_committed)

@@ -25,7 +25,8 @@ import numpy as np
 from numpy.random import Generator, SeedSequence, default_rng
 
 from .bots import DEFAULT_SAMPLES, Personality, decide
-from .state import Action, HandSetup, HandState, start_hand
+from .start import start_hand
+from .state import Action, HandSetup, HandState
 from .structure import Structure
 
 __all__ = ["BotPlayer", "MatchResult", "Player", "play_match"]

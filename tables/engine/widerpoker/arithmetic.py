@@ -45,7 +45,8 @@ from ..allocation import (
     rank_places,
     split_evenly,
 )
-from ..evaluator import MAX_STRENGTH, category_of
+from ..evaluator import category_of
+from ..evaluator_tables import MAX_STRENGTH
 from .change import best_draws, draw_strengths
 from .grid import BoardGrid
 

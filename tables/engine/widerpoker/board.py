@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..cards import DECK_SIZE, as_card_id, card_code
-from ..evaluator import HandCategory
+from ..evaluator_tables import HandCategory
 from .grid import board_grid
 
 __all__ = ["COLUMNS", "COLUMN_HEIGHT", "Board"]

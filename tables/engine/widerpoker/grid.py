@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from ..evaluator import HandCategory, category_of, evaluate_product
+from ..evaluator import category_of, evaluate_product
+from ..evaluator_tables import HandCategory
 
 if TYPE_CHECKING:
     from .board import Board

@@ -31,7 +31,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from ..evaluator import HandCategory
+from ..evaluator_tables import HandCategory
 from .board import Board
 from .change import Combination, Hold, hold_code, hold_from_mask, hold_mask, validate_combination
 from .grid import BoardGrid, board_grid

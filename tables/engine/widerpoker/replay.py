@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..cards import card_code
-from ..evaluator import HandCategory
+from ..evaluator_tables import HandCategory
 from ..rng import commitment
 from .arithmetic import score_entries
 from .board import Board

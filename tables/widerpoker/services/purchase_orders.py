@@ -76,7 +76,7 @@ class Outcome:
     @property
     def frame(self) -> dict[str, Any] | None:
         if self.built is None and self.state is not None:
-            from tables.selectors import build_entry_state
+            from tables.widerpoker.selectors import build_entry_state
 
             self.built = dict(build_entry_state(**self.state))
         return self.built

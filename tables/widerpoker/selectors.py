@@ -1,0 +1,428 @@
+"""Reads of WiderPoker tables, hands and entries shaped for the game screen, the API and the
+pushes: the public ``table_state`` frame, each player's private ``entry_state`` frame and the
+live pool frames. The house's reads (the table, the lobby lines, recall) are in ``tables.selectors``.
+
+Public state never contains a secret of a running hand: the server seed and the change keys
+appear only once the hand is settled or cancelled.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+from django.db.models import F
+from django.utils import timezone
+
+from tables.engine.widerpoker import (
+    board_grid,
+    category_of,
+    change_keys,
+    final_hand,
+    hold_from_mask,
+    panel,
+)
+from tables.models import Entry, Hand, HandFreeze, HandStatus, Redeal, Seat, Table, TablePhase
+from tables.realtime.frames import (
+    EntryStateFrame,
+    PoolUpdatedFrame,
+    TableStateFrame,
+    dumps,
+)
+from tables.selectors import _iso, count_players, get_table, live_split, table_jackpots
+from tables.services import beacon
+from tables.widerpoker.records import board_from_json, combination_digits, spin_feed
+from tables.widerpoker.services import powerups
+from tables.widerpoker.services.special import next_special
+from wallet.models import Account
+from wallet.services import player_account_key
+
+HAND_CONDITION_KEYS = (
+    "rake_bps",
+    "paid_fraction_bps",
+    "min_prize_minor",
+    "draw_price_minor",
+    "max_draws",
+    "redeal_price_minor",
+    "max_redeals",
+    "tips",
+    "panel",
+)
+"""The conditions of the running hand every watcher sees (a special hand or a spin jackpot
+may have changed them from the table's)."""
+
+
+def _spin_public(hand: Hand) -> dict[str, Any] | None:
+    """The spin jackpot drawn at the start of the hand, announced to everyone."""
+    if hand.spin_jackpot_id is None:
+        return None
+    feed = spin_feed(hand.config, hand.spin_jackpot_id) or {}
+    return {
+        "kind": feed.get("kind"),
+        "name": feed.get("name", ""),
+        "award_minor": hand.spin_award_minor,
+    }
+
+
+def _hand_public(hand: Hand, table: Table) -> dict[str, Any]:
+    grid_board = board_from_json(hand.board)
+    data: dict[str, Any] = {
+        "id": hand.pk,
+        "number": hand.number,
+        "status": hand.status,
+        "commitment": hand.commitment,
+        "board": hand.board,
+        "achievable": sorted(int(category) for category in grid_board.achievable()),
+        "started_at": _iso(hand.started_at),
+        "change_deadline": _iso(hand.change_deadline),
+        "redeal_deadline": _iso(hand.redeal_deadline),
+        "entries": hand.entry_count,
+        "gross_minor": hand.gross_minor,
+        "conditions": {key: hand.config.get(key) for key in HAND_CONDITION_KEYS},
+        "overrides": hand.config.get("overrides", {}),
+        "special": hand.config.get("special", []),
+        "spin": _spin_public(hand),
+    }
+    if hand.deal_round is not None:
+        # Algorithm 3: the frozen inputs and the round whose value decided the deal.
+        data["frozen_at"] = _iso(hand.frozen_at)
+        data["inputs_digest"] = hand.inputs_digest
+        data["deal_round"] = hand.deal_round
+        data["deal_beacon_value"] = hand.deal_beacon_value
+    if hand.status == HandStatus.CHANGE:
+        split = live_split(hand, table)
+        data["rake_minor"] = split.rake_minor
+        data["pool_minor"] = split.pool_minor
+    else:
+        data.update(
+            rake_minor=hand.rake_minor,
+            pool_minor=hand.pool_minor,
+            carry_in_minor=hand.carry_in_minor,
+            breakage_minor=hand.breakage_minor,
+            server_seed=hand.server_seed,
+            change_keys=hand.change_keys,
+            leaderboard=hand.leaderboard,
+            cancel_reason=hand.cancel_reason,
+        )
+    return data
+
+
+def _table_config(table: Table) -> dict[str, Any]:
+    return {
+        "name": table.name,
+        "is_open": table.is_open,
+        **table.config_snapshot(),
+        "next_special": next_special(table, now=timezone.now()),
+    }
+
+
+def get_table_state(*, table_id: int) -> TableStateFrame:
+    """The public state of a WiderPoker table: what every watcher may see, with its version."""
+    table = get_table(table_id, rows=Table.objects.select_related("current_hand"))
+    hand = table.current_hand
+    return TableStateFrame(
+        type="table_state",
+        table_id=table.pk,
+        version=table.version,
+        phase=table.phase,
+        deadline=_iso(table.phase_deadline),
+        server_time=timezone.now().isoformat(),
+        players=count_players(table_id=table.pk),
+        hand=_hand_public(hand, table) if hand is not None else None,
+        config=_table_config(table),
+        jackpots=table_jackpots([table])[table.pk],
+        frozen=_frozen_public(table) if hand is None else None,
+    )
+
+
+def _frozen_public(table: Table) -> dict[str, Any] | None:
+    """Algorithm 3: the next hand's frozen inputs, public from the freeze until the deal
+    (docs/provably-fair.md, "Algorithm 3"): its number, the chain and element it is bound to,
+    the digest ``D`` of the frozen players' client seeds and how many they are, when it froze,
+    and the deal round with the time it is released. None when no hand is frozen."""
+    freeze = (
+        HandFreeze.objects.filter(table_id=table.pk, abandoned_at__isnull=True)
+        .values("number", "chain_id", "chain_index", "digest", "deal_round", "frozen_at", "players")
+        .first()
+    )
+    if freeze is None:
+        return None
+    return {
+        "hand_number": freeze["number"],
+        "chain_id": freeze["chain_id"],
+        "chain_index": freeze["chain_index"],
+        "inputs_digest": freeze["digest"],
+        "players": len(freeze["players"]),
+        "frozen_at": _iso(freeze["frozen_at"]),
+        "deal_round": freeze["deal_round"],
+        "deal_round_at": _iso(beacon.time_of(int(freeze["deal_round"]))),
+    }
+
+
+def get_entry_state(*, table_id: int, user_id: int) -> EntryStateFrame:
+    """A player's private view of the table: seat, balance and, when playing the current
+    hand, the cards, choices, purchases, probability panel (during the change phase) and the
+    result of every draw (once the hand is settled)."""
+    return list_entry_states(table_id=table_id, user_ids={user_id})[user_id]
+
+
+PRIVATE_TABLE_FIELDS = ("id", "game", "version", "currency", "current_hand")
+PRIVATE_HAND_FIELDS = (
+    "id",
+    "status",
+    "board",
+    "config",
+    "redeal_deadline",
+    "entry_count",
+    "server_seed",
+    "change_keys",
+    "cancel_reason",
+    "deal_round",
+)
+"""The columns of the table and of its running hand a private frame reads (``_entry_private``):
+not the hand's ``not_dealt`` (every seated player not dealt in, 10^5 ids in a big hand), its
+leaderboard or jackpot results, which a private frame never shows."""
+
+PRIVATE_ENTRY_FIELDS = (
+    "id",
+    "hand_id",
+    "user_id",
+    "combination",
+    "redeals",
+    "hold_mask",
+    "draws_bought",
+    "paid_minor",
+    "promo_minor",
+    "hold_used",
+    "draw_strengths",
+    "connected_at_end",
+    "best_draw",
+    "category",
+    "place",
+    "prize_minor",
+)
+"""The columns of an entry a private frame reads (``_entry_private``)."""
+
+
+def _private_table(table_id: int) -> Table:
+    """The table with its running hand, only the columns a private frame reads (one query).
+    Raises TableNotFoundError."""
+    return get_table(
+        table_id,
+        rows=Table.objects.select_related("current_hand").only(
+            *PRIVATE_TABLE_FIELDS, *(f"current_hand__{name}" for name in PRIVATE_HAND_FIELDS)
+        ),
+    )
+
+
+def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, EntryStateFrame]:
+    """``get_entry_state`` for many players of one table in a handful of queries (the hub
+    refreshes every socket of a process at once). Raises TableNotFoundError."""
+    return _entry_states(_private_table(table_id), user_ids)
+
+
+def _entry_states(table: Table, user_ids: set[int]) -> dict[int, EntryStateFrame]:
+    """The private frames of ``user_ids`` at ``table`` (as read by ``_private_table``):
+    seats, balances, entries in the running hand and power-up sessions, one query each."""
+    hand = table.current_hand
+    seats = {
+        user_id: {"status": status, "reason": reason}
+        for user_id, status, reason in Seat.objects.filter(table_id=table.pk, user_id__in=user_ids).values_list(
+            "user_id", "status", "status_reason"
+        )
+    }
+    # What the player may spend: the balance less purchases confirmed and not yet captured
+    # into a hand's escrow (wallet.selectors.get_balance_minor), so a draw shows at once.
+    balances = dict(
+        Account.objects.filter(key__in=[player_account_key(user_id, table.currency) for user_id in user_ids])
+        .annotate(available=F("balance_minor") - F("held_minor"))
+        .values_list("user_id", "available")
+    )
+    entries = (
+        {
+            entry.user_id: entry
+            for entry in Entry.objects.filter(hand=hand, user_id__in=user_ids).only(*PRIVATE_ENTRY_FIELDS)
+        }
+        if hand is not None
+        else {}
+    )
+    sessions = powerups.session_states(table_id=table.pk, user_ids=user_ids)
+    pending = (
+        {
+            user_id: {"number": number, "round": round_number, "round_at": _iso(beacon.time_of(int(round_number or 0)))}
+            for user_id, number, round_number in Redeal.objects.filter(
+                hand=hand, user_id__in=user_ids, combination__isnull=True
+            ).values_list("user_id", "number", "beacon_round")
+        }
+        if hand is not None and hand.deal_round is not None
+        else {}
+    )
+    states = {}
+    for user_id in user_ids:
+        entry = entries.get(user_id)
+        states[user_id] = EntryStateFrame(
+            type="entry_state",
+            table_id=table.pk,
+            version=table.version,
+            seat=seats.get(user_id),
+            balance_minor=balances.get(user_id, 0),
+            currency=table.currency,
+            hand_id=hand.pk if hand is not None else None,
+            entry=_entry_private(hand, entry, pending.get(user_id)) if hand is not None and entry is not None else None,
+            powerups=sessions.get(user_id),
+        )
+    return states
+
+
+def build_entry_state(
+    *,
+    table_id: int,
+    version: int,
+    currency: str,
+    hand: Hand,
+    entry: Entry,
+    seat: dict[str, Any] | None,
+    balance_minor: int,
+    powerups: dict[str, Any] | None,
+    redeal_pending: dict[str, Any] | None = None,
+) -> EntryStateFrame:
+    """The ``entry_state`` frame of a player of ``hand`` from values the caller already
+    holds (the purchase writer's rows: tables/widerpoker/services/purchases.py), with no query: the
+    same frame ``get_entry_state`` reads. ``hand`` needs the columns of
+    ``PRIVATE_HAND_FIELDS``, ``entry`` those of ``PRIVATE_ENTRY_FIELDS``; ``balance_minor``
+    is what the player may spend (balance less held); ``redeal_pending`` the player's redeal
+    waiting for its beacon round (algorithm 3: ``number``, ``round``, ``round_at``), else None."""
+    return EntryStateFrame(
+        type="entry_state",
+        table_id=table_id,
+        version=version,
+        seat=seat,
+        balance_minor=balance_minor,
+        currency=currency,
+        hand_id=hand.pk,
+        entry=_entry_private(hand, entry, redeal_pending),
+        powerups=powerups,
+    )
+
+
+def render_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
+    """``list_entry_states`` serialised, ready to send (WiderPoker's ``Game.private_frames``).
+    Raises TableNotFoundError."""
+    return {user_id: dumps(state) for user_id, state in list_entry_states(table_id=table_id, user_ids=user_ids).items()}
+
+
+_PANELS: OrderedDict[tuple[int, tuple[int, ...]], dict[str, Any]] = OrderedDict()
+_PANELS_LOCK = threading.Lock()
+PANEL_CACHE_SIZE = 20_000
+"""Probability panels kept per process (~2 ms each to compute over the board's 100,000
+cells; ~1 KiB each kept): one per player of a running hand, computed at his first private
+frame and reused for every later one (his holds, purchases, REST answers, reconnections)."""
+
+
+def _panel_of(hand: Hand, combination: tuple[int, ...]) -> dict[str, Any]:
+    """The probability panel (``odds.panel(...).as_dict()``, not to be mutated) of
+    ``combination`` on the board of ``hand``: a function of the two alone (a hand's board
+    never changes), cached per (hand, combination), least recently used dropped first. The
+    board is parsed only to compute a panel not cached."""
+    key = (hand.pk, combination)
+    with _PANELS_LOCK:
+        found = _PANELS.get(key)
+        if found is not None:
+            _PANELS.move_to_end(key)
+            return found
+    computed = panel(board_grid(board_from_json(hand.board)), combination).as_dict()
+    with _PANELS_LOCK:
+        _PANELS[key] = computed
+        while len(_PANELS) > PANEL_CACHE_SIZE:
+            _PANELS.popitem(last=False)
+    return computed
+
+
+def _entry_private(hand: Hand, entry: Entry, pending: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``entry`` of the private frame; ``redeal_pending``: algorithm 3's redeal waiting for
+    its beacon round (``number``, ``round``, ``round_at``), else None."""
+    config = hand.config
+    digits = combination_digits(np.array([entry.combination], dtype=np.int64))[0]
+    combination = tuple(int(d) for d in digits)
+    data: dict[str, Any] = {
+        "combination": [int(d) for d in digits],
+        "cards": [hand.board["columns"][c][int(digits[c])] for c in range(5)],
+        "hold": list(hold_from_mask(entry.hold_mask)) if entry.hold_mask is not None else None,
+        "draws_bought": entry.draws_bought,
+        "max_draws": config["max_draws"],
+        "draw_price_minor": config["draw_price_minor"],
+        "redeals_used": len(entry.redeals) + (1 if pending else 0),
+        "redeal_pending": pending,
+        "max_redeals": config["max_redeals"],
+        "redeal_price_minor": config["redeal_price_minor"],
+        "redeal_deadline": _iso(hand.redeal_deadline),
+        "paid_minor": entry.paid_minor,
+        "promo_minor": entry.promo_minor,
+        "panel": None,
+        "result": None,
+    }
+    if hand.status == HandStatus.CHANGE and config.get("panel", True):
+        data["panel"] = dict(_panel_of(hand, combination))
+        if not config.get("tips", True):
+            # A special hand without tips: the server never sends them (seed 001, D).
+            data["panel"]["tip1"] = data["panel"]["tip2"] = None
+    elif hand.status == HandStatus.SETTLED and entry.hold_used is not None:
+        board = board_from_json(hand.board)
+        keys = hand.change_keys or [list(key) for key in change_keys(bytes.fromhex(hand.server_seed))]
+        hold = hold_from_mask(entry.hold_used)
+        strengths = entry.draw_strengths or []
+        categories = category_of(np.array(strengths, dtype=np.int64)).tolist() if strengths else []
+        data["result"] = {
+            "hold_used": list(hold_from_mask(entry.hold_used)),
+            "connected_at_end": entry.connected_at_end,
+            "draws": [
+                {
+                    "number": d + 1,
+                    "key": keys[d],
+                    "cards": list(final_hand(board, combination, hold, keys[d])),
+                    "category": int(categories[d]),
+                    "strength": int(strengths[d]),
+                    "bought": d < entry.draws_bought,
+                }
+                for d in range(len(keys))
+            ],
+            "best_draw": entry.best_draw,
+            "category": entry.category,
+            "place": entry.place,
+            "prize_minor": entry.prize_minor,
+            "entries": hand.entry_count,
+        }
+    elif hand.status == HandStatus.CANCELLED:
+        data["result"] = {
+            "cancelled": True,
+            "reason": hand.cancel_reason,
+            "refunded_minor": entry.paid_minor - entry.promo_minor,  # free items went back to promotions
+        }
+    return data
+
+
+def live_pool_frames() -> Iterator[tuple[int, int, PoolUpdatedFrame]]:
+    """(hand id, gross, frame) for every hand in its change phase."""
+    tables = Table.objects.filter(phase=TablePhase.CHANGE, current_hand__status=HandStatus.CHANGE).select_related(
+        "current_hand"
+    )
+    for table in tables:
+        hand = table.current_hand
+        assert hand is not None
+        yield (
+            hand.pk,
+            hand.gross_minor,
+            PoolUpdatedFrame(
+                type="pool_updated",
+                table_id=table.pk,
+                version=table.version,
+                hand_id=hand.pk,
+                gross_minor=hand.gross_minor,
+                pool_minor=(split := live_split(hand, table)).pool_minor,
+                rake_minor=split.rake_minor,
+                entries=hand.entry_count,
+            ),
+        )
