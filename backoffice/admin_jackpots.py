@@ -23,7 +23,7 @@ from django.utils import timezone
 from config.infra.errors import DomainError
 from jackpots import services
 from jackpots.models import Jackpot, JackpotKind
-from tables.admin.forms import add_domain_error, add_override_fields, initial_from_overrides, overrides_from
+from tables.adminkit.forms import add_domain_error, add_override_fields, initial_from_overrides, overrides_from
 from tables.models import Table
 from tables.widerpoker.services.staff import JackpotInput, fund_house, save_jackpot, validate_jackpot_input
 from wallet.admin import ServiceAdmin

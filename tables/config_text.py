@@ -8,9 +8,11 @@ currency; the stored values stay in minor units and basis points (docs/auditing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from tables.models import Table
 from wallet.money import format_minor
 
 FIELD_NAMES = {
@@ -56,6 +58,18 @@ def field_text(field: str) -> str:
     return field.replace("_", " ").capitalize()
 
 
+_VALUE_TEXTS: dict[str, Callable[[dict[str, Any], str | None], str]] = {}
+"""A game's own record texts by subject (the part of ``field`` before ``:``), registered by
+the registry of games (tables/games.py) at import: the house names no game."""
+
+
+def register_value_text(subject: str, text: Callable[[dict[str, Any], str | None], str]) -> None:
+    """Make ``text(value, currency) -> str`` the text of a log row's dict value whose field
+    starts with ``subject:`` (WiderPoker's special hands: ``"special_hand"``); a second call
+    for the same subject replaces the first."""
+    _VALUE_TEXTS[subject] = text
+
+
 def value_text(field: str, value: Any, currency: str | None) -> str:
     """One value of a log row in people's units (module docstring); ``{}`` (a schedule that
     did not exist yet, or was deleted) is ``"—"``."""
@@ -63,8 +77,8 @@ def value_text(field: str, value: Any, currency: str | None) -> str:
         return "—"
     subject = field.partition(":")[0]
     if isinstance(value, dict):
-        if subject == "special_hand":
-            return _schedule_text(value, currency)
+        if subject in _VALUE_TEXTS:
+            return _VALUE_TEXTS[subject](value, currency)
         if subject == "jackpot":
             return _jackpot_text(value)
         if subject == "house":
@@ -89,28 +103,12 @@ def _scalar(key: str, value: Any, currency: str | None) -> str:
 
 def _created_text(value: dict[str, Any]) -> str:
     """A table as it opened: ``Euro Rail (widerpoker, cash, EUR): Ante 2.50 EUR, Rake 5 %, ...``."""
-    from tables import games
-
     currency = str(value.get("currency") or "")
-    # A record without ``game`` predates the second game: the registry's first (the house's own).
-    game = value.get("game") or next(iter(games.GAMES))
+    # A record without ``game`` predates the second game: the house's own, ``Table.game``'s default.
+    game = value.get("game") or Table._meta.get_field("game").default
     heading = f"{value.get('name')} ({game}, {value.get('mode')}, {currency})"
     rest = {key: item for key, item in value.items() if key not in {"name", "game", "mode", "currency"}}
     return f"{heading}: " + ", ".join(f"{field_text(key)} {_scalar(key, item, currency)}" for key, item in rest.items())
-
-
-def _schedule_text(value: dict[str, Any], currency: str | None) -> str:
-    from tables.widerpoker.services.special import describe_overrides
-
-    kind = value.get("kind")
-    if kind == "every_n":
-        when = f"every {value.get('every_n')} hands"
-    elif kind == "times":
-        when = "at " + ", ".join(value.get("times") or [])
-    else:
-        when = f"1 hand in {value.get('one_in')}"
-    state = "active" if value.get("is_active") else "paused"
-    return f"{value.get('name')}: {when}: {describe_overrides(value.get('overrides') or {}, currency)} ({state})"
 
 
 def _jackpot_text(value: dict[str, Any]) -> str:

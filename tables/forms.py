@@ -1,7 +1,7 @@
 """The house's pieces of staff forms, in the units a croupier reads: money in major units
 and shares in percent (two decimals, "hundredths" of minor units and basis points), and the
 reasons the audit log keeps. Each game's conditions forms (``tables/<game>/forms.py``) and
-the admin's own forms (tables/admin/forms.py) are built from them."""
+the admin's own forms (tables/adminkit/forms.py) are built from them."""
 
 from __future__ import annotations
 

@@ -19,13 +19,15 @@ from typing import Any
 from django.db.models.signals import post_save
 
 from tables.commands import execute, parse_action
+from tables.config_text import register_value_text
 from tables.errors import TableNotFoundError
 from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, GameAudit, GameLobby, PurchaseDoor, Step
 from tables.holdem.game import GAME as HOLDEM
 from tables.models import Table
-from tables.selectors import register_public_frame_reader
+from tables.selectors import register_lobby_row_reader, register_public_frame_reader
 from tables.services import configuration
 from tables.widerpoker.game import GAME as WIDERPOKER
+from tables.widerpoker.services.special import schedule_text
 
 __all__ = [
     "GAMES",
@@ -96,6 +98,19 @@ post_save.connect(_remember_created, sender=Table, dispatch_uid="tables.games.re
 # The pushes' public frame (tables.selectors.get_public_state), read by the table's game:
 # the house names no game, it asks the reader registered here.
 register_public_frame_reader(lambda table_id: game_of(table_id).public_frame(table_id))
+
+
+def _lobby_row(table: Table) -> Mapping[str, Any]:
+    """The game side of ``table``'s lobby line (``Game.lobby_row``); nothing for a game
+    without one, or a key no package registered (the house's fields stand alone)."""
+    game = _GAMES.get(table.game)
+    return game.lobby_row(table) if game is not None and game.lobby_row is not None else {}
+
+
+# The lobby line's game side (tables.selectors' lobby rows) and the audit log's special-hand
+# text (tables.config_text, WiderPoker's schedules), likewise asked of what is registered here.
+register_lobby_row_reader(_lobby_row)
+register_value_text("special_hand", schedule_text)
 
 
 def register(game: Game) -> None:

@@ -205,6 +205,9 @@ class Game:
     * ``page(request, table_id) -> HttpResponse``: the game screen for the logged-in
       ``request.user`` with both frames embedded; raises Http404.
     * ``lobby``: its section of the lobby page (``GameLobby``); None: not listed.
+    * ``lobby_row(table) -> {"next_special": str | None, "pool_minor": int | None}``: the
+      game side of a table's lobby line (``tables.selectors``' lobby rows, the ``lobby_table``
+      frame, ``GET /api/tables/``); None: both None.
     * ``cached_snapshot``: the public frame a socket is sent on connect may come from the
       hub's per-process cache (tables/realtime/hub.py, ``public_snapshot``; the frame has a
       ``version`` and a ``server_time``, stamped at each send).
@@ -229,6 +232,7 @@ class Game:
     private_frame: Callable[[int, int], Mapping[str, Any]]
     page: Callable[[HttpRequest, int], HttpResponse]
     lobby: GameLobby | None = None
+    lobby_row: Callable[[Table], Mapping[str, Any]] | None = None
     cached_snapshot: bool = False
     purchases: PurchaseDoor | None = None
     on_tick: Callable[[datetime], None] | None = None

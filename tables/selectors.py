@@ -11,16 +11,9 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, Min, Q, QuerySet
-from django.utils import timezone
 
-from tables.engine.widerpoker import (
-    PoolSplit,
-    pool_split,
-)
 from tables.errors import TableNotFoundError
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus, Table
-from tables.widerpoker.records import carry_key, hand_conditions
-from tables.widerpoker.services.special import next_special
 from wallet.models import Account
 
 
@@ -40,23 +33,6 @@ def get_table(table_id: int, *, lock: bool = False, rows: QuerySet[Table] | None
     if table is None:
         raise TableNotFoundError(f"no table {table_id}", table_id=table_id)
     return table
-
-
-def _carry_minor(table: Table) -> int:
-    account = Account.objects.filter(key=carry_key(table.pk, table.currency)).only("balance_minor").first()
-    return account.balance_minor if account is not None else 0
-
-
-def live_split(hand: Hand, table: Table) -> PoolSplit:
-    """The running hand's money as shown during it: jackpot contributions, rake and the pool
-    net of both, plus carried cents and any spin jackpot drawn (rules, Rake: the pool shown is
-    already net of the rake). The same engine arithmetic as settlement (``pool_split``)."""
-    return pool_split(
-        hand.gross_minor,
-        hand_conditions(hand.config),
-        carry_in_minor=_carry_minor(table),
-        spin_award_minor=hand.spin_award_minor,
-    )
 
 
 def count_players(*, table_id: int) -> int:
@@ -91,6 +67,18 @@ def table_version(*, table_id: int) -> int | None:
     """The table's current ``version`` (None for no such table): one indexed read, what a
     cached public frame is checked against (tables/realtime/hub.py, ``public_snapshot``)."""
     return Table.objects.filter(pk=table_id).values_list("version", flat=True).first()
+
+
+_LOBBY_ROW_READERS: list[Callable[[Table], Mapping[str, Any]]] = []
+"""The reader of a lobby line's game side (at most one): registered by the registry of games
+(tables/games.py) when it is imported, so the house's reads name no game."""
+
+
+def register_lobby_row_reader(read: Callable[[Table], Mapping[str, Any]]) -> None:
+    """Make ``read(table) -> {"next_special": str | None, "pool_minor": int | None}`` the
+    reader of a lobby line's game side (the registry of games registers the table's
+    ``Game.lobby_row`` at import; a second call replaces the first)."""
+    _LOBBY_ROW_READERS[:] = [read]
 
 
 def get_lobby_table(*, table_id: int) -> dict[str, Any]:
@@ -140,11 +128,10 @@ def table_jackpots(tables: Sequence[Table]) -> dict[int, list[dict[str, Any]]]:
 
 
 def _lobby_row(table: Table, players: int, jackpots: list[dict[str, Any]]) -> dict[str, Any]:
+    """The lobby line of ``table``: the house's fields, then the game side (``next_special``,
+    ``pool_minor``) read by the registered reader (None without one) in their places."""
     hand = table.current_hand
-    pool = None
-    if hand is not None:
-        pool = hand.pool_minor if hand.status != HandStatus.CHANGE else live_split(hand, table).pool_minor
-    return {
+    row = {
         "id": table.pk,
         "name": table.name,
         "game": table.game,
@@ -163,15 +150,18 @@ def _lobby_row(table: Table, players: int, jackpots: list[dict[str, Any]]) -> di
         "paid_fraction_bps": table.paid_fraction_bps,
         "min_prize_minor": table.min_prize_minor,
         "jackpots": jackpots,
-        "next_special": next_special(table, now=timezone.now()),
+        "next_special": None,
         "players": players,
         "phase": table.phase,
         "deadline": _iso(table.phase_deadline),
         "hand_number": hand.number if hand is not None else None,
-        "pool_minor": pool,
+        "pool_minor": None,
         "is_open": table.is_open,
         "version": table.version,
     }
+    if _LOBBY_ROW_READERS:
+        row.update(_LOBBY_ROW_READERS[0](table))
+    return row
 
 
 def speed_label(change_seconds: int) -> str:

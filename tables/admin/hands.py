@@ -1,6 +1,6 @@
 """Read-only admin of the rows services write: seats, hands, entries, the conditions audit log.
 Hands are searchable by a player's username; table filters list real tables, not practice
-games (tables/admin/filters.py)."""
+games (tables/adminkit/filters.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from tables.admin.filters import ChangedFieldFilter, RealTableFilter, practice_filter
-from tables.admin.secrets import (
+from tables.adminkit.filters import ChangedFieldFilter, RealTableFilter, practice_filter
+from tables.adminkit.secrets import (
     HIDDEN_UNTIL_CHANGE_ENDS,
     HIDDEN_UNTIL_OVER,
     SecretFieldsAdmin,
@@ -53,7 +53,7 @@ class SeatAdmin(ReadOnlyAdmin):
 @admin.register(Hand)
 class HandAdmin(SecretFieldsAdmin, ReadOnlyAdmin):
     """Hands, read-only. The server seed and change keys show only once the hand is over and
-    are never a filter, search or ordering (tables/admin/secrets.py); the history page has the
+    are never a filter, search or ordering (tables/adminkit/secrets.py); the history page has the
     whole hand and its verification."""
 
     list_display = (
@@ -147,7 +147,7 @@ _ENTRY_FIELDS: tuple[str, ...] = (
 @admin.register(Entry)
 class EntryAdmin(SecretFieldsAdmin, ReadOnlyAdmin):
     """Entries, read-only. A player's cards and hold show only once the change phase has ended
-    and are never a filter, search or ordering (tables/admin/secrets.py)."""
+    and are never a filter, search or ordering (tables/adminkit/secrets.py)."""
 
     list_display = (
         "hand",

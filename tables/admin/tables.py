@@ -19,8 +19,8 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from config.infra.errors import DomainError
-from tables.admin.filters import practice_filter
-from tables.admin.forms import ReasonForm
+from tables.adminkit.filters import practice_filter
+from tables.adminkit.forms import ReasonForm
 from tables.clock import recover_table
 from tables.config_text import field_text, value_text
 from tables.forms import ConditionsForm, from_hundredths

@@ -19,7 +19,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from config.infra.errors import DomainError
-from tables.admin.forms import ReasonForm
+from tables.adminkit.forms import ReasonForm
 from tables.tournaments.errors import InvalidTournamentError
 from tables.tournaments.models import Entrant, Tournament, TournamentRound
 from tables.tournaments.services import cancel_tournament, schedule_tournament, validate_tournament

@@ -3,10 +3,10 @@ Hands and Entries (issue 20: auditors see both games).
 
 A Hold'em hand's ``server_seed`` and ``chain_seed`` give every hole card and the board: they
 show only once the hand is over, and are never a filter, search or ordering
-(tables/admin/secrets.py). Hole cards are not shown here at all: the hand's history page
+(tables/adminkit/secrets.py). Hole cards are not shown here at all: the hand's history page
 shows them to staff once the hand is over, and its JSON export
 (``widerpoker-holdem-hand/1``, docs/holdem-export.md) carries them for auditors.
-Practice games are listed only under "Practice game: Yes" (tables/admin/filters.py).
+Practice games are listed only under "Practice game: Yes" (tables/adminkit/filters.py).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from tables.admin.filters import RealTableFilter, practice_filter
-from tables.admin.secrets import HIDDEN_UNTIL_OVER, SecretFieldsAdmin
+from tables.adminkit.filters import RealTableFilter, practice_filter
+from tables.adminkit.secrets import HIDDEN_UNTIL_OVER, SecretFieldsAdmin
 from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus
 from wallet.admin import ReadOnlyAdmin
 from wallet.money import format_minor

@@ -121,7 +121,7 @@ class Hand(models.Model):
 
     def change_phase_over(self, now: datetime | None = None) -> bool:
         """Whether the change phase has ended (deadline passed, or the hand is terminal): from
-        then on staff may see every player's cards and choices (tables/admin/secrets.py)."""
+        then on staff may see every player's cards and choices (tables/adminkit/secrets.py)."""
         return self.is_terminal or (now or timezone.now()) >= self.change_deadline
 
     @property

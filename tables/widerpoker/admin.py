@@ -17,8 +17,14 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from config.infra.errors import DomainError
-from tables.admin.filters import RealTableFilter
-from tables.admin.forms import ReasonForm, add_domain_error, add_override_fields, initial_from_overrides, overrides_from
+from tables.adminkit.filters import RealTableFilter
+from tables.adminkit.forms import (
+    ReasonForm,
+    add_domain_error,
+    add_override_fields,
+    initial_from_overrides,
+    overrides_from,
+)
 from tables.errors import InvalidTableConfigError
 from tables.models import PowerUpRules, SpecialHandSchedule
 from tables.widerpoker.services.powerups import validate_rules

@@ -15,7 +15,7 @@ from tables.widerpoker.commands import COMMANDS, PURCHASES
 from tables.widerpoker.forms import ChangeConditionsForm, TableCreateForm
 from tables.widerpoker.lobby import LOBBY
 from tables.widerpoker.page import table_page
-from tables.widerpoker.selectors import get_entry_state, get_table_state, render_entry_states
+from tables.widerpoker.selectors import get_entry_state, get_table_state, lobby_row, render_entry_states
 from tables.widerpoker.services.conditions import validate_table_config
 from tables.widerpoker.services.create import create_table
 from tables.widerpoker.services.lifecycle import (
@@ -122,6 +122,7 @@ GAME = Game(
     private_frame=lambda table_id, user_id: get_entry_state(table_id=table_id, user_id=user_id),
     page=table_page,
     lobby=LOBBY,
+    lobby_row=lobby_row,
     cached_snapshot=True,
     purchases=PURCHASES,
     on_tick=on_tick,

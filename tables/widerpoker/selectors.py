@@ -18,12 +18,14 @@ from django.db.models import F
 from django.utils import timezone
 
 from tables.engine.widerpoker import (
+    PoolSplit,
     board_grid,
     category_of,
     change_keys,
     final_hand,
     hold_from_mask,
     panel,
+    pool_split,
 )
 from tables.models import Entry, Hand, HandFreeze, HandStatus, Redeal, Seat, Table, TablePhase
 from tables.realtime.frames import (
@@ -32,9 +34,9 @@ from tables.realtime.frames import (
     TableStateFrame,
     dumps,
 )
-from tables.selectors import _iso, count_players, get_table, live_split, table_jackpots
+from tables.selectors import _iso, count_players, get_table, table_jackpots
 from tables.services import beacon
-from tables.widerpoker.records import board_from_json, combination_digits, spin_feed
+from tables.widerpoker.records import board_from_json, carry_key, combination_digits, hand_conditions, spin_feed
 from tables.widerpoker.services import powerups
 from tables.widerpoker.services.special import next_special
 from wallet.models import Account
@@ -53,6 +55,36 @@ HAND_CONDITION_KEYS = (
 )
 """The conditions of the running hand every watcher sees (a special hand or a spin jackpot
 may have changed them from the table's)."""
+
+
+def _carry_minor(table: Table) -> int:
+    account = Account.objects.filter(key=carry_key(table.pk, table.currency)).only("balance_minor").first()
+    return account.balance_minor if account is not None else 0
+
+
+def live_split(hand: Hand, table: Table) -> PoolSplit:
+    """The running hand's money as shown during it: jackpot contributions, rake and the pool
+    net of both, plus carried cents and any spin jackpot drawn (rules, Rake: the pool shown is
+    already net of the rake). The same engine arithmetic as settlement (``pool_split``)."""
+    return pool_split(
+        hand.gross_minor,
+        hand_conditions(hand.config),
+        carry_in_minor=_carry_minor(table),
+        spin_award_minor=hand.spin_award_minor,
+    )
+
+
+def lobby_row(table: Table) -> dict[str, Any]:
+    """WiderPoker's side of a table's lobby line (``Game.lobby_row``, read through
+    ``tables.selectors``' registered reader): ``next_special`` (str or None) and
+    ``pool_minor`` (minor units: the running hand's pool, live and net of rake and jackpot
+    contributions during the change phase; None without a hand). ``table.current_hand``
+    preferably select_related."""
+    hand = table.current_hand
+    pool = None
+    if hand is not None:
+        pool = hand.pool_minor if hand.status != HandStatus.CHANGE else live_split(hand, table).pool_minor
+    return {"next_special": next_special(table, now=timezone.now()), "pool_minor": pool}
 
 
 def _spin_public(hand: Hand) -> dict[str, Any] | None:

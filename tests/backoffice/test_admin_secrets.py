@@ -16,7 +16,7 @@ from django.core.checks import run_checks
 from django.db.models import Model
 from django.utils import timezone
 
-from tables.admin.secrets import SECRET_FIELDS, lookup_touches_secret
+from tables.adminkit.secrets import SECRET_FIELDS, lookup_touches_secret
 from tables.engine.widerpoker import combination_from_index
 from tables.models import Entry, Hand, Table
 from tests.helpers import deal_hand, logged_in

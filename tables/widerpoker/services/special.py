@@ -331,3 +331,20 @@ def describe_overrides(overrides: dict[str, Any], currency: str | None = None) -
         else:
             parts.append(f"{label} {value}")
     return ", ".join(parts)
+
+
+def schedule_text(value: dict[str, Any], currency: str | None) -> str:
+    """A special-hand schedule as the configuration audit log records it (a
+    ``special_hand:<id>`` row's value: ``name``, ``kind``, ``every_n`` / ``times`` /
+    ``one_in``, ``overrides``, ``is_active``), in people's units: ``"Happy hour: every 10
+    hands: share of entries paid 50 %, no tips (active)"``. Registered with
+    ``tables.config_text.register_value_text`` by the registry of games (tables/games.py)."""
+    kind = value.get("kind")
+    if kind == "every_n":
+        when = f"every {value.get('every_n')} hands"
+    elif kind == "times":
+        when = "at " + ", ".join(value.get("times") or [])
+    else:
+        when = f"1 hand in {value.get('one_in')}"
+    state = "active" if value.get("is_active") else "paused"
+    return f"{value.get('name')}: {when}: {describe_overrides(value.get('overrides') or {}, currency)} ({state})"

@@ -126,7 +126,7 @@ def secret_fields_admin(app_configs: Any = None, **kwargs: Any) -> list[CheckMes
                 errors.append(
                     Error(
                         f"{type(model_admin).__name__}.{option} uses the secret field path {lookup!r}",
-                        hint="Secrets stay out of admin lookups (tables/admin/secrets.py).",
+                        hint="Secrets stay out of admin lookups (tables/adminkit/secrets.py).",
                         obj=model_admin,
                         id="tables.E001",
                     )
