@@ -5,7 +5,7 @@ Access as for WiderPoker hands: the hand's players and staff who may view every 
 only once the hand is over. Secrecy (docs/provably-fair.md, Card commitments): a player sees
 his own hole cards and those shown at the showdown, never a folded or mucked hand; the
 seeds, which give the whole deck, reach staff once the hand is over and its players once
-``holdem_records.seed_is_public`` (the end plus ``HOLDEM_SEED_DELAY_HOURS``). Until then a
+``tables.holdem.records.seed_is_public`` (the end plus ``HOLDEM_SEED_DELAY_HOURS``). Until then a
 player verifies the cards he may see against the per-card commitments published at the
 deal; once the seeds are public, verification recomputes from the chain seed and the client
 seeds the commitment (SHA-256 of the chain seed), the hand seed (Algorithm 2; for algorithm

@@ -3,7 +3,7 @@
 The frames' shapes are in ``tables/realtime/frames.py`` (documented in docs/protocol.md). The
 secret rule: hole cards appear in the public frame only when shown at the showdown; a
 player's own cards (and their salts) only in his private frame; the seeds, which give every
-card of the deck, only once ``holdem_records.seed_is_public`` (the hand's end plus a delay).
+card of the deck, only once ``tables.holdem.records.seed_is_public`` (the hand's end plus a delay).
 Fairness meanwhile rests on the per-card commitments published at the deal
 (docs/provably-fair.md, Card commitments).
 """

@@ -51,7 +51,7 @@ class TablePhase(models.TextChoices):
 class Table(models.Model):
     """A WiderPoker table: its configuration and the state machine of its current hand.
 
-    The clock (tables.services.advance_due_tables) moves ``phase`` when ``phase_deadline``
+    The clock (tables.clock.advance_due_tables) moves ``phase`` when ``phase_deadline``
     has passed; ``version`` grows by one on every change a client must see, and every push
     carries it.
     """

@@ -328,7 +328,7 @@ def settle(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) -
     """Pay the pots: the seats' stacks become the finishing stacks, the rake moves from the
     escrow to the rake account (each pot's own, no flop no drop: ``pots.rake_pots``), the hand is
     stored with its board, results and PHH text; its seeds become public later
-    (``holdem_records.seed_public_at``: nothing is written to the hand then).
+    (``tables.holdem.records.seed_public_at``: nothing is written to the hand then).
     Leaving players are cashed out; players left without chips sit out."""
     with metrics.timed(metrics.SETTLEMENT_DURATION, TableGame.HOLDEM):
         _pay_pots(table, hand, state, now=now)

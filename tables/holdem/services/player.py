@@ -246,7 +246,7 @@ def act_in_hand(*, table_id: int, user_id: int, kind: object, amount: object = N
     """The player's action in the running hand: ``kind`` one of fold, check, call, bet,
     raise, all_in, or at the showdown show or muck (seed 003, Showdown: a player whose
     hand wins nothing, and who is not the first to show, may muck; his turn to choose
-    lasts ``holdem_records.showdown_deadline``); ``amount`` the bet or raise-to total in
+    lasts ``tables.holdem.records.showdown_deadline``); ``amount`` the bet or raise-to total in
     chips (minor units; None = the minimum). Validated by the engine (seed 003). Returns
     the table's new version.
 
