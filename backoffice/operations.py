@@ -91,20 +91,21 @@ T = TypeVar("T")
 
 class _Cached:
     """A value recomputed at most once per ``seconds`` in this process; concurrent callers
-    wait for the one computing it (a burst of polls runs the checks once)."""
+    wait for the one computing it (a burst of polls runs the checks once). ``clock`` is the
+    process's monotonic clock (a test may stand it still)."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.lock = threading.Lock()
         self.value: Any = None
         self.expires = 0.0
+        self.clock: Callable[[], float] = time.monotonic
 
     def get(self, compute: Callable[[], T]) -> T:
         with self.lock:
-            now = time.monotonic()
-            if self.value is None or now >= self.expires:
+            if self.value is None or self.clock() >= self.expires:
                 self.value = compute()
-                self.expires = time.monotonic() + self.seconds
+                self.expires = self.clock() + self.seconds
             value: T = self.value
             return value
 

@@ -115,10 +115,10 @@ def test_readiness_ignores_the_host_check_and_the_https_redirect(settings: Any) 
 def test_readiness_is_computed_once_a_second_for_a_balancer_polling_it(
     django_assert_num_queries: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The process's clock stands still within the second, however slow a loaded box serves
-    # the five requests; a second later the checks run again.
+    # The readiness cache's clock stands still within the second, however slow a loaded box
+    # serves the five requests; a second later the checks run again.
     now = [1000.0]
-    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(operations._readiness, "clock", lambda: now[0])
     Client().get("/readyz", **OUTSIDER)
     with django_assert_num_queries(0):
         for _ in range(5):
