@@ -3,10 +3,11 @@ hooks (tables/widerpoker/audit.py, tables/holdem/audit.py; backoffice/auditing.p
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, F, OuterRef
+from django.db.models.functions import TruncDate
 
 
 def narrowed(
@@ -32,3 +33,12 @@ def narrowed(
     if player:
         hands = hands.filter(Exists(dealt_in.filter(hand_id=OuterRef("pk"), user__username=player)))
     return hands
+
+
+def grouped(hands: Any, group_by: str) -> tuple[Any, list[str]]:
+    """``hands`` annotated with the report's ``group`` and the keys to group them by:
+    ``"day"`` (the UTC day they ended, per currency) or ``"table"`` (``group`` the table's id,
+    ``group_name`` its name, per currency)."""
+    if group_by == "day":
+        return hands.annotate(group=TruncDate("settled_at", tzinfo=UTC)), ["group", "table__currency"]
+    return hands.annotate(group=F("table_id"), group_name=F("table__name")), ["group", "group_name", "table__currency"]

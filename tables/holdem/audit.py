@@ -5,13 +5,13 @@ chip the players put in), its prizes the pot less the rake; no jackpots. Minor u
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, F, OuterRef, Q, Subquery, Sum
-from django.db.models.functions import Coalesce, TruncDate
+from django.db.models.functions import Coalesce
 
-from tables.audit_filters import narrowed
+from tables.audit_filters import grouped, narrowed
 from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus, Table
 
 _TERMINAL = [HoldemHandStatus.SETTLED, HoldemHandStatus.CANCELLED]
@@ -45,13 +45,7 @@ def terminal_hands(
 def totals(group_by: str, **filters: Any) -> list[dict[str, Any]]:
     """The terminal hands' totals by ``"day"`` (UTC) or ``"table"`` (``GameAudit.totals``):
     gross = pots, prizes = pots less rake, entries = players dealt in, no jackpots."""
-    hands = terminal_hands(**filters)
-    if group_by == "day":
-        hands = hands.annotate(group=TruncDate("settled_at", tzinfo=UTC))
-        keys = ["group", "table__currency"]
-    else:
-        hands = hands.annotate(group=F("table_id"), group_name=F("table__name"))
-        keys = ["group", "group_name", "table__currency"]
+    hands, keys = grouped(terminal_hands(**filters), group_by)
     # Counted with the players' join (one row per player dealt in), summed without it.
     rows: list[dict[str, Any]] = list(
         hands.values(*keys)

@@ -3,13 +3,13 @@ backoffice/auditing.py turns the rows into report lines). Money in minor units."
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, F, Q, Sum
-from django.db.models.functions import Coalesce, TruncDate
+from django.db.models.functions import Coalesce
 
-from tables.audit_filters import narrowed
+from tables.audit_filters import grouped, narrowed
 from tables.models import Entry, Hand, HandStatus
 
 _TERMINAL = [HandStatus.SETTLED, HandStatus.CANCELLED]
@@ -43,13 +43,7 @@ def terminal_hands(
 def totals(group_by: str, **filters: Any) -> list[dict[str, Any]]:
     """The terminal hands' totals by ``"day"`` (UTC) or ``"table"`` (``GameAudit.totals``):
     gross = antes, draws and redeals; prizes = the pool less the tie-split cents carried on."""
-    hands = terminal_hands(**filters)
-    if group_by == "day":
-        hands = hands.annotate(group=TruncDate("settled_at", tzinfo=UTC))
-        keys = ["group", "table__currency"]
-    else:
-        hands = hands.annotate(group=F("table_id"), group_name=F("table__name"))
-        keys = ["group", "group_name", "table__currency"]
+    hands, keys = grouped(terminal_hands(**filters), group_by)
     return list(
         hands.values(*keys)
         .annotate(
