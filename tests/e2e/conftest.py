@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, expect, sync_playwright
 
 from tests.e2e.server import (
     CHROMIUM,
@@ -28,6 +28,12 @@ from tests.e2e.server import (
 )
 
 APP_ROLE = "wp_e2e_app"
+
+# A page's assertions wait up to 15 s, not Playwright's 5: on the project's two cores the
+# server, its clock, PostgreSQL and Chromium share the box with the suite, and a hand's
+# run-out can take a few clock beats more than on a quiet machine. A wrong state still
+# fails, 15 s later.
+expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="module")
