@@ -347,13 +347,20 @@ def lock_and_read(account_ids: np.ndarray) -> LockedAccounts:
     return LockedAccounts(found, columns[1], columns[2], kinds, currencies, keys, _write_stamp())
 
 
-def lock_and_read_players(*, user_ids: list[int], currency: str) -> tuple[dict[int, int], LockedAccounts]:
+def lock_and_read_players(
+    *, user_ids: list[int], currency: str, lock: bool = True
+) -> tuple[dict[int, int], LockedAccounts]:
     """``ensure_player_accounts`` and ``lock_and_read`` of their wallets in one read: the
     wallets in ``currency`` of the players ``user_ids`` (distinct), locked in primary-key
     order until the transaction ends and read under the lock; ``({user_id: account_id},
     the LockedAccounts)``. Missing wallets are opened (empty) first, then every wallet is
     locked and read again. A deal of 100,000 players reads its wallets once, not twice.
-    Raises CurrencyMismatchError for an unknown currency."""
+    Raises CurrencyMismatchError for an unknown currency.
+
+    ``lock=False`` (PostgreSQL): read them without locking, as of the statement (who could
+    pay when algorithm 3 freezes a hand's inputs; the deal round locks and checks again): no
+    row lock written into 100,000 rows. The result's ``stamp`` is None, so no transfer takes
+    those rows as locked (``post_transfer_arrays`` locks and reads them itself)."""
     if currency not in Currency.values:
         raise CurrencyMismatchError(f"unknown currency {currency!r}", currency=currency)
     if connection.vendor != "postgresql" or not user_ids:
@@ -363,7 +370,8 @@ def lock_and_read_players(*, user_ids: list[int], currency: str) -> tuple[dict[i
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT id, balance_minor, held_minor, kind, currency, key, user_id FROM {Account._meta.db_table} "
-                "WHERE kind = %s AND currency = %s AND user_id = ANY(%s::integer[]) ORDER BY id FOR NO KEY UPDATE",
+                "WHERE kind = %s AND currency = %s AND user_id = ANY(%s::integer[]) ORDER BY id"
+                + (" FOR NO KEY UPDATE" if lock else ""),
                 [AccountKind.PLAYER.value, currency, int_array_literal(user_ids)],
             )
             rows = cursor.fetchall()
@@ -380,7 +388,7 @@ def lock_and_read_players(*, user_ids: list[int], currency: str) -> tuple[dict[i
         [row[3] for row in rows],
         [row[4] for row in rows],
         [row[5] for row in rows],
-        _write_stamp(),
+        _write_stamp() if lock else None,
     )
     return accounts, locked
 

@@ -63,6 +63,10 @@ def test_an_algorithm_3_deal_reads_names_seeds_and_wallets_once_per_step(table: 
     # The names and client seeds come with the seats: one read of the users (the seat read's join).
     assert len(_reads(freeze_step, '"auth_user"')) == 1
     assert len(_reads(freeze_step, "tables_playerclientseed")) == 1
+    # Who can pay is read without a row lock written into every wallet (no ante is taken then).
+    wallets = [sql for sql in _reads(freeze_step, "wallet_account") if _ids_listed(sql) >= 3]
+    assert len(wallets) == (1 if connection.vendor == "postgresql" else 2), wallets
+    assert not [sql for sql in wallets if "FOR NO KEY UPDATE" in sql or "FOR UPDATE" in sql]
 
     leave_table(table_id=table.pk, user_id=players[3].pk, now=now)
     at = beacon.time_of(int(freeze.deal_round))
@@ -74,6 +78,8 @@ def test_an_algorithm_3_deal_reads_names_seeds_and_wallets_once_per_step(table: 
     # about as one array.
     wallet_reads = [sql for sql in _reads(deal_step, "wallet_account") if _ids_listed(sql) >= 3]
     assert len(wallet_reads) == (1 if connection.vendor == "postgresql" else 3), wallet_reads
+    if connection.vendor == "postgresql":  # the deal round locks them until the ante is taken
+        assert "FOR NO KEY UPDATE" in wallet_reads[0]
     seat_reads = [sql for sql in _reads(deal_step, "tables_seat") if _ids_listed(sql) >= 3]
     assert seat_reads and not [sql for sql in seat_reads if re.search(r"IN \([0-9]+, [0-9]+", sql)], seat_reads
 

@@ -122,6 +122,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
         return
     barred: dict[int, Any] = {}
     locked: wallet_services.LockedAccounts | None = None
+    freezing = settings.DEAL_ALGORITHM >= fairness.ALGORITHM_DEAL_BEACON
     accounts: dict[int, int] = {}
     if len(active) >= 2:
         user_ids_all = [user_id for _, user_id in active]
@@ -129,8 +130,12 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
         # taken: a purchase of theirs at another table (which locks the wallet too) is
         # counted before or after this deal, never beside it. What holds promised is not
         # spendable. The ante's transfer takes the rows read here instead of reading them
-        # again; the wallets are found, locked and read by one statement.
-        accounts, locked = wallet_services.lock_and_read_players(user_ids=user_ids_all, currency=table.currency)
+        # again; the wallets are found, locked and read by one statement. Algorithm 3 takes
+        # no ante here (the deal round locks, checks and takes it): its freeze reads who can
+        # pay without writing a row lock into every wallet.
+        accounts, locked = wallet_services.lock_and_read_players(
+            user_ids=user_ids_all, currency=table.currency, lock=not freezing
+        )
         barred = protection.barred_players(
             user_ids=user_ids_all, currency=table.currency, stake_minor=table.ante_minor, now=now
         )
@@ -151,7 +156,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
             broke = [seat_id for (seat_id, _), ok in zip(active, can_pay.tolist(), strict=True) if not ok]
             _update_seats(broke, status=SeatStatus.SITTING_OUT, status_reason="insufficient funds")
             table.version += 1
-        if int(can_pay.sum()) >= 2 and settings.DEAL_ALGORITHM >= fairness.ALGORITHM_DEAL_BEACON:
+        if int(can_pay.sum()) >= 2 and freezing:
             # Algorithm 3: the inputs freeze now; the deal waits for the next beacon round.
             _freeze(
                 table,
