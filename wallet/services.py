@@ -524,7 +524,9 @@ def _post(
     key = chain.ledger_key()
     created_at = timezone.now()
     memo = memo[:255]
-    legs_text = chain.legs_text(legs_after)  # once for the commit MAC and the seal
+    # Once for the commit MAC and the seal; ``ids`` are sorted and unique, so the legs are
+    # in the canonical order already.
+    legs_text = chain.legs_text_in_order(legs_after)
     mac = chain.commit_mac(
         key,
         currency=currency,
@@ -676,7 +678,6 @@ def _write(
     locked already (``_lock_read``)."""
     _count_balance_write()
     transfers, legs, accounts = Transfer._meta.db_table, LedgerEntry._meta.db_table, Account._meta.db_table
-    free = np.zeros(len(ids), dtype=np.int64) if released is None else released
     params: dict[str, Any] = {
         "reference": transfer.reference,
         "kind": transfer.kind,
@@ -689,15 +690,25 @@ def _write(
         "commit_mac": transfer.commit_mac,
         "ids": int_array_literal(ids),
         "deltas": int_array_literal(deltas),
-        "released": int_array_literal(free),
     }
+    # Holds released (a capture) or not (an ante: no array of 100,000 zeros to send).
+    if released is None:
+        balances = (
+            f"u AS (UPDATE {accounts} AS a SET balance_minor = a.balance_minor + v.delta "
+            "FROM unnest(%(ids)s::bigint[], %(deltas)s::bigint[]) AS v(id, delta) WHERE a.id = v.id)"
+        )
+    else:
+        params["released"] = int_array_literal(released)
+        balances = (
+            f"u AS (UPDATE {accounts} AS a SET balance_minor = a.balance_minor + v.delta, "
+            "held_minor = a.held_minor - v.released FROM unnest(%(ids)s::bigint[], %(deltas)s::bigint[], "
+            "%(released)s::bigint[]) AS v(id, delta, released) WHERE a.id = v.id)"
+        )
     parts = [
         f"t AS (INSERT INTO {transfers} (reference, kind, currency, memo, created_by_id, created_at, sequence, "
         "chain_hash, commit_mac) VALUES (%(reference)s, %(kind)s, %(currency)s, %(memo)s, %(created_by)s, "
         "%(created_at)s, %(sequence)s, %(chain_hash)s, %(commit_mac)s) RETURNING id)",
-        f"u AS (UPDATE {accounts} AS a SET balance_minor = a.balance_minor + v.delta, "
-        "held_minor = a.held_minor - v.released FROM unnest(%(ids)s::bigint[], %(deltas)s::bigint[], "
-        "%(released)s::bigint[]) AS v(id, delta, released) WHERE a.id = v.id)",
+        balances,
     ]
     inline = len(legs_after) <= INLINE_LEGS
     if inline:
