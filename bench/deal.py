@@ -267,8 +267,9 @@ def _split(label: str, figures: DealFigures) -> str:
 
 
 def main(argv: list[str]) -> None:
-    sizes = [int(arg) for arg in argv if arg.isdigit()] or [100_000]
     options = dict(itertools.pairwise(argv))
+    values = {value for option, value in options.items() if option.startswith("--")}
+    sizes = [int(arg) for arg in argv if arg.isdigit() and arg not in values] or [100_000]
     rounds = int(options.get("--rounds", "1"))
     if "--algorithm" in options:  # the deal algorithm (POKER_DEAL_ALGORITHM) of every run
         os.environ["POKER_DEAL_ALGORITHM"] = options["--algorithm"]
