@@ -9,6 +9,12 @@ Runs against the database of ``DATABASE_URL`` (a PostgreSQL server; the database
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_deal \\
         .venv/bin/python bench/deal.py 100000
 
+``--algorithm N`` deals with algorithm ``N`` (``POKER_DEAL_ALGORITHM``; by default the
+settings', 3 in production): with algorithm 3 a deal is two clock steps, the freeze at the
+deadline and the deal at the deal round; its figures are the freeze's whole step plus the
+round step to the change frame, the wait for the round (0-3 s, docs/provably-fair.md) left
+out, and both steps are printed apart after the table.
+
 ``--compare DIR`` runs the same measurement alternately from this checkout and from the
 checkout ``DIR`` (a baseline, e.g. the main branch), ``--rounds`` times each, each in a
 fresh process and database, and prints both with their ratio: on a shared box only the
@@ -61,6 +67,7 @@ class DealFigures:
     steps: dict[str, list[float]]
     books: bool
     load: list[float]
+    algorithm: int = 2
 
 
 def _load() -> float:
@@ -80,7 +87,7 @@ def measure(size: int) -> DealFigures:
     from django.utils import timezone
 
     from tables.clock import advance_table
-    from tables.models import Hand, PlayerClientSeed, Seat, Table
+    from tables.models import Hand, HandFreeze, PlayerClientSeed, Seat, Table
     from tables.realtime import bus
     from tables.services import beacon
     from tables.widerpoker.services.create import create_table
@@ -140,18 +147,28 @@ def measure(size: int) -> DealFigures:
     load: list[float] = []
     steps: dict[str, list[float]] = {}
 
-    def step(label: str, at: Any) -> None:
-        load.append(_load())
+    def one_step(at: Any, *, deal: bool) -> list[float]:
         sent.clear()
         start, start_cpu = time.perf_counter(), cpu()
         assert advance_table(table_id=table.pk, now=at)
         end, end_cpu = time.perf_counter(), cpu()
-        frame, frame_cpu = sent[0] if sent and "deal" in label else (end, end_cpu)
-        steps[label] = [frame - start, frame_cpu - start_cpu, end - start, end_cpu - start_cpu]
+        frame, frame_cpu = sent[0] if sent and deal else (end, end_cpu)
+        return [frame - start, frame_cpu - start_cpu, end - start, end_cpu - start_cpu]
+
+    def step(label: str, at: Any) -> None:
+        load.append(_load())
+        steps[label] = one_step(at, deal="deal" in label)
+        freeze = HandFreeze.objects.filter(table=table, abandoned_at__isnull=True).first()
+        if "deal" in label and freeze is not None:
+            # Algorithm 3: that step froze the inputs; the deal round's step deals. The deal's
+            # figures are both steps' work (to the change frame), the wait for the round apart.
+            frozen = steps[label + " (freeze)"] = steps[label]
+            dealt = steps[label + " (round)"] = one_step(beacon.time_of(int(freeze.deal_round)), deal=True)
+            steps[label] = [frozen[2] + dealt[0], frozen[3] + dealt[1], frozen[2] + dealt[2], frozen[3] + dealt[3]]
 
     def settle_time(dealt_at: Any) -> Any:
         hand = Hand.objects.get(pk=Table.objects.values_list("current_hand_id", flat=True).get(pk=table.pk))
-        return max(dealt_at + timedelta(seconds=31), beacon.time_of(int(hand.beacon_round or 0)))
+        return max(hand.change_deadline + timedelta(seconds=1), beacon.time_of(int(hand.beacon_round or 0)))
 
     try:
         step("first deal", now)
@@ -166,7 +183,9 @@ def measure(size: int) -> DealFigures:
         books = books and check_books().ok
     finally:
         bus.publish_table_frame = real_publish
-    return DealFigures(size, steps, books, load)
+    from django.conf import settings
+
+    return DealFigures(size, steps, books, load, settings.DEAL_ALGORITHM)
 
 
 def _run_here(size: int) -> DealFigures:
@@ -233,10 +252,28 @@ HEADER = (
 )
 
 
+def _split(label: str, figures: DealFigures) -> str:
+    """Algorithm 3's deals, step by step: the freeze's whole step and the deal round's step
+    to the change frame (wall, CPU)."""
+    cells = []
+    for name in ("first deal", "next deal"):
+        if f"{name} (freeze)" in figures.steps:
+            frozen, dealt = figures.steps[f"{name} (freeze)"], figures.steps[f"{name} (round)"]
+            cells.append(
+                f"{name}: freeze {frozen[2]:.2f} s (CPU {frozen[3]:.2f}) "
+                f"+ round step {dealt[0]:.2f} s (CPU {dealt[1]:.2f})"
+            )
+    return f"  - {label}, algorithm {figures.algorithm}: " + "; ".join(cells) if cells else ""
+
+
 def main(argv: list[str]) -> None:
-    sizes = [int(arg) for arg in argv if arg.isdigit()] or [100_000]
     options = dict(itertools.pairwise(argv))
+    values = {value for option, value in options.items() if option.startswith("--")}
+    sizes = [int(arg) for arg in argv if arg.isdigit() and arg not in values] or [100_000]
     rounds = int(options.get("--rounds", "1"))
+    if "--algorithm" in options:  # the deal algorithm (POKER_DEAL_ALGORITHM) of every run
+        os.environ["POKER_DEAL_ALGORITHM"] = options["--algorithm"]
+    details: list[str] = []
     print(HEADER)
     for size in sizes:
         if "--compare" in options:
@@ -247,10 +284,17 @@ def main(argv: list[str]) -> None:
                 print(_row(f"baseline {baseline.name}", before), flush=True)
                 print(_row("this checkout", after), flush=True)
                 print(_ratio(before, after), flush=True)
+                details += [_split(f"baseline {baseline.name}", before), _split("this checkout", after)]
         elif "--code" in options:
-            print(_row(options["--code"], _run_in(Path(options["--code"]).resolve(), size)), flush=True)
+            figures = _run_in(Path(options["--code"]).resolve(), size)
+            print(_row(options["--code"], figures), flush=True)
+            details.append(_split(options["--code"], figures))
         else:
-            print(_row("this checkout", _run_here(size)), flush=True)
+            figures = _run_here(size)
+            print(_row("this checkout", figures), flush=True)
+            details.append(_split("this checkout", figures))
+    for line in filter(None, details):
+        print(line)
 
 
 if __name__ == "__main__":

@@ -109,6 +109,13 @@ def legs_text(legs: Sequence[LegTuple]) -> str:
     return ",".join(map(_LEG_JSON.__mod__, sorted(map(tuple, legs))))
 
 
+def legs_text_in_order(legs: Sequence[LegTuple]) -> str:
+    """``legs_text`` of legs already in its order: each account once, accounts ascending (a
+    transfer's merged legs, ``wallet.services._post``), so equal to it without sorting
+    100,000 tuples again."""
+    return ",".join(map(_LEG_JSON.__mod__, legs))
+
+
 _LEG_JSON = "[%d,%d,%d]"
 
 

@@ -347,13 +347,20 @@ def lock_and_read(account_ids: np.ndarray) -> LockedAccounts:
     return LockedAccounts(found, columns[1], columns[2], kinds, currencies, keys, _write_stamp())
 
 
-def lock_and_read_players(*, user_ids: list[int], currency: str) -> tuple[dict[int, int], LockedAccounts]:
+def lock_and_read_players(
+    *, user_ids: list[int], currency: str, lock: bool = True
+) -> tuple[dict[int, int], LockedAccounts]:
     """``ensure_player_accounts`` and ``lock_and_read`` of their wallets in one read: the
     wallets in ``currency`` of the players ``user_ids`` (distinct), locked in primary-key
     order until the transaction ends and read under the lock; ``({user_id: account_id},
     the LockedAccounts)``. Missing wallets are opened (empty) first, then every wallet is
     locked and read again. A deal of 100,000 players reads its wallets once, not twice.
-    Raises CurrencyMismatchError for an unknown currency."""
+    Raises CurrencyMismatchError for an unknown currency.
+
+    ``lock=False`` (PostgreSQL): read them without locking, as of the statement (who could
+    pay when algorithm 3 freezes a hand's inputs; the deal round locks and checks again): no
+    row lock written into 100,000 rows. The result's ``stamp`` is None, so no transfer takes
+    those rows as locked (``post_transfer_arrays`` locks and reads them itself)."""
     if currency not in Currency.values:
         raise CurrencyMismatchError(f"unknown currency {currency!r}", currency=currency)
     if connection.vendor != "postgresql" or not user_ids:
@@ -363,7 +370,8 @@ def lock_and_read_players(*, user_ids: list[int], currency: str) -> tuple[dict[i
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT id, balance_minor, held_minor, kind, currency, key, user_id FROM {Account._meta.db_table} "
-                "WHERE kind = %s AND currency = %s AND user_id = ANY(%s::integer[]) ORDER BY id FOR NO KEY UPDATE",
+                "WHERE kind = %s AND currency = %s AND user_id = ANY(%s::integer[]) ORDER BY id"
+                + (" FOR NO KEY UPDATE" if lock else ""),
                 [AccountKind.PLAYER.value, currency, int_array_literal(user_ids)],
             )
             rows = cursor.fetchall()
@@ -380,7 +388,7 @@ def lock_and_read_players(*, user_ids: list[int], currency: str) -> tuple[dict[i
         [row[3] for row in rows],
         [row[4] for row in rows],
         [row[5] for row in rows],
-        _write_stamp(),
+        _write_stamp() if lock else None,
     )
     return accounts, locked
 
@@ -516,7 +524,9 @@ def _post(
     key = chain.ledger_key()
     created_at = timezone.now()
     memo = memo[:255]
-    legs_text = chain.legs_text(legs_after)  # once for the commit MAC and the seal
+    # Once for the commit MAC and the seal; ``ids`` are sorted and unique, so the legs are
+    # in the canonical order already.
+    legs_text = chain.legs_text_in_order(legs_after)
     mac = chain.commit_mac(
         key,
         currency=currency,
@@ -668,7 +678,6 @@ def _write(
     locked already (``_lock_read``)."""
     _count_balance_write()
     transfers, legs, accounts = Transfer._meta.db_table, LedgerEntry._meta.db_table, Account._meta.db_table
-    free = np.zeros(len(ids), dtype=np.int64) if released is None else released
     params: dict[str, Any] = {
         "reference": transfer.reference,
         "kind": transfer.kind,
@@ -681,15 +690,25 @@ def _write(
         "commit_mac": transfer.commit_mac,
         "ids": int_array_literal(ids),
         "deltas": int_array_literal(deltas),
-        "released": int_array_literal(free),
     }
+    # Holds released (a capture) or not (an ante: no array of 100,000 zeros to send).
+    if released is None:
+        balances = (
+            f"u AS (UPDATE {accounts} AS a SET balance_minor = a.balance_minor + v.delta "
+            "FROM unnest(%(ids)s::bigint[], %(deltas)s::bigint[]) AS v(id, delta) WHERE a.id = v.id)"
+        )
+    else:
+        params["released"] = int_array_literal(released)
+        balances = (
+            f"u AS (UPDATE {accounts} AS a SET balance_minor = a.balance_minor + v.delta, "
+            "held_minor = a.held_minor - v.released FROM unnest(%(ids)s::bigint[], %(deltas)s::bigint[], "
+            "%(released)s::bigint[]) AS v(id, delta, released) WHERE a.id = v.id)"
+        )
     parts = [
         f"t AS (INSERT INTO {transfers} (reference, kind, currency, memo, created_by_id, created_at, sequence, "
         "chain_hash, commit_mac) VALUES (%(reference)s, %(kind)s, %(currency)s, %(memo)s, %(created_by)s, "
         "%(created_at)s, %(sequence)s, %(chain_hash)s, %(commit_mac)s) RETURNING id)",
-        f"u AS (UPDATE {accounts} AS a SET balance_minor = a.balance_minor + v.delta, "
-        "held_minor = a.held_minor - v.released FROM unnest(%(ids)s::bigint[], %(deltas)s::bigint[], "
-        "%(released)s::bigint[]) AS v(id, delta, released) WHERE a.id = v.id)",
+        balances,
     ]
     inline = len(legs_after) <= INLINE_LEGS
     if inline:

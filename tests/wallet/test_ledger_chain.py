@@ -243,3 +243,24 @@ def test_the_canonical_bytes_are_the_json_of_the_documented_body(
         legs=list(reversed(legs)),
     )
     assert got == expected
+
+
+@given(
+    legs=st.dictionaries(
+        st.integers(1, 2**62), st.tuples(st.integers(-(2**62), 2**62), st.integers(-(2**62), 2**62)), max_size=30
+    )
+)
+def test_the_legs_of_a_merged_transfer_give_the_canonical_text_without_sorting(
+    legs: dict[int, tuple[int, int]],
+) -> None:
+    """A transfer's merged legs (one per account, accounts ascending: ``_post``) are in the
+    canonical order already; ``legs_text_in_order`` must give the bytes ``legs_text`` gives
+    from any order, or the commit MACs and seals of big transfers would change."""
+    import random
+
+    from wallet.chain import legs_text, legs_text_in_order
+
+    merged = [(account, delta, after) for account, (delta, after) in sorted(legs.items())]
+    shuffled = merged[:]
+    random.Random(len(merged)).shuffle(shuffled)
+    assert legs_text_in_order(merged) == legs_text(shuffled)

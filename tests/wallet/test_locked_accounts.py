@@ -184,8 +184,8 @@ def test_a_deal_reads_its_players_wallets_once(
 
     real = services.lock_and_read_players
 
-    def spy(*, user_ids: list[int], currency: str) -> Any:
-        accounts, locked = real(user_ids=user_ids, currency=currency)
+    def spy(*, user_ids: list[int], currency: str, lock: bool = True) -> Any:
+        accounts, locked = real(user_ids=user_ids, currency=currency, lock=lock)
         if connection.vendor == "postgresql":  # elsewhere it locks through _lock_accounts
             locks.append([int(i) for i in locked.ids])
         return accounts, locked

@@ -120,13 +120,7 @@ def _deal(
     if frozen is None:
         draw = fairness_services.next_chain_seed(table, now=now)
         ids = user_ids.tolist()
-        if players is None:
-            names, client_seeds = fairness_services.names_and_client_seeds(ids, now=now)
-        else:
-            names = {user_id: players[user_id][0] for user_id in ids}
-            client_seeds = {user_id: known for user_id in ids if (known := players[user_id][1]) is not None}
-            if len(client_seeds) < len(ids):  # joining makes them: only seats older than that lack one
-                client_seeds.update(fairness_services.client_seeds([u for u in ids if u not in client_seeds], now=now))
+        names, client_seeds = names_and_seeds(ids, players, now=now)
         seed = derive_hand_seed(draw.seed, table.pk, number, [(names[u], client_seeds[u]) for u in ids])
         everyone = ids
     else:
@@ -161,6 +155,22 @@ def _deal(
     table.hands_dealt += 1
     table.version += 1
     return hand
+
+
+def names_and_seeds(
+    user_ids: list[int], players: dict[int, tuple[str, str | None]] | None, *, now: datetime
+) -> tuple[dict[int, str], dict[int, str]]:
+    """The names and client seeds of ``user_ids`` (``{user id: name}``, ``{user id: seed}``):
+    from ``players`` (user id -> (name, client seed or None), as the deal read them with the
+    seats) when given, else read (``names_and_client_seeds``). A player without a client
+    seed (a seat older than joining making one) gets a random one, stored now."""
+    if players is None:
+        return fairness_services.names_and_client_seeds(user_ids, now=now)
+    names = {user_id: players[user_id][0] for user_id in user_ids}
+    seeds = {user_id: known for user_id in user_ids if (known := players[user_id][1]) is not None}
+    if len(seeds) < len(user_ids):  # joining makes them: only seats older than that lack one
+        seeds.update(fairness_services.client_seeds([u for u in user_ids if u not in seeds], now=now))
+    return names, seeds
 
 
 def _order_and_combinations(

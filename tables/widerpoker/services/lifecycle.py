@@ -40,7 +40,7 @@ from tables.services import beacon
 from tables.services import fairness as fairness_services
 from tables.services.seating import seat_presence_with
 from tables.widerpoker import between_hands
-from tables.widerpoker.services.deal import _deal, _Frozen
+from tables.widerpoker.services.deal import _deal, _Frozen, names_and_seeds
 from tables.widerpoker.services.sessions import count_hand_sessions
 from tables.widerpoker.services.settlement import cancel_hand, settle_hand
 from wallet import protection
@@ -122,6 +122,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
         return
     barred: dict[int, Any] = {}
     locked: wallet_services.LockedAccounts | None = None
+    freezing = settings.DEAL_ALGORITHM >= fairness.ALGORITHM_DEAL_BEACON
     accounts: dict[int, int] = {}
     if len(active) >= 2:
         user_ids_all = [user_id for _, user_id in active]
@@ -129,8 +130,12 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
         # taken: a purchase of theirs at another table (which locks the wallet too) is
         # counted before or after this deal, never beside it. What holds promised is not
         # spendable. The ante's transfer takes the rows read here instead of reading them
-        # again; the wallets are found, locked and read by one statement.
-        accounts, locked = wallet_services.lock_and_read_players(user_ids=user_ids_all, currency=table.currency)
+        # again; the wallets are found, locked and read by one statement. Algorithm 3 takes
+        # no ante here (the deal round locks, checks and takes it): its freeze reads who can
+        # pay without writing a row lock into every wallet.
+        accounts, locked = wallet_services.lock_and_read_players(
+            user_ids=user_ids_all, currency=table.currency, lock=not freezing
+        )
         barred = protection.barred_players(
             user_ids=user_ids_all, currency=table.currency, stake_minor=table.ante_minor, now=now
         )
@@ -151,12 +156,13 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
             broke = [seat_id for (seat_id, _), ok in zip(active, can_pay.tolist(), strict=True) if not ok]
             _update_seats(broke, status=SeatStatus.SITTING_OUT, status_reason="insufficient funds")
             table.version += 1
-        if int(can_pay.sum()) >= 2 and settings.DEAL_ALGORITHM >= fairness.ALGORITHM_DEAL_BEACON:
+        if int(can_pay.sum()) >= 2 and freezing:
             # Algorithm 3: the inputs freeze now; the deal waits for the next beacon round.
             _freeze(
                 table,
                 user_ids[can_pay].tolist(),
                 _not_dealt(seats, gone_set, active, can_pay.tolist(), barred),
+                players=players,
                 now=now,
             )
         elif int(can_pay.sum()) >= 2:
@@ -210,14 +216,23 @@ def _not_dealt(
 # --- algorithm 3: the inputs freeze, the deal round decides ----------------------------------
 
 
-def _freeze(table: Table, user_ids: list[int], not_dealt: list[dict[str, str]], *, now: datetime) -> None:
+def _freeze(
+    table: Table,
+    user_ids: list[int],
+    not_dealt: list[dict[str, str]],
+    *,
+    players: dict[int, tuple[str, str | None]],
+    now: datetime,
+) -> None:
     """Algorithm 3 (docs/provably-fair.md): fix the next hand's inputs at ``now``, the
     players ``user_ids`` dealt in with their client seeds (digest ``D``) and the chain
     element's index, and wait for the **deal round**, the first beacon round released
     strictly after ``now``, whose value decides the hand. No money moves yet; the public
-    frame shows the freeze (``frozen``) and the table is due again at the round's time."""
+    frame shows the freeze (``frozen``) and the table is due again at the round's time.
+    ``players``: user id -> (name, client seed or None) as read with the seats in this
+    transaction (issue 23: the players are not read a second time)."""
     chain, index = fairness_services.next_chain_index(table, now=now)
-    names, seeds = fairness_services.names_and_client_seeds(user_ids, now=now)
+    names, seeds = names_and_seeds(user_ids, players, now=now)
     digest = fairness.client_seeds_digest([(names[u], seeds[u]) for u in user_ids])
     deal_round = beacon.round_after(now)
     HandFreeze.objects.create(
@@ -253,16 +268,17 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
         return
     players = freeze.players
     user_ids = np.array([int(row[0]) for row in players], dtype=np.int64)
-    accounts = wallet_services.ensure_player_accounts(user_ids=user_ids.tolist(), currency=table.currency)
+    # The wallets found, locked and read by one statement (issue 23: once, not twice).
+    accounts, locked = wallet_services.lock_and_read_players(user_ids=user_ids.tolist(), currency=table.currency)
     account_ids = np.array([accounts[u] for u in user_ids.tolist()], dtype=np.int64)
-    locked = wallet_services.lock_and_read(account_ids)
     barred = protection.barred_players(
         user_ids=user_ids.tolist(), currency=table.currency, stake_minor=table.ante_minor, now=now
     )
     can_pay = locked.available(account_ids) >= table.ante_minor
     # A player who left or sat out during the wait is not dealt in either (he pays nothing).
+    # The frozen players go as one array parameter (``any_of``), not 100,000 placeholders.
     away = dict(
-        Seat.objects.filter(table=table, user_id__in=user_ids.tolist())
+        Seat.objects.filter(table=table, user_id__any_of=IntArray(user_ids))
         .exclude(status=SeatStatus.ACTIVE)
         .values_list("user_id", "status")
     )
