@@ -1,5 +1,5 @@
 """Settlement in one pass of set-based writes (issue 23, item 3): the entries read by one
-binary COPY, the presence rule evaluated by the database, every entry's results written by
+statement, the presence rule evaluated by the database, every entry's results written by
 one binary COPY and one UPDATE. Through the clock (``advance_table``), committed
 (``transaction=True``): what is stored is what the verifier recomputes, ties share their
 places, the minimum prize holds, the royal jackpot's winner is paid in the same pass, and
