@@ -209,3 +209,116 @@ def update_rows(
             f"UPDATE {table} SET {sets} WHERE id = %s" + "".join(f" AND {name} = %s" for name in narrow),
             [(*row[1:], *fixed_values, row[0], *narrow.values()) for row in zip(id_list, *values, strict=True)],
         )
+
+
+# PostgreSQL's binary COPY format: a signature, flags and an empty header extension, then one
+# tuple per row (a field count, then each field's length and bytes, big-endian), then -1.
+_COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00" + b"\x00\x00\x00\x00" + b"\x00\x00\x00\x00"
+_COPY_TRAILER = b"\xff\xff"
+_BINARY_TYPES = {"boolean": "?", "smallint": ">i2", "integer": ">i4", "bigint": ">i8"}
+
+
+def read_int_columns(sql: str, params: Sequence[Any], names: Sequence[str]) -> dict[str, np.ndarray]:
+    """The rows of ``sql`` (a SELECT of ``len(names)`` integer columns named ``names``, none
+    NULL: coalesce them in the SQL) as one int64 numpy array ``(N,)`` per name, aligned, in
+    the order the database produced the rows (sort them with numpy when the order matters:
+    see below).
+
+    PostgreSQL: one row comes back, each column aggregated into one ``bytea`` of big-endian
+    int64 (``string_agg(int8send(…))``: one aggregation fed every row in the same order, so
+    the columns stay aligned) and read by ``np.frombuffer``: no Python object per row or
+    value (100,000 entries in milliseconds, where a fetch through the ORM took a third of a
+    second and a ``COPY … TO STDOUT`` one message a row); SQLite: a plain fetch. Raises
+    ValueError when a column holds a NULL (its aggregate would be shorter)."""
+    names = list(names)
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(sql, list(params))
+            rows = cursor.fetchall()
+        if any(value is None for row in rows for value in row):
+            raise ValueError("a NULL in the columns read")
+        table = np.array(rows, dtype=np.int64).reshape(len(rows), len(names))
+        return {name: np.ascontiguousarray(table[:, i]) for i, name in enumerate(names)}
+    aggregates = ", ".join(f"string_agg(int8send(q.{name}::bigint), ''::bytea)" for name in names)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*), {aggregates} FROM ({sql}) AS q", list(params))
+        row = cursor.fetchone()
+    assert row is not None
+    count, blobs = int(row[0]), row[1:]
+    if any(len(blob or b"") != 8 * count for blob in blobs):
+        raise ValueError("a NULL in the columns read")
+    return {
+        name: np.frombuffer(blob or b"", dtype=">i8").astype(np.int64) for name, blob in zip(names, blobs, strict=True)
+    }
+
+
+def binary_copy_rows(columns: dict[str, tuple[str, np.ndarray]]) -> bytes:
+    """``columns`` (name -> (PostgreSQL type: boolean, smallint, integer or bigint; values
+    ``(N,)``)) as PostgreSQL's binary ``COPY`` stream, built by numpy in one structured
+    array (every row the same width: no NULL). Raises KeyError for another type, ValueError
+    for columns of different lengths or a value out of its type's range."""
+    specs = list(columns.values())
+    count = len(specs[0][1]) if specs else 0
+    dtype = np.dtype(
+        [("count", ">i2")]
+        + [field for i, (kind, _) in enumerate(specs) for field in ((f"l{i}", ">i4"), (f"v{i}", _BINARY_TYPES[kind]))]
+    )
+    rows = np.empty(count, dtype=dtype)
+    rows["count"] = len(specs)
+    for i, (kind, values) in enumerate(specs):
+        array = np.asarray(values)
+        if array.shape != (count,):
+            raise ValueError("columns of different lengths")
+        if kind != "boolean" and array.size:
+            info = np.iinfo(np.dtype(_BINARY_TYPES[kind]))
+            if int(array.min()) < info.min or int(array.max()) > info.max:
+                raise ValueError(f"a value out of the range of {kind}")
+        rows[f"l{i}"] = np.dtype(_BINARY_TYPES[kind]).itemsize
+        rows[f"v{i}"] = array
+    return _COPY_SIGNATURE + rows.tobytes() + _COPY_TRAILER
+
+
+def update_rows_by_copy(
+    table: str,
+    ids: np.ndarray,
+    columns: dict[str, tuple[str, np.ndarray]],
+    *,
+    sets: dict[str, str],
+    scope: dict[str, int] | None = None,
+) -> None:
+    """PostgreSQL: set the columns of ``sets`` (column of ``table`` -> SQL expression over
+    the columns sent, ``v.<name>``) of the rows ``ids`` (int64 ``(N,)``) of ``table``, from
+    ``columns`` (name -> (type as in ``binary_copy_rows``, values aligned with ``ids``)).
+    An expression may build one column from several sent (a jsonb array of five integers),
+    so no text is formatted per row in Python.
+
+    The columns go by one binary ``COPY`` into a temporary table (``ON COMMIT DROP``, and
+    dropped after use), then one ``UPDATE … FROM`` it, narrowed by ``scope`` as in
+    ``update_rows`` (a partitioned table's key). Runs in the caller's transaction, or in one
+    of its own. ValueError on another database (``update_rows`` serves SQLite) or for
+    arrays of different lengths; KeyError for a type ``binary_copy_rows`` does not write."""
+    if connection.vendor != "postgresql":
+        raise ValueError("update_rows_by_copy writes PostgreSQL's binary COPY: use update_rows")
+    ids = np.asarray(ids, dtype=np.int64)
+    if not len(ids):
+        return
+    sent = {"id": ("bigint", ids), **columns}
+    stream = binary_copy_rows(sent)
+    temp = f"copy_{table}"
+    names = ", ".join(sent)
+    narrow = dict(scope or {})
+    assignments = ", ".join(f"{name} = {expression}" for name, expression in sets.items())
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE {temp} ("
+            + ", ".join(f"{name} {kind}" for name, (kind, _) in sent.items())
+            + ") ON COMMIT DROP"
+        )
+        with cursor.copy(f"COPY {temp} ({names}) FROM STDIN (FORMAT binary)") as copy:
+            copy.write(stream)
+        cursor.execute(
+            f"UPDATE {table} AS t SET {assignments} FROM {temp} AS v WHERE t.id = v.id"
+            + "".join(f" AND t.{name} = %s" for name in narrow),
+            list(narrow.values()),
+        )
+        cursor.execute(f"DROP TABLE {temp}")

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet, Value
+from django.db.models import BooleanField, Case, ExpressionWrapper, F, Q, QuerySet, Value, When
 from django.db.models.functions import Greatest
 
 from tables.models import Seat, SeatSockets, SeatStatus
@@ -47,6 +47,31 @@ def seat_presence_with(
         )
         for pk, user_id, status, sockets, fresh, closed_last, closed_recently, *more in rows
     ]
+
+
+def connected_user_ids(seats: QuerySet[Seat], *, now: datetime) -> list[int]:
+    """The users of ``seats`` connected and not left (``connected_users``' true ones), the
+    whole rule evaluated by the database (``presence_rule``: the socket count, then a
+    socket closed after the last sign of life and its grace, else the heartbeat), so a
+    settlement of 100,000 reads only the ids of those connected, not four values a seat."""
+    seen_after = now - timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
+    closed_after = now - timedelta(seconds=settings.PRESENCE_RECONNECT_GRACE_SECONDS)
+    fresh = Q(last_seen_at__gte=seen_after)
+    connected = Case(
+        When(ws_connections__gt=0, then=ExpressionWrapper(fresh, output_field=BooleanField())),
+        When(
+            Q(socket_closed_at__isnull=False, socket_closed_at__gte=F("last_seen_at")),
+            then=ExpressionWrapper(Q(socket_closed_at__gte=closed_after), output_field=BooleanField()),
+        ),
+        default=ExpressionWrapper(fresh, output_field=BooleanField()),
+        output_field=BooleanField(),
+    )
+    return list(
+        seats.exclude(status=SeatStatus.LEFT)
+        .alias(connected=connected)
+        .filter(connected=True)
+        .values_list("user_id", flat=True)
+    )
 
 
 def connected_users(seats: QuerySet[Seat], *, now: datetime) -> dict[int, bool]:

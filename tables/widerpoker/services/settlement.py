@@ -12,14 +12,14 @@ from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Subquery
 from django.db.models.functions import Coalesce
 
 from config.infra import metrics
 from jackpots import services as jackpot_services
 from jackpots.models import feed_key
-from tables.bulk import update_rows
+from tables.bulk import read_int_columns, update_rows, update_rows_by_copy
 from tables.engine import fairness
 from tables.engine.widerpoker import (
     NO_HOLD,
@@ -33,7 +33,7 @@ from tables.engine.widerpoker import (
 )
 from tables.models import Entry, Hand, HandStatus, Redeal, RedealCounter, Seat
 from tables.services import beacon
-from tables.services.seating import connected_users
+from tables.services.seating import connected_user_ids
 from tables.widerpoker.records import (
     ENTRY_RESULTS,
     board_from_json,
@@ -100,15 +100,10 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     if keys is None:
         raise RuntimeError(f"hand {hand.pk}: beacon round {hand.beacon_round} is not released yet")
 
-    rows = list(
-        Entry.objects.filter(hand=hand)
-        .order_by("join_order")
-        .values_list("id", "user_id", "combination", "hold_mask", "draws_bought", "paid_minor")
-    )
-    ids = [row[0] for row in rows]
-    user_ids = [row[1] for row in rows]
+    entries = _read_entries(hand.pk)
+    user_ids = entries["user_id"]
     connected = _connected_at_end(hand.table_id, user_ids, now=now)
-    paid = np.fromiter((row[5] for row in rows), dtype=np.int64, count=len(rows))
+    paid = entries["paid_minor"]
     gross = int(paid.sum())
     spin_award = hand.spin_award_minor
     feeds = list(config.get("jackpots", ()))
@@ -126,7 +121,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     captured = capture_purchases(hand=hand, escrow_id=escrow.pk)
     escrow_balance = locked[escrow.pk] + captured
     hand.redeal_count = Redeal.objects.filter(hand=hand).count()
-    totals = hand_totals(hand, draws_bought=sum(row[4] - 1 for row in rows))
+    totals = hand_totals(hand, draws_bought=int(entries["draws_bought"].sum()) - len(paid))
     if escrow_balance != gross + spin_award or totals["gross_minor"] != gross:
         raise RuntimeError(
             f"hand {hand.pk}: escrow holds {escrow_balance}, entries paid {gross} and the spin jackpot "
@@ -139,11 +134,11 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     outcome = hand_outcome(
         grid,
         keys,
-        combinations=combination_digits(np.array([row[2] for row in rows], dtype=np.int64)),
-        hold_masks=[NO_HOLD if row[3] is None else row[3] for row in rows],
+        combinations=combination_digits(entries["combination"]),
+        hold_masks=entries["hold_mask"],
         connected=connected,
-        draws_bought=[row[4] for row in rows],
-        paid_minor=[row[5] for row in rows],
+        draws_bought=entries["draws_bought"],
+        paid_minor=paid,
         conditions=hand_conditions(config, balances),
         carry_in_minor=carry_in,
         spin_award_minor=spin_award,
@@ -180,10 +175,10 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
             }
         )
     winners = np.flatnonzero(paid_out)
-    accounts = wallet_services.ensure_player_accounts(user_ids=[user_ids[i] for i in winners], currency=currency)
-    account_ids = np.array(
-        [leg.account_id for leg in legs] + [accounts[user_ids[i]] for i in winners.tolist()], dtype=np.int64
-    )
+    winner_users = user_ids[winners].tolist()
+    accounts = wallet_services.ensure_player_accounts(user_ids=winner_users, currency=currency)
+    winner_accounts = np.fromiter((accounts[user_id] for user_id in winner_users), dtype=np.int64, count=len(winners))
+    account_ids = np.concatenate([np.array([leg.account_id for leg in legs], dtype=np.int64), winner_accounts])
     deltas = np.concatenate([np.array([leg.delta_minor for leg in legs], dtype=np.int64), paid_out[winners]])
     if deltas.any():
         wallet_services.post_transfer_arrays(
@@ -206,16 +201,16 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
 
     _write_results(
         hand.pk,
-        ids,
+        entries["id"],
         connected_at_end=connected,
-        hold_used=outcome.holds.tolist(),
-        draw_strengths=scores.strengths.tolist(),
-        best_draw=scores.best_draw.tolist(),
-        strength=scores.best_strength.tolist(),
-        category=scores.categories.tolist(),
-        place=scores.places.tolist(),
-        prize_minor=prizes.tolist(),
-        jackpot_minor=outcome.royal_prizes_minor.tolist(),
+        hold_used=outcome.holds,
+        draw_strengths=scores.strengths,
+        best_draw=scores.best_draw,
+        strength=scores.best_strength,
+        category=scores.categories,
+        place=scores.places,
+        prize_minor=prizes,
+        jackpot_minor=outcome.royal_prizes_minor,
     )
     hand.status = HandStatus.SETTLED
     hand.settled_at = now
@@ -241,7 +236,7 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
             for key, account_id in jackpot_accounts.items()
         },
     }
-    hand.leaderboard = _leaderboard(board=board, keys=keys, rows=rows, outcome=outcome)
+    hand.leaderboard = _leaderboard(board=board, keys=keys, entries=entries, outcome=outcome)
     hand.save(
         update_fields=[
             *totals,
@@ -263,23 +258,65 @@ def settle_hand(*, hand_id: int, now: datetime) -> bool:
     return True
 
 
-def _write_results(hand_id: int, ids: list[int], **columns: list[Any]) -> None:
-    """Write every entry's result in bulk (one UPDATE on PostgreSQL), in the hand's
-    partition only (the ``hand_id`` scope: config/infra/partitions.py). ``columns`` holds one list
-    per name of ``ENTRY_RESULTS``, aligned with ``ids``."""
-    columns["draw_strengths"] = ["[" + ",".join(map(str, row)) + "]" for row in columns["draw_strengths"]]
-    update_rows(
-        Entry._meta.db_table,
-        ids,
-        {name: (sql_type, columns[name]) for name, sql_type in ENTRY_RESULTS.items()},
-        scope={"hand_id": hand_id},
+ENTRY_COLUMNS = ("id", "user_id", "combination", "hold_mask", "draws_bought", "paid_minor")
+"""What settlement reads of each entry (``_read_entries``)."""
+
+
+def _read_entries(hand_id: int) -> dict[str, np.ndarray]:
+    """The hand's entries in join order, as one int64 array ``(N,)`` per name of
+    ``ENTRY_COLUMNS`` (``hold_mask`` ``NO_HOLD`` where no hold was sent), read in one
+    statement from the hand's partition (``tables.bulk.read_int_columns``) in the order the
+    rows lie, and put in join order by numpy (the database would sort 100,000 rows on
+    disk: more than its ``work_mem``)."""
+    table = Entry._meta.db_table
+    columns = read_int_columns(
+        f"SELECT join_order, id, user_id, combination, COALESCE(hold_mask, %s) AS hold_mask, draws_bought, "
+        f"paid_minor FROM {table} WHERE hand_id = %s",
+        [NO_HOLD, hand_id],
+        ("join_order", *ENTRY_COLUMNS),
     )
+    order = np.argsort(columns.pop("join_order"), kind="stable")
+    return {name: values[order] for name, values in columns.items()}
 
 
-def _connected_at_end(table_id: int, user_ids: list[int], *, now: datetime) -> list[bool]:
-    """Whether each player is at the table at the end of the change phase."""
-    seats = connected_users(Seat.objects.filter(table_id=table_id), now=now)
-    return [seats.get(user_id, False) for user_id in user_ids]
+def _write_results(hand_id: int, ids: np.ndarray, **columns: np.ndarray) -> None:
+    """Write every entry's result in one pass, in the hand's partition only (the ``hand_id``
+    scope: config/infra/partitions.py). ``columns`` holds one array per name of
+    ``ENTRY_RESULTS``, aligned with ``ids`` (``draw_strengths`` ``(N, 5)``, the others
+    ``(N,)``).
+
+    PostgreSQL: the columns go by one binary ``COPY`` and one ``UPDATE … FROM``
+    (``tables.bulk.update_rows_by_copy``), the five strengths as five integer columns the
+    database turns into the jsonb array (the same value as the text ``[s0,s1,s2,s3,s4]``):
+    no text per entry formatted in Python. SQLite: ``update_rows``."""
+    strengths = np.asarray(columns["draw_strengths"])
+    if connection.vendor != "postgresql":
+        values: dict[str, Any] = {name: np.asarray(column).tolist() for name, column in columns.items()}
+        values["draw_strengths"] = ["[" + ",".join(map(str, row)) + "]" for row in strengths.tolist()]
+        update_rows(
+            Entry._meta.db_table,
+            ids,
+            {name: (sql_type, values[name]) for name, sql_type in ENTRY_RESULTS.items()},
+            scope={"hand_id": hand_id},
+        )
+        return
+    draws = strengths.shape[1]
+    sent = {
+        name: (sql_type, np.asarray(columns[name]))
+        for name, sql_type in ENTRY_RESULTS.items()
+        if name != "draw_strengths"
+    }
+    sent.update({f"draw_{d}": ("integer", strengths[:, d]) for d in range(draws)})
+    sets = {name: f"v.{name}" for name in ENTRY_RESULTS}
+    sets["draw_strengths"] = "jsonb_build_array(" + ", ".join(f"v.draw_{d}" for d in range(draws)) + ")"
+    update_rows_by_copy(Entry._meta.db_table, ids, sent, sets=sets, scope={"hand_id": hand_id})
+
+
+def _connected_at_end(table_id: int, user_ids: np.ndarray, *, now: datetime) -> np.ndarray:
+    """Whether each player (``user_ids`` int64 ``(N,)``) is at the table at the end of the
+    change phase: bool ``(N,)``, the presence rule evaluated by the database."""
+    present = np.array(connected_user_ids(Seat.objects.filter(table_id=table_id), now=now), dtype=np.int64)
+    return np.isin(user_ids, present)
 
 
 def capture_purchases(*, hand: Hand, escrow_id: int) -> int:
@@ -340,22 +377,24 @@ def hand_totals(hand: Hand, *, draws_bought: int) -> dict[str, int]:
 
 
 def _leaderboard(
-    *, board: Board, keys: tuple[tuple[int, ...], ...], rows: list[tuple[Any, ...]], outcome: HandOutcome
+    *, board: Board, keys: tuple[tuple[int, ...], ...], entries: dict[str, np.ndarray], outcome: HandOutcome
 ) -> list[dict[str, Any]]:
-    """The best ``LEADERBOARD_SIZE`` entries in leaderboard order, as the results screen shows them."""
+    """The best ``LEADERBOARD_SIZE`` entries in leaderboard order, as the results screen shows
+    them; ``entries`` as ``_read_entries`` returns them."""
     top = outcome.order[:LEADERBOARD_SIZE].tolist()
     if not top:
         return []
     scores = outcome.scores
-    names = dict(get_user_model().objects.filter(pk__in=[rows[i][1] for i in top]).values_list("pk", "username"))
+    user_ids = entries["user_id"]
+    names = dict(get_user_model().objects.filter(pk__in=[int(user_ids[i]) for i in top]).values_list("pk", "username"))
     leaderboard = []
     for i in top:
         hold = tuple(bool(int(outcome.holds[i]) >> c & 1) for c in range(5))
-        combination = tuple(int(d) for d in combination_digits(np.array([rows[i][2]], dtype=np.int64))[0])
+        combination = tuple(int(d) for d in combination_digits(entries["combination"][i : i + 1])[0])
         leaderboard.append(
             {
                 "place": int(scores.places[i]),
-                "player": names.get(rows[i][1], "?"),
+                "player": names.get(int(user_ids[i]), "?"),
                 "cards": list(final_hand(board, combination, hold, keys[int(scores.best_draw[i])])),
                 "category": int(scores.categories[i]),
                 "prize_minor": int(outcome.prizes_minor[i]),
