@@ -58,8 +58,8 @@ def bust(table: Table, alice: User, others: list[User], now: datetime) -> dateti
 def busted_table(alice: User, bob: User, carol: User) -> tuple[Table, datetime]:
     """A table where Alice has just lost her last chip to Bob and Carol, who both have chips
     left; returns it with the clock."""
-    for _ in range(5):
-        table = holdem_table()
+    for attempt in range(1, 6):
+        table = holdem_table(f"Hold'em Rail {attempt}")
         now = timezone.now()
         take_seat(table_id=table.pk, user_id=alice.pk, position=0, buy_in_minor=200, now=now)
         take_seat(table_id=table.pk, user_id=bob.pk, position=1, buy_in_minor=2_000, now=now)
