@@ -467,7 +467,9 @@ def test_a_rolling_upgrade_with_an_added_column_keeps_play_going_and_a_killed_da
                     break
                 batches += 1
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT count(*) FROM tables_table WHERE rollout_ante_minor IS DISTINCT FROM {ANTE_OF_TABLE}")
+            cursor.execute(
+                f"SELECT count(*) FROM tables_table WHERE rollout_ante_minor IS DISTINCT FROM {ANTE_OF_TABLE}"
+            )
             assert cursor.fetchone()[0] == 0
         assert batches == Table.objects.count() == 3
         backfilled = settled(table.pk)
