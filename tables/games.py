@@ -110,7 +110,10 @@ def _lobby_row(table: Table) -> Mapping[str, Any]:
 # The lobby line's game side (tables.selectors' lobby rows) and the audit log's special-hand
 # text (tables.config_text, WiderPoker's schedules), likewise asked of what is registered here.
 register_lobby_row_reader(_lobby_row)
-register_conditions_reader(lambda table: game_of(table).conditions.current(table))
+register_conditions_reader(
+    lambda table: game_of(table).conditions.current(table),
+    lambda: tuple(game.conditions.relation for game in _GAMES.values() if game.conditions.relation),
+)
 register_value_text("special_hand", schedule_text)
 
 

@@ -79,10 +79,24 @@ _CONDITIONS_READERS: list[Callable[[Table], Mapping[str, Any]]] = []
 games (``Game.conditions.current``), so the house's reads name no game."""
 
 
-def register_conditions_reader(read: Callable[[Table], Mapping[str, Any]]) -> None:
+_CONDITIONS_RELATIONS: list[Callable[[], tuple[str, ...]]] = []
+"""What lists the registered games' conditions relations (``table.<relation>``), at most one."""
+
+
+def register_conditions_reader(
+    read: Callable[[Table], Mapping[str, Any]], relations: Callable[[], tuple[str, ...]]
+) -> None:
     """Make ``read(table) -> {field: value}`` the reader of a table's conditions in force (what
-    the details page adds to the lobby line; a second call replaces the first)."""
+    the details page adds to the lobby line) and ``relations()`` the games' one-to-one
+    relations to their conditions rows, which the lobby's reads ``select_related`` (one query
+    for every line, not one per table). A second call replaces the first."""
     _CONDITIONS_READERS[:] = [read]
+    _CONDITIONS_RELATIONS[:] = [relations]
+
+
+def _with_conditions(rows: QuerySet[Table]) -> QuerySet[Table]:
+    """``rows`` with each game's conditions row joined (``_CONDITIONS_RELATIONS``)."""
+    return rows.select_related(*_CONDITIONS_RELATIONS[0]()) if _CONDITIONS_RELATIONS else rows
 
 
 def register_lobby_row_reader(read: Callable[[Table], Mapping[str, Any]]) -> None:
@@ -94,7 +108,7 @@ def register_lobby_row_reader(read: Callable[[Table], Mapping[str, Any]]) -> Non
 
 def get_lobby_table(*, table_id: int) -> dict[str, Any]:
     """One table's line in the lobby."""
-    table = get_table(table_id, rows=Table.objects.select_related("current_hand"))
+    table = get_table(table_id, rows=_with_conditions(Table.objects.select_related("current_hand")))
     players = count_players(table_id=table.pk)
     return _lobby_row(table, players, table_jackpots([table])[table.pk])
 
@@ -179,7 +193,7 @@ def list_lobby_tables() -> list[dict[str, Any]]:
     one player, tables/holdem/practice/services.py) and tournaments' tables (listed as
     tournaments: tables/tournaments) are not listed."""
     tables = (
-        Table.objects.select_related("current_hand")
+        _with_conditions(Table.objects.select_related("current_hand"))
         .filter(practice__isnull=True, tournament__isnull=True)
         .order_by("name")
         .annotate(player_count=Count("seats", filter=~Q(seats__status=SeatStatus.LEFT)))

@@ -109,7 +109,11 @@ GAME = Game(
     label=TableGame.HOLDEM.label,
     create=create_holdem_table,
     conditions=ConditionsSpec(
-        fields=HOLDEM_CONFIG_FIELDS, current=current_conditions, validate=validate, on_change=on_change
+        fields=HOLDEM_CONFIG_FIELDS,
+        current=current_conditions,
+        validate=validate,
+        on_change=on_change,
+        relation=KEY,
     ),
     advance=advance,
     cancel=cancel,

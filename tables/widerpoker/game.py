@@ -103,7 +103,9 @@ GAME = Game(
     key=KEY,
     label=TableGame.WIDERPOKER.label,
     create=create_table,
-    conditions=ConditionsSpec(fields=CONFIG_FIELDS, current=current_conditions, validate=validate, on_change=on_change),
+    conditions=ConditionsSpec(
+        fields=CONFIG_FIELDS, current=current_conditions, validate=validate, on_change=on_change, relation=KEY
+    ),
     advance=advance_widerpoker_table,
     cancel=cancel_running_hand,
     leave=leave,

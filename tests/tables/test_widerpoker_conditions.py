@@ -123,3 +123,36 @@ def test_the_croupiers_admin_forms_write_the_conditions_row(croupier: User) -> N
     assert Table.objects.get(pk=table.pk).pending_changes == {}
     page = client.get(f"/admin/tables/table/{table.pk}/change/").content.decode()
     assert "Draws per hand 3" in page  # the table's page reads the row too
+
+
+@pytest.mark.django_db
+def test_the_lobby_reads_every_tables_conditions_with_the_tables() -> None:
+    """``GET /api/tables/``'s lines join each game's conditions row (``ConditionsSpec.relation``):
+    a WiderPoker and a Hold'em table more cost no conditions query of their own."""
+    from django.db import connection as db
+    from django.test.utils import CaptureQueriesContext
+
+    from tables.selectors import list_lobby_tables
+
+    create_fun_table("Lobby Rail A")
+    holdem_table("Lobby Hold'em A")
+
+    def conditions_reads() -> int:
+        with CaptureQueriesContext(db) as queries:
+            rows = list_lobby_tables()
+        assert all(isinstance(row["ante_minor"], int) for row in rows)
+        return sum(
+            1
+            for query in queries.captured_queries
+            if query["sql"].lstrip().upper().startswith("SELECT")
+            and (
+                'FROM "tables_widerpokerconditions"' in query["sql"] or 'FROM "tables_holdemconditions"' in query["sql"]
+            )
+        )
+
+    assert conditions_reads() == 0
+    create_fun_table("Lobby Rail B", ante_minor=300)
+    holdem_table("Lobby Hold'em B")
+    assert conditions_reads() == 0
+    antes = [row["ante_minor"] for row in list_lobby_tables()]
+    assert antes == sorted(antes)
