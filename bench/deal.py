@@ -175,7 +175,7 @@ def measure(size: int) -> DealFigures:
         settle_at = settle_time(now)
         step("first settle", settle_at)
         books = check_books().ok
-        next_at = settle_at + timedelta(seconds=table.results_seconds)
+        next_at = settle_at + timedelta(seconds=table.widerpoker.results_seconds)
         Seat.objects.filter(table=table).update(last_seen_at=next_at)
         step("next deal", next_at)
         settle_at = settle_time(next_at)

@@ -103,14 +103,21 @@ def generate(entries: int) -> None:
         )
         step(
             "tables",
-            """INSERT INTO tables_table (id, name, mode, currency, ante_minor, change_seconds, results_seconds,
-                   rake_bps, paid_fraction_bps, min_prize_minor, max_draws, redeal_price_minor, max_redeals,
-                   redeal_seconds, is_open, phase, version, hands_dealt, pending_changes, created_at,
-                   draw_price_bps, game)
-               SELECT t, 'Table ' || t, 'fun', 'FUN', %(ante)s, 30, 10, 500, 1000, 0, 5, 80, 3, 10, true,
-                      'idle', 0, %(hands)s / %(tables)s, '{}'::jsonb, %(start)s::timestamptz, 5000, 'widerpoker'
+            """INSERT INTO tables_table (id, name, mode, currency, is_open, phase, version, hands_dealt,
+                   pending_changes, created_at, game)
+               SELECT t, 'Table ' || t, 'fun', 'FUN', true, 'idle', 0, %(hands)s / %(tables)s, '{}'::jsonb,
+                      %(start)s::timestamptz, 'widerpoker'
                FROM generate_series(1, %(tables)s) t""",
-            {"ante": ANTE, "hands": hands, "tables": TABLES, "start": YEAR_START},
+            {"hands": hands, "tables": TABLES, "start": YEAR_START},
+        )
+        step(
+            "conditions",
+            """INSERT INTO tables_widerpokerconditions (table_id, ante_minor, change_seconds, results_seconds,
+                   rake_bps, paid_fraction_bps, min_prize_minor, max_draws, redeal_price_minor, max_redeals,
+                   redeal_seconds, draw_price_bps)
+               SELECT t, %(ante)s, 30, 10, 500, 1000, 0, 5, 80, 3, 10, 5000
+               FROM generate_series(1, %(tables)s) t""",
+            {"ante": ANTE, "tables": TABLES},
         )
         step(
             "hands",

@@ -162,7 +162,7 @@ def main(sizes: list[int], *, profile: bool = False, purchases: bool = True) -> 
         books = "ok" if check_books().ok else "BROKEN"
         # The next hand, as a table deals every minute: the players' client seeds, play and
         # gaming sessions exist now (updated, not created). Seats seen just before.
-        next_at = settle_at + timedelta(seconds=table.results_seconds)
+        next_at = settle_at + timedelta(seconds=table.widerpoker.results_seconds)
         Seat.objects.filter(table=table).update(last_seen_at=next_at)
         start = time.perf_counter()
         assert profiler.run("next deal", partial(advance_table, table_id=table.pk, now=next_at))

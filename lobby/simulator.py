@@ -29,8 +29,10 @@ def _hundredths(value: Decimal) -> int:
 def simulator_tables() -> QuerySet[Table]:
     """The tables the simulator offers: the operator's WiderPoker tables, cheapest ante
     first. Hold'em tables have no prize pool, and practice games are private (ux N10)."""
-    return Table.objects.filter(game=WIDERPOKER, practice__isnull=True, tournament__isnull=True).order_by(
-        "ante_minor", "name"
+    return (
+        Table.objects.filter(game=WIDERPOKER, practice__isnull=True, tournament__isnull=True)
+        .select_related(WIDERPOKER)  # the conditions row: its relation is named by the game's key
+        .order_by(f"{WIDERPOKER}__ante_minor", "name")
     )
 
 
@@ -77,14 +79,15 @@ class SimulatorForm(forms.Form):
     def initial_for(table: Table) -> dict[str, Any]:
         """The form's values for a table's conditions (its jackpots' contributions summed)."""
         jackpot_bps = sum(j.contribution_bps for j in table.jackpots.filter(is_active=True))
+        conditions = table.widerpoker
         return {
             "table": table.pk,
-            "ante": Decimal(table.ante_minor) / 100,
-            "draw_price_percent": Decimal(table.draw_price_bps) / 100,
-            "redeal_price": Decimal(table.redeal_price_minor) / 100,
-            "rake_percent": Decimal(table.rake_bps) / 100,
-            "paid_percent": Decimal(table.paid_fraction_bps) / 100,
-            "min_prize": Decimal(table.min_prize_minor) / 100,
+            "ante": Decimal(conditions.ante_minor) / 100,
+            "draw_price_percent": Decimal(conditions.draw_price_bps) / 100,
+            "redeal_price": Decimal(conditions.redeal_price_minor) / 100,
+            "rake_percent": Decimal(conditions.rake_bps) / 100,
+            "paid_percent": Decimal(conditions.paid_fraction_bps) / 100,
+            "min_prize": Decimal(conditions.min_prize_minor) / 100,
             "jackpot_percent": Decimal(jackpot_bps) / 100,
         }
 

@@ -34,7 +34,7 @@ from config.infra import metrics, ops_state
 from config.infra.observability import bind
 from tables.games import GAMES, NO_STEP, Step, game_of, get
 from tables.gamespec import MALFUNCTION_PAUSE
-from tables.models import CONFIG_FIELDS, Seat, SeatStatus, Table, TableMode, TablePhase
+from tables.models import Seat, SeatStatus, Table, TableMode, TablePhase
 from tables.realtime.push import broadcast_table_on_commit, kick_player_on_commit
 from tables.services import degradation
 from tables.services.presence import reap_dead_processes
@@ -208,7 +208,6 @@ def _save_table(table: Table, *, expected_version: int) -> bool:
         hands_dealt=table.hands_dealt,
         pending_changes=table.pending_changes,
         is_open=table.is_open,
-        **{field: getattr(table, field) for field in CONFIG_FIELDS},
     )
     if updated != 1:
         transaction.set_rollback(True)

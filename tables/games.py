@@ -24,7 +24,7 @@ from tables.errors import TableNotFoundError
 from tables.gamespec import NO_STEP, ConditionsSpec, Game, GameAdmin, GameAudit, GameLobby, PurchaseDoor, Step
 from tables.holdem.game import GAME as HOLDEM
 from tables.models import Table
-from tables.selectors import register_lobby_row_reader, register_public_frame_reader
+from tables.selectors import register_conditions_reader, register_lobby_row_reader, register_public_frame_reader
 from tables.services import configuration
 from tables.widerpoker.game import GAME as WIDERPOKER
 from tables.widerpoker.services.special import schedule_text
@@ -110,6 +110,10 @@ def _lobby_row(table: Table) -> Mapping[str, Any]:
 # The lobby line's game side (tables.selectors' lobby rows) and the audit log's special-hand
 # text (tables.config_text, WiderPoker's schedules), likewise asked of what is registered here.
 register_lobby_row_reader(_lobby_row)
+register_conditions_reader(
+    lambda table: game_of(table).conditions.current(table),
+    lambda: tuple(game.conditions.relation for game in _GAMES.values() if game.conditions.relation),
+)
 register_value_text("special_hand", schedule_text)
 
 

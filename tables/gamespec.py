@@ -72,12 +72,15 @@ class ConditionsSpec:
     of values for a table of ``mode`` (``TableMode``); raises InvalidTableConfigError.
     ``on_change(table, now)``: called under the table's row lock once a change is recorded
     in ``table.pending_changes``: apply it at once (a table with no hand running) or leave
-    it for the clock; it may set attributes of ``table``, which the house then saves."""
+    it for the clock; it may set attributes of ``table``, which the house then saves.
+    ``relation``: the table's one-to-one relation to the game's conditions row (``"widerpoker"``:
+    ``table.widerpoker``), which the house's list reads ``select_related``; None: no row."""
 
     fields: tuple[str, ...]
     current: Callable[[Table], dict[str, Any]]
     validate: Callable[[Mapping[str, Any], str], None]
     on_change: Callable[[Table, datetime], None]
+    relation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

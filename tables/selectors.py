@@ -74,6 +74,31 @@ _LOBBY_ROW_READERS: list[Callable[[Table], Mapping[str, Any]]] = []
 (tables/games.py) when it is imported, so the house's reads name no game."""
 
 
+_CONDITIONS_READERS: list[Callable[[Table], Mapping[str, Any]]] = []
+"""The reader of a table's conditions in force (at most one), registered by the registry of
+games (``Game.conditions.current``), so the house's reads name no game."""
+
+
+_CONDITIONS_RELATIONS: list[Callable[[], tuple[str, ...]]] = []
+"""What lists the registered games' conditions relations (``table.<relation>``), at most one."""
+
+
+def register_conditions_reader(
+    read: Callable[[Table], Mapping[str, Any]], relations: Callable[[], tuple[str, ...]]
+) -> None:
+    """Make ``read(table) -> {field: value}`` the reader of a table's conditions in force (what
+    the details page adds to the lobby line) and ``relations()`` the games' one-to-one
+    relations to their conditions rows, which the lobby's reads ``select_related`` (one query
+    for every line, not one per table). A second call replaces the first."""
+    _CONDITIONS_READERS[:] = [read]
+    _CONDITIONS_RELATIONS[:] = [relations]
+
+
+def _with_conditions(rows: QuerySet[Table]) -> QuerySet[Table]:
+    """``rows`` with each game's conditions row joined (``_CONDITIONS_RELATIONS``)."""
+    return rows.select_related(*_CONDITIONS_RELATIONS[0]()) if _CONDITIONS_RELATIONS else rows
+
+
 def register_lobby_row_reader(read: Callable[[Table], Mapping[str, Any]]) -> None:
     """Make ``read(table) -> {"next_special": str | None, "pool_minor": int | None}`` the
     reader of a lobby line's game side (the registry of games registers the table's
@@ -83,7 +108,7 @@ def register_lobby_row_reader(read: Callable[[Table], Mapping[str, Any]]) -> Non
 
 def get_lobby_table(*, table_id: int) -> dict[str, Any]:
     """One table's line in the lobby."""
-    table = get_table(table_id, rows=Table.objects.select_related("current_hand"))
+    table = get_table(table_id, rows=_with_conditions(Table.objects.select_related("current_hand")))
     players = count_players(table_id=table.pk)
     return _lobby_row(table, players, table_jackpots([table])[table.pk])
 
@@ -94,10 +119,9 @@ def get_table_details(*, table_id: int) -> dict[str, Any]:
     hand), and the next special hand. Raises TableNotFoundError."""
     row = get_lobby_table(table_id=table_id)
     table = Table.objects.get(pk=table_id)
-    row.update(
-        results_seconds=table.results_seconds,
-        pending_changes=dict(table.pending_changes or {}),
-    )
+    if _CONDITIONS_READERS:
+        row.update(_CONDITIONS_READERS[0](table))
+    row.update(pending_changes=dict(table.pending_changes or {}))
     return row
 
 
@@ -128,8 +152,8 @@ def table_jackpots(tables: Sequence[Table]) -> dict[int, list[dict[str, Any]]]:
 
 
 def _lobby_row(table: Table, players: int, jackpots: list[dict[str, Any]]) -> dict[str, Any]:
-    """The lobby line of ``table``: the house's fields, then the game side (``next_special``,
-    ``pool_minor``) read by the registered reader (None without one) in their places."""
+    """The lobby line of ``table``: the house's fields, then the game side (its conditions,
+    ``next_special``, ``pool_minor``) read by the registered reader (None without one)."""
     hand = table.current_hand
     row = {
         "id": table.pk,
@@ -137,18 +161,6 @@ def _lobby_row(table: Table, players: int, jackpots: list[dict[str, Any]]) -> di
         "game": table.game,
         "mode": table.mode,
         "currency": table.currency,
-        "ante_minor": table.ante_minor,
-        "change_seconds": table.change_seconds,
-        "speed": speed_label(table.change_seconds),
-        "rake_bps": table.rake_bps,
-        "draw_price_minor": table.draw_price_minor,
-        "draw_price_bps": table.draw_price_bps,
-        "redeal_price_minor": table.redeal_price_minor,
-        "max_draws": table.max_draws,
-        "max_redeals": table.max_redeals,
-        "redeal_seconds": table.redeal_seconds,
-        "paid_fraction_bps": table.paid_fraction_bps,
-        "min_prize_minor": table.min_prize_minor,
         "jackpots": jackpots,
         "next_special": None,
         "players": players,
@@ -176,18 +188,21 @@ def speed_label(change_seconds: int) -> str:
 
 
 def list_lobby_tables() -> list[dict[str, Any]]:
-    """Every table's lobby line, cheapest ante first. Practice games (private tables of
+    """Every table's lobby line, cheapest ante first (the game side's ``ante_minor``; a line
+    without one first), then by name. Practice games (private tables of
     one player, tables/holdem/practice/services.py) and tournaments' tables (listed as
     tournaments: tables/tournaments) are not listed."""
     tables = (
-        Table.objects.select_related("current_hand")
+        _with_conditions(Table.objects.select_related("current_hand"))
         .filter(practice__isnull=True, tournament__isnull=True)
-        .order_by("ante_minor", "name")
+        .order_by("name")
         .annotate(player_count=Count("seats", filter=~Q(seats__status=SeatStatus.LEFT)))
     )
     tables_list = list(tables)
     jackpots = table_jackpots(tables_list)
-    return [_lobby_row(table, table.player_count, jackpots[table.pk]) for table in tables_list]
+    rows = [_lobby_row(table, table.player_count, jackpots[table.pk]) for table in tables_list]
+    rows.sort(key=lambda row: int(row.get("ante_minor") or 0))  # stable: by name within an ante
+    return rows
 
 
 def list_seated_players(*, table_id: int) -> list[dict[str, Any]]:

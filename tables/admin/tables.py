@@ -23,12 +23,11 @@ from tables.adminkit.filters import practice_filter
 from tables.adminkit.forms import ReasonForm
 from tables.clock import recover_table
 from tables.config_text import field_text, value_text
-from tables.forms import ConditionsForm, from_hundredths
+from tables.forms import ConditionsForm
 from tables.games import GAMES, UnknownGameError, change_table_config, game_of
 from tables.games import get as get_game
 from tables.models import SeatStatus, Table, TableConfigChange
 from tables.services.configuration import set_table_open
-from wallet.money import format_minor
 
 
 def pending_text(table: Table) -> str:
@@ -38,6 +37,13 @@ def pending_text(table: Table) -> str:
         f"{field_text(field)} → {value_text(field, value, table.currency)}"
         for field, value in table.pending_changes.items()
     )
+
+
+def _condition_text(table: Table, field: str) -> str:
+    """One of the table's conditions in people's units (its game's ``ConditionsSpec.current``),
+    "—" when its game has no such condition."""
+    current = game_of(table).conditions.current(table)
+    return value_text(field, current[field], table.currency) if field in current else "—"
 
 
 def _staff_id(request: HttpRequest) -> int:
@@ -78,15 +84,6 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
         "currency",
         "ante",
         "rake",
-        "draw_price",
-        "max_draws",
-        "redeal_price",
-        "max_redeals",
-        "redeal_seconds",
-        "change_seconds",
-        "results_seconds",
-        "paid_fraction",
-        "min_prize",
         "is_open",
         "phase",
         "phase_deadline",
@@ -113,29 +110,15 @@ class TableAdmin(admin.ModelAdmin):  # type: ignore[type-arg]  # django-stubs ge
             f"{field_text(field)} {value_text(field, value, table.currency)}" for field, value in current.items()
         )
 
-    @admin.display(description="Ante", ordering="ante_minor")
+    @admin.display(description="Ante")
     def ante(self, table: Table) -> str:
-        return format_minor(table.ante_minor, table.currency)
+        """The game's ``ante_minor`` condition (every game has one; 0 at a Hold'em table without
+        antes)."""
+        return _condition_text(table, "ante_minor")
 
-    @admin.display(description="Rake", ordering="rake_bps")
+    @admin.display(description="Rake")
     def rake(self, table: Table) -> str:
-        return f"{from_hundredths(table.rake_bps)}%"
-
-    @admin.display(description="Draw price")
-    def draw_price(self, table: Table) -> str:
-        return format_minor(table.draw_price_minor, table.currency)
-
-    @admin.display(description="Redeal price")
-    def redeal_price(self, table: Table) -> str:
-        return format_minor(table.redeal_price_minor, table.currency)
-
-    @admin.display(description="Paid entries")
-    def paid_fraction(self, table: Table) -> str:
-        return f"{from_hundredths(table.paid_fraction_bps)}%"
-
-    @admin.display(description="Minimum prize")
-    def min_prize(self, table: Table) -> str:
-        return format_minor(table.min_prize_minor, table.currency)
+        return _condition_text(table, "rake_bps")
 
     @admin.display(description="Players", ordering="player_count")
     def players(self, table: Table) -> int:

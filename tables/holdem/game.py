@@ -18,7 +18,7 @@ from tables.holdem import KEY, audit
 from tables.holdem.books import check_holdem_escrows
 from tables.holdem.commands import COMMANDS
 from tables.holdem.forms import ChangeHoldemConditionsForm, HoldemCreateForm
-from tables.holdem.lobby import LOBBY
+from tables.holdem.lobby import LOBBY, lobby_row
 from tables.holdem.page import holdem_table_page
 from tables.holdem.push import broadcast_holdem_action_on_commit
 from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame, render_holdem_private_frames
@@ -109,7 +109,11 @@ GAME = Game(
     label=TableGame.HOLDEM.label,
     create=create_holdem_table,
     conditions=ConditionsSpec(
-        fields=HOLDEM_CONFIG_FIELDS, current=current_conditions, validate=validate, on_change=on_change
+        fields=HOLDEM_CONFIG_FIELDS,
+        current=current_conditions,
+        validate=validate,
+        on_change=on_change,
+        relation=KEY,
     ),
     advance=advance,
     cancel=cancel,
@@ -131,6 +135,7 @@ GAME = Game(
     ),
     page=page,
     lobby=LOBBY,
+    lobby_row=lobby_row,
     background=Q(practice__isnull=False),
     books={"holdem_escrows": check_holdem_escrows},
     audit=GameAudit(totals=audit.totals, player_totals=audit.player_totals),

@@ -69,7 +69,7 @@ def list_holdem_lobby_rows() -> list[HoldemLobbyRow]:
     tables = (
         Table.objects.filter(game=TableGame.HOLDEM, practice__isnull=True)  # practice games are private
         .annotate(taken=Count("seats", filter=taken), bots=Count("seats", filter=taken & Q(seats__is_bot=True)))
-        .order_by("ante_minor", "name")
+        .order_by("holdem__big_blind_minor", "name")
     )
     rows = []
     for table in tables:
@@ -101,6 +101,35 @@ def list_holdem_lobby_rows() -> list[HoldemLobbyRow]:
 def lobby_rows() -> list[dict[str, Any]]:
     """Every open Hold'em table's lobby line as JSON (``HoldemLobbyRow.as_json``)."""
     return [row.as_json() for row in list_holdem_lobby_rows()]
+
+
+def lobby_row(table: Table) -> dict[str, Any]:
+    """Hold'em's side of a table's line in ``GET /api/tables/`` and the ``lobby_table`` frame
+    (``Game.lobby_row``): that line's shape (API 1.x) was WiderPoker's conditions, and a
+    Hold'em table keeps the values it showed there before its table had conditions of its
+    own: the big blind as ``ante_minor`` (what the list sorts by), its rake, no redeals and
+    the shape's other defaults. Minor units, bps, seconds. One read of ``table.holdem``."""
+    conditions = table.holdem
+    return {
+        "ante_minor": conditions.big_blind_minor,
+        "change_seconds": API_LINE_CHANGE_SECONDS,
+        "speed": "fast",
+        "rake_bps": conditions.rake_bps,
+        "draw_price_minor": conditions.big_blind_minor // 2,
+        "draw_price_bps": 5000,
+        "redeal_price_minor": 0,
+        "max_draws": 5,
+        "max_redeals": 0,
+        "redeal_seconds": 20,
+        "paid_fraction_bps": 1500,
+        "min_prize_minor": 0,
+        "next_special": None,
+        "pool_minor": None,
+    }
+
+
+API_LINE_CHANGE_SECONDS: Final = 30
+"""The change phase a Hold'em table's API line has always shown (it has none)."""
 
 
 LOBBY: Final = GameLobby(rows=lobby_rows, template="lobby/_holdem_tables.html", json_key="holdem_tables")

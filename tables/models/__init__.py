@@ -21,7 +21,6 @@ from tables.models.holdem import (
     PracticeStatus,
 )
 from tables.models.house import (
-    CONFIG_FIELDS,
     AsgiProcess,
     BeaconRound,
     PlatformFault,
@@ -38,6 +37,7 @@ from tables.models.house import (
     TablePhase,
 )
 from tables.models.widerpoker import (
+    CONFIG_FIELDS,
     Entry,
     GamingSession,
     Hand,
@@ -49,6 +49,7 @@ from tables.models.widerpoker import (
     RedealCounter,
     SpecialHandKind,
     SpecialHandSchedule,
+    WiderPokerConditions,
 )
 
 # Tournaments live in their own module of this app (tables/tournaments); imported here so the
@@ -97,4 +98,5 @@ __all__ = [
     "TablePhase",
     "Tournament",
     "TournamentRound",
+    "WiderPokerConditions",
 ]

@@ -5,20 +5,12 @@ tables.models.holdem (one app label, ``tables``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from tables.engine.widerpoker.conditions import CONDITION_FIELDS, MAX_DRAW_PRICE_BPS, draw_price
 from wallet.models import CHIP_CURRENCY_PREFIX, CURRENCY_MAX_LENGTH, Currency
-
-# The fields of a table's conditions (the engine's rules name them): snapshotted into every
-# hand, changed by staff only through tables.services.change_table_config (audit-logged,
-# applied between hands).
-CONFIG_FIELDS = CONDITION_FIELDS
 
 
 class TableMode(models.TextChoices):
@@ -49,7 +41,10 @@ class TablePhase(models.TextChoices):
 
 
 class Table(models.Model):
-    """A WiderPoker table: its configuration and the state machine of its current hand.
+    """A table of the house, whatever its game (``game``): its name, mode and currency, and
+    the state machine of its current hand. Each game keeps its conditions in a row of its
+    own, one-to-one with the table (``table.widerpoker``: tables.models.widerpoker
+    .WiderPokerConditions; ``table.holdem``: tables.models.holdem.HoldemConditions).
 
     The clock (tables.clock.advance_due_tables) moves ``phase`` when ``phase_deadline``
     has passed; ``version`` grows by one on every change a client must see, and every push
@@ -61,22 +56,6 @@ class Table(models.Model):
     mode = models.CharField(max_length=8, choices=TableMode.choices, default=TableMode.FUN)
     # A tournament's table plays its chips, a currency of their own (``T<id>``: tables/tournaments).
     currency = models.CharField(max_length=CURRENCY_MAX_LENGTH, choices=Currency.choices, default=Currency.FUN)
-    ante_minor = models.BigIntegerField()
-    change_seconds = models.PositiveIntegerField(default=30, help_text="Length of the change phase.")
-    results_seconds = models.PositiveIntegerField(default=8, help_text="How long results stay on screen.")
-    rake_bps = models.PositiveIntegerField(default=500, help_text="Rake in basis points (500 = 5%), at most 10%.")
-    paid_fraction_bps = models.PositiveIntegerField(default=1500, help_text="Share of entries paid (1500 = 15%).")
-    min_prize_minor = models.BigIntegerField(default=0, help_text="Smallest prize of a paid place.")
-    draw_price_bps = models.PositiveIntegerField(
-        default=5000,
-        help_text="Price of each draw after the first as a share of the ante (5000 = half the ante; seed 001, C.1).",
-    )
-    max_draws = models.PositiveSmallIntegerField(default=5, help_text="Draws per hand, the first included (1-5).")
-    redeal_price_minor = models.BigIntegerField()
-    max_redeals = models.PositiveSmallIntegerField(default=2)
-    redeal_seconds = models.PositiveIntegerField(
-        default=20, help_text="Redeals are sold during the first N seconds of the change phase."
-    )
     is_open = models.BooleanField(default=True)
     jackpots = models.ManyToManyField(
         "jackpots.Jackpot",
@@ -94,19 +73,8 @@ class Table(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["ante_minor", "name"]
+        ordering = ["name"]
         constraints = [
-            models.CheckConstraint(condition=Q(rake_bps__lte=1000), name="table_rake_at_most_10_percent"),
-            models.CheckConstraint(condition=Q(max_draws__gte=1, max_draws__lte=5), name="table_max_draws_1_to_5"),
-            models.CheckConstraint(condition=Q(ante_minor__gt=0), name="table_ante_positive"),
-            models.CheckConstraint(
-                condition=Q(draw_price_bps__lte=MAX_DRAW_PRICE_BPS, redeal_price_minor__gte=0, min_prize_minor__gte=0),
-                name="table_prices_non_negative",
-            ),
-            models.CheckConstraint(
-                condition=Q(paid_fraction_bps__gte=1, paid_fraction_bps__lte=10000),
-                name="table_paid_fraction_valid",
-            ),
             models.CheckConstraint(
                 condition=(
                     Q(mode="fun", currency="FUN")
@@ -119,21 +87,6 @@ class Table(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-    def config_snapshot(self) -> dict[str, Any]:
-        """The configuration a hand is played under, stored with the hand for good. Tips and the
-        probability panel are on at every table; a special hand may switch them off."""
-        return (
-            {"mode": self.mode, "currency": self.currency}
-            | {field: getattr(self, field) for field in CONFIG_FIELDS}
-            | {"draw_price_minor": self.draw_price_minor, "tips": True, "panel": True}
-        )
-
-    @property
-    def draw_price_minor(self) -> int:
-        """The price of each draw after the first: ``floor(ante x draw_price_bps / 10000)``
-        (seed 001, C.1: "an amount proportional to the ante")."""
-        return draw_price(self.ante_minor, self.draw_price_bps)
 
 
 class SeatStatus(models.TextChoices):

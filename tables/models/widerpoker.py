@@ -5,6 +5,7 @@ tables.widerpoker.services, the rules in tables.engine.widerpoker."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -12,7 +13,80 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from tables.engine.widerpoker.conditions import CONDITION_FIELDS, MAX_DRAW_PRICE_BPS, draw_price
 from tables.models.house import SeedChain, Table
+
+# The fields of a table's conditions (the engine's rules name them): snapshotted into every
+# hand, changed by staff only through tables.services.change_table_config (audit-logged,
+# applied between hands).
+CONFIG_FIELDS = CONDITION_FIELDS
+
+
+class WiderPokerConditions(models.Model):
+    """The conditions of a WiderPoker table (seed 001, C.1; DESIGN items 12 and 16), one row per
+    WiderPoker table (``table.widerpoker``); Hold'em and other games' tables have none.
+    Amounts in minor units of the table's currency, shares in basis points (1 bps = 0.01 %),
+    times in whole seconds. Snapshotted into every hand (``Hand.config``), which is what
+    prices and limits a player's actions from then on."""
+
+    table = models.OneToOneField(Table, on_delete=models.CASCADE, primary_key=True, related_name="widerpoker")
+    ante_minor = models.BigIntegerField()
+    change_seconds = models.PositiveIntegerField(default=30, help_text="Length of the change phase.")
+    results_seconds = models.PositiveIntegerField(default=8, help_text="How long results stay on screen.")
+    rake_bps = models.PositiveIntegerField(default=500, help_text="Rake in basis points (500 = 5%), at most 10%.")
+    paid_fraction_bps = models.PositiveIntegerField(default=1500, help_text="Share of entries paid (1500 = 15%).")
+    min_prize_minor = models.BigIntegerField(default=0, help_text="Smallest prize of a paid place.")
+    draw_price_bps = models.PositiveIntegerField(
+        default=5000,
+        help_text="Price of each draw after the first as a share of the ante (5000 = half the ante; seed 001, C.1).",
+    )
+    max_draws = models.PositiveSmallIntegerField(default=5, help_text="Draws per hand, the first included (1-5).")
+    redeal_price_minor = models.BigIntegerField()
+    max_redeals = models.PositiveSmallIntegerField(default=2)
+    redeal_seconds = models.PositiveIntegerField(
+        default=20, help_text="Redeals are sold during the first N seconds of the change phase."
+    )
+
+    class Meta:
+        verbose_name_plural = "WiderPoker conditions"
+        constraints = [
+            models.CheckConstraint(condition=Q(rake_bps__lte=1000), name="widerpoker_rake_at_most_10_percent"),
+            models.CheckConstraint(condition=Q(max_draws__gte=1, max_draws__lte=5), name="widerpoker_max_draws_1_to_5"),
+            models.CheckConstraint(condition=Q(ante_minor__gt=0), name="widerpoker_ante_positive"),
+            models.CheckConstraint(
+                condition=Q(draw_price_bps__lte=MAX_DRAW_PRICE_BPS, redeal_price_minor__gte=0, min_prize_minor__gte=0),
+                name="widerpoker_prices_non_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(paid_fraction_bps__gte=1, paid_fraction_bps__lte=10000),
+                name="widerpoker_paid_fraction_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"WiderPoker conditions of {self.table_id}"
+
+    def values(self) -> dict[str, Any]:
+        """The conditions as plain values (``CONFIG_FIELDS``)."""
+        return {field: getattr(self, field) for field in CONFIG_FIELDS}
+
+    def snapshot(self) -> dict[str, Any]:
+        """The configuration a hand is played under, stored with the hand for good: the
+        table's mode and currency, the conditions and the draw price. Tips and the
+        probability panel are on at every table; a special hand may switch them off. Reads
+        ``self.table`` (one query unless it came with the row)."""
+        table = self.table
+        return (
+            {"mode": table.mode, "currency": table.currency}
+            | self.values()
+            | {"draw_price_minor": self.draw_price_minor, "tips": True, "panel": True}
+        )
+
+    @property
+    def draw_price_minor(self) -> int:
+        """The price of each draw after the first: ``floor(ante x draw_price_bps / 10000)``
+        (seed 001, C.1: "an amount proportional to the ante")."""
+        return draw_price(self.ante_minor, self.draw_price_bps)
 
 
 class HandStatus(models.TextChoices):

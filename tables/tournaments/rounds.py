@@ -102,7 +102,7 @@ def _record_round(tournament: Tournament, table: Table, *, now: datetime) -> Non
             [pk for pk, _ in rows],
             {"chips_minor": ("bigint", amounts), "rank": ("integer", ranks.astype(np.int64))},
         )
-    ante = int(hand.config["ante_minor"]) if hand is not None else table.ante_minor
+    ante = int(hand.config["ante_minor"]) if hand is not None else table.widerpoker.ante_minor
     TournamentRound.objects.create(
         tournament=tournament, number=number, hand=hand, ante_minor=ante, standings=standings, recorded_at=now
     )

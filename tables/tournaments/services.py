@@ -24,7 +24,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Max
 
-from tables.models import Table, TablePhase
+from tables.models import Table, TablePhase, WiderPokerConditions
 from tables.realtime.push import broadcast_table_on_commit
 from tables.services.fairness import new_chain
 from tables.tournaments.errors import (
@@ -162,8 +162,8 @@ def schedule_tournament(*, staff_user_id: int | None, now: datetime, **values: A
         is_open=False,
         phase=TablePhase.WAITING,
         phase_deadline=tournament.starts_at,
-        **table_config(tournament, ante_minor=tournament.ante_for(1)),
     )
+    WiderPokerConditions.objects.create(table=table, **table_config(tournament, ante_minor=tournament.ante_for(1)))
     new_chain(table_id=table.pk, now=now)
     tournament.table = table
     tournament.save(update_fields=["table"])
@@ -315,9 +315,12 @@ def tournament_step(table: Table, *, now: datetime) -> bool:
     if over or len(live) < 2:
         _finish(tournament, table, now=now)
         return True
-    table.ante_minor = ante
+    conditions = table.widerpoker
+    if conditions.ante_minor != ante:
+        conditions.ante_minor = ante
+        conditions.save(update_fields=["ante_minor"])
     table.phase = TablePhase.WAITING
-    table.phase_deadline = now + timedelta(seconds=table.results_seconds)
+    table.phase_deadline = now + timedelta(seconds=conditions.results_seconds)
     table.version += 1
     _deal(tournament, table, live, now=now)
     return True

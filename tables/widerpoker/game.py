@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from tables.gamespec import ConditionsSpec, Game, GameAdmin, GameAudit
-from tables.models import CONFIG_FIELDS, HandStatus, Table, TableGame, TablePhase
+from tables.models import CONFIG_FIELDS, HandStatus, Table, TableGame, TablePhase, WiderPokerConditions
 from tables.widerpoker import KEY, audit
 from tables.widerpoker.commands import COMMANDS, PURCHASES
 from tables.widerpoker.forms import ChangeConditionsForm, TableCreateForm
@@ -38,8 +38,8 @@ def leave(table_id: int, user_id: int, now: datetime) -> object:
 
 
 def current_conditions(table: Table) -> dict[str, Any]:
-    """The conditions in force (``CONFIG_FIELDS``, on the table's own row)."""
-    return {field: getattr(table, field) for field in CONFIG_FIELDS}
+    """The conditions in force (``CONFIG_FIELDS``, on the table's conditions row)."""
+    return table.widerpoker.values()
 
 
 def validate(values: Mapping[str, Any], mode: str) -> None:
@@ -103,13 +103,15 @@ GAME = Game(
     key=KEY,
     label=TableGame.WIDERPOKER.label,
     create=create_table,
-    conditions=ConditionsSpec(fields=CONFIG_FIELDS, current=current_conditions, validate=validate, on_change=on_change),
+    conditions=ConditionsSpec(
+        fields=CONFIG_FIELDS, current=current_conditions, validate=validate, on_change=on_change, relation=KEY
+    ),
     advance=advance_widerpoker_table,
     cancel=cancel_running_hand,
     leave=leave,
     admin=GameAdmin(
         create_form=TableCreateForm,
-        create_initial=Table(ante_minor=100, draw_price_bps=5000, redeal_price_minor=80).config_snapshot(),
+        create_initial=WiderPokerConditions(ante_minor=100, draw_price_bps=5000, redeal_price_minor=80).values(),
         conditions_form=ChangeConditionsForm,
         running_hand=running_hand,
         add_title="Add table",

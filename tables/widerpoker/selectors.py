@@ -34,7 +34,7 @@ from tables.realtime.frames import (
     TableStateFrame,
     dumps,
 )
-from tables.selectors import _iso, count_players, get_table, table_jackpots
+from tables.selectors import _iso, count_players, get_table, speed_label, table_jackpots
 from tables.services import beacon
 from tables.widerpoker.records import board_from_json, carry_key, combination_digits, hand_conditions, spin_feed
 from tables.widerpoker.services import powerups
@@ -76,15 +76,32 @@ def live_split(hand: Hand, table: Table) -> PoolSplit:
 
 def lobby_row(table: Table) -> dict[str, Any]:
     """WiderPoker's side of a table's lobby line (``Game.lobby_row``, read through
-    ``tables.selectors``' registered reader): ``next_special`` (str or None) and
-    ``pool_minor`` (minor units: the running hand's pool, live and net of rake and jackpot
-    contributions during the change phase; None without a hand). ``table.current_hand``
-    preferably select_related."""
+    ``tables.selectors``' registered reader): the table's conditions (money in minor units,
+    shares in bps, times in seconds, ``speed`` from the change phase), ``next_special``
+    (str or None) and ``pool_minor`` (minor units: the running hand's pool, live and net of
+    rake and jackpot contributions during the change phase; None without a hand).
+    ``table.current_hand`` preferably select_related; the conditions row is one read."""
+    conditions = table.widerpoker
     hand = table.current_hand
     pool = None
     if hand is not None:
         pool = hand.pool_minor if hand.status != HandStatus.CHANGE else live_split(hand, table).pool_minor
-    return {"next_special": next_special(table, now=timezone.now()), "pool_minor": pool}
+    return {
+        "ante_minor": conditions.ante_minor,
+        "change_seconds": conditions.change_seconds,
+        "speed": speed_label(conditions.change_seconds),
+        "rake_bps": conditions.rake_bps,
+        "draw_price_minor": conditions.draw_price_minor,
+        "draw_price_bps": conditions.draw_price_bps,
+        "redeal_price_minor": conditions.redeal_price_minor,
+        "max_draws": conditions.max_draws,
+        "max_redeals": conditions.max_redeals,
+        "redeal_seconds": conditions.redeal_seconds,
+        "paid_fraction_bps": conditions.paid_fraction_bps,
+        "min_prize_minor": conditions.min_prize_minor,
+        "next_special": next_special(table, now=timezone.now()),
+        "pool_minor": pool,
+    }
 
 
 def _spin_public(hand: Hand) -> dict[str, Any] | None:
@@ -146,14 +163,14 @@ def _table_config(table: Table) -> dict[str, Any]:
     return {
         "name": table.name,
         "is_open": table.is_open,
-        **table.config_snapshot(),
+        **table.widerpoker.snapshot(),
         "next_special": next_special(table, now=timezone.now()),
     }
 
 
 def get_table_state(*, table_id: int) -> TableStateFrame:
     """The public state of a WiderPoker table: what every watcher may see, with its version."""
-    table = get_table(table_id, rows=Table.objects.select_related("current_hand"))
+    table = get_table(table_id, rows=Table.objects.select_related("current_hand", "widerpoker"))
     hand = table.current_hand
     return TableStateFrame(
         type="table_state",

@@ -82,7 +82,7 @@ def test_an_auditor_sees_the_tables_admin_but_cannot_change_anything(fun_table: 
     assert client.get("/admin/tables/table/add/").status_code == 403
     run_action(client, "close_tables", [fun_table], "auditor tries")
     fun_table.refresh_from_db()
-    assert (fun_table.rake_bps, fun_table.is_open) == (500, True)
+    assert (fun_table.widerpoker.rake_bps, fun_table.is_open) == (500, True)
     assert not TableConfigChange.objects.exists()
 
 
@@ -95,7 +95,7 @@ def test_changing_conditions_needs_a_reason(fun_table: Table, croupier: User) ->
     assert response.context["form"].errors["reason"]
     assert not TableConfigChange.objects.exists()
     fun_table.refresh_from_db()
-    assert fun_table.rake_bps == 500
+    assert fun_table.widerpoker.rake_bps == 500
 
 
 def test_a_rake_above_ten_percent_is_refused(fun_table: Table, croupier: User) -> None:
@@ -124,7 +124,7 @@ def test_a_conditions_change_is_audited_and_applies_after_the_running_hand(
     assert all(row.changed_by == croupier and row.reason == "Weekend promotion" for row in rows.values())
     assert all(row.applied_at is None for row in rows.values())
     fun_table.refresh_from_db()
-    assert fun_table.rake_bps == 500  # the running hand finishes under the old conditions
+    assert fun_table.widerpoker.rake_bps == 500  # the running hand finishes under the old conditions
 
     hand = settle(fun_table)
     assert hand.config["rake_bps"] == 500
@@ -133,7 +133,7 @@ def test_a_conditions_change_is_audited_and_applies_after_the_running_hand(
     assert fun_table.phase_deadline is not None
     assert advance_table(table_id=fun_table.pk, now=fun_table.phase_deadline)
     fun_table.refresh_from_db()
-    assert (fun_table.rake_bps, fun_table.ante_minor) == (300, 200)
+    assert (fun_table.widerpoker.rake_bps, fun_table.widerpoker.ante_minor) == (300, 200)
     assert fun_table.pending_changes == {}
     assert all(row.applied_at is not None for row in TableConfigChange.objects.all())
     assert not fun_table.seats.exclude(status=SeatStatus.LEFT).exists()  # back to the lobby
@@ -145,7 +145,7 @@ def test_a_conditions_change_on_an_idle_table_applies_at_once(fun_table: Table, 
         {**CONDITIONS, "draw_price_percent": "75", "reason": "price review"},
     )
     fun_table.refresh_from_db()
-    assert fun_table.draw_price_minor == 75
+    assert fun_table.widerpoker.draw_price_minor == 75
     change = TableConfigChange.objects.get(table=fun_table)
     assert change.applied_at is not None
 
@@ -165,7 +165,12 @@ def test_the_add_form_creates_a_table_through_the_service(croupier: User) -> Non
     )
     assert created.status_code == 302
     table = Table.objects.get(name="Euro Rail")
-    assert (table.mode, table.currency, table.ante_minor, table.rake_bps) == ("cash", "EUR", 250, 500)
+    assert (table.mode, table.currency, table.widerpoker.ante_minor, table.widerpoker.rake_bps) == (
+        "cash",
+        "EUR",
+        250,
+        500,
+    )
 
 
 def test_closing_asks_for_a_reason_then_closes_and_logs_it(fun_table: Table, croupier: User) -> None:

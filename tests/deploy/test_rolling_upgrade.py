@@ -77,6 +77,11 @@ pytestmark = [
 ]
 
 ALERTS = ROOT / "deploy/prometheus/alerts.yml"
+# The value backfilled: a table's ante, in its WiderPoker conditions row (0 for a table of
+# another game, which has none).
+ANTE_OF_TABLE = (
+    "COALESCE((SELECT c.ante_minor FROM tables_widerpokerconditions c WHERE c.table_id = tables_table.id), 0)"
+)
 PING_SECONDS = 1.0
 RECONNECT_BASE_SECONDS = 0.5  # static/js/common.js RECONNECT_BASE_MS
 RECONNECT_MAX_SECONDS = 15.0  # static/js/common.js RECONNECT_MAX_MS
@@ -454,7 +459,7 @@ def test_a_rolling_upgrade_with_an_added_column_keeps_play_going_and_a_killed_da
         while True:
             with connection.cursor() as cursor:
                 cursor.execute(
-                    "UPDATE tables_table SET rollout_ante_minor = ante_minor WHERE id IN ("
+                    f"UPDATE tables_table SET rollout_ante_minor = {ANTE_OF_TABLE} WHERE id IN ("
                     " SELECT id FROM tables_table WHERE rollout_ante_minor IS NULL ORDER BY id LIMIT 1"
                     " FOR UPDATE SKIP LOCKED)"
                 )
@@ -462,7 +467,9 @@ def test_a_rolling_upgrade_with_an_added_column_keeps_play_going_and_a_killed_da
                     break
                 batches += 1
         with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM tables_table WHERE rollout_ante_minor IS DISTINCT FROM ante_minor")
+            cursor.execute(
+                f"SELECT count(*) FROM tables_table WHERE rollout_ante_minor IS DISTINCT FROM {ANTE_OF_TABLE}"
+            )
             assert cursor.fetchone()[0] == 0
         assert batches == Table.objects.count() == 3
         backfilled = settled(table.pk)

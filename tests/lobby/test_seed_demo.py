@@ -47,7 +47,7 @@ def test_seed_demo_keeps_an_existing_table_of_the_same_name() -> None:
         redeal_price_minor=0,
     )
     call_command("seed_demo")
-    assert Table.objects.get(name="Speedway").ante_minor == 700
+    assert Table.objects.get(name="Speedway").widerpoker.ante_minor == 700
     assert Table.objects.count() == 6
 
 

@@ -151,7 +151,7 @@ def test_a_hand_settles_on_a_real_quicknet_round_and_anyone_can_check_its_signat
 ) -> None:
     # Shift the clock's genesis so that this hand's round is a recorded quicknet round.
     real = VECTORS["rounds"][1]
-    deadline = now + timedelta(seconds=table.change_seconds)
+    deadline = now + timedelta(seconds=table.widerpoker.change_seconds)
     genesis = int(deadline.timestamp()) - (real["round"] - 2)
     with override_settings(BEACON="drand", BEACON_GENESIS_UNIX=genesis, BEACON_PERIOD_SECONDS=1):
         _serve(monkeypatch, {real["round"]: real})

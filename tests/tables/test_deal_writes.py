@@ -120,7 +120,7 @@ def test_a_session_time_limit_still_sits_a_player_out(now: Any) -> None:
 def test_a_loss_limit_still_counts_every_ante_on_every_table(now: Any) -> None:
     first, second = create_fun_table("Loss Rail A"), create_fun_table("Loss Rail B")
     alice, bob, carol = (make_player(name) for name in ("ll-alice", "ll-bob", "ll-carol"))
-    ante = first.ante_minor
+    ante = first.widerpoker.ante_minor
     protection.set_limit(user_id=alice.pk, kind=LimitKind.LOSS, currency="FUN", value=2 * ante - 1, now=now)
     seat_players(first, [alice, bob], now)
     seat_players(second, [alice, carol, bob], now)

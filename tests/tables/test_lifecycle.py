@@ -305,14 +305,14 @@ def test_rake_change_applies_after_the_running_hand_and_restarts_the_table(
         table_id=table.pk, changes={"rake_bps": 200}, staff_user_id=croupier.pk, reason="promo", now=now
     )
     table.refresh_from_db()
-    assert table.rake_bps == 500
+    assert table.widerpoker.rake_bps == 500
     hand = settle(table)
     assert hand.rake_minor == 200 * 500 // 10_000  # the old rake
     table.refresh_from_db()
     assert table.phase_deadline is not None
     assert advance_table(table_id=table.pk, now=table.phase_deadline)
     table.refresh_from_db()
-    assert table.rake_bps == 200
+    assert table.widerpoker.rake_bps == 200
     assert table.phase == TablePhase.WAITING
     assert set(Seat.objects.filter(table=table).values_list("status_reason", flat=True)) == {"table restarted"}
     change = TableConfigChange.objects.get(table=table)

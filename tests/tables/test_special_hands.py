@@ -70,7 +70,7 @@ def test_a_special_hand_applies_its_overrides_to_exactly_the_scheduled_hands(
             assert (hand.change_deadline - hand.started_at) == timedelta(seconds=10)
             assert hand.config["overrides"]["max_draws"] == {"value": 2, "source": "special", "was": 5}
         else:
-            assert hand.config["tips"] is True and hand.config["max_draws"] == table.max_draws
+            assert hand.config["tips"] is True and hand.config["max_draws"] == table.widerpoker.max_draws
 
 
 def test_the_server_refuses_what_the_special_hand_switches_off(

@@ -90,16 +90,7 @@ def coin_flip() -> Iterator[Game]:
 
 
 def coin_table() -> Table:
-    # The WiderPoker columns still on Table (until the conditions move off it) hold neutral values.
-    return Table.objects.create(
-        name="Heads or tails",
-        mode="fun",
-        currency="FUN",
-        game="coinflip",
-        ante_minor=1,
-        redeal_price_minor=0,
-        max_redeals=0,
-    )
+    return Table.objects.create(name="Heads or tails", mode="fun", currency="FUN", game="coinflip")
 
 
 @pytest.mark.django_db(transaction=True)

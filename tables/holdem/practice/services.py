@@ -317,7 +317,6 @@ def prepare_practice_hand(table: Table, conditions: HoldemConditions, *, now: da
     conditions.big_bet_minor = 2 * level.big_blind_minor
     conditions.ante_minor = level.ante_minor
     conditions.save(update_fields=["small_blind_minor", "big_blind_minor", "big_bet_minor", "ante_minor"])
-    table.ante_minor = level.big_blind_minor
     return True
 
 

@@ -126,19 +126,7 @@ def open_holdem_table(*, name: str, mode: str, currency: str, **config: Any) -> 
         raise InvalidTableConfigError(f"missing fields {sorted(missing)}", field=sorted(missing)[0])
     values = DEFAULTS | {"big_bet_minor": 2 * int(config["big_blind_minor"])} | config
     validate_holdem_config(values, mode=mode)
-    # The WiderPoker columns keep neutral values: the ante column holds the big blind (the
-    # stake the lobby sorts by), no draws, no redeals.
-    table = Table.objects.create(
-        name=name,
-        game=TableGame.HOLDEM,
-        mode=mode,
-        currency=currency,
-        ante_minor=int(values["big_blind_minor"]),
-        rake_bps=int(values["rake_bps"]),
-        redeal_price_minor=0,
-        max_redeals=0,
-        results_seconds=3,
-    )
+    table = Table.objects.create(name=name, game=TableGame.HOLDEM, mode=mode, currency=currency)
     HoldemConditions.objects.create(table=table, **values)
     new_chain(table_id=table.pk, now=timezone.now())
     return table
@@ -155,8 +143,6 @@ def apply_pending_holdem_changes(table: Table, conditions: HoldemConditions, *, 
     for field, value in pending.items():
         setattr(conditions, field, value)
     conditions.save()
-    table.ante_minor = conditions.big_blind_minor
-    table.rake_bps = conditions.rake_bps
     table.pending_changes = {}
     TableConfigChange.objects.filter(table=table, applied_at__isnull=True).update(applied_at=now)
     return True

@@ -15,6 +15,4 @@ def save_holdem_table(table: Table) -> None:
         version=table.version,
         hands_dealt=table.hands_dealt,
         pending_changes=table.pending_changes,
-        ante_minor=table.ante_minor,
-        rake_bps=table.rake_bps,
     )

@@ -48,7 +48,7 @@ def hand_config(table: Table, seed: bytes, *, now: datetime) -> tuple[dict[str, 
     wins (its feed), if any: the table's configuration, the jackpots it feeds (frozen with
     the hand), the rules a special hand changes (seed 001, D) and those the spin jackpot
     drawn from the hand's stream changes (seed 001, Jackpots 2; docs/provably-fair.md)."""
-    config = table.config_snapshot()
+    config = table.widerpoker.snapshot()
     previous = Hand.objects.filter(table=table).order_by("-number").values_list("started_at", flat=True).first()
     draws = special_draws(table, number=table.hands_dealt + 1, seed=seed, now=now, previous_start=previous)
     overrides, names = merge_special(draws)
@@ -139,13 +139,14 @@ def _deal(
     # One worker: the rows are made after the randomness they need.
     vendor = connection.vendor
     seeds = [client_seeds[u] for u in ids]
+    ante_minor = table.widerpoker.ante_minor  # read here: the worker thread has no connection of its own
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deal") as pool:
         randomness = pool.submit(
             _order_and_combinations, seed, [names[u] for u in everyone], len(everyone), ids, everyone
         )
         hand, spin = _create_hand(table, seed, draw, number=number, count=count, now=now, frozen=frozen)
         rows = pool.submit(
-            lambda: _entry_rows(hand.pk, table.ante_minor, user_ids, seeds, *randomness.result(), vendor=vendor)
+            lambda: _entry_rows(hand.pk, ante_minor, user_ids, seeds, *randomness.result(), vendor=vendor)
         )
         _collect_antes(table, hand, account_ids=account_ids, locked=locked)
         _deal_cards(table, hand, spin, rows.result(), now=now)
@@ -248,7 +249,7 @@ def _create_hand(
     board = deal_board(seed)
     config, spin = hand_config(table, seed, now=now)
     change_end = now + timedelta(seconds=int(config["change_seconds"]))
-    ante = table.ante_minor
+    ante = table.widerpoker.ante_minor
     hand = Hand.objects.create(
         table=table,
         number=number,
@@ -296,7 +297,7 @@ def _collect_antes(
     them. Seed-independent: it needs the hand's id and who is dealt in, nothing the seed
     decides, so it may run before the seed is known."""
     count = len(account_ids)
-    ante = table.ante_minor
+    ante = table.widerpoker.ante_minor
     if not ante:
         return
     escrow = hand_escrow(hand_id=hand.pk, currency=table.currency)

@@ -137,7 +137,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
             user_ids=user_ids_all, currency=table.currency, lock=not freezing
         )
         barred = protection.barred_players(
-            user_ids=user_ids_all, currency=table.currency, stake_minor=table.ante_minor, now=now
+            user_ids=user_ids_all, currency=table.currency, stake_minor=table.widerpoker.ante_minor, now=now
         )
         for code in sorted({refusal.code for refusal in barred.values()}):
             # Suspended, excluded, or past a limit of his own (wallet/protection.py): sat out.
@@ -151,7 +151,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
     if len(active) >= 2 and locked is not None:
         user_ids = np.array([user_id for _, user_id in active], dtype=np.int64)
         account_ids = np.array([accounts[user_id] for user_id in user_ids.tolist()], dtype=np.int64)
-        can_pay = locked.available(account_ids) >= table.ante_minor
+        can_pay = locked.available(account_ids) >= table.widerpoker.ante_minor
         if not can_pay.all():
             broke = [seat_id for (seat_id, _), ok in zip(active, can_pay.tolist(), strict=True) if not ok]
             _update_seats(broke, status=SeatStatus.SITTING_OUT, status_reason="insufficient funds")
@@ -272,9 +272,9 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
     accounts, locked = wallet_services.lock_and_read_players(user_ids=user_ids.tolist(), currency=table.currency)
     account_ids = np.array([accounts[u] for u in user_ids.tolist()], dtype=np.int64)
     barred = protection.barred_players(
-        user_ids=user_ids.tolist(), currency=table.currency, stake_minor=table.ante_minor, now=now
+        user_ids=user_ids.tolist(), currency=table.currency, stake_minor=table.widerpoker.ante_minor, now=now
     )
-    can_pay = locked.available(account_ids) >= table.ante_minor
+    can_pay = locked.available(account_ids) >= table.widerpoker.ante_minor
     # A player who left or sat out during the wait is not dealt in either (he pays nothing).
     # The frozen players go as one array parameter (``any_of``), not 100,000 placeholders.
     away = dict(
@@ -361,7 +361,7 @@ def _settle_table(table: Table, *, now: datetime) -> None:
             return
         cancel_hand(hand_id=hand.pk, reason="the randomness beacon did not answer", now=now, beacon_answer=answer.error)
         table.phase = TablePhase.RESULTS
-        table.phase_deadline = now + timedelta(seconds=table.results_seconds)
+        table.phase_deadline = now + timedelta(seconds=table.widerpoker.results_seconds)
         table.version += 1
         return
     if hand.algorithm >= fairness.ALGORITHM_DEAL_BEACON:
@@ -376,13 +376,13 @@ def _settle_table(table: Table, *, now: datetime) -> None:
                 return
             cancel_hand(hand_id=hand.pk, reason="a redeal's beacon round did not answer", now=now)
             table.phase = TablePhase.RESULTS
-            table.phase_deadline = now + timedelta(seconds=table.results_seconds)
+            table.phase_deadline = now + timedelta(seconds=table.widerpoker.results_seconds)
             table.version += 1
             return
     with metrics.timed(metrics.SETTLEMENT_DURATION, TableGame.WIDERPOKER):
         settle_hand(hand_id=table.current_hand_id, now=now)
     table.phase = TablePhase.RESULTS
-    table.phase_deadline = now + timedelta(seconds=table.results_seconds)
+    table.phase_deadline = now + timedelta(seconds=table.widerpoker.results_seconds)
     table.version += 1
 
 
@@ -400,10 +400,12 @@ def _end_results(table: Table, *, now: datetime) -> None:
 
 
 def apply_pending_changes(table: Table, *, now: datetime) -> None:
-    """Apply the table's pending configuration and restart it: every seat is released and the
-    players are told to return to the lobby."""
+    """Apply the table's pending configuration to its conditions row and restart it: every
+    seat is released and the players are told to return to the lobby."""
+    conditions = table.widerpoker
     for field, value in table.pending_changes.items():
-        setattr(table, field, value)
+        setattr(conditions, field, value)
+    conditions.save()
     TableConfigChange.objects.filter(table=table, applied_at__isnull=True).update(applied_at=now)
     table.pending_changes = {}
     Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).update(

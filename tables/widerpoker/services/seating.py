@@ -40,7 +40,9 @@ def join_table(*, table_id: int, user_id: int, now: datetime) -> Seat:
     if not table.is_open or table.phase == TablePhase.CLOSED:
         raise TableClosedError(f"{table.name} is closed", table_id=table_id)
     guests.refuse_guest(user_id=user_id)
-    protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=table.ante_minor, now=now)
+    protection.check_can_play(
+        user_id=user_id, currency=table.currency, stake_minor=table.widerpoker.ante_minor, now=now
+    )
     _check_stake_covered(table, user_id)
     wallet_services.ensure_player_account(user_id=user_id, currency=table.currency)
     # His client seed exists before his first hand: a deal of 100,000 new players then
@@ -68,12 +70,13 @@ def _check_stake_covered(table: Table, user_id: int) -> None:
     out at the next deal while his opponent waits (UX audit 2026-11-26, N8). A read without
     lock: the deal still checks, under lock, what he holds then."""
     balance = wallet_selectors.get_balance_minor(user_id=user_id, currency=table.currency)
-    if balance < table.ante_minor:
+    ante_minor = table.widerpoker.ante_minor
+    if balance < ante_minor:
         raise StakeNotCoveredError(
-            f"{table.name} takes an ante of {format_minor(table.ante_minor, table.currency, language='en')} a hand:"
+            f"{table.name} takes an ante of {format_minor(ante_minor, table.currency, language='en')} a hand:"
             f" your wallet holds {format_minor(balance, table.currency, language='en')}",
             table_id=table.pk,
-            needed_minor=table.ante_minor,
+            needed_minor=table.widerpoker.ante_minor,
             balance_minor=balance,
             currency=table.currency,
             wallet_url=reverse("wallet"),
@@ -142,7 +145,9 @@ def sit_in(*, table_id: int, user_id: int, now: datetime) -> Seat:
     if seat.status == SeatStatus.LEFT:
         raise NotSeatedError("join the table first", table_id=table_id)
     table = get_table(table_id)
-    protection.check_can_play(user_id=user_id, currency=table.currency, stake_minor=table.ante_minor, now=now)
+    protection.check_can_play(
+        user_id=user_id, currency=table.currency, stake_minor=table.widerpoker.ante_minor, now=now
+    )
     _check_stake_covered(table, user_id)
     seat.status = SeatStatus.ACTIVE
     seat.status_reason = ""

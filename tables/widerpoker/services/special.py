@@ -70,7 +70,7 @@ def validate_schedule(table: Table, schedule: ScheduleInput, *, exclude_id: int 
     overrides = validate_overrides(schedule.overrides or {})
     if not overrides:
         raise InvalidTableConfigError("a special hand changes at least one rule", field="overrides")
-    apply_overrides(table.config_snapshot(), overrides, source="special")  # the merged rules must hold
+    apply_overrides(table.widerpoker.snapshot(), overrides, source="special")  # the merged rules must hold
     if schedule.is_active:
         others = SpecialHandSchedule.objects.filter(table=table, is_active=True)
         if exclude_id is not None:

@@ -61,12 +61,9 @@ def flip(table_id: int, number: int) -> str:
 
 @transaction.atomic(durable=True)
 def create(*, name: str, mode: str, currency: str, staff_user_id: int | None = None, reason: str = "") -> Table:
-    """Open a coin-flip table (no conditions; the WiderPoker columns ``Table`` still carries
-    at their smallest values: stage 5 of issue 21 moves them off ``Table``)."""
+    """Open a coin-flip table: the house's row alone (a coin flip has no conditions)."""
     check_mode_currency(mode, currency)
-    table = Table.objects.create(
-        name=name, game=KEY, mode=mode, currency=currency, ante_minor=1, draw_price_bps=0, redeal_price_minor=0
-    )
+    table = Table.objects.create(name=name, game=KEY, mode=mode, currency=currency)
     if staff_user_id is not None:
         record_table_created(
             table=table, conditions={}, staff_user_id=staff_user_id, reason=reason, now=table.created_at
