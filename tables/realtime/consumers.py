@@ -67,6 +67,17 @@ def language_of_scope(scope: dict[str, Any]) -> str:
     return str(settings.LANGUAGE_CODE)
 
 
+def record_socket_async() -> Any:
+    """``seating.record_socket`` for a socket opening or closing, awaitable. On PostgreSQL it
+    runs in a worker thread of its own (``thread_sensitive=False``, a connection of the
+    process's pool), not in the process's one thread for sync code: a connect storm's
+    commits then overlap (PostgreSQL flushes them together) instead of queueing one WAL flush
+    after another behind each other and behind the table's pushes; the seat's row lock keeps
+    the counts exact. SQLite, one writer at a time, keeps the one thread."""
+    on_postgresql = "postgresql" in settings.DATABASES["default"]["ENGINE"]
+    return database_sync_to_async(seating.record_socket, thread_sensitive=not on_postgresql)
+
+
 class TokenBucket:
     """``rate`` messages a second on average, bursts of ``burst`` (clock injectable)."""
 
@@ -109,7 +120,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         except TableNotFoundError:
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        self.counted = await database_sync_to_async(seating.record_socket)(
+        self.counted = await record_socket_async()(
             table_id=self.table_id, user_id=self.user_id, opened=True, now=timezone.now()
         )
         await self.accept()
@@ -128,9 +139,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             return
         get_hub().discard(self)
         if self.counted:  # only what this socket counted: the seat may predate or postdate it
-            await database_sync_to_async(seating.record_socket)(
-                table_id=self.table_id, user_id=self.user_id, opened=False, now=timezone.now()
-            )
+            await record_socket_async()(table_id=self.table_id, user_id=self.user_id, opened=False, now=timezone.now())
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """A frame received goes straight to its handler: channels' ``dispatch`` first closes
@@ -238,10 +247,9 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.send_private()
 
     async def send_private(self) -> None:
-        """Send this player his private frame (``Game.private_frame``: the game is known, no
-        query to find it again)."""
-        private = await database_sync_to_async(self.game.private_frame)(self.table_id, self.user_id)
-        await self.send(dumps(private))
+        """Send this player his private frame, read in one batched read with the other
+        sockets of the table asking at the same moment (a connect storm: ``TableHub.private_state``)."""
+        await self.send(await get_hub().private_state(self.table_id, self.user_id))
 
 
 class LobbyConsumer(AsyncWebsocketConsumer):
