@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Mapping
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 I = TypeVar("I", bound=Hashable)  # noqa: E741
 V = TypeVar("V")
 
 
-def _retrieve(future: asyncio.Future[object]) -> None:
+def _retrieve(future: asyncio.Future[Any]) -> None:
     if not future.cancelled():
         future.exception()  # raised to its waiters; not logged again as never retrieved
 

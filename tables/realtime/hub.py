@@ -476,7 +476,8 @@ async def _read_versions(table_id: int, _items: set[int]) -> dict[int, int | Non
 
 
 async def _read_privates(table_id: int, user_ids: set[int]) -> dict[int, str]:
-    return await database_sync_to_async(render_private_frames)(table_id, user_ids)
+    states: dict[int, str] = await database_sync_to_async(render_private_frames)(table_id, user_ids)
+    return states
 
 
 def _retrieve(task: asyncio.Task[Any]) -> None:

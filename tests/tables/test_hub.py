@@ -484,7 +484,7 @@ async def test_the_next_public_frame_is_not_held_behind_the_private_states_of_th
         read = len(reads)
         if read == 1:  # the first read is slow: the test sends the next frame meanwhile
             asyncio.run_coroutine_threadsafe(gate.wait(), loop).result(timeout=5)
-        return {user_id: f'{{"type":"entry_state","read":{read}}}' for user_id in user_ids}
+        return dict.fromkeys(user_ids, f'{{"type":"entry_state","read":{read}}}')
 
     monkeypatch.setattr(hub_module, "database_sync_to_async", sync_to_async)  # no database here
     monkeypatch.setattr(hub_module, "render_private_frames", render)
