@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from channels.db import database_sync_to_async
+from channels.sessions import InstanceSessionWrapper
 from django.conf import settings
 from django.utils import timezone
 
@@ -68,8 +69,7 @@ from tables.selectors import table_version
 from tables.services import presence
 
 logger = logging.getLogger(__name__)
-DISPATCH_BATCH = 1000
-"""At most this many deliveries already received are taken together (``dispatch_many``)."""
+DISPATCH_BATCH = 1000  # at most this many deliveries already received are taken together
 
 SNAPSHOT_MAX_AGE_SECONDS = 1.0
 """How long a cached connect frame may be served (seconds) when no delivery dropped it: a
@@ -92,8 +92,13 @@ class HubSocket(Protocol):
 
 def prepared_protocol(socket: HubSocket) -> Any | None:
     """The autobahn protocol behind a daphne connection's ASGI send, if it is one and is
-    open (it can then take a prepared message); ``None`` otherwise."""
+    open (it can then take a prepared message); ``None`` otherwise. Channels' session
+    middleware (``AuthMiddlewareStack``) wraps that send in one that saves the session on
+    ``http.response.start`` only, never for a socket's frame: it is looked through (it hid
+    every production socket, each written through its ASGI send: docs/benchmarks.md)."""
     send = socket.base_send
+    while isinstance(wrapper := getattr(send, "__self__", None), InstanceSessionWrapper):
+        send = wrapper.real_send
     if not isinstance(send, functools.partial) or not send.args:
         return None
     protocol = send.args[0]
@@ -330,18 +335,13 @@ class TableHub:
     async def deliver(
         self, table_id: int, text: str | None, refresh_private: bool, published_at: float | None = None
     ) -> None:
-        """Send ``text`` to every local socket of the table, then (if asked) have each one's
-        private state sent (``PrivateRefresh``: not awaited here, so the next delivery is not
-        held behind its read). A socket that fails is dropped from the hub; the others go on.
-        The garbage collector is off from the first write to the flush: at 5,000 sockets a
-        full collection (every connection's objects) took 1-2 s and fell right there.
-
-        Under daphne nothing is awaited per socket: the public frame is framed once and
-        handed to each open connection's transport, and each private state is framed and
-        handed to its connection directly, in one pass each (``write_frames``). Only sockets
-        of another server (or not yet open) go through their ASGI send. ``published_at``
-        (epoch seconds, stamped by ``publish_table_frame``) dates the report
-        (``FanoutReport``) logged after a public frame reached the table's sockets."""
+        """Send ``text`` to every local socket of the table (framed once, handed to each open
+        daphne connection with no await per socket: ``write_frames``; other sockets through
+        their ASGI send), then (if asked) have each one's private state sent
+        (``PrivateRefresh``, not awaited: the next delivery is not held behind its read). A
+        socket that fails is dropped; the others go on. The garbage collector is off from the
+        first write to the flush. ``published_at`` (epoch s, ``publish_table_frame``) dates
+        the ``FanoutReport`` logged once the transports are flushed."""
         self.table_changed(table_id)
         members = list(self.sockets.get(table_id, ()))
         if not members:

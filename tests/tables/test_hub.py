@@ -525,3 +525,22 @@ async def test_the_collector_is_off_while_a_public_frame_is_written(monkeypatch:
     await hub.deliver(7, TEXT, refresh_private=False)
     assert seen == [False, False]
     assert gc.isenabled()
+
+
+def test_the_session_middlewares_send_is_looked_through() -> None:
+    """Under ``AuthMiddlewareStack`` a consumer's ``base_send`` is channels' session wrapper
+    around daphne's send (it saves the session on ``http.response.start`` only): every
+    production socket was written through its ASGI send, one await each, until the hub
+    looked through it."""
+    from channels.sessions import InstanceSessionWrapper
+
+    factory = new_factory()
+    protocol = FakeDaphneProtocol(factory)
+    socket = Socket(1, protocol)
+    daphne_send = socket.base_send
+    wrapper = InstanceSessionWrapper({"type": "websocket", "cookies": {}}, daphne_send)
+    socket.base_send = wrapper.send
+    assert prepared_protocol(socket) is protocol
+    outer = InstanceSessionWrapper({"type": "websocket", "cookies": {}}, wrapper.send)  # stacked twice
+    socket.base_send = outer.send
+    assert prepared_protocol(socket) is protocol
