@@ -26,6 +26,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.db import connection as db_connection
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 from django.utils.translation.trans_real import parse_accept_lang_header
@@ -75,7 +76,19 @@ def record_socket_async() -> Any:
     after another behind each other and behind the table's pushes; the seat's row lock keeps
     the counts exact. SQLite, one writer at a time, keeps the one thread."""
     on_postgresql = "postgresql" in settings.DATABASES["default"]["ENGINE"]
-    return database_sync_to_async(seating.record_socket, thread_sensitive=not on_postgresql)
+    if not on_postgresql:
+        return database_sync_to_async(seating.record_socket)
+    return database_sync_to_async(_record_socket_and_return_connection, thread_sensitive=False)
+
+
+def _record_socket_and_return_connection(**kwargs: Any) -> bool:
+    """``seating.record_socket`` in a worker thread, its connection handed back to the pool
+    after it: otherwise each worker thread keeps one out of the pool until the thread ends
+    (the tests' event loops, one per test, each left up to six and exhausted the pool)."""
+    try:
+        return seating.record_socket(**kwargs)
+    finally:
+        db_connection.close()
 
 
 class TokenBucket:
