@@ -15,8 +15,10 @@ per socket.
     .venv/bin/python bench/fanout.py 10000 --redis --processes 2 --nginx 2 \
         --database-url postgres://postgres@127.0.0.1:5432/massive_fanout   # one nginx, 2 workers
 
-With several processes only the first runs the clock (``TABLE_CLOCK=in-process``); the
-others only serve sockets and receive table frames through Redis, as in production. Each
+With ``--redis`` the table clock runs in a Celery worker and Celery beat
+(``TABLE_CLOCK=beat``, ``start_clock``), as in production, and every daphne only serves
+sockets and receives table frames through Redis; without it (or with ``--clock in-process``)
+the first daphne runs the clock. Each
 haproxy holds two file descriptors per socket and this workplace allows 20,000 a process, so
 10,000 sockets need two balancers (``--haproxy 2``: clients alternate between them, as DNS
 round-robin over two balancer nodes would); one nginx with ``--nginx 2`` worker processes does
@@ -53,7 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CLIENT_PROCESSES = 4
 RETRIES = 3  # handshakes refused under load (daphne's 5 s connect timeout) are tried again
-HANDSHAKES_IN_FLIGHT = 8  # per client process: players arrive together, not one after another
+HANDSHAKES_IN_FLIGHT = 64  # per client process: players arrive together (the hub batches their reads)
 
 
 def recreate_database(url: str) -> None:
@@ -474,6 +476,23 @@ http {{
     return process, port
 
 
+def start_clock(env: dict[str, str], workdir: Path) -> list[subprocess.Popen[bytes]]:
+    """The table clock as production runs it (docs/deployment.md, the Procfile): a Celery
+    worker (concurrency 2) and Celery beat, ``TABLE_CLOCK=beat``, logs in ``workdir``."""
+    clock_env = {**env, "TABLE_CLOCK": "beat", "LOG_LEVEL": "warning"}
+    celery = [sys.executable, "-m", "celery", "-A", "config"]
+    commands = {
+        "worker": [*celery, "worker", "--concurrency=2", "--loglevel=WARNING"],
+        "beat": [*celery, "beat", "--loglevel=WARNING", f"--schedule={workdir / 'celerybeat-schedule'}"],
+    }
+    return [
+        subprocess.Popen(
+            command, cwd=ROOT, env=clock_env, stdout=subprocess.DEVNULL, stderr=(workdir / f"{name}.log").open("w")
+        )
+        for name, command in commands.items()
+    ]
+
+
 def children_rss_kib(pid: int) -> int:
     """Resident memory of a process and its direct children (nginx's master and workers)."""
     total = rss_kib(pid)
@@ -557,6 +576,13 @@ def main() -> None:
     parser.add_argument("--haproxy", type=int, default=0, help="haproxy balancers in front (0: connect directly)")
     parser.add_argument("--nginx", type=int, default=0, help="one nginx in front with this many worker processes")
     parser.add_argument(
+        "--clock",
+        choices=("beat", "in-process"),
+        default="",
+        help="the table clock in a Celery worker + beat (the default with --redis, as production) "
+        "or in the first daphne (the default without)",
+    )
+    parser.add_argument(
         "--database-url",
         default="",
         help="a scratch PostgreSQL database (massive_* or bench_*, dropped and recreated) instead of SQLite",
@@ -573,6 +599,9 @@ def main() -> None:
         parser.error("nginx is not installed (apt-get install nginx)")
     if args.haproxy and args.nginx:
         parser.error("--haproxy or --nginx, not both")
+    args.clock = args.clock or ("beat" if args.redis else "in-process")
+    if args.clock == "beat" and not args.redis:
+        parser.error("--clock beat needs --redis (Celery's broker)")
 
     workdir = Path(tempfile.mkdtemp(prefix="fanout-"))
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "TABLE_CLOCK": "in-process", "LOG_LEVEL": "info"}
@@ -599,11 +628,15 @@ def main() -> None:
     print(f"prepared {args.clients} players and sessions in {time.perf_counter() - started:.1f} s")
     servers: list[subprocess.Popen[bytes]] = []
     balancers: list[subprocess.Popen[bytes]] = []
+    clock: list[subprocess.Popen[bytes]] = []
     ports = []
     try:
+        if args.clock == "beat":
+            clock = start_clock(env, workdir)
         for index in range(args.processes):
             port = free_port()
-            server_env = {**env, "TABLE_CLOCK": "in-process" if index == 0 else "off"}
+            in_process = "in-process" if index == 0 else "off"
+            server_env = {**env, "TABLE_CLOCK": "beat" if args.clock == "beat" else in_process}
             servers.append(
                 subprocess.Popen(
                     daphne_command(port),
@@ -659,7 +692,7 @@ def main() -> None:
         dealt = hand.started_at.timestamp()
         from_broadcast = sorted(t - datetime.fromisoformat(s).timestamp() for t, s, _ in arrivals)
         from_deal = sorted(t - dealt for t, _, _ in arrivals)
-        layer = "Redis, per-process hub" if args.redis else "in-memory"
+        layer = ("Redis, per-process hub" if args.redis else "in-memory") + f"; clock {args.clock}"
         front = (
             f"{args.haproxy} haproxy" if args.haproxy else f"1 nginx ({args.nginx} workers)" if args.nginx else "direct"
         )
@@ -714,9 +747,9 @@ def main() -> None:
                 + " (with its workers)"
             )
     finally:
-        for process in [*balancers, *servers]:
+        for process in [*clock, *balancers, *servers]:
             process.terminate()
-        for process in [*balancers, *servers]:
+        for process in [*clock, *balancers, *servers]:
             try:
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:  # busy with thousands of sockets: do not leave it behind

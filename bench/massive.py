@@ -14,8 +14,10 @@ optionally REST (``--rest-purchases``), and the table clock (the harness only mo
 deadline, as time would). So whatever the services do behind those doors (a group-commit
 writer for purchases, a leaner deal or settlement) shows in the same figures.
 
-What it does, on loopback (PostgreSQL, Redis, ``--processes`` daphne processes; the first
-runs the table clock in-process, the others only serve):
+What it does, on loopback (PostgreSQL, Redis, ``--processes`` daphne processes that only
+serve, and the table clock in its own processes as in production: a Celery worker and
+Celery beat, ``TABLE_CLOCK=beat``, docs/deployment.md; ``--clock in-process`` runs it in the
+first daphne instead, as the harness did before, whose deals then held that daphne's loop):
 
 1. recreates the database named by ``DATABASE_URL`` (``bench_*``/``massive_*`` only),
    migrates it, and makes N players with funded wallets, seats at one fun table, API tokens,
@@ -83,13 +85,14 @@ from bench.fanout import (  # noqa: E402
     rss_kib,
     server_fanout,
     socket_fds,
+    start_clock,
     start_nginx,
     wait_listening,
 )
 
 ANTE, DRAW_PRICE, REDEAL_PRICE = 100, 50, 80
 CLIENT_PROCESSES = 4
-HANDSHAKES_IN_FLIGHT = 8  # per client process
+HANDSHAKES_IN_FLIGHT = 64  # per client process: the server's connect path batches what arrives together
 RETRIES = 3
 HAND_TIMEOUT = 300.0  # seconds a client process waits for a hand's frames and answers
 BUY_ACTIONS = ("redeal", "buy_draw")  # what a buying socket sends, in this order
@@ -417,10 +420,11 @@ def client_process(
 
 
 def start_servers(
-    env: dict[str, str], processes: int, workdir: Path
+    env: dict[str, str], processes: int, workdir: Path, *, clock: str = "beat"
 ) -> tuple[list[subprocess.Popen[bytes]], list[int]]:
-    """``processes`` daphne processes (the first runs the table clock), their stderr logged to
-    ``workdir/server<i>.log``; returns them and their ports once they listen."""
+    """``processes`` daphne processes, their stderr logged to ``workdir/server<i>.log``;
+    returns them and their ports once they listen. With ``clock`` "in-process" the first runs
+    the table clock; with "beat" none does (``start_clock`` runs it, as in production)."""
     servers, ports = [], []
     for index in range(processes):
         port = free_port()
@@ -428,7 +432,7 @@ def start_servers(
             subprocess.Popen(
                 daphne_command(port),
                 cwd=ROOT,
-                env={**env, "TABLE_CLOCK": "in-process" if index == 0 else "off"},
+                env={**env, "TABLE_CLOCK": "beat" if clock == "beat" else "in-process" if index == 0 else "off"},
                 stdout=subprocess.DEVNULL,
                 stderr=(workdir / f"server{index}.log").open("w"),
             )
@@ -676,10 +680,10 @@ def print_summary(hands: list[HandFigures], books_ok: bool) -> None:
     settles = sorted(h.settle for h in hands)
     print(f"| settle (deadline -> results committed, beacon round and a clock tick included), median / max | "
           f"{statistics.median(settles):.2f} / {settles[-1]:.2f} s |")  # fmt: skip
-    cpu = {k: sum(h.cpu.get(k, 0.0) for h in hands) for k in ("daphnes", "nginx", "clients")}
+    cpu = {k: sum(h.cpu.get(k, 0.0) for h in hands) for k in ("daphnes", "nginx", "clock", "clients")}
     print(
-        f"| CPU over the hands: daphnes / nginx / clients | {cpu['daphnes']:.1f} / {cpu['nginx']:.1f} / "
-        f"{cpu['clients']:.1f} s |"
+        f"| CPU over the hands: daphnes / nginx / clock (Celery worker + beat) / clients | {cpu['daphnes']:.1f} / "
+        f"{cpu['nginx']:.1f} / {cpu['clock']:.1f} / {cpu['clients']:.1f} s |"
     )
     checked = all(h.checked and not h.failures for h in hands)
     print(
@@ -697,6 +701,12 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2, help="daphne processes")
     parser.add_argument("--nginx", type=int, default=0, help="nginx worker processes in front (0: direct)")
     parser.add_argument("--change-seconds", type=int, default=600, help="the change phase (the harness ends it)")
+    parser.add_argument(
+        "--clock",
+        choices=("beat", "in-process"),
+        default="beat",
+        help="the table clock in a Celery worker + beat (production) or in the first daphne",
+    )
     args = parser.parse_args()
     raise_fd_limit()
     database_url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/bench_massive")
@@ -740,9 +750,12 @@ def main() -> None:
     failures: list[str] = []
     hands: list[HandFigures] = []
     clients: list[Any] = []
+    clock: list[subprocess.Popen[bytes]] = []
     release: Any = None
     try:
-        servers, ports = start_servers(env, args.processes, workdir)
+        servers, ports = start_servers(env, args.processes, workdir, clock=args.clock)
+        if args.clock == "beat":
+            clock = start_clock(env, workdir)
         print(f"logs: {workdir}", flush=True)
         if args.nginx:
             balancer, port = start_nginx(workdir, args.nginx, ports, sockets + 100)
@@ -794,6 +807,7 @@ def main() -> None:
         cpu_of = {
             "daphnes": lambda: sum(cpu_seconds(s.pid) for s in servers),
             "nginx": lambda: sum(cpu_seconds(b.pid, children=True) for b in balancers),
+            "clock": lambda: sum(cpu_seconds(c.pid, children=True) for c in clock),
         }
         for number in range(args.hands):
             # The simulated players stay present (no socket keeps their presence fresh).
@@ -817,7 +831,7 @@ def main() -> None:
         front = f"1 nginx ({args.nginx} workers)" if args.nginx else "direct"
         print(
             f"\n## {args.players:,} players, {sockets:,} sockets ({args.players - sockets:,} simulated), "
-            f"{args.processes} daphne ({front}), PostgreSQL + Redis, {len(hands)} hands; "
+            f"{args.processes} daphne ({front}), clock {args.clock}, PostgreSQL + Redis, {len(hands)} hands; "
             f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}\n"
         )
         print_hands(hands)
@@ -834,9 +848,9 @@ def main() -> None:
             client.join(timeout=30)
             if client.is_alive():
                 client.terminate()
-        for server in [*balancers, *servers]:
+        for server in [*clock, *balancers, *servers]:
             server.terminate()
-        for server in [*balancers, *servers]:
+        for server in [*clock, *balancers, *servers]:
             try:
                 server.wait(timeout=15)
             except subprocess.TimeoutExpired:

@@ -9,11 +9,18 @@ the first connection, because the in-memory channel layer cannot reach other pro
 from __future__ import annotations
 
 import os
+import sys
 
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_asgi_app = get_asgi_application()
+
+from django.conf import settings  # noqa: E402
+
+# The event loop thread gets the GIL back sooner after each write or read of a socket while
+# another thread runs Python (the private states' rendering): docs/deployment.md.
+sys.setswitchinterval(settings.ASGI_SWITCH_INTERVAL)
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -126,3 +126,7 @@ WS_RATE_BURST: int = _int("POKER_WS_RATE_BURST", 20, minimum=1)
 # A hub logs how long a public frame took to reach its sockets (an INFO line on
 # tables.realtime.fanout, tables/realtime/hub.py) when it wrote it to at least this many.
 FANOUT_REPORT_MIN_SOCKETS: int = _int("POKER_FANOUT_REPORT_MIN_SOCKETS", 1000, minimum=1)
+# The ASGI process's GIL switch interval (seconds; config/asgi.py sets it): its event loop
+# thread waits up to this long for the GIL after each socket write while the sync thread
+# renders private states (CPython's default 0.005 s held a 5,000-socket flush for seconds).
+ASGI_SWITCH_INTERVAL: float = _float("POKER_ASGI_SWITCH_INTERVAL", 0.0005, minimum=0.0001)

@@ -26,6 +26,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from django.db import connection as db_connection
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 from django.utils.translation.trans_real import parse_accept_lang_header
@@ -65,6 +66,29 @@ def language_of_scope(scope: dict[str, Any]) -> str:
         except LookupError:
             continue
     return str(settings.LANGUAGE_CODE)
+
+
+def record_socket_async() -> Any:
+    """``seating.record_socket`` for a socket opening or closing, awaitable. On PostgreSQL it
+    runs in a worker thread of its own (``thread_sensitive=False``, a connection of the
+    process's pool), not in the process's one thread for sync code: a connect storm's
+    commits then overlap (PostgreSQL flushes them together) instead of queueing one WAL flush
+    after another behind each other and behind the table's pushes; the seat's row lock keeps
+    the counts exact. SQLite, one writer at a time, keeps the one thread."""
+    on_postgresql = "postgresql" in settings.DATABASES["default"]["ENGINE"]
+    if not on_postgresql:
+        return database_sync_to_async(seating.record_socket)
+    return database_sync_to_async(_record_socket_and_return_connection, thread_sensitive=False)
+
+
+def _record_socket_and_return_connection(**kwargs: Any) -> bool:
+    """``seating.record_socket`` in a worker thread, its connection handed back to the pool
+    after it: otherwise each worker thread keeps one out of the pool until the thread ends
+    (the tests' event loops, one per test, each left up to six and exhausted the pool)."""
+    try:
+        return seating.record_socket(**kwargs)
+    finally:
+        db_connection.close()
 
 
 class TokenBucket:
@@ -109,7 +133,7 @@ class TableConsumer(AsyncWebsocketConsumer):
         except TableNotFoundError:
             await self.close(code=CLOSE_NOT_FOUND)
             return
-        self.counted = await database_sync_to_async(seating.record_socket)(
+        self.counted = await record_socket_async()(
             table_id=self.table_id, user_id=self.user_id, opened=True, now=timezone.now()
         )
         await self.accept()
@@ -128,9 +152,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             return
         get_hub().discard(self)
         if self.counted:  # only what this socket counted: the seat may predate or postdate it
-            await database_sync_to_async(seating.record_socket)(
-                table_id=self.table_id, user_id=self.user_id, opened=False, now=timezone.now()
-            )
+            await record_socket_async()(table_id=self.table_id, user_id=self.user_id, opened=False, now=timezone.now())
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """A frame received goes straight to its handler: channels' ``dispatch`` first closes
@@ -238,10 +260,9 @@ class TableConsumer(AsyncWebsocketConsumer):
         await self.send_private()
 
     async def send_private(self) -> None:
-        """Send this player his private frame (``Game.private_frame``: the game is known, no
-        query to find it again)."""
-        private = await database_sync_to_async(self.game.private_frame)(self.table_id, self.user_id)
-        await self.send(dumps(private))
+        """Send this player his private frame, read in one batched read with the other
+        sockets of the table asking at the same moment (a connect storm: ``TableHub.private_state``)."""
+        await self.send(await get_hub().private_state(self.table_id, self.user_id))
 
 
 class LobbyConsumer(AsyncWebsocketConsumer):

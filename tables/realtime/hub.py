@@ -10,18 +10,17 @@ the channel layer: every ASGI process keeps a hub of its own sockets per table a
 * in the embedded default, receives publishes directly from the threads of the same process
   (each hub registers itself with the bus as its loop's receiver).
 
-After a public frame, the hub builds the private states of all its sockets of that table in
-one batched read (``render_private_frames``: the table's game's ``private_frames``,
-tables/games.py) and sends each its own. The same
-hub delivers a player's private refresh (``bus.publish_player``): the sockets of one player, at
-one table or at all of them, each get their private state, or are closed. So a player's
-private state has one path, whatever changed it (tables/realtime/frames.py).
+After a public frame asking for it, the private states of all its sockets of that table are
+rendered in one batched read (``render_private_frames``) and each socket is sent its own, by a
+task per table (tables/realtime/refresh.py) that does not hold the next frame. A player's
+private refresh (``bus.publish_player``) goes through the same hub: one path for a private
+state, whatever changed it (tables/realtime/frames.py).
 
 The hub also serves the public frame a socket gets on connect (and on its ``snapshot``
 request), at a table whose game allows it (``Game.cached_snapshot``: WiderPoker), from a
-per-table cache (``public_snapshot``): at a table of 10,000 seats
-building it costs ~10 ms and 5 queries (the seat count above all), and a connect storm would
-build it 10,000 times for the same state. The rule that keeps it from ever being staler than
+per-table cache (``public_snapshot``; a build is ~10 ms and 5 queries at 10,000 seats), and
+the connects waiting share their reads (tables/realtime/batches.py). The rule that keeps it
+from ever being staler than
 what the table's watchers were pushed: every table delivery that reaches this hub
 (``table_state``, ``pool_updated``, ``table_restarted``, a private refresh) drops that
 table's cached frame; a cached frame is served only while the table's version (one
@@ -29,28 +28,23 @@ indexed read) is the cached one and it is younger than ``SNAPSHOT_MAX_AGE_SECOND
 built while a delivery arrived is not cached; and ``server_time`` is stamped at each send.
 Concurrent connects of one table share one build.
 
-Under daphne the public frame is framed **once** per broadcast: daphne gives each
-connection ``functools.partial(server.handle_reply, protocol)`` as its ASGI send, and the
-hub writes autobahn's ``PreparedMessage`` (its documented broadcast path,
-``prepareMessage``/``sendPreparedMessage``) straight to each open protocol. That skips the
-per-socket ASGI dispatch, UTF-8 encoding and framing (about 67 µs a socket through
-``base_send`` on the benchmark box, docs/benchmarks.md). The private states that follow
-are handed to each open connection the same way (``sendMessage``, what daphne's own
-``serverSend`` calls), in one pass with no await per socket. Any other server, a socket not
-open, or a test communicator goes through ``base_send`` as before.
+Under daphne the public frame is framed **once** per broadcast: the hub writes autobahn's
+``PreparedMessage`` (``prepareMessage``/``sendPreparedMessage``) straight to each open
+protocol behind daphne's ASGI send (``functools.partial(server.handle_reply, protocol)``),
+skipping the per-socket ASGI dispatch, UTF-8 encoding and framing (about 67 µs a socket);
+private states are handed to each connection the same way (``sendMessage``), with no await
+per socket. Any other server, a socket not open, or a test communicator goes through
+``base_send``.
 
-Each public frame's fan-out to ``FANOUT_REPORT_MIN_SOCKETS`` sockets or more (1,000 by
-default) is reported by the process that wrote it (``FanoutReport``, tables/realtime/fanout.py,
-an INFO line on ``tables.realtime.fanout``): from its publication, when the hub began, when each
-socket's write was handed over (101 percentiles), when the loop's next turn had flushed the
-transports, and when the private states were handed over. ``bench/massive.py`` and
-``bench/fanout.py`` read these lines for the figures "measured at the server".
+A public frame's fan-out to ``FANOUT_REPORT_MIN_SOCKETS`` sockets or more is reported by the
+process that wrote it (``FanoutReport``, tables/realtime/fanout.py), read by the benches.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import json
 import logging
 import time
@@ -60,20 +54,22 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from channels.db import database_sync_to_async
+from channels.sessions import InstanceSessionWrapper
 from django.conf import settings
 from django.utils import timezone
 
 from tables import games
 from tables.realtime import bus
+from tables.realtime.batches import ReadBatches
 from tables.realtime.bus import channel_prefix
 from tables.realtime.fanout import FanoutReport, frame_head
 from tables.realtime.frames import dumps
+from tables.realtime.refresh import PrivateRefresh
 from tables.selectors import table_version
 from tables.services import presence
 
 logger = logging.getLogger(__name__)
-DISPATCH_BATCH = 1000
-"""At most this many deliveries already received are taken together (``dispatch_many``)."""
+DISPATCH_BATCH = 1000  # at most this many deliveries already received are taken together
 
 SNAPSHOT_MAX_AGE_SECONDS = 1.0
 """How long a cached connect frame may be served (seconds) when no delivery dropped it: a
@@ -96,8 +92,13 @@ class HubSocket(Protocol):
 
 def prepared_protocol(socket: HubSocket) -> Any | None:
     """The autobahn protocol behind a daphne connection's ASGI send, if it is one and is
-    open (it can then take a prepared message); ``None`` otherwise."""
+    open (it can then take a prepared message); ``None`` otherwise. Channels' session
+    middleware (``AuthMiddlewareStack``) wraps that send in one that saves the session on
+    ``http.response.start`` only, never for a socket's frame: it is looked through (it hid
+    every production socket, each written through its ASGI send: docs/benchmarks.md)."""
     send = socket.base_send
+    while isinstance(wrapper := getattr(send, "__self__", None), InstanceSessionWrapper):
+        send = wrapper.real_send
     if not isinstance(send, functools.partial) or not send.args:
         return None
     protocol = send.args[0]
@@ -158,6 +159,13 @@ class TableHub:
         self.generations: dict[int, int] = defaultdict(int)
         self.snapshots: dict[int, CachedSnapshot] = {}
         self.building: dict[int, asyncio.Task[CachedSnapshot]] = {}
+        # A connect storm's reads, shared by the requests that arrive together (batches.py).
+        self.versions: ReadBatches[int, int, int | None] = ReadBatches(loop, _read_versions)
+        self.privates: ReadBatches[int, int, str] = ReadBatches(loop, _read_privates)
+        # A public frame's private states, written without holding the next frame (refresh.py).
+        self.refresh = PrivateRefresh(
+            loop, lambda table_id: self.sockets.get(table_id, ()), _read_privates, self.write_privates
+        )
         if not settings.REDIS_URL:
             self.subscribed.set()  # embedded: publishes arrive in-process, nothing to wait for
 
@@ -223,7 +231,7 @@ class TableHub:
         for _ in range(SNAPSHOT_ATTEMPTS):
             cached = self.snapshots.get(table_id)
             if cached is not None and time.monotonic() - cached.built_at < SNAPSHOT_MAX_AGE_SECONDS:
-                version = await database_sync_to_async(read_table_version)(table_id)
+                version = await self.versions.get(table_id, 0)  # one read for the connects waiting
                 # Checked after the read: a delivery may have arrived meanwhile.
                 if self.snapshots.get(table_id) is cached and version == cached.version:
                     return cached.render()
@@ -236,6 +244,12 @@ class TableHub:
                 return snapshot.render()  # nothing was delivered since its build began
         assert snapshot is not None
         return snapshot.render()
+
+    async def private_state(self, table_id: int, user_id: int) -> str:
+        """The player's private frame at the table (serialised) for his connect or
+        ``snapshot``: read after this call, in one batched read with every other request of
+        the table waiting meanwhile (``render_private_frames``). Raises TableNotFoundError."""
+        return await self.privates.get(table_id, user_id)
 
     async def _build(self, table_id: int) -> CachedSnapshot:
         """Build the table's frame, and cache it unless a delivery arrived meanwhile."""
@@ -280,6 +294,10 @@ class TableHub:
         if not members:
             return
         states = await database_sync_to_async(render_private_frames)(table_id, {socket.user_id for socket in members})
+        await self.write_privates(table_id, members, states)
+
+    async def write_privates(self, table_id: int, members: list[HubSocket], states: Mapping[int, str]) -> None:
+        """Hand each of ``members`` its ``states[user_id]`` (``write_frames``, else its ASGI send)."""
         _, slow = self.write_frames(table_id, members, lambda socket: states[socket.user_id], prepare=None)
         for socket in slow:
             await self._send(socket, {"type": "websocket.send", "text": states[socket.user_id]})
@@ -317,15 +335,13 @@ class TableHub:
     async def deliver(
         self, table_id: int, text: str | None, refresh_private: bool, published_at: float | None = None
     ) -> None:
-        """Send ``text`` to every local socket of the table, then (if asked) each one's
-        private state. A socket that fails is dropped from the hub; the others go on.
-
-        Under daphne nothing is awaited per socket: the public frame is framed once and
-        handed to each open connection's transport, and each private state is framed and
-        handed to its connection directly, in one pass each (``write_frames``). Only sockets
-        of another server (or not yet open) go through their ASGI send. ``published_at``
-        (epoch seconds, stamped by ``publish_table_frame``) dates the report
-        (``FanoutReport``) logged after a public frame reached the table's sockets."""
+        """Send ``text`` to every local socket of the table (framed once, handed to each open
+        daphne connection with no await per socket: ``write_frames``; other sockets through
+        their ASGI send), then (if asked) have each one's private state sent
+        (``PrivateRefresh``, not awaited: the next delivery is not held behind its read). A
+        socket that fails is dropped; the others go on. The garbage collector is off from the
+        first write to the flush. ``published_at`` (epoch s, ``publish_table_frame``) dates
+        the ``FanoutReport`` logged once the transports are flushed."""
         self.table_changed(table_id)
         members = list(self.sockets.get(table_id, ()))
         if not members:
@@ -343,15 +359,21 @@ class TableHub:
                     prepared = protocol.factory.prepareMessage(data)  # framed once for everyone
                 return prepared
 
-            written, slow = self.write_frames(table_id, members, lambda _socket: text, prepare=frame)
-            for socket in slow:
-                await self._send(socket, {"type": "websocket.send", "text": text})
-            written.extend(time.time() for _ in slow)
-            loop_done = time.time()
-            # The transports write to the kernel when the event loop next polls them: the
-            # first full turn of the loop after the writes (see FanoutReport.flushed).
-            await asyncio.sleep(0)
-            await asyncio.sleep(0)
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                written, slow = self.write_frames(table_id, members, lambda _socket: text, prepare=frame)
+                for socket in slow:
+                    await self._send(socket, {"type": "websocket.send", "text": text})
+                written.extend(time.time() for _ in slow)
+                loop_done = time.time()
+                # The transports write to the kernel when the event loop next polls them: the
+                # first full turn of the loop after the writes (see FanoutReport.flushed).
+                await asyncio.sleep(0)
+                await asyncio.sleep(0)
+            finally:
+                if collecting:
+                    gc.enable()
             report = FanoutReport(
                 table_id=table_id,
                 frame=frame_head(text),
@@ -364,15 +386,8 @@ class TableHub:
             if report.sockets >= settings.FANOUT_REPORT_MIN_SOCKETS:
                 report.log()  # now: the private states below may take seconds
         if refresh_private:
-            states = await database_sync_to_async(render_private_frames)(
-                table_id, {socket.user_id for socket in members}
-            )
-            _, slow = self.write_frames(table_id, members, lambda socket: states[socket.user_id], prepare=None)
-            for socket in slow:
-                await self._send(socket, {"type": "websocket.send", "text": states[socket.user_id]})
-            if report is not None and report.sockets >= settings.FANOUT_REPORT_MIN_SOCKETS:
-                report.private = time.time() - origin
-                report.log_private()
+            reported = report is not None and report.sockets >= settings.FANOUT_REPORT_MIN_SOCKETS
+            self.refresh.want(table_id, report if reported else None, origin)
 
     def write_frames(
         self,
@@ -454,6 +469,15 @@ class TableHub:
                 await asyncio.sleep(1)
             finally:
                 await client.aclose()
+
+
+async def _read_versions(table_id: int, _items: set[int]) -> dict[int, int | None]:
+    return {0: await database_sync_to_async(read_table_version)(table_id)}
+
+
+async def _read_privates(table_id: int, user_ids: set[int]) -> dict[int, str]:
+    states: dict[int, str] = await database_sync_to_async(render_private_frames)(table_id, user_ids)
+    return states
 
 
 def _retrieve(task: asyncio.Task[Any]) -> None:

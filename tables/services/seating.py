@@ -96,19 +96,24 @@ def record_socket(*, table_id: int, user_id: int, opened: bool, now: datetime, p
     from tables.services.presence import PROCESS_ID, beat
 
     process = process_id or PROCESS_ID
-    seat = Seat.objects.select_for_update().filter(table_id=table_id, user_id=user_id).first()
-    if seat is None:
+    seat_id = (
+        Seat.objects.select_for_update().filter(table_id=table_id, user_id=user_id).values_list("pk", flat=True).first()
+    )
+    if seat_id is None:
         return False
     if opened:
         beat(now=now, process_id=process)
-        held, _ = SeatSockets.objects.get_or_create(process_id=process, seat=seat)
-        SeatSockets.objects.filter(pk=held.pk).update(count=F("count") + 1)
-        Seat.objects.filter(pk=seat.pk).update(ws_connections=F("ws_connections") + 1, last_seen_at=now)
+        # The process's row for the seat, made if missing (INSERT ... ON CONFLICT DO NOTHING:
+        # one statement, where get_or_create took a read, a savepoint and an insert at each
+        # player's first socket in the process, a connect storm's every connect), then counted.
+        SeatSockets.objects.bulk_create([SeatSockets(process_id=process, seat_id=seat_id)], ignore_conflicts=True)
+        SeatSockets.objects.filter(process_id=process, seat_id=seat_id).update(count=F("count") + 1)
+        Seat.objects.filter(pk=seat_id).update(ws_connections=F("ws_connections") + 1, last_seen_at=now)
         return True
     # A socket whose process was reaped meanwhile was already taken off.
-    if not SeatSockets.objects.filter(process_id=process, seat=seat, count__gt=0).update(count=F("count") - 1):
+    if not SeatSockets.objects.filter(process_id=process, seat_id=seat_id, count__gt=0).update(count=F("count") - 1):
         return False
-    Seat.objects.filter(pk=seat.pk).update(
+    Seat.objects.filter(pk=seat_id).update(
         ws_connections=Greatest(Value(0), F("ws_connections") - 1), socket_closed_at=now
     )
     return True

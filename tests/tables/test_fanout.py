@@ -5,6 +5,7 @@ docs/protocol.md)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -95,5 +96,43 @@ async def test_the_change_frame_reaches_every_socket_once_with_the_published_byt
     assert received[0] == received[1]
     cards = [json.loads(next(f for f in r if '"entry_state"' in f))["entry"]["cards"] for r in received[1:5]]
     assert len({json.dumps(c) for c in cards}) == 4
+    for socket in sockets:
+        await socket.disconnect()
+
+
+async def test_a_connect_storm_gets_each_socket_its_frames_from_shared_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sockets of one table connecting together each get the public frame, then their own
+    private state, the bytes the batched builder renders; the private states come from
+    fewer reads than sockets (one read for the connects waiting: 10,000 players connecting
+    took 315 s with one read each, docs/benchmarks.md)."""
+    from tables.realtime import hub as hub_module
+
+    players = [await sync_to_async(make_player)(f"s{i}") for i in range(6)]
+    table = await sync_to_async(create_fun_table)()
+    now = timezone.now()
+    for user in players:
+        await sync_to_async(join_table)(table_id=table.pk, user_id=user.pk, now=now)
+    assert await sync_to_async(advance_table)(table_id=table.pk, now=now)  # dealt: private cards to send
+    reads: list[set[int]] = []
+    original = hub_module.render_private_frames
+
+    def counted(table_id: int, user_ids: set[int]) -> dict[int, str]:
+        reads.append(set(user_ids))
+        return original(table_id, user_ids)
+
+    monkeypatch.setattr(hub_module, "render_private_frames", counted)
+    sockets = await asyncio.gather(*(open_socket(user, table.pk) for user in players))
+    received = [await drain(socket) for socket in sockets]
+
+    expected = await sync_to_async(widerpoker_selectors.render_entry_states)(
+        table_id=table.pk, user_ids={user.pk for user in players}
+    )
+    for user, frames in zip(players, received, strict=True):
+        assert [json.loads(f)["type"] for f in frames] == ["table_state", "entry_state"]
+        assert json.loads(frames[0])["phase"] == "change"
+        assert json.loads(frames[1]) == json.loads(expected[user.pk])
+        assert len(json.loads(frames[1])["entry"]["cards"]) == 5
+    assert sorted(user for read in reads for user in read) == sorted(user.pk for user in players)  # each once
+    assert len(reads) < len(players)
     for socket in sockets:
         await socket.disconnect()
