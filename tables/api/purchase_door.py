@@ -17,8 +17,9 @@ stays the reference:
   player action), the same histories in the shared cache, mirrored here
   (``LocalThrottles``): a request is counted in the mirror and the counts are written back
   every ``SYNC_SECONDS``; a key not read for ``MIRROR_SECONDS`` is read again (several keys
-  in one round trip) before its decision; a request a limit would refuse is written back at
-  once and handed to the view, whose check refuses it with DRF's 429;
+  in one round trip) before its decision, and a history the view's check writes in this
+  process replaces its mirror; a request a limit would refuse is written back at once and
+  handed to the view, whose check refuses it with DRF's 429;
 - the purchase is checked and queued into the process's purchase writer (``PurchaseDoor``
   ``precheck``, ``submit_async``) and answered with the state the writer built, or the
   refusal's ``{"code", "message", "extra"}`` in the request's language; the player's open
@@ -27,8 +28,8 @@ stays the reference:
 Failure cases: the shared cache unreachable: the request goes to the view (its own fallback
 counts in the process); the process dying with purchases queued: nothing charged, no
 answer (the writer's case). Across processes a limit may let through what the other
-processes counted in the last ``SYNC_SECONDS`` (DRF's own check reads and writes the
-histories without a lock too)."""
+processes counted in the last ``MIRROR_SECONDS`` (DRF's own check reads and writes the
+histories without a lock too); within one process it is exact."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
@@ -55,7 +56,7 @@ from rest_framework.throttling import SimpleRateThrottle
 from config.infra import metrics
 from config.infra.errors import DomainError
 from config.infra.observability import REQUEST_ID
-from config.infra.throttles import CACHE_DOWN, ActionThrottles
+from config.infra.throttles import CACHE_DOWN, WRITTEN, ActionThrottles
 from tables import commands, games
 from tables.games import Game
 from tables.realtime import bus
@@ -178,7 +179,8 @@ def forget_tokens(sender: Any, instance: Any, **kwargs: Any) -> None:
 
 
 class _Who:
-    """What DRF's throttles read of a request to name its keys: the user and the META."""
+    """What DRF's throttles read of a request to name its keys: the user, the META and the
+    forwarded-for header."""
 
     class _User:
         is_authenticated = True
@@ -189,6 +191,7 @@ class _Who:
     def __init__(self, user_id: int, meta: dict[str, str]) -> None:
         self.user = self._User(user_id)
         self.META = meta
+        self.headers = {"x-forwarded-for": meta["HTTP_X_FORWARDED_FOR"]} if "HTTP_X_FORWARDED_FOR" in meta else {}
 
 
 class LocalThrottles:
@@ -281,8 +284,17 @@ class LocalThrottles:
             cache.set_many(items, seconds)
         return {key: history for items in by_window.values() for key, history in items.items()}
 
+    def written(self, items: dict[str, list[float]]) -> None:
+        """A history this process's DRF check wrote (``throttles.WRITTEN``): the mirror of a
+        key it holds takes it, with the counts not written back yet."""
+        now = time.monotonic()
+        for key, history in items.items():
+            if key in self.mirror:
+                self._merge(key, list(history), now)
+
 
 THROTTLES = LocalThrottles()
+WRITTEN.append(THROTTLES.written)
 
 
 # --- the door --------------------------------------------------------------------------------
@@ -306,7 +318,7 @@ class RestPurchaseDoor:
     def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
         self.app = app
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
         match = ROUTE.fullmatch(scope.get("path", "")) if scope["type"] == "http" else None
         if match is None or scope.get("method") != "POST" or scope.get("root_path"):
             return await self.app(scope, receive, send)
@@ -326,12 +338,7 @@ class RestPurchaseDoor:
                 return  # the client went away
             body += message.get("body", b"")
             more = message.get("more_body", False)
-        answered = False
-        try:
-            answered = await self.answer(scope, headers, body, int(match["table"]), match["what"], send)
-        except CACHE_DOWN:
-            answered = False
-        if not answered:
+        if not await self.answer(scope, headers, body, int(match["table"]), match["what"], send):
             replayed = False
 
             async def replay() -> dict[str, Any]:
@@ -344,46 +351,69 @@ class RestPurchaseDoor:
 
             await self.app(scope, replay, send)
 
-    async def answer(
-        self, scope: dict[str, Any], headers: dict[bytes, bytes], body: bytes, table_id: int, what: str, send: Any
-    ) -> bool:
-        """Answer the purchase and return True, or return False (nothing answered, nothing
-        counted but the limits' own count of a request the view will refuse)."""
+    async def admit(
+        self, scope: MutableMapping[str, Any], headers: dict[bytes, bytes], body: bytes, table_id: int, what: str
+    ) -> tuple[Game, Any, str, int] | None:
+        """The request's game, purchase door, action and player when the door can answer
+        it, counted in its rate limits; None when the view must (nothing counted but a
+        request a limit will refuse, written back for the view's check)."""
         if not _plain(scope, headers, body):
-            return False
+            return None
         authorization = headers.get(b"authorization", b"").split()
         if len(authorization) != 2 or authorization[0].lower() != b"token" or not authorization[1].isascii():
-            return False
+            return None
         game = _GAMES.get(table_id)
         if game is None:
             try:
                 game = await _off_loop(_with_connection, games.game_of, table_id)
             except DomainError:
-                return False
+                return None
             _GAMES[table_id] = game
         name = ACTIONS[what]
         door = game.purchases
         try:
             action = commands.parse_body(name, json.loads(body) if body else {}, game=game)
         except DomainError:
-            return False
+            return None
         if door is None or not door.batches(name, action.params) or not door.enabled():
-            return False
+            return None
         user_id = await TOKENS.user_of(authorization[1].decode())
         if user_id is None:
-            return False
+            return None
         client = scope.get("client") or ("", 0)
         meta = {"REMOTE_ADDR": str(client[0])}
         if b"x-forwarded-for" in headers:
             meta["HTTP_X_FORWARDED_FOR"] = headers[b"x-forwarded-for"].decode("latin-1")
         if not await THROTTLES.allow(THROTTLES.limits(user_id, meta)):
+            return None
+        return game, door, name, user_id
+
+    async def answer(
+        self,
+        scope: MutableMapping[str, Any],
+        headers: dict[bytes, bytes],
+        body: bytes,
+        table_id: int,
+        what: str,
+        send: Any,
+    ) -> bool:
+        """Answer the purchase and return True, or return False (nothing answered, nothing
+        counted but the limits' own count of a request the view will refuse). A fault before
+        the purchase is queued (a bug, the shared cache unreachable) leaves it to the view."""
+        try:
+            admitted = await self.admit(scope, headers, body, table_id, what)
+        except Exception as error:
+            if not isinstance(error, CACHE_DOWN):
+                logger.exception("the REST purchase door failed; the request goes to the view")
             return False
+        if admitted is None:
+            return False
+        game, door, name, user_id = admitted
         started = time.perf_counter()
         language = _language(headers)
-        ref = headers.get(b"idempotency-key")
-        order = door.order(
-            name, table_id=table_id, user_id=user_id, now=timezone.now(), ref=None if ref is None else ref.decode()
-        )
+        key = headers.get(b"idempotency-key")
+        ref = None if key is None else key.decode("latin-1")
+        order = door.order(name, table_id=table_id, user_id=user_id, now=timezone.now(), ref=ref)
         status, text = 200, ""
         try:
             door.precheck(order)
@@ -411,7 +441,7 @@ class RestPurchaseDoor:
         return True
 
 
-def _plain(scope: dict[str, Any], headers: dict[bytes, bytes], body: bytes) -> bool:
+def _plain(scope: MutableMapping[str, Any], headers: dict[bytes, bytes], body: bytes) -> bool:
     """Whether Django's middleware and DRF would pass the request as it is to the view: an
     allowed host (no forwarded host), no redirect to HTTPS, no session cookie, JSON
     accepted, a body the view reads as no free item."""
@@ -450,7 +480,7 @@ async def _respond(send: Any, status: int, body: bytes, language: str, headers: 
     request_id = given if REQUEST_ID.match(given) else uuid.uuid4().hex
     out = [
         (b"content-type", b"application/json"),
-        (b"vary", b"Accept, Accept-Language"),
+        (b"vary", b"Accept, Accept-Language, Cookie"),
         (b"allow", b"POST, OPTIONS"),
         (b"x-frame-options", b"DENY"),
         (b"content-length", str(len(body)).encode()),
