@@ -50,6 +50,7 @@ from django.db import close_old_connections, connection, transaction
 from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 from django.utils import timezone, translation
+from django.utils.translation.trans_real import parse_accept_lang_header
 from rest_framework.authtoken.models import Token
 from rest_framework.throttling import SimpleRateThrottle
 
@@ -295,6 +296,7 @@ class LocalThrottles:
 
 THROTTLES = LocalThrottles()
 WRITTEN.append(THROTTLES.written)
+bus.TOKEN_LISTENERS.append(TOKENS.forget_user)
 
 
 # --- the door --------------------------------------------------------------------------------
@@ -462,16 +464,21 @@ def _plain(scope: MutableMapping[str, Any], headers: dict[bytes, bytes], body: b
 
 
 def _language(headers: dict[bytes, bytes]) -> str:
-    """The answer's language, as LocaleMiddleware picks it (the language cookie, else
-    ``Accept-Language``, else ``LANGUAGE_CODE``)."""
-    from tables.realtime.consumers import language_of_scope
-
+    """The answer's language, as LocaleMiddleware picks it (and the game socket,
+    ``consumers.language_of_scope``): the language cookie, else ``Accept-Language``, else
+    ``LANGUAGE_CODE``; always one of ``LANGUAGES``."""
     cookies = headers.get(b"cookie")
-    scope = {
-        "cookies": parse_cookie(cookies.decode("latin-1")) if cookies else {},
-        "headers": [(b"accept-language", headers[b"accept-language"])] if b"accept-language" in headers else [],
-    }
-    return language_of_scope(scope)
+    cookie = parse_cookie(cookies.decode("latin-1")).get(settings.LANGUAGE_COOKIE_NAME) if cookies else None
+    candidates = [cookie] if cookie else []
+    if b"accept-language" in headers:
+        header = headers[b"accept-language"].decode("latin-1")[:255]
+        candidates += [code for code, _ in parse_accept_lang_header(header) if code != "*"]
+    for candidate in candidates:
+        try:
+            return translation.get_supported_language_variant(candidate)
+        except LookupError:
+            continue
+    return str(settings.LANGUAGE_CODE)
 
 
 async def _respond(send: Any, status: int, body: bytes, language: str, headers: dict[bytes, bytes]) -> None:

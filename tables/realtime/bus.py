@@ -86,6 +86,11 @@ def publish_player(
     )
 
 
+TOKEN_LISTENERS: list[Callable[[int], None]] = []
+"""What a hub calls with the user id of a ``publish_tokens_revoked`` delivery (the REST
+purchase door's token cache registers its ``forget_user``)."""
+
+
 def publish_tokens_revoked(user_id: int) -> None:
     """Tell every ASGI process to forget the API tokens it cached for the player (a token
     deleted, an account deactivated: the REST purchase door, tables/api/purchase_door.py)."""

@@ -417,9 +417,8 @@ class TableHub:
         """One published delivery (``publish_table_frame``, ``publish_player`` or
         ``publish_tokens_revoked``)."""
         if "forget_tokens" in payload:
-            from tables.api.purchase_door import TOKENS
-
-            TOKENS.forget_user(int(payload["forget_tokens"]))
+            for forget in bus.TOKEN_LISTENERS:
+                forget(int(payload["forget_tokens"]))
         elif "user_id" in payload:
             await self.deliver_player(
                 payload["user_id"], payload.get("table_id"), payload.get("close_code"), payload.get("text")
