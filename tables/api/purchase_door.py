@@ -42,6 +42,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 from typing import Any, Final
 
 from django.conf import settings
@@ -179,20 +180,11 @@ def forget_tokens(sender: Any, instance: Any, **kwargs: Any) -> None:
 # --- rate limits -----------------------------------------------------------------------------
 
 
-class _Who:
+def _who(user_id: int, meta: dict[str, str]) -> SimpleNamespace:
     """What DRF's throttles read of a request to name its keys: the user, the META and the
     forwarded-for header."""
-
-    class _User:
-        is_authenticated = True
-
-        def __init__(self, pk: int) -> None:
-            self.pk = pk
-
-    def __init__(self, user_id: int, meta: dict[str, str]) -> None:
-        self.user = self._User(user_id)
-        self.META = meta
-        self.headers = {"x-forwarded-for": meta["HTTP_X_FORWARDED_FOR"]} if "HTTP_X_FORWARDED_FOR" in meta else {}
+    forwarded = {"x-forwarded-for": meta["HTTP_X_FORWARDED_FOR"]} if "HTTP_X_FORWARDED_FOR" in meta else {}
+    return SimpleNamespace(user=SimpleNamespace(pk=user_id, is_authenticated=True), META=meta, headers=forwarded)
 
 
 class LocalThrottles:
@@ -209,7 +201,7 @@ class LocalThrottles:
 
     def limits(self, user_id: int, meta: dict[str, str]) -> list[tuple[str, int, int]]:
         """(key, number, seconds) of each of the action's limits that has a rate."""
-        who, found = _Who(user_id, meta), []
+        who, found = _who(user_id, meta), []
         for limit in (cls() for cls in ActionThrottles.limits):
             assert isinstance(limit, SimpleRateThrottle)
             key = limit.get_cache_key(who, None) if limit.rate is not None else None  # type: ignore[arg-type]
