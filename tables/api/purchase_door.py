@@ -102,9 +102,10 @@ class Coalescer:
         self.future: asyncio.Future[dict[Any, Any]] | None = None
 
     async def get_many(self, keys: list[Any]) -> dict[Any, Any]:
-        if self.future is None:
-            self.future = asyncio.get_running_loop().create_future()
-            asyncio.get_running_loop().call_soon(self._launch)
+        loop = asyncio.get_running_loop()
+        if self.future is None or self.future.get_loop() is not loop:  # (a test's earlier loop)
+            self.keys, self.future = set(), loop.create_future()
+            loop.call_soon(self._launch)
         self.keys.update(keys)
         return await asyncio.shield(self.future)
 
@@ -231,7 +232,7 @@ class LocalThrottles:
         for key, _number, seconds in limits:
             self.mirror[key][0].insert(0, stamp)
             self.pending.setdefault(key, ([], seconds))[0].append(stamp)
-        if self.syncing is None or self.syncing.done():
+        if self.syncing is None or self.syncing.done() or self.syncing.get_loop() is not asyncio.get_running_loop():
             self.syncing = asyncio.ensure_future(self._sync_soon())
         return True
 
