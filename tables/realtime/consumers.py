@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
+from types import SimpleNamespace
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -64,6 +65,14 @@ def language_of_scope(scope: dict[str, Any]) -> str:
         except LookupError:
             continue
     return str(settings.LANGUAGE_CODE)
+
+
+def daphne_protocol(socket: Any) -> Any | None:
+    """The open daphne connection behind a consumer's send (``hub.prepared_protocol``),
+    looked for through channels' session wrapper, whose send passes a ``websocket.send`` on
+    untouched (it saves sessions on HTTP responses only); None when there is none."""
+    real = getattr(getattr(socket.base_send, "__self__", None), "real_send", None)
+    return prepared_protocol(SimpleNamespace(base_send=real) if real is not None else socket)
 
 
 class TokenBucket:
@@ -201,7 +210,7 @@ class TableConsumer(AsyncWebsocketConsumer):
             await self.send_private()
             return
         text = outcome.text or dumps(outcome.frame)
-        protocol = prepared_protocol(self)
+        protocol = daphne_protocol(self)
         if protocol is not None:
             # Under daphne the two frames go straight to the connection, as daphne's own
             # send would write them, without two trips through channels' and daphne's queues.
