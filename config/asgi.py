@@ -26,13 +26,16 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from config.origin import SameOriginValidator  # noqa: E402
+from tables.api.purchase_door import RestPurchaseDoor  # noqa: E402
 from tables.clock import ClockStarter  # noqa: E402
 from tables.realtime.routing import websocket_urlpatterns  # noqa: E402
 
 application = ClockStarter(
     ProtocolTypeRouter(
         {
-            "http": django_asgi_app,
+            # The REST purchases it can answer exactly on the event loop (the writer's queue);
+            # every other request, and those, otherwise, through Django.
+            "http": RestPurchaseDoor(django_asgi_app),
             "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         }
     )

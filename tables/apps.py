@@ -31,3 +31,13 @@ class TablesConfig(AppConfig):
         from tables.services.degradation import record_redis_fault
 
         redis_unreachable.connect(record_redis_fault, dispatch_uid="tables.degradation.redis")
+        # The REST purchase door's token cache forgets a deleted token or a deactivated
+        # account at once (tables/api/purchase_door.py).
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import post_delete, post_save
+        from rest_framework.authtoken.models import Token
+
+        from tables.api.purchase_door import forget_tokens
+
+        post_delete.connect(forget_tokens, sender=Token, dispatch_uid="tables.purchase_door.token")
+        post_save.connect(forget_tokens, sender=get_user_model(), dispatch_uid="tables.purchase_door.user")

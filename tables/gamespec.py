@@ -22,7 +22,7 @@ Two sides fill a ``Game``:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -134,15 +134,18 @@ class PurchaseDoor:
     user_id=, now=, ref=)``: the writer's order for it (``ref`` as the client sent it: a
     frame's ``ref`` or REST's ``Idempotency-Key``); ``precheck(order)``: the refusals known
     before queueing (raises the DomainError); ``submit(order)``: queue it, a future of its
-    outcome (the socket awaits it); ``wait(order)``: queue it and wait in this thread (a
-    REST request). An outcome has ``error`` (DomainError or None), ``duplicate`` (bool) and
-    ``frame`` (the buyer's new private frame, or None for a duplicate)."""
+    outcome; ``submit_async(order)``: queue it from the running event loop, an awaitable of
+    its outcome resolved on that loop (the socket and the REST fast path await it);
+    ``wait(order)``: queue it and wait in this thread (a REST request). An outcome has
+    ``error`` (DomainError or None), ``duplicate`` (bool) and ``frame`` (the buyer's new
+    private frame, or None for a duplicate)."""
 
     batches: Callable[[str, Mapping[str, Any]], bool]
     enabled: Callable[[], bool]
     order: Callable[..., Any]
     precheck: Callable[[Any], None]
     submit: Callable[[Any], Future[Any]]
+    submit_async: Callable[[Any], Awaitable[Any]]
     wait: Callable[[Any], Any]
 
 

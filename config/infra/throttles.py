@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from django.core.cache import BaseCache, cache
@@ -58,6 +59,11 @@ CACHE_DOWN: tuple[type[Exception], ...] = (RedisError,)
 
 _local_counts = LocMemCache("api-throttles-fallback", {"OPTIONS": {"MAX_ENTRIES": 100_000}})
 """This process's own counters, used while the shared cache is down."""
+
+
+WRITTEN: list[Callable[[dict[str, list[float]]], None]] = []
+"""Told each history this process's checks write (key -> times, newest first): a mirror of
+the histories in this process (tables/api/purchase_door.py) stays exact for its requests."""
 
 
 def _cache_down(error: Exception) -> None:
@@ -116,6 +122,8 @@ class ApiThrottles(BaseThrottle):
             except CACHE_DOWN as error:
                 _cache_down(error)
                 _local_counts.set_many(items, duration)
+            for listener in WRITTEN:
+                listener(items)
         return allowed
 
     def wait(self) -> float | None:

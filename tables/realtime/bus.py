@@ -10,8 +10,9 @@ reach every ASGI process's hub (tables/realtime/hub.py, the per-process receiver
 
 A delivery is a JSON object: ``{"table_id", "text", "refresh_private", "published_at"}``
 for a table's public frame, ``{"user_id", "table_id", "close_code", "text"}`` for one
-player's sockets. Publishing never raises: a Redis that does not answer is logged and
-recorded as a degradation (security audit L7); pushes are hints, the snapshot is the truth.
+player's sockets, ``{"forget_tokens"}`` for the API tokens a process cached for a player.
+Publishing never raises: a Redis that does not answer is logged and recorded as a
+degradation (security audit L7); pushes are hints, the snapshot is the truth.
 
 This module names no game and imports no hub: the receivers come to it.
 """
@@ -83,6 +84,17 @@ def publish_player(
         hub_channel(layer_prefix(), "player", user_id),
         {"user_id": user_id, "table_id": table_id, "close_code": close_code, "text": text},
     )
+
+
+TOKEN_LISTENERS: list[Callable[[int], None]] = []
+"""What a hub calls with the user id of a ``publish_tokens_revoked`` delivery (the REST
+purchase door's token cache registers its ``forget_user``)."""
+
+
+def publish_tokens_revoked(user_id: int) -> None:
+    """Tell every ASGI process to forget the API tokens it cached for the player (a token
+    deleted, an account deactivated: the REST purchase door, tables/api/purchase_door.py)."""
+    _publish(hub_channel(layer_prefix(), "player", user_id), {"forget_tokens": user_id})
 
 
 def _publish(channel: str, payload: dict[str, Any]) -> None:

@@ -18,9 +18,9 @@ English), as REST's error bodies; the ``code`` never changes.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
+from types import SimpleNamespace
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -38,7 +38,7 @@ from tables.commands import FRAME_ENVELOPE, Action, frame_ref, parse_action, rea
 from tables.errors import TableNotFoundError
 from tables.games import Game
 from tables.realtime.frames import AckFrame, ErrorFrame, PongFrame, dumps
-from tables.realtime.hub import get_hub
+from tables.realtime.hub import get_hub, prepared_protocol
 from tables.services import seating
 
 logger = logging.getLogger(__name__)
@@ -89,6 +89,14 @@ def _record_socket_and_return_connection(**kwargs: Any) -> bool:
         return seating.record_socket(**kwargs)
     finally:
         db_connection.close()
+
+
+def daphne_protocol(socket: Any) -> Any | None:
+    """The open daphne connection behind a consumer's send (``hub.prepared_protocol``),
+    looked for through channels' session wrapper, whose send passes a ``websocket.send`` on
+    untouched (it saves sessions on HTTP responses only); None when there is none."""
+    real = getattr(getattr(socket.base_send, "__self__", None), "real_send", None)
+    return prepared_protocol(SimpleNamespace(base_send=real) if real is not None else socket)
 
 
 class TokenBucket:
@@ -213,18 +221,26 @@ class TableConsumer(AsyncWebsocketConsumer):
         assert door is not None
         order = door.order(action.name, table_id=self.table_id, user_id=self.user_id, now=timezone.now(), ref=ref)
         door.precheck(order)
-        outcome = await asyncio.wrap_future(door.submit(order))
+        outcome = await door.submit_async(order)
         if outcome.error is not None:
             raise outcome.error
         ack = AckFrame(type="ack", action=action.name, ref=ref)
         if outcome.duplicate:
             ack["duplicate"] = True
-        await self.send(dumps(ack))
         if outcome.frame is None:
+            await self.send(dumps(ack))
             await self.send_private()
             return
         text = outcome.text or dumps(outcome.frame)
-        await self.send(text)
+        protocol = daphne_protocol(self)
+        if protocol is not None:
+            # Under daphne the two frames go straight to the connection, as daphne's own
+            # send would write them, without two trips through channels' and daphne's queues.
+            protocol.sendMessage(dumps(ack).encode())
+            protocol.sendMessage(text.encode())
+        else:
+            await self.send(dumps(ack))
+            await self.send(text)
         # The player's other screens at this table in this process get the same state (in
         # other processes they catch up at the next private frame: docs/protocol.md).
         for other in list(get_hub().players.get(self.user_id, ())):

@@ -429,8 +429,12 @@ class TableHub:
             self.discard(socket)
 
     async def dispatch(self, payload: dict[str, Any]) -> None:
-        """One published delivery (``publish_table_frame`` or ``publish_player``)."""
-        if "user_id" in payload:
+        """One published delivery (``publish_table_frame``, ``publish_player`` or
+        ``publish_tokens_revoked``)."""
+        if "forget_tokens" in payload:
+            for forget in bus.TOKEN_LISTENERS:
+                forget(int(payload["forget_tokens"]))
+        elif "user_id" in payload:
             await self.deliver_player(
                 payload["user_id"], payload.get("table_id"), payload.get("close_code"), payload.get("text")
             )

@@ -16,6 +16,7 @@ the game registry (``tables.games``) and run them through the house's one way in
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from concurrent.futures import Future
 from datetime import datetime
@@ -76,12 +77,18 @@ def _submit(order: purchases.Order) -> Future[purchases.Outcome]:
     return purchases.get_writer().submit(order)
 
 
+def _submit_async(order: purchases.Order) -> asyncio.Future[purchases.Outcome]:
+    """Queue ``order`` with the process's writer from the running event loop."""
+    return purchases.get_writer().submit_async(order)
+
+
 PURCHASES: Final = PurchaseDoor(
     batches=_batches,
     enabled=purchases.enabled,
     order=_order,
     precheck=purchases.precheck,
     submit=_submit,
+    submit_async=_submit_async,
     wait=purchases.wait,
 )
 """WiderPoker's paid draws and redeals through the purchase writer (``Game.purchases``)."""

@@ -544,3 +544,29 @@ def test_the_session_middlewares_send_is_looked_through() -> None:
     outer = InstanceSessionWrapper({"type": "websocket", "cookies": {}}, wrapper.send)  # stacked twice
     socket.base_send = outer.send
     assert prepared_protocol(socket) is protocol
+
+
+def test_a_consumers_daphne_connection_is_found_through_the_session_wrapper() -> None:
+    """Under the real stack a consumer's send is channels' session wrapper's (its
+    ``real_send`` daphne's partial): ``consumers.daphne_protocol`` looks through it, so a
+    socket purchase's answer goes straight to the connection."""
+    from tables.realtime.consumers import daphne_protocol
+
+    class SessionWrapper:  # channels.sessions.InstanceSessionWrapper, as a consumer sees it
+        def __init__(self, real_send: Any) -> None:
+            self.real_send = real_send
+
+        async def send(self, message: dict[str, Any]) -> None:
+            await self.real_send(message)
+
+    factory = new_factory()
+    open_protocol = FakeDaphneProtocol(factory)
+    wrapped = Socket(1, open_protocol)
+    wrapped.base_send = SessionWrapper(wrapped.base_send).send
+    assert prepared_protocol(wrapped) is None  # the wrapper hides it from the hub's own look
+    assert daphne_protocol(wrapped) is open_protocol
+    assert daphne_protocol(Socket(2, open_protocol)) is open_protocol
+    closed = Socket(3, FakeDaphneProtocol(factory, state=4))
+    closed.base_send = SessionWrapper(closed.base_send).send
+    assert daphne_protocol(closed) is None
+    assert daphne_protocol(Socket(4)) is None

@@ -43,6 +43,8 @@ MASKS: Final = 32
 
 _CATEGORIES: Final = len(HandCategory)
 _HELD: Final = np.array([bin(m).count("1") for m in range(MASKS)], dtype=np.int64)
+_MASK_CODES: Final = tuple(hold_code(hold_from_mask(m)) for m in range(MASKS))
+"""Each mask's hold code, index = mask number (the panel's ``masks``: the same for every panel)."""
 _DENOMINATORS: Final = 9 ** (5 - _HELD)
 _DENOMINATORS.flags.writeable = False
 
@@ -130,7 +132,7 @@ class Panel:
             "combination": list(self.combination),
             "initial_strength": self.initial_strength,
             "initial_category": int(self.initial_category),
-            "masks": [hold_code(hold_from_mask(m)) for m in range(MASKS)],
+            "masks": list(_MASK_CODES),
             "counts": self.counts.tolist(),
             "denominators": self.denominators.tolist(),
             "best": self.best.tolist(),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from django.db import connection, transaction
@@ -69,12 +69,12 @@ def validate_rules(values: dict[str, Any]) -> None:
             raise InvalidTableConfigError(message, field=field, value=values[field])
 
 
-def level_of(session: GamingSession, rules: PowerUpRules) -> int:
+def level_of(session: SessionCounts, rules: PowerUpRules) -> int:
     """The session's power-up level (PowerUpRules docstring)."""
     return min(rules.max_level, 1 + points_of(session, rules) // rules.points_per_level)
 
 
-def points_of(session: GamingSession, rules: PowerUpRules) -> int:
+def points_of(session: SessionCounts, rules: PowerUpRules) -> int:
     return (
         session.hands_played * rules.points_per_hand
         + session.draws_bought * rules.points_per_draw
@@ -244,21 +244,38 @@ def session_states(
     if not config.is_active:
         return states
     for session in _open_sessions(table_id, user_ids):
-        level = level_of(session, config)
-        every_draw = release_every(level, config.draw_every_hands, config.draw_step)
-        every_redeal = release_every(level, config.redeal_every_hands, config.redeal_step)
-        states[session.user_id] = {
-            "level": level,
-            "max_level": config.max_level,
-            "points": points_of(session, config),
-            "next_level_points": None if level >= config.max_level else level * config.points_per_level,
-            "hands_played": session.hands_played,
-            "free_draws": session.free_draws,
-            "free_redeals": session.free_redeals,
-            "hands_to_free_draw": every_draw - session.hands_played % every_draw,
-            "hands_to_free_redeal": every_redeal - session.hands_played % every_redeal,
-        }
+        states[session.user_id] = session_state(session, config)
     return states
+
+
+class SessionCounts(Protocol):
+    """What ``session_state`` reads of a session: a ``GamingSession`` or the purchase
+    writer's row of one (tables/widerpoker/services/purchase_batch.py)."""
+
+    hands_played: int
+    draws_bought: int
+    redeals_bought: int
+    free_draws: int
+    free_redeals: int
+
+
+def session_state(session: SessionCounts, config: PowerUpRules) -> dict[str, Any]:
+    """What the game screen shows of one open session (``session_states``' values), from
+    its counts and the power-up rules in force (``config`` active)."""
+    level = level_of(session, config)
+    every_draw = release_every(level, config.draw_every_hands, config.draw_step)
+    every_redeal = release_every(level, config.redeal_every_hands, config.redeal_step)
+    return {
+        "level": level,
+        "max_level": config.max_level,
+        "points": points_of(session, config),
+        "next_level_points": None if level >= config.max_level else level * config.points_per_level,
+        "hands_played": session.hands_played,
+        "free_draws": session.free_draws,
+        "free_redeals": session.free_redeals,
+        "hands_to_free_draw": every_draw - session.hands_played % every_draw,
+        "hands_to_free_redeal": every_redeal - session.hands_played % every_redeal,
+    }
 
 
 def _open_sessions(table_id: int, user_ids: set[int]) -> Iterable[GamingSession]:

@@ -17,9 +17,9 @@ Exactness is that of ``play.buy_draw`` and ``play.buy_redeal``, one purchase at 
 - a batch that fails rolls back whole and each of its purchases is refused
   (``purchase_not_committed``: nothing charged).
 
-A batch is four statements on its connection whatever its size (the hand, the entries, the
-payment with every write, the power-up sessions for the answers; the redeal counter too when
-it has redeals), prepared once per connection (tables/widerpoker/services/
+A batch is three statements on its connection whatever its size (the hand, the entries, the
+payment with every write, which returns the power-up sessions' counts for the answers; the
+redeal counter too when it has redeals), prepared once per connection (tables/widerpoker/services/
 purchase_statements.py); algorithm 2's redeals add their own, one each.
 """
 
@@ -200,7 +200,7 @@ def _commit_table(table_id: int, orders: list[Order]) -> list[Outcome]:
             buys.append(_Buy(index, order, entry, price, reference=f"redeal:{hand_id}:{order.user_id}:{number}"))
 
     buys = _check_protection(buys, outcomes, locked.guarded, hand, stamp)
-    balances = _pay_and_write(buys, outcomes, facts, table_id, stamp)
+    balances, sessions = _pay_and_write(buys, outcomes, facts, table_id, stamp)
     buys = [buy for buy in buys if outcomes[buy.index].error is None]
     if hand.algorithm < fairness.ALGORITHM_DEAL_BEACON:
         apply_redeals(hand, [buy for buy in buys if buy.order.kind == REDEAL], stamp)
@@ -208,7 +208,7 @@ def _commit_table(table_id: int, orders: list[Order]) -> list[Outcome]:
         from tables.widerpoker.services.settlement import capture_purchases
 
         capture_purchases(hand=hand, escrow_id=facts.escrow_id or 0)
-    _frames(table_id, version, facts, buys, outcomes, locked.seats, balances)
+    _frames(table_id, version, facts, buys, outcomes, locked.seats, balances, sessions)
     transaction.on_commit(lambda: _remember(facts, buys))
     return outcomes
 
@@ -291,16 +291,29 @@ def _check_protection(
     return kept
 
 
+@dataclass(slots=True)
+class _SessionRow:
+    """An open power-up session's counts as the payment statement returned them (after
+    its update): what ``powerups.session_state`` reads."""
+
+    hands_played: int
+    draws_bought: int
+    redeals_bought: int
+    free_draws: int
+    free_redeals: int
+
+
 def _pay_and_write(
     buys: list[_Buy], outcomes: list[Outcome], facts: HandFacts, table_id: int, now: datetime
-) -> dict[int, int]:
+) -> tuple[dict[int, int], dict[int, _SessionRow]]:
     """Pay every buy and write what it bought, in one statement (``statements.PAY_SQL``): a buyer the
     balance check refuses gets InsufficientFundsError and nothing of his is written. The
     entries of the paid buys are updated in place (draws bought, paid, redeals' hold reset);
     under algorithm 3 each paid redeal gets its number and its pending round
-    (``_Buy.pending``). Returns every paid buyer's spendable balance after his hold."""
+    (``_Buy.pending``). Returns every paid buyer's spendable balance after his hold, and the
+    open sessions the statement updated (its ``apply`` buys), by user id."""
     if not buys:
-        return {}
+        return {}, {}
     hand = facts.hand
     if facts.escrow_id is None and any(buy.price > 0 for buy in buys):
         from tables.widerpoker.services.settlement import hand_escrow
@@ -331,8 +344,12 @@ def _pay_and_write(
     )
     balances: dict[int, int] = {}
     numbers: dict[int, int] = {}
-    for what, user_id, value in rows:
-        (balances if what == "held" else numbers)[int(user_id)] = int(value)
+    sessions: dict[int, _SessionRow] = {}
+    for what, user_id, value, *counts in rows:
+        if what == "session":
+            sessions[int(user_id)] = _SessionRow(*(int(count) for count in counts))
+        else:
+            (balances if what == "held" else numbers)[int(user_id)] = int(value)
     short = [buy for buy in buys if buy.price > 0 and buy.order.user_id not in balances]
     if short:
         _refuse_short(short, outcomes, hand.currency)
@@ -358,7 +375,7 @@ def _pay_and_write(
                 "round": round_number,
                 "round_at": beacon.time_of(int(round_number or 0)).isoformat(),
             }
-    return balances
+    return balances, sessions
 
 
 def _refuse_short(short: list[_Buy], outcomes: list[Outcome], currency: str) -> None:
@@ -404,16 +421,22 @@ def _frames(
     outcomes: list[Outcome],
     seats: dict[int, dict[str, Any]],
     balances: dict[int, int],
+    sessions: dict[int, _SessionRow],
 ) -> None:
     """What each confirmed buyer's ``entry_state`` frame is built from (``Outcome.frame``):
-    the rows the batch holds, and one read of the open power-up sessions for the levels the
-    purchases raised."""
+    the rows the batch holds, the power-up sessions' counts the payment statement returned
+    (a buyer it applied without an open session has none); only algorithm 2's redeals,
+    whose sessions ``apply_redeals`` counted after it, have theirs read."""
     if not buys:
         return
-    hand = facts.hand
-    sessions = powerups.session_states(
-        table_id=table_id, user_ids={buy.order.user_id for buy in buys}, config=facts.rules
-    )
+    hand, rules = facts.hand, facts.rules
+    states: dict[int, dict[str, Any] | None] = {}
+    deferred = hand.algorithm >= fairness.ALGORITHM_DEAL_BEACON
+    unread = {buy.order.user_id for buy in buys if buy.order.kind == REDEAL and not deferred}
+    if rules.is_active:
+        states = {user_id: powerups.session_state(row, rules) for user_id, row in sessions.items()}
+        if unread:
+            states.update(powerups.session_states(table_id=table_id, user_ids=unread, config=rules))
     for buy in buys:
         user_id = buy.order.user_id
         outcomes[buy.index].state = {
@@ -424,6 +447,6 @@ def _frames(
             "entry": buy.entry,
             "seat": seats.get(user_id),
             "balance_minor": balances.get(user_id, 0),
-            "powerups": sessions.get(user_id),
+            "powerups": states.get(user_id),
             "redeal_pending": buy.pending,
         }

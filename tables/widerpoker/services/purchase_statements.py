@@ -174,8 +174,10 @@ _COUNTERS = RedealCounter._meta.db_table
 # Each wallet and session is found by its own index probe (a scalar subquery per buyer,
 # which the planner cannot turn into a join) and every row is written by primary key
 # (``= ANY(ARRAY(...))``): plans that stay lookups whatever the statistics say, one generic
-# plan for every batch. A join on the buyers, planned while the statistics did not know a
-# first deal's 100,000 sessions, scanned every session of the table (370 ms a batch).
+# plan for every batch. The sessions it updated come back with their counts (the answers'
+# power-up levels: no read of the sessions afterwards). A join on the buyers, planned while
+# the statistics did not know a first deal's 100,000 sessions, scanned every session of the
+# table (370 ms a batch).
 PAY_SQL = (
     "WITH v AS MATERIALIZED (SELECT * FROM unnest(%(users)s::bigint[], %(amounts)s::bigint[], "
     "%(refs)s::text[], %(kinds)s::text[], %(references)s::text[], %(entries)s::bigint[], %(draws)s::integer[], "
@@ -202,7 +204,8 @@ PAY_SQL = (
     "AND user_id = p.user_id AND ended_at IS NULL LIMIT 1) AS id, p.draw, p.redeal FROM paid p WHERE p.apply), "
     f"sessions AS (UPDATE {_SESSIONS} s SET draws_bought = s.draws_bought + c.draw, "
     "redeals_bought = s.redeals_bought + c.redeal FROM opened c "
-    "WHERE s.id = ANY(ARRAY(SELECT id FROM opened WHERE id IS NOT NULL)) AND s.id = c.id), "
+    "WHERE s.id = ANY(ARRAY(SELECT id FROM opened WHERE id IS NOT NULL)) AND s.id = c.id "
+    "RETURNING s.user_id, s.hands_played, s.draws_bought, s.redeals_bought, s.free_draws, s.free_redeals), "
     f"refs AS (INSERT INTO {_REFS} (hand_id, user_id, ref, kind, created_at) "
     f"SELECT %(hand)s, user_id, ref, CASE WHEN draw > 0 THEN '{DRAW}' ELSE '{REDEAL}' END, %(now)s "
     "FROM paid WHERE ref IS NOT NULL), "
@@ -215,5 +218,8 @@ PAY_SQL = (
     "SELECT %(hand)s, c.count - (SELECT count(*) FROM deferred) + d.rank - 1, d.user_id, NULL, %(now)s, "
     "%(round)s::bigint "
     "FROM deferred d CROSS JOIN counter c RETURNING user_id, number) "
-    "SELECT 'held', user_id, available FROM held UNION ALL SELECT 'redeal', user_id, number FROM numbered"
+    "SELECT 'held', user_id, available, NULL::integer, NULL::integer, NULL::integer, NULL::integer, NULL::integer "
+    "FROM held UNION ALL SELECT 'redeal', user_id, number, NULL, NULL, NULL, NULL, NULL FROM numbered "
+    "UNION ALL SELECT 'session', user_id, 0, hands_played, draws_bought, redeals_bought, free_draws, free_redeals "
+    "FROM sessions"
 )

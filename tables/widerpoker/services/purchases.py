@@ -18,6 +18,8 @@ keep the one-at-a-time path (``play.buy_draw(free=True)``).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import logging
 import threading
@@ -79,18 +81,22 @@ IDLE_SECONDS: Final = 1.0
 
 class PurchaseWriter:
     """The process's purchase queue and its writer thread. ``submit`` queues an order and
-    returns a Future of its Outcome (the socket consumer awaits it with
-    ``asyncio.wrap_future``, a REST view waits on it in its own worker thread); the thread
-    takes what is queued, waits up to ``batch_ms`` for more (up to ``batch_size``), commits
-    it with ``purchase_batch.commit_batch`` and resolves the futures after the commit.
+    returns a Future of its Outcome (a REST view waits on it in its own worker thread);
+    ``submit_async``, called on an event loop (the socket consumer, the REST fast path),
+    an asyncio future resolved on that loop. The thread takes what is queued, waits until
+    the oldest order has waited ``batch_ms`` (or ``batch_size`` are queued), commits it
+    with ``purchase_batch.commit_batch`` and resolves the futures after the commit: the
+    asyncio ones of one loop together, in one call handed to that loop.
 
-    A process that dies with orders queued leaves them uncommitted: nothing charged, no
-    confirmation sent (docs/platform.md, "Purchase writer")."""
+    The thread is woken only by the order that finds the queue empty or fills a batch, not
+    by each order (each wake-up took the GIL from the event loop). A process that dies with
+    orders queued leaves them uncommitted: nothing charged, no confirmation sent
+    (docs/platform.md, "Purchase writer")."""
 
     def __init__(self, *, batch_ms: float, batch_size: int) -> None:
         self.batch_seconds = batch_ms / 1000
         self.batch_size = batch_size
-        self._queue: deque[tuple[Order, Future[Outcome]]] = deque()
+        self._queue: deque[tuple[Order, Waiter]] = deque()
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
         self.batches = 0
@@ -101,23 +107,37 @@ class PurchaseWriter:
     def submit(self, order: Order) -> Future[Outcome]:
         """Queue ``order``; the Future resolves after its batch commits (or is refused)."""
         future: Future[Outcome] = Future()
+        self._put(order, future)
+        return future
+
+    def submit_async(self, order: Order) -> asyncio.Future[Outcome]:
+        """Queue ``order`` from the running event loop; the asyncio future resolves on that
+        loop after its batch commits (or is refused). Cancelled before its batch is taken
+        (its socket closed), it is dropped: nothing is charged."""
+        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        self._put(order, future)
+        return future
+
+    def _put(self, order: Order, waiter: Waiter) -> None:
         with self._wake:
-            self._queue.append((order, future))
+            self._queue.append((order, waiter))
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="purchase-writer", daemon=True)
                 self._thread.start()
-            self._wake.notify()
-        return future
+            if len(self._queue) == 1 or len(self._queue) == self.batch_size:
+                self._wake.notify()
 
-    def _take(self) -> list[tuple[Order, Future[Outcome]]]:
+    def _take(self) -> list[tuple[Order, Waiter]]:
         with self._wake:
             if not self._queue and not self._wake.wait(IDLE_SECONDS):
                 return []  # idle: the caller gives its connection back
             if not self._queue:
                 return []
-            first = time.monotonic()
+            # The window runs from the oldest order's arrival: orders that queued while the
+            # last batch committed have waited already and go at once.
+            due = time.monotonic() + self.batch_seconds - (time.perf_counter() - self._queue[0][0].received)
             while len(self._queue) < self.batch_size:
-                left = first + self.batch_seconds - time.monotonic()
+                left = due - time.monotonic()
                 if left <= 0:
                     break
                 self._wake.wait(left)
@@ -125,7 +145,7 @@ class PurchaseWriter:
             taken = [self._queue.popleft() for _ in range(count)]
         # A future cancelled while queued (its socket closed and the consumer's wait was
         # cancelled) is dropped: nothing is charged, nobody is waiting for the answer.
-        return [(order, future) for order, future in taken if future.set_running_or_notify_cancel()]
+        return [(order, waiter) for order, waiter in taken if _claim(waiter)]
 
     def _run(self) -> None:
         while True:
@@ -136,7 +156,7 @@ class PurchaseWriter:
                 continue
             began = time.perf_counter()
             try:
-                outcomes = commit_batch([order for order, _future in batch])
+                outcomes = commit_batch([order for order, _waiter in batch])
             except Exception:  # a bug or a lost database: nothing committed, say so to each buyer
                 logger.exception("purchase batch failed")
                 outcomes = [Outcome(error=not_committed()) for _order in batch]
@@ -158,8 +178,39 @@ class PurchaseWriter:
                     1000 * self.busy_seconds / self.batches,
                     1000 * self.queued_seconds / max(self.committed, 1),
                 )
-            for (_order, future), outcome in zip(batch, outcomes, strict=True):
-                future.set_result(outcome)
+            _resolve(batch, outcomes)
+
+
+Waiter = Future[Outcome] | asyncio.Future[Outcome]
+"""What waits for an order's outcome: a thread's Future or an event loop's future."""
+
+
+def _claim(waiter: Waiter) -> bool:
+    """Whether the order of ``waiter`` is still wanted (then a thread's Future can no longer
+    be cancelled; an event loop's future cancelled from now on simply drops the answer)."""
+    if isinstance(waiter, Future):
+        return waiter.set_running_or_notify_cancel()
+    return not waiter.cancelled()
+
+
+def _resolve(batch: list[tuple[Order, Waiter]], outcomes: list[Outcome]) -> None:
+    """Hand each waiter its outcome: thread Futures at once, event loop futures in one
+    callback per loop (one wake-up of each loop per batch, not one per purchase)."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Outcome], Outcome]]] = {}
+    for (_order, waiter), outcome in zip(batch, outcomes, strict=True):
+        if isinstance(waiter, Future):
+            waiter.set_result(outcome)
+        else:
+            by_loop.setdefault(waiter.get_loop(), []).append((waiter, outcome))
+    for loop, pairs in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting there any more
+            loop.call_soon_threadsafe(_set_results, pairs)
+
+
+def _set_results(pairs: list[tuple[asyncio.Future[Outcome], Outcome]]) -> None:
+    for future, outcome in pairs:
+        if not future.done():
+            future.set_result(outcome)
 
 
 _WRITER: PurchaseWriter | None = None
