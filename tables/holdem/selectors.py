@@ -222,13 +222,15 @@ class HoldemTableRows:
     ones). A clock step that just played an action already holds all of them and passes
     them to the push (``build_holdem_table_frame``), which then sends no SQL statement
     (perf audit 2026-11-26, section 3: the push re-read all of it and replayed the hand
-    a second time)."""
+    a second time). ``dealt``: the step dealt ``hand`` (its push sends the lobby line too,
+    as it does for a settled hand)."""
 
     conditions: HoldemConditions
     hand: HoldemHand | None
     state: HandState | None
     seats: Sequence[Seat]
     freeze: HoldemFreeze | None = None
+    dealt: bool = False
 
 
 def read_holdem_seats(table: Table) -> list[Seat]:

@@ -25,6 +25,7 @@ from tables.engine import fairness
 from tables.engine.holdem import (
     ALGORITHM_DEAL_ROUND,
     PERSONALITIES,
+    HandState,
     client_seed_commitment,
     deal_seed,
     freeze_digest,
@@ -33,7 +34,7 @@ from tables.engine.holdem import (
 )
 from tables.holdem.policy import policy_of
 from tables.holdem.records import replay
-from tables.holdem.selectors import HoldemTableRows
+from tables.holdem.selectors import HoldemTableRows, read_holdem_seats
 from tables.holdem.services import hands, money
 from tables.holdem.services.conditions import apply_pending_holdem_changes
 from tables.models import (
@@ -65,17 +66,19 @@ def advance_holdem_table(table: Table, *, now: datetime) -> HoldemTableRows | No
     caller, which bumps ``version`` when this changes it): play the due turn (a bot's
     decision, a leaving player's fold, or the timeout rule), or deal the next hand.
 
-    Returns the rows the step holds when it played an action that left the hand running
-    (the caller's push builds the public frame from them, ``build_holdem_table_frame``,
-    instead of reading them again), else None (a deal, a settlement, a wait)."""
+    Returns the rows the step holds when it played an action or dealt a hand (the caller's
+    push builds the public frame from them, ``build_holdem_table_frame``, instead of
+    reading them again), else None (a freeze, a wait, staff changes)."""
     conditions = HoldemConditions.objects.get(table=table)
     if table.phase == TablePhase.PLAYING:
         hand = hands.running_hand(table)
         if hand is not None:
             return hands.play_due_turn(table, conditions, hand, now=now)
     freeze = hands.pending_freeze(table)
-    if freeze is not None and _deal_frozen(table, conditions, freeze, now=now):
-        return None
+    if freeze is not None:
+        done, dealt = _deal_frozen(table, conditions, freeze, now=now)
+        if done:
+            return dealt
     _start_hand_or_wait(table, conditions, now=now, after_pause=freeze is None)
     return None
 
@@ -324,50 +327,55 @@ def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, no
     table.version += 1
 
 
-def _deal_frozen(table: Table, conditions: HoldemConditions, freeze: HoldemFreeze, *, now: datetime) -> bool:
+def _deal_frozen(
+    table: Table, conditions: HoldemConditions, freeze: HoldemFreeze, *, now: datetime
+) -> tuple[bool, HoldemTableRows | None]:
     """Deal the frozen hand once its beacon round is out (algorithm 3): the server seed is
-    ``deal_seed(hand_seed_v2, freeze digest, round value)``. Returns True when the freeze
-    was dealt or still waits (the table's deadline moved to when to look again), False when
-    it was void (the caller freezes anew)."""
+    ``deal_seed(hand_seed_v2, freeze digest, round value)``. Returns (True, the rows the
+    deal holds for its push) when the freeze was dealt, (True, None) when it still waits
+    (the table's deadline moved to when to look again), (False, None) when it was void
+    (the caller freezes anew)."""
     if now < freeze.deal_at:
         table.phase_deadline = freeze.deal_at
-        return True
+        return True, None
     if not table.is_open:
         hands.void_freeze(table, freeze, reason="the table closed", now=now)
-        return False
+        return False, None
     answer = beacon.fetch(int(freeze.deal_round), now=now)
     if answer.value is None:
         due = beacon.time_of(int(freeze.deal_round))
         if now - due < timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS):
             table.phase_deadline = now + timedelta(seconds=1)
-            return True
+            return True, None
         evidence = beacon.outage_evidence(int(freeze.deal_round), waited_since=due, now=now, answer=answer.error)
         hands.void_freeze(table, freeze, reason="the randomness beacon did not answer", now=now, evidence=evidence)
-        return False
+        return False, None
     inputs = freeze.inputs
     players = list(inputs["players"])
     stacks = list(inputs["stacks"])
-    current = {
-        s.position: s
-        for s in Seat.objects.filter(table=table, position__in=[p["seat"] for p in players]).exclude(
-            status=SeatStatus.LEFT
-        )
-    }
+    # One read of every positioned seat with its user: the frozen ones checked here, all of
+    # them for the next turn (``start_turn``) and the pushed frame.
+    seats = read_holdem_seats(table)
+    current = {s.position: s for s in seats if s.status != SeatStatus.LEFT}
     for player in players:
         seat = current.get(int(player["seat"]))
         if seat is None or seat.user_id != int(player["user_id"]) or seat.stack_minor != stacks[int(player["seat"])]:
             hands.void_freeze(table, freeze, reason="a frozen seat changed before the deal", now=now)
-            return False
+            return False, None
     with metrics.timed(metrics.DEAL_DURATION, TableGame.HOLDEM):
-        _deal(table, freeze, answer.value, now=now)
+        hand, state = _deal(table, freeze, answer.value, now=now, seats={s.position: s for s in seats})
     metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "dealt")
-    return True
+    return True, HoldemTableRows(conditions, hand, state, seats, dealt=True)
 
 
-def _deal(table: Table, freeze: HoldemFreeze, round_value: bytes, *, now: datetime) -> HoldemHand:
+def _deal(
+    table: Table, freeze: HoldemFreeze, round_value: bytes, *, now: datetime, seats: dict[int | None, Seat]
+) -> tuple[HoldemHand, HandState]:
     """Deal the frozen hand ``freeze`` with its beacon round's value: the deck comes from the
     table's seed chain, the players' client seeds, the frozen inputs and the round
-    (docs/provably-fair.md, 12, algorithm 3)."""
+    (docs/provably-fair.md, 12, algorithm 3). ``seats``: the table's positioned seats by
+    position, read in this transaction, updated in place as written. Returns the hand and
+    its engine state (settled when everyone was all in on the blinds)."""
     inputs = freeze.inputs
     players = list(inputs["players"])
     number = int(freeze.number)
@@ -381,7 +389,7 @@ def _deal(table: Table, freeze: HoldemFreeze, round_value: bytes, *, now: dateti
         server_seed=seed.hex(),
         commitment=freeze.commitment,
         algorithm=ALGORITHM_DEAL_ROUND,
-        chain=freeze.chain,
+        chain_id=freeze.chain_id,
         chain_index=freeze.chain_index,
         chain_seed=freeze.chain_seed,
         client_seeds=[list(pair) for pair in pairs],
@@ -409,7 +417,9 @@ def _deal(table: Table, freeze: HoldemFreeze, round_value: bytes, *, now: dateti
         deal_beacon_value=round_value.hex(),
         freeze_digest=freeze.digest,
     )
-    state = hands.showdown_until_choice(table, hand, replay(hand), now=now)  # all-in on the blinds: a run-out
+    state = hands.showdown_until_choice(
+        table, hand, replay(hand), now=now, seats=seats
+    )  # all-in on the blinds: a run-out
     hand.save()
     freeze.status = HoldemFreezeStatus.DEALT
     freeze.hand = hand
@@ -427,13 +437,16 @@ def _deal(table: Table, freeze: HoldemFreeze, round_value: bytes, *, now: dateti
         ]
     )
     Seat.objects.filter(table=table, position__in=dealt_positions).update(blind_choice="")
+    for position in dealt_positions:
+        if position in seats:
+            seats[position].blind_choice = ""
     protection.record_play(user_ids=[int(p["user_id"]) for p in players if not p["bot"]], now=now)
     table.hands_dealt = number
     table.phase = TablePhase.PLAYING
     table.version += 1
     if state.is_over:  # everyone all-in on the blinds: nothing to decide
-        hands.settle(table, hand, state, now=now)
-        return hand
-    hands.start_turn(table, hand, state, now=now)
+        hands.settle(table, hand, state, now=now, seats=seats)
+        return hand, state
+    hands.start_turn(table, hand, state, now=now, seats=seats)
     hand.save(update_fields=["turn_started_at", "turn_extended", "turn_grace_until"])
-    return hand
+    return hand, state
