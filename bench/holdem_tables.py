@@ -212,7 +212,9 @@ def realtime(tables: int, seconds: float, workers: int, think: float, warmup: fl
     if statements:
         print(f"| SQL statements per step, median / mean | {statements[len(statements) // 2]} / "
               f"{sum(statements) / len(statements):.1f} |")  # fmt: skip
-    print(f"| clock workers' CPU (all steps, warm-up included) | {cpu:.0f} s |")
+    all_steps = sum(report[3] for report in reports)
+    print(f"| clock workers' CPU (all steps, warm-up included) | {cpu:.0f} s: {1000 * cpu / max(all_steps, 1):.1f} ms "
+          f"per step ({all_steps} steps) |")  # fmt: skip
     if loads:
         print(f"| load average (1 min) while measured, min / max | {min(loads):.1f} / {max(loads):.1f} |")
     print(f"| books | {'ok' if books else 'FAILED'} |")
@@ -244,6 +246,8 @@ def main(tables: int, hands: int) -> None:
     now = timezone.now()
     ids = create_tables(tables)
     steps: list[float] = []
+    cpu = [0.0]  # this process's CPU in the clock's calls (pushes included), seconds
+    advances = [0]  # tables advanced
     sent: list[int] = []  # statements of one advance_due_tables call, push included
     step_statements: list[float] = []
 
@@ -256,10 +260,12 @@ def main(tables: int, hands: int) -> None:
         deadlines = [d for d in Table.objects.filter(pk__in=ids).values_list("phase_deadline", flat=True) if d]
         now = max(now, min(deadlines)) if deadlines else now + timedelta(seconds=1)
         Seat.objects.filter(table_id__in=ids, is_bot=False).update(last_seen_at=now)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         sent.append(0)
         with connection.execute_wrapper(count_statement):
             advanced = advance_due_tables(now=now)
+        cpu[0] += time.process_time() - c0
+        advances[0] += advanced
         if advanced:
             steps.append((time.perf_counter() - t0) / advanced)
             step_statements.append(sent[-1] / advanced)
@@ -281,11 +287,13 @@ def main(tables: int, hands: int) -> None:
     count = settled.count()
     print("| figure | measured |")
     print("| --- | --- |")
+    print(f"| load average (1 min) at the end | {os.getloadavg()[0]:.1f} |")
     print(f"| tables x hands | {tables} x {count // tables} ({count} hands) |")
     print(f"| hands per second (server work only) | {count / elapsed:.1f} |")
     print(f"| clock steps (table advances) | {len(steps)} ({len(steps) / elapsed:.0f}/s) |")
     mean, p95 = 1000 * sum(steps) / len(steps), 1000 * steps[int(0.95 * len(steps))]
     print(f"| step, mean / p95 | {mean:.1f} ms / {p95:.1f} ms |")
+    print(f"| clock CPU per table advance (this process, pushes included) | {1000 * cpu[0] / advances[0]:.2f} ms |")
     step_statements.sort()
     median_statements = step_statements[len(step_statements) // 2]
     print(f"| SQL statements per hand (clock steps and their pushes) | {sum(sent) / count:.0f} |")

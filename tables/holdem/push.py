@@ -1,10 +1,10 @@
 """Hold'em's own push: the public frame of a clock step or a player's action that played an
-action or dealt a hand, built from the rows the step holds (no statement, no second
+action, froze or dealt a hand, built from the rows the step holds (no statement, no second
 replay), handed to
 every process's hub (tables/realtime/bus.py) with each seated socket's private state. A
 betting action that left the hand running sends no lobby line (it changes only the line's
-``version`` and ``deadline``; perf audit 2026-11-26, section 3); the deal and the action
-that settled the hand send it, built from the table and seats held (only the jackpots read). The
+``version`` and ``deadline``; perf audit 2026-11-26, section 3); the freeze, the deal
+and the action that settled the hand send it, built from the table and seats held (only the jackpots read). The
 house's pushes (tables/realtime/push.py) cover everything else."""
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ def broadcast_holdem_action_on_commit(table: Table, rows: HoldemTableRows) -> No
     seats, all as written). Byte for byte the frame a fresh read gives (its
     ``server_time`` aside), without the 5 statements and the second replay of that read.
     Seated sockets get their private state (``refresh_private``). The lobby line only when
-    the step dealt the hand (``rows.dealt``) or it is over (settled): between a deal and a settlement only its
-    ``version`` and ``deadline`` change, and the lobby re-reads its list over HTTP (perf
-    audit 2026-11-26, section 3). At a Hold'em table every seat not left has a position,
+    the step froze or dealt a hand (``rows.lobby_line``) or the hand is over (settled):
+    between a deal and a settlement only its ``version`` and ``deadline`` change, and the
+    lobby re-reads its list over HTTP (perf audit 2026-11-26, section 3). At a Hold'em table
+    every seat not left has a position,
     so the held seats count the line's players."""
-    lobby = rows.dealt or (rows.hand is not None and rows.hand.is_terminal)
+    lobby = rows.lobby_line or (rows.hand is not None and rows.hand.is_terminal)
     players = sum(1 for seat in rows.seats if seat.position is not None and seat.status != SeatStatus.LEFT)
 
     def send() -> None:

@@ -243,11 +243,12 @@ seats and lobby line after it: 9 more)."""
 
 
 def clock_steps(
-    table: Table, now: datetime, *, wanted: int, settling: bool, limit: int = 600
+    table: Table, now: datetime, *, wanted: int, kind: str, limit: int = 600
 ) -> list[tuple[list[tuple[int, Any]], list[str], list[Any]]]:
-    """Advance the clock until ``wanted`` steps were a bot's action that settled its hand
-    (``settling``) or the deal of a frozen hand (else); each as (lobby lines sent with the
-    row built, the step's statements, frames published)."""
+    """Advance the clock until ``wanted`` steps were of ``kind``: ``settle`` (a bot's action
+    that settled its hand), ``deal`` (the deal of a frozen hand) or ``freeze`` (the next
+    hand frozen after a hand); each as (lobby lines sent with the row built, the step's
+    statements, frames published)."""
     published: list[Any] = []
     lobby_lines: list[tuple[int, Any]] = []
     original, original_lobby = bus.publish_table_frame, push.publish_lobby_line
@@ -256,7 +257,11 @@ def clock_steps(
         published.append((table_id, text, refresh_private))
 
     bus.publish_table_frame = record
-    push.publish_lobby_line = lambda table_id, row=None: lobby_lines.append((table_id, row))
+
+    def record_line(table_id: int, *, row: dict[str, Any] | None = None) -> None:
+        lobby_lines.append((table_id, row))
+
+    push.publish_lobby_line = record_line
     found: list[tuple[list[tuple[int, Any]], list[str], list[Any]]] = []
     try:
         for _ in range(limit):
@@ -264,18 +269,21 @@ def clock_steps(
             now = max(now, table.phase_deadline or now) + timedelta(milliseconds=1)
             Seat.objects.filter(table=table, is_bot=False).update(last_seen_at=now)
             running = HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).first()
-            bot_to_act = running is not None and Seat.objects.filter(
-                table=table, position=replay(running).to_act, is_bot=True
-            ).exists()
+            bot_to_act = (
+                running is not None
+                and Seat.objects.filter(table=table, position=replay(running).to_act, is_bot=True).exists()
+            )
             frozen = running is None and pending_freeze(table) is not None
             published.clear()
             lobby_lines.clear()
             with CaptureQueriesContext(connection) as queries:
                 advance_table(table_id=table.pk, now=now)
-            if settling and bot_to_act and running is not None:
-                done = HoldemHand.objects.get(pk=running.pk).status == HoldemHandStatus.SETTLED
-            else:
-                done = not settling and frozen and HoldemHand.objects.filter(table=table, status="playing").exists()
+            if kind == "settle":
+                done = bot_to_act and HoldemHand.objects.get(pk=getattr(running, "pk", 0)).status == "settled"
+            elif kind == "deal":
+                done = frozen and HoldemHand.objects.filter(table=table, status="playing").exists()
+            else:  # a freeze after a hand (the table's first one seats the bots)
+                done = running is None and not frozen and pending_freeze(table) is not None and table.hands_dealt > 0
             if done:
                 found.append((list(lobby_lines), statements(queries), list(published)))
                 if len(found) >= wanted:
@@ -305,7 +313,7 @@ def test_a_settling_bot_action_writes_by_set_and_pushes_the_fresh_frame_and_lobb
     now = timezone.now()
     table = bot_table(alice, now)
     for _ in range(3):  # each checked against a fresh read at once
-        [(lobby_lines, sql, published)] = clock_steps(table, now, wanted=1, settling=True)
+        [(lobby_lines, sql, published)] = clock_steps(table, now, wanted=1, kind="settle")
         freed = sum("\"status\" = 'left'" in q for q in sql)  # a busted bot leaves: one UPDATE each
         assert len(sql) <= MAX_SETTLING_ACTION_STATEMENTS + freed, "\n".join(sql)
         pushed = check_pushed_as_fresh(table, lobby_lines, published)
@@ -318,7 +326,26 @@ def test_the_deal_pushes_the_fresh_frame_and_lobby_line_from_the_rows_it_holds(a
     now = timezone.now()
     table = bot_table(alice, now)
     for _ in range(2):
-        [(lobby_lines, sql, published)] = clock_steps(table, now, wanted=1, settling=False)
+        [(lobby_lines, sql, published)] = clock_steps(table, now, wanted=1, kind="deal")
         assert len(sql) <= MAX_DEAL_STATEMENTS, "\n".join(sql)
         pushed = check_pushed_as_fresh(table, lobby_lines, published)
         assert pushed["phase"] == "playing" and pushed["hand"]["to_act"] is not None
+
+
+MAX_FREEZE_STATEMENTS = 20
+"""The step that freezes the next hand after a hand, push and lobby line included: the
+table, conditions, running hand and pending freeze, the seats checked (busted, bots,
+absent, player protection), the chain's next element and its client seeds, the freeze's
+``INSERT``, the last hand and the seats for the frame, the table's ``UPDATE``; the push:
+the lobby line's jackpots only (it was a fresh read of the table, conditions, hand,
+seats, freeze and lobby line: 9 statements)."""
+
+
+def test_the_freeze_pushes_the_fresh_frame_and_lobby_line_from_the_rows_it_holds(alice: User) -> None:
+    now = timezone.now()
+    table = bot_table(alice, now)
+    for _ in range(2):
+        [(lobby_lines, sql, published)] = clock_steps(table, now, wanted=1, kind="freeze")
+        assert len(sql) <= MAX_FREEZE_STATEMENTS, "\n".join(sql)
+        pushed = check_pushed_as_fresh(table, lobby_lines, published)
+        assert pushed["next_hand"] is not None and pushed["hand"]["result"] is not None

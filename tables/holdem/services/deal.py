@@ -34,7 +34,7 @@ from tables.engine.holdem import (
 )
 from tables.holdem.policy import policy_of
 from tables.holdem.records import replay
-from tables.holdem.selectors import HoldemTableRows, read_holdem_seats
+from tables.holdem.selectors import HoldemTableRows, find_current_hand, read_holdem_conditions, read_holdem_seats
 from tables.holdem.services import hands, money
 from tables.holdem.services.conditions import apply_pending_holdem_changes
 from tables.models import (
@@ -69,7 +69,7 @@ def advance_holdem_table(table: Table, *, now: datetime) -> HoldemTableRows | No
     Returns the rows the step holds when it played an action or dealt a hand (the caller's
     push builds the public frame from them, ``build_holdem_table_frame``, instead of
     reading them again), else None (a freeze, a wait, staff changes)."""
-    conditions = HoldemConditions.objects.get(table=table)
+    conditions = read_holdem_conditions(table)
     if table.phase == TablePhase.PLAYING:
         hand = hands.running_hand(table)
         if hand is not None:
@@ -79,15 +79,18 @@ def advance_holdem_table(table: Table, *, now: datetime) -> HoldemTableRows | No
         done, dealt = _deal_frozen(table, conditions, freeze, now=now)
         if done:
             return dealt
-    _start_hand_or_wait(table, conditions, now=now, after_pause=freeze is None)
-    return None
+    return _start_hand_or_wait(table, conditions, now=now, after_pause=freeze is None)
 
 
-def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: datetime, after_pause: bool = True) -> None:
+def _start_hand_or_wait(
+    table: Table, conditions: HoldemConditions, *, now: datetime, after_pause: bool = True
+) -> HoldemTableRows | None:
     """Apply pending staff changes, seat or release house bots, then freeze the next hand
     (``_freeze``, dealt at its beacon round) when two or more players can play; otherwise
     wait (joining wakes the table). ``after_pause`` False: a void freeze is replaced at
-    once, the pause between hands already over."""
+    once, the pause between hands already over. Returns the rows of the public frame after
+    a freeze (the last hand replayed, the seats as they now are, the freeze: two reads
+    instead of the push's fresh read), else None."""
     if table.pending_changes and apply_pending_holdem_changes(table, conditions, now=now):
         for seat in Seat.objects.filter(table=table, position__gte=conditions.seats).exclude(status=SeatStatus.LEFT):
             hands.release_seat(table, seat, now=now, reason="seat removed")
@@ -98,7 +101,7 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
         table.phase = TablePhase.CLOSED
         table.phase_deadline = None
         table.version += 1
-        return
+        return None
     policy = policy_of(table)
     if not policy.practice:
         _release_busted_and_gone(table, now=now)
@@ -107,7 +110,7 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
         from tables.holdem.practice.services import prepare_practice_hand
 
         if not prepare_practice_hand(table, conditions, now=now):
-            return
+            return None
     else:
         _manage_bots(table, conditions, now=now)
     seats = list(
@@ -121,8 +124,11 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
             table.version += 1
         table.phase = TablePhase.WAITING
         table.phase_deadline = None
-        return
-    _freeze(table, conditions, seats, now=now, after_pause=after_pause)
+        return None
+    frozen = _freeze(table, conditions, seats, now=now, after_pause=after_pause)
+    last = find_current_hand(table)
+    state = None if last is None else replay(last)
+    return HoldemTableRows(conditions, last, state, read_holdem_seats(table), frozen, lobby_line=True)
 
 
 def _sit_out_absent(table: Table, seats: list[Seat], *, now: datetime) -> list[Seat]:
@@ -231,7 +237,9 @@ def _seat_bot(table: Table, conditions: HoldemConditions, position: int, *, now:
     )
 
 
-def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now: datetime, after_pause: bool) -> None:
+def _freeze(
+    table: Table, conditions: HoldemConditions, seats: list[Seat], *, now: datetime, after_pause: bool
+) -> HoldemFreeze:
     """Freeze and publish the next hand's inputs (algorithm 3, docs/provably-fair.md section
     12): who is dealt in (``seats``: active, connected, with chips) with the button, who
     waits for the big blind or posts one now, the chain element, every dealt-in player's
@@ -303,7 +311,7 @@ def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, no
     if policy_of(table).call_all_in_for_less is not None:
         # BigHoldem: short of a bet, fold (seed 004 Rilancio)
         config["call_all_in_for_less"] = policy_of(table).call_all_in_for_less
-    HoldemFreeze.objects.create(
+    frozen = HoldemFreeze.objects.create(
         table=table,
         number=number,
         frozen_at=now,
@@ -325,6 +333,7 @@ def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, no
     )
     table.phase_deadline = deal_at
     table.version += 1
+    return frozen
 
 
 def _deal_frozen(
@@ -365,7 +374,7 @@ def _deal_frozen(
     with metrics.timed(metrics.DEAL_DURATION, TableGame.HOLDEM):
         hand, state = _deal(table, freeze, answer.value, now=now, seats={s.position: s for s in seats})
     metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "dealt")
-    return True, HoldemTableRows(conditions, hand, state, seats, dealt=True)
+    return True, HoldemTableRows(conditions, hand, state, seats, lobby_line=True)
 
 
 def _deal(

@@ -36,7 +36,7 @@ from tables.engine.holdem import (
 )
 from tables.errors import HoldemActionError, InvalidActionError
 from tables.holdem.records import apply_action, replay, showdown_deadline, turn_deadline
-from tables.holdem.selectors import HoldemTableRows, read_holdem_seats
+from tables.holdem.selectors import HoldemTableRows, read_holdem_seats, read_running_hand
 from tables.holdem.services.settlement import RESULTS_PAUSE, end_hand, freeze_lead, release_seat, settle
 
 __all__ = ["RESULTS_PAUSE", "freeze_lead", "release_seat", "settle"]  # their home was this module
@@ -97,7 +97,7 @@ def parse_action(kind: object, amount: object) -> tuple[ActionKind, int | None]:
 
 def running_hand(table: Table) -> HoldemHand | None:
     """The table's hand being played, or None."""
-    return HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).order_by("-number").first()
+    return read_running_hand(table)
 
 
 # --- the turn ------------------------------------------------------------------------------
