@@ -212,7 +212,9 @@ def realtime(tables: int, seconds: float, workers: int, think: float, warmup: fl
     if statements:
         print(f"| SQL statements per step, median / mean | {statements[len(statements) // 2]} / "
               f"{sum(statements) / len(statements):.1f} |")  # fmt: skip
-    print(f"| clock workers' CPU (all steps, warm-up included) | {cpu:.0f} s |")
+    all_steps = sum(report[3] for report in reports)
+    print(f"| clock workers' CPU (all steps, warm-up included) | {cpu:.0f} s: {1000 * cpu / max(all_steps, 1):.1f} ms "
+          f"per step ({all_steps} steps) |")  # fmt: skip
     if loads:
         print(f"| load average (1 min) while measured, min / max | {min(loads):.1f} / {max(loads):.1f} |")
     print(f"| books | {'ok' if books else 'FAILED'} |")
@@ -244,6 +246,8 @@ def main(tables: int, hands: int) -> None:
     now = timezone.now()
     ids = create_tables(tables)
     steps: list[float] = []
+    cpu = [0.0]  # this process's CPU in the clock's calls (pushes included), seconds
+    advances = [0]  # tables advanced
     sent: list[int] = []  # statements of one advance_due_tables call, push included
     step_statements: list[float] = []
 
@@ -251,15 +255,30 @@ def main(tables: int, hands: int) -> None:
         sent[-1] += 1
         return execute(sql, params, many, context)
 
+    from tables import clock
+
+    per_advance: list[int] = []  # statements of each table advance, its push included
+    original_advance = clock.advance_table
+
+    def advance_table(*, table_id: int, now: Any) -> bool:
+        before = sent[-1]
+        done = original_advance(table_id=table_id, now=now)
+        if done:
+            per_advance.append(sent[-1] - before)
+        return done
+
+    clock.advance_table = advance_table
     started = time.perf_counter()
     while HoldemHand.objects.filter(status=HoldemHandStatus.SETTLED).count() < hands * tables:
         deadlines = [d for d in Table.objects.filter(pk__in=ids).values_list("phase_deadline", flat=True) if d]
         now = max(now, min(deadlines)) if deadlines else now + timedelta(seconds=1)
         Seat.objects.filter(table_id__in=ids, is_bot=False).update(last_seen_at=now)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         sent.append(0)
         with connection.execute_wrapper(count_statement):
             advanced = advance_due_tables(now=now)
+        cpu[0] += time.process_time() - c0
+        advances[0] += advanced
         if advanced:
             steps.append((time.perf_counter() - t0) / advanced)
             step_statements.append(sent[-1] / advanced)
@@ -281,15 +300,22 @@ def main(tables: int, hands: int) -> None:
     count = settled.count()
     print("| figure | measured |")
     print("| --- | --- |")
+    print(f"| load average (1 min) at the end | {os.getloadavg()[0]:.1f} |")
     print(f"| tables x hands | {tables} x {count // tables} ({count} hands) |")
     print(f"| hands per second (server work only) | {count / elapsed:.1f} |")
     print(f"| clock steps (table advances) | {len(steps)} ({len(steps) / elapsed:.0f}/s) |")
     mean, p95 = 1000 * sum(steps) / len(steps), 1000 * steps[int(0.95 * len(steps))]
     print(f"| step, mean / p95 | {mean:.1f} ms / {p95:.1f} ms |")
+    print(f"| clock CPU per table advance (this process, pushes included) | {1000 * cpu[0] / advances[0]:.2f} ms |")
     step_statements.sort()
     median_statements = step_statements[len(step_statements) // 2]
     print(f"| SQL statements per hand (clock steps and their pushes) | {sum(sent) / count:.0f} |")
-    print(f"| SQL statements per table advance, median (a betting action) | {median_statements:.0f} |")
+    print(f"| SQL statements per advance_due_tables call / tables advanced, median | {median_statements:.0f} |")
+    per_advance.sort()
+    print(
+        f"| SQL statements per table advance, median / p95 / max (push included) | {per_advance[len(per_advance) // 2]}"
+        f" / {per_advance[int(0.95 * len(per_advance))]} / {per_advance[-1]} |"
+    )
     print(f"| PHH replayed to the stored stacks | {replayed}/{count} |")
     print("| books (ledger, escrow = stacks) | ok |")
 

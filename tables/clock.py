@@ -26,12 +26,13 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections, connection, transaction
 from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
 from config.infra import metrics, ops_state
 from config.infra.observability import bind
+from config.infra.rows import RowReader
 from tables.games import GAMES, NO_STEP, Step, game_of, get
 from tables.gamespec import MALFUNCTION_PAUSE
 from tables.models import Seat, SeatStatus, Table, TableMode, TablePhase
@@ -173,12 +174,7 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
 def _advance_table_step(*, table_id: int, now: datetime) -> tuple[bool, Step]:
     """``advance_table``'s transaction: one step of one table, its frames sent after commit;
     whether the table advanced and what its game's step asked for."""
-    table = (
-        Table.objects.select_for_update(skip_locked=True)
-        .filter(pk=table_id, phase_deadline__lte=now)
-        .exclude(phase=TablePhase.CLOSED)
-        .first()
-    )
+    table = _lock_due_table(table_id, now=now)
     if table is None:
         return False, NO_STEP
     expected_version = table.version
@@ -193,6 +189,23 @@ def _advance_table_step(*, table_id: int, now: datetime) -> tuple[bool, Step]:
         # Every phase change is public, and every seated player's screen must follow it.
         broadcast_table_on_commit(table.pk, refresh_private=True)
     return saved, step
+
+
+_TABLES = RowReader(Table)
+_T = Table._meta.db_table
+_DUE = f'"{_T}"."id" = %s AND "{_T}"."phase_deadline" <= %s AND NOT ("{_T}"."phase" = %s)'
+
+
+def _lock_due_table(table_id: int, *, now: datetime) -> Table | None:
+    """Table ``table_id`` if due at ``now`` and not closed, locked (``FOR UPDATE SKIP
+    LOCKED``: None when another worker holds it); one statement without the ORM's compiler
+    (``config.infra.rows``: every step reads it). SQLite has no row locks (its writes are
+    serialised)."""
+    where = _DUE
+    if connection.features.has_select_for_update_skip_locked:
+        where += " FOR UPDATE SKIP LOCKED"
+    found = _TABLES.read(where, [table_id, connection.ops.adapt_datetimefield_value(now), TablePhase.CLOSED.value])
+    return found[0] if found else None
 
 
 def _save_table(table: Table, *, expected_version: int) -> bool:

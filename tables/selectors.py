@@ -109,7 +109,13 @@ def register_lobby_row_reader(read: Callable[[Table], Mapping[str, Any]]) -> Non
 def get_lobby_table(*, table_id: int) -> dict[str, Any]:
     """One table's line in the lobby."""
     table = get_table(table_id, rows=_with_conditions(Table.objects.select_related("current_hand")))
-    players = count_players(table_id=table.pk)
+    return lobby_table_row(table, players=count_players(table_id=table.pk))
+
+
+def lobby_table_row(table: Table, *, players: int) -> dict[str, Any]:
+    """``get_lobby_table`` of a table its caller holds as saved, with its ``players``
+    (``count_players``) counted by the caller: only its jackpots are read (at most two
+    statements; none of the table, its hand or its seats)."""
     return _lobby_row(table, players, table_jackpots([table])[table.pk])
 
 

@@ -5,6 +5,8 @@ selectors and the hand history, as ``tables/widerpoker/records.py`` is for Wider
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -75,12 +77,51 @@ def replay(hand: HoldemHand) -> HandState:
     stops where a player still has to choose; an older hand had its showdown played by the
     house policy (``play_showdown``: losers muck when allowed), which is replayed. Raises
     HoldemError if the stored actions are not legal (never for a hand this module wrote)."""
-    state = start_state(hand)
-    for action in hand.actions:
-        state = apply_action(state, str(action["kind"]), int(action["seat"]), action.get("amount"))
+    moves = tuple((str(a["kind"]), int(a["seat"]), a.get("amount")) for a in hand.actions)
+    state = _replayed(hand, moves)
     if hand.setup.get("showdown_choice"):
         return state
     return play_showdown(state)
+
+
+REPLAYED_KEPT = 4096
+"""How many replayed states this process keeps (a few kB each): every running hand's last
+step of a room of hundreds of tables."""
+
+_replayed_states: dict[tuple[Any, ...], HandState] = {}
+_replayed_lock = threading.Lock()
+
+
+def _replayed(hand: HoldemHand, moves: tuple[tuple[str, int, Any], ...]) -> HandState:
+    """The engine state after ``moves`` (the stored actions), before any showdown the house
+    policy plays: from this process's states of earlier steps when it holds the one after
+    the same moves, or after all but the last (one action applied: a clock step replays the
+    hand it played last step), else from the deal. A state is kept under everything it was
+    computed from (the hand's id, server seed, setup, conditions and the moves), so a
+    changed hand never matches a kept state; ``HandState`` is immutable, so sharing one is
+    safe. An unsaved hand (no id) is replayed from the deal and not kept."""
+    if hand._state.adding:  # not saved yet (the deal replays it before saving it)
+        state = start_state(hand)
+        for kind, seat, amount in moves:
+            state = apply_action(state, kind, seat, amount)
+        return state
+    base = (hand.pk, hand.server_seed, json.dumps(hand.setup, sort_keys=True), json.dumps(hand.config, sort_keys=True))
+    with _replayed_lock:
+        kept = _replayed_states.get((*base, moves))
+        previous = None if kept is not None or not moves else _replayed_states.get((*base, moves[:-1]))
+    if kept is not None:
+        return kept
+    if previous is not None:
+        state = apply_action(previous, *moves[-1])
+    else:
+        state = start_state(hand)
+        for kind, seat, amount in moves:
+            state = apply_action(state, kind, seat, amount)
+    with _replayed_lock:
+        if len(_replayed_states) >= REPLAYED_KEPT:
+            del _replayed_states[next(iter(_replayed_states))]  # the oldest kept
+        _replayed_states[(*base, moves)] = state
+    return state
 
 
 def showdown_deadline(hand: HoldemHand) -> datetime:

@@ -16,8 +16,10 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 import numpy as np
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 
+from config.infra.rows import RowReader
 from tables.engine.cards import card_code
 from tables.engine.holdem import HandState, Phase, client_seed_commitment, equity
 from tables.errors import TableNotFoundError, WrongGameError
@@ -222,18 +224,51 @@ class HoldemTableRows:
     ones). A clock step that just played an action already holds all of them and passes
     them to the push (``build_holdem_table_frame``), which then sends no SQL statement
     (perf audit 2026-11-26, section 3: the push re-read all of it and replayed the hand
-    a second time)."""
+    a second time). ``lobby_line``: the step changed the table's lobby line beyond its
+    version and deadline (a freeze, a deal): its push sends the line too, as it does for a
+    settled hand."""
 
     conditions: HoldemConditions
     hand: HoldemHand | None
     state: HandState | None
     seats: Sequence[Seat]
     freeze: HoldemFreeze | None = None
+    lobby_line: bool = False
+
+
+_CONDITIONS = RowReader(HoldemConditions)
+_HANDS = RowReader(HoldemHand)
+
+
+def read_holdem_conditions(table: Table) -> HoldemConditions:
+    """The table's conditions (one statement, without the ORM's compiler: a clock step
+    reads them every time). Raises HoldemConditions.DoesNotExist."""
+    found = _CONDITIONS.read(f'"{HoldemConditions._meta.db_table}"."table_id" = %s', [table.pk])
+    if not found:
+        raise HoldemConditions.DoesNotExist(f"no conditions for table {table.pk}")
+    return found[0]
+
+
+def read_running_hand(table: Table) -> HoldemHand | None:
+    """The table's hand being played, or None (one statement, without the ORM's compiler)."""
+    name = HoldemHand._meta.db_table
+    found = _HANDS.read(
+        f'"{name}"."table_id" = %s AND "{name}"."status" = %s ORDER BY "{name}"."number" DESC LIMIT 1',
+        [table.pk, HoldemHandStatus.PLAYING.value],
+    )
+    return found[0] if found else None
+
+
+_SEATS = RowReader(Seat, joined=("user", User, ("username",)))
+_SEATS_WHERE = f'"{Seat._meta.db_table}"."table_id" = %s AND "{Seat._meta.db_table}"."position" IS NOT NULL'
 
 
 def read_holdem_seats(table: Table) -> list[Seat]:
-    """The table's positioned seats with their users, by position: one statement."""
-    return list(Seat.objects.filter(table=table, position__isnull=False).select_related("user").order_by("position"))
+    """The table's positioned seats with their users, by position: one statement, without
+    the ORM's compiler (``config.infra.rows``: a clock step reads them every time). Of the
+    user only the name is read (the frame's and the freeze's); another field of it is read
+    when asked for (one statement more)."""
+    return _SEATS.read(f'{_SEATS_WHERE} ORDER BY "{Seat._meta.db_table}"."position"', [table.pk])
 
 
 def get_holdem_table_frame(*, table_id: int, now: datetime) -> HoldemTableFrame:

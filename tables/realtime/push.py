@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -37,13 +38,16 @@ from tables.services import degradation
 logger = logging.getLogger(__name__)
 
 
-def publish_lobby_line(table_id: int) -> None:
-    """Send the table's lobby line to every lobby socket (from sync code). A failed send is
-    logged, never raised: pushes are hints, the lobby re-reads its list over HTTP."""
+def publish_lobby_line(table_id: int, *, row: dict[str, Any] | None = None) -> None:
+    """Send the table's lobby line to every lobby socket (from sync code): ``row`` when the
+    caller built it from the rows it holds (``selectors.lobby_table_row``), else read. A
+    failed send is logged, never raised: pushes are hints, the lobby re-reads its list over
+    HTTP."""
     layer = get_channel_layer()
     if layer is None:
         return
-    text = dumps(LobbyTableFrame(type="lobby_table", table=selectors.get_lobby_table(table_id=table_id)))
+    line = selectors.get_lobby_table(table_id=table_id) if row is None else row
+    text = dumps(LobbyTableFrame(type="lobby_table", table=line))
 
     async def send() -> None:
         # Bounded: this runs after a commit, in the request or clock step that made the

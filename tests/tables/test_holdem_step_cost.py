@@ -28,6 +28,7 @@ from tables.holdem.services.hands import pending_freeze
 from tables.models import HoldemHand, HoldemHandStatus, Seat, SeatStatus, Table
 from tables.realtime import bus, push
 from tables.realtime.frames import dumps
+from tables.selectors import get_lobby_table
 from tables.services.seating import touch_presence
 from tests.tables.holdem_helpers import holdem_table
 
@@ -74,7 +75,7 @@ def bot_actions(
     bus.publish_table_frame = record
     lobby_lines: list[int] = []
     original_lobby = push.publish_lobby_line
-    push.publish_lobby_line = lambda table_id: lobby_lines.append(table_id)
+    push.publish_lobby_line = lambda table_id, **_: lobby_lines.append(table_id)
     try:
         for _ in range(limit):
             table.refresh_from_db()
@@ -121,6 +122,7 @@ def test_the_pushed_frame_of_a_bot_action_is_the_frame_a_fresh_read_gives(alice:
     pushed = json.loads(text)
     # A fresh read of the committed rows, at the pushed frame's own clock.
     fresh = get_holdem_table_frame(table_id=table.pk, now=datetime.fromisoformat(pushed["server_time"]))
+    assert json.loads(dumps(fresh)) == pushed
     assert dumps(fresh) == text
     assert pushed["version"] == Table.objects.get(pk=table.pk).version
     assert pushed["hand"]["to_act"] is not None and len(pushed["seats"]) >= 3
@@ -175,7 +177,7 @@ def test_a_players_action_with_its_push_is_bounded_and_pushes_the_fresh_frame(al
         published.append((table_id, text, refresh_private))
 
     bus.publish_table_frame = record
-    push.publish_lobby_line = lambda table_id: lobby_lines.append(table_id)
+    push.publish_lobby_line = lambda table_id, **_: lobby_lines.append(table_id)
     try:
         legal = replay(hand).legal_actions()
         with CaptureQueriesContext(connection) as queries:
@@ -189,6 +191,7 @@ def test_a_players_action_with_its_push_is_bounded_and_pushes_the_fresh_frame(al
     pushed = json.loads(text)
     assert pushed["hand"]["to_act"] is not None  # the hand goes on: a check is due
     fresh = get_holdem_table_frame(table_id=table.pk, now=datetime.fromisoformat(pushed["server_time"]))
+    assert json.loads(dumps(fresh)) == pushed
     assert dumps(fresh) == text
 
 
@@ -218,3 +221,136 @@ def test_bots_are_seated_from_one_query_and_a_taken_bot_name_is_skipped(alice: U
     assert HoldemHand.objects.filter(table=second, status=HoldemHandStatus.PLAYING).exists()  # dealt, not cancelled
     lookups = [q for q in statements(queries) if "auth_user" in q and "FOR UPDATE SKIP LOCKED" in q]
     assert len(lookups) == 4  # one per bot seated
+
+
+MAX_SETTLING_ACTION_STATEMENTS = 16
+"""A bot's action that ends the hand, push and lobby line included: lock the table, its
+conditions, the running hand, its seats (with their users); the hand's ``UPDATE`` (the
+action), one ``UPDATE`` of the seats' stacks and one of the hand players' finishing stacks,
+the rake's transfer (its two accounts, the balances, the transfer and its legs; the
+table's first rake creates its rake account: one more), the hand's ``UPDATE`` (results,
+PHH), whether it is a practice game, the table's ``UPDATE``; the push: the lobby line's
+jackpots only. 15 in the steady state; it was 36-43 (one ``UPDATE`` per seat and per hand
+player, and the push's fresh read of the table, hand, seats and lobby line)."""
+
+MAX_DEAL_STATEMENTS = 13
+"""The step that deals a frozen hand, push and lobby line included: lock the table, its
+conditions, the freeze, the beacon round (read, and stored when fetched), the seats with
+their users (once: checked, next turn, frame), the hand, the freeze's ``UPDATE``, the hand
+players, the blind choices, the hand's turn, the table's ``UPDATE``; the push: the lobby
+line's jackpots only (it was the deal and a fresh read of the table, conditions, hand,
+seats and lobby line after it: 9 more)."""
+
+
+def clock_steps(
+    table: Table, now: datetime, *, wanted: int, kind: str, limit: int = 600
+) -> list[tuple[list[tuple[int, Any]], list[str], list[Any]]]:
+    """Advance the clock until ``wanted`` steps were of ``kind``: ``settle`` (a bot's action
+    that settled its hand), ``deal`` (the deal of a frozen hand) or ``freeze`` (the next
+    hand frozen after a hand); each as (lobby lines sent with the row built, the step's
+    statements, frames published)."""
+    published: list[Any] = []
+    lobby_lines: list[tuple[int, Any]] = []
+    original, original_lobby = bus.publish_table_frame, push.publish_lobby_line
+
+    def record(table_id: int, text: str | None, *, refresh_private: bool = False) -> None:
+        published.append((table_id, text, refresh_private))
+
+    bus.publish_table_frame = record
+
+    def record_line(table_id: int, *, row: dict[str, Any] | None = None) -> None:
+        lobby_lines.append((table_id, row))
+
+    push.publish_lobby_line = record_line
+    found: list[tuple[list[tuple[int, Any]], list[str], list[Any]]] = []
+    try:
+        for _ in range(limit):
+            table.refresh_from_db()
+            now = max(now, table.phase_deadline or now) + timedelta(milliseconds=1)
+            Seat.objects.filter(table=table, is_bot=False).update(last_seen_at=now)
+            running = HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).first()
+            bot_to_act = (
+                running is not None
+                and Seat.objects.filter(table=table, position=replay(running).to_act, is_bot=True).exists()
+            )
+            frozen = running is None and pending_freeze(table) is not None
+            published.clear()
+            lobby_lines.clear()
+            with CaptureQueriesContext(connection) as queries:
+                advance_table(table_id=table.pk, now=now)
+            if kind == "settle":
+                done = bot_to_act and HoldemHand.objects.get(pk=getattr(running, "pk", 0)).status == "settled"
+            elif kind == "deal":
+                done = frozen and HoldemHand.objects.filter(table=table, status="playing").exists()
+            else:  # a freeze after a hand (the table's first one seats the bots)
+                done = running is None and not frozen and pending_freeze(table) is not None and table.hands_dealt > 0
+            if done:
+                found.append((list(lobby_lines), statements(queries), list(published)))
+                if len(found) >= wanted:
+                    return found
+    finally:
+        bus.publish_table_frame, push.publish_lobby_line = original, original_lobby
+    raise AssertionError(f"only {len(found)} steps in {limit}")
+
+
+def check_pushed_as_fresh(table: Table, lobby_lines: list[tuple[int, Any]], published: list[Any]) -> dict[str, Any]:
+    """The step pushed one public frame, byte for byte a fresh read's, and one lobby line,
+    the one a fresh read gives; returns the frame."""
+    [(table_id, text, refresh_private)] = published
+    assert table_id == table.pk and refresh_private
+    pushed: dict[str, Any] = json.loads(text)
+    fresh = get_holdem_table_frame(table_id=table.pk, now=datetime.fromisoformat(pushed["server_time"]))
+    assert json.loads(dumps(fresh)) == pushed
+    assert dumps(fresh) == text
+    assert pushed["version"] == Table.objects.get(pk=table.pk).version
+    [(lobby_table, row)] = lobby_lines
+    assert lobby_table == table.pk and row is not None
+    assert row == get_lobby_table(table_id=table.pk)
+    return pushed
+
+
+def test_a_settling_bot_action_writes_by_set_and_pushes_the_fresh_frame_and_lobby_line(alice: User) -> None:
+    now = timezone.now()
+    table = bot_table(alice, now)
+    for _ in range(3):  # each checked against a fresh read at once
+        [(lobby_lines, sql, published)] = clock_steps(table, now, wanted=1, kind="settle")
+        freed = sum("\"status\" = 'left'" in q for q in sql)  # a busted bot leaves: one UPDATE each
+        # PostgreSQL's count (production's); SQLite's ledger writes row by row.
+        assert connection.vendor != "postgresql" or len(sql) <= MAX_SETTLING_ACTION_STATEMENTS + freed, "\n".join(sql)
+        pushed = check_pushed_as_fresh(table, lobby_lines, published)
+        assert pushed["phase"] == "results" and pushed["hand"]["result"] is not None
+        assert sum('UPDATE "tables_seat"' in q for q in sql) == 1 + freed  # every paid stack in one
+        assert sum('UPDATE "tables_holdemhandplayer"' in q for q in sql) == 1
+
+
+def test_the_deal_pushes_the_fresh_frame_and_lobby_line_from_the_rows_it_holds(alice: User) -> None:
+    now = timezone.now()
+    table = bot_table(alice, now)
+    for _ in range(2):
+        [(lobby_lines, sql, published)] = clock_steps(table, now, wanted=1, kind="deal")
+        # PostgreSQL's count (production's); SQLite's ledger writes row by row.
+        assert connection.vendor != "postgresql" or len(sql) <= MAX_DEAL_STATEMENTS, "\n".join(sql)
+        pushed = check_pushed_as_fresh(table, lobby_lines, published)
+        assert pushed["phase"] == "playing" and pushed["hand"]["to_act"] is not None
+
+
+MAX_FREEZE_STATEMENTS = 20
+"""The step that freezes the next hand after a hand, push and lobby line included: the
+table, conditions, running hand and pending freeze, the seats checked (busted, bots,
+absent, player protection), the chain's next element and its client seeds, the freeze's
+``INSERT``, the last hand and the seats for the frame, the table's ``UPDATE``; the push:
+the lobby line's jackpots only (it was a fresh read of the table, conditions, hand,
+seats, freeze and lobby line: 9 statements)."""
+
+
+def test_the_freeze_pushes_the_fresh_frame_and_lobby_line_from_the_rows_it_holds(alice: User) -> None:
+    now = timezone.now()
+    table = bot_table(alice, now)
+    for _ in range(2):
+        [(lobby_lines, sql, published)] = clock_steps(table, now, wanted=1, kind="freeze")
+        # A bot seated in a busted bot's place (a top-up, its seat, its buy-in): about 12 each.
+        seated = sum("\"status\" = 'active'" in q or 'INSERT INTO "tables_seat"' in q for q in sql)
+        # PostgreSQL's count (production's); SQLite's ledger writes row by row.
+        assert connection.vendor != "postgresql" or len(sql) <= MAX_FREEZE_STATEMENTS + 13 * seated, "\n".join(sql)
+        pushed = check_pushed_as_fresh(table, lobby_lines, published)
+        assert pushed["next_hand"] is not None and pushed["hand"]["result"] is not None

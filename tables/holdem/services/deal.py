@@ -25,6 +25,7 @@ from tables.engine import fairness
 from tables.engine.holdem import (
     ALGORITHM_DEAL_ROUND,
     PERSONALITIES,
+    HandState,
     client_seed_commitment,
     deal_seed,
     freeze_digest,
@@ -33,7 +34,7 @@ from tables.engine.holdem import (
 )
 from tables.holdem.policy import policy_of
 from tables.holdem.records import replay
-from tables.holdem.selectors import HoldemTableRows
+from tables.holdem.selectors import HoldemTableRows, find_current_hand, read_holdem_conditions, read_holdem_seats
 from tables.holdem.services import hands, money
 from tables.holdem.services.conditions import apply_pending_holdem_changes
 from tables.models import (
@@ -65,26 +66,31 @@ def advance_holdem_table(table: Table, *, now: datetime) -> HoldemTableRows | No
     caller, which bumps ``version`` when this changes it): play the due turn (a bot's
     decision, a leaving player's fold, or the timeout rule), or deal the next hand.
 
-    Returns the rows the step holds when it played an action that left the hand running
-    (the caller's push builds the public frame from them, ``build_holdem_table_frame``,
-    instead of reading them again), else None (a deal, a settlement, a wait)."""
-    conditions = HoldemConditions.objects.get(table=table)
+    Returns the rows the step holds when it played an action or dealt a hand (the caller's
+    push builds the public frame from them, ``build_holdem_table_frame``, instead of
+    reading them again), else None (a freeze, a wait, staff changes)."""
+    conditions = read_holdem_conditions(table)
     if table.phase == TablePhase.PLAYING:
         hand = hands.running_hand(table)
         if hand is not None:
             return hands.play_due_turn(table, conditions, hand, now=now)
     freeze = hands.pending_freeze(table)
-    if freeze is not None and _deal_frozen(table, conditions, freeze, now=now):
-        return None
-    _start_hand_or_wait(table, conditions, now=now, after_pause=freeze is None)
-    return None
+    if freeze is not None:
+        done, dealt = _deal_frozen(table, conditions, freeze, now=now)
+        if done:
+            return dealt
+    return _start_hand_or_wait(table, conditions, now=now, after_pause=freeze is None)
 
 
-def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: datetime, after_pause: bool = True) -> None:
+def _start_hand_or_wait(
+    table: Table, conditions: HoldemConditions, *, now: datetime, after_pause: bool = True
+) -> HoldemTableRows | None:
     """Apply pending staff changes, seat or release house bots, then freeze the next hand
     (``_freeze``, dealt at its beacon round) when two or more players can play; otherwise
     wait (joining wakes the table). ``after_pause`` False: a void freeze is replaced at
-    once, the pause between hands already over."""
+    once, the pause between hands already over. Returns the rows of the public frame after
+    a freeze (the last hand replayed, the seats as they now are, the freeze: two reads
+    instead of the push's fresh read), else None."""
     if table.pending_changes and apply_pending_holdem_changes(table, conditions, now=now):
         for seat in Seat.objects.filter(table=table, position__gte=conditions.seats).exclude(status=SeatStatus.LEFT):
             hands.release_seat(table, seat, now=now, reason="seat removed")
@@ -95,7 +101,7 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
         table.phase = TablePhase.CLOSED
         table.phase_deadline = None
         table.version += 1
-        return
+        return None
     policy = policy_of(table)
     if not policy.practice:
         _release_busted_and_gone(table, now=now)
@@ -104,7 +110,7 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
         from tables.holdem.practice.services import prepare_practice_hand
 
         if not prepare_practice_hand(table, conditions, now=now):
-            return
+            return None
     else:
         _manage_bots(table, conditions, now=now)
     seats = list(
@@ -118,8 +124,11 @@ def _start_hand_or_wait(table: Table, conditions: HoldemConditions, *, now: date
             table.version += 1
         table.phase = TablePhase.WAITING
         table.phase_deadline = None
-        return
-    _freeze(table, conditions, seats, now=now, after_pause=after_pause)
+        return None
+    frozen = _freeze(table, conditions, seats, now=now, after_pause=after_pause)
+    last = find_current_hand(table)
+    state = None if last is None else replay(last)
+    return HoldemTableRows(conditions, last, state, read_holdem_seats(table), frozen, lobby_line=True)
 
 
 def _sit_out_absent(table: Table, seats: list[Seat], *, now: datetime) -> list[Seat]:
@@ -228,7 +237,9 @@ def _seat_bot(table: Table, conditions: HoldemConditions, position: int, *, now:
     )
 
 
-def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, now: datetime, after_pause: bool) -> None:
+def _freeze(
+    table: Table, conditions: HoldemConditions, seats: list[Seat], *, now: datetime, after_pause: bool
+) -> HoldemFreeze:
     """Freeze and publish the next hand's inputs (algorithm 3, docs/provably-fair.md section
     12): who is dealt in (``seats``: active, connected, with chips) with the button, who
     waits for the big blind or posts one now, the chain element, every dealt-in player's
@@ -300,7 +311,7 @@ def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, no
     if policy_of(table).call_all_in_for_less is not None:
         # BigHoldem: short of a bet, fold (seed 004 Rilancio)
         config["call_all_in_for_less"] = policy_of(table).call_all_in_for_less
-    HoldemFreeze.objects.create(
+    frozen = HoldemFreeze.objects.create(
         table=table,
         number=number,
         frozen_at=now,
@@ -322,52 +333,58 @@ def _freeze(table: Table, conditions: HoldemConditions, seats: list[Seat], *, no
     )
     table.phase_deadline = deal_at
     table.version += 1
+    return frozen
 
 
-def _deal_frozen(table: Table, conditions: HoldemConditions, freeze: HoldemFreeze, *, now: datetime) -> bool:
+def _deal_frozen(
+    table: Table, conditions: HoldemConditions, freeze: HoldemFreeze, *, now: datetime
+) -> tuple[bool, HoldemTableRows | None]:
     """Deal the frozen hand once its beacon round is out (algorithm 3): the server seed is
-    ``deal_seed(hand_seed_v2, freeze digest, round value)``. Returns True when the freeze
-    was dealt or still waits (the table's deadline moved to when to look again), False when
-    it was void (the caller freezes anew)."""
+    ``deal_seed(hand_seed_v2, freeze digest, round value)``. Returns (True, the rows the
+    deal holds for its push) when the freeze was dealt, (True, None) when it still waits
+    (the table's deadline moved to when to look again), (False, None) when it was void
+    (the caller freezes anew)."""
     if now < freeze.deal_at:
         table.phase_deadline = freeze.deal_at
-        return True
+        return True, None
     if not table.is_open:
         hands.void_freeze(table, freeze, reason="the table closed", now=now)
-        return False
+        return False, None
     answer = beacon.fetch(int(freeze.deal_round), now=now)
     if answer.value is None:
         due = beacon.time_of(int(freeze.deal_round))
         if now - due < timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS):
             table.phase_deadline = now + timedelta(seconds=1)
-            return True
+            return True, None
         evidence = beacon.outage_evidence(int(freeze.deal_round), waited_since=due, now=now, answer=answer.error)
         hands.void_freeze(table, freeze, reason="the randomness beacon did not answer", now=now, evidence=evidence)
-        return False
+        return False, None
     inputs = freeze.inputs
     players = list(inputs["players"])
     stacks = list(inputs["stacks"])
-    current = {
-        s.position: s
-        for s in Seat.objects.filter(table=table, position__in=[p["seat"] for p in players]).exclude(
-            status=SeatStatus.LEFT
-        )
-    }
+    # One read of every positioned seat with its user: the frozen ones checked here, all of
+    # them for the next turn (``start_turn``) and the pushed frame.
+    seats = read_holdem_seats(table)
+    current = {s.position: s for s in seats if s.status != SeatStatus.LEFT}
     for player in players:
         seat = current.get(int(player["seat"]))
         if seat is None or seat.user_id != int(player["user_id"]) or seat.stack_minor != stacks[int(player["seat"])]:
             hands.void_freeze(table, freeze, reason="a frozen seat changed before the deal", now=now)
-            return False
+            return False, None
     with metrics.timed(metrics.DEAL_DURATION, TableGame.HOLDEM):
-        _deal(table, freeze, answer.value, now=now)
+        hand, state = _deal(table, freeze, answer.value, now=now, seats={s.position: s for s in seats})
     metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "dealt")
-    return True
+    return True, HoldemTableRows(conditions, hand, state, seats, lobby_line=True)
 
 
-def _deal(table: Table, freeze: HoldemFreeze, round_value: bytes, *, now: datetime) -> HoldemHand:
+def _deal(
+    table: Table, freeze: HoldemFreeze, round_value: bytes, *, now: datetime, seats: dict[int | None, Seat]
+) -> tuple[HoldemHand, HandState]:
     """Deal the frozen hand ``freeze`` with its beacon round's value: the deck comes from the
     table's seed chain, the players' client seeds, the frozen inputs and the round
-    (docs/provably-fair.md, 12, algorithm 3)."""
+    (docs/provably-fair.md, 12, algorithm 3). ``seats``: the table's positioned seats by
+    position, read in this transaction, updated in place as written. Returns the hand and
+    its engine state (settled when everyone was all in on the blinds)."""
     inputs = freeze.inputs
     players = list(inputs["players"])
     number = int(freeze.number)
@@ -381,7 +398,7 @@ def _deal(table: Table, freeze: HoldemFreeze, round_value: bytes, *, now: dateti
         server_seed=seed.hex(),
         commitment=freeze.commitment,
         algorithm=ALGORITHM_DEAL_ROUND,
-        chain=freeze.chain,
+        chain_id=freeze.chain_id,
         chain_index=freeze.chain_index,
         chain_seed=freeze.chain_seed,
         client_seeds=[list(pair) for pair in pairs],
@@ -409,7 +426,9 @@ def _deal(table: Table, freeze: HoldemFreeze, round_value: bytes, *, now: dateti
         deal_beacon_value=round_value.hex(),
         freeze_digest=freeze.digest,
     )
-    state = hands.showdown_until_choice(table, hand, replay(hand), now=now)  # all-in on the blinds: a run-out
+    state = hands.showdown_until_choice(
+        table, hand, replay(hand), now=now, seats=seats
+    )  # all-in on the blinds: a run-out
     hand.save()
     freeze.status = HoldemFreezeStatus.DEALT
     freeze.hand = hand
@@ -427,13 +446,16 @@ def _deal(table: Table, freeze: HoldemFreeze, round_value: bytes, *, now: dateti
         ]
     )
     Seat.objects.filter(table=table, position__in=dealt_positions).update(blind_choice="")
+    for position in dealt_positions:
+        if position in seats:
+            seats[position].blind_choice = ""
     protection.record_play(user_ids=[int(p["user_id"]) for p in players if not p["bot"]], now=now)
     table.hands_dealt = number
     table.phase = TablePhase.PLAYING
     table.version += 1
     if state.is_over:  # everyone all-in on the blinds: nothing to decide
-        hands.settle(table, hand, state, now=now)
-        return hand
-    hands.start_turn(table, hand, state, now=now)
+        hands.settle(table, hand, state, now=now, seats=seats)
+        return hand, state
+    hands.start_turn(table, hand, state, now=now, seats=seats)
     hand.save(update_fields=["turn_started_at", "turn_extended", "turn_grace_until"])
-    return hand
+    return hand, state

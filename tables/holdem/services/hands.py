@@ -21,7 +21,6 @@ from typing import Any
 from django.conf import settings
 
 from config.infra import metrics
-from tables.engine.cards import card_code
 from tables.engine.holdem import (
     PERSONALITIES,
     RECONNECT_MS,
@@ -30,38 +29,31 @@ from tables.engine.holdem import (
     HandState,
     HoldemError,
     Phase,
-    PhhError,
     bot_rng,
     decide,
-    hand_to_phh,
     play_showdown,
     timeout_action,
 )
 from tables.errors import HoldemActionError, InvalidActionError
-from tables.holdem.policy import policy_of
 from tables.holdem.records import apply_action, replay, showdown_deadline, turn_deadline
-from tables.holdem.selectors import HoldemTableRows, read_holdem_seats
-from tables.holdem.services import money
+from tables.holdem.selectors import HoldemTableRows, read_holdem_seats, read_running_hand
+from tables.holdem.services.settlement import RESULTS_PAUSE, end_hand, freeze_lead, release_seat, settle
+
+__all__ = ["RESULTS_PAUSE", "freeze_lead", "release_seat", "settle"]  # their home was this module
 from tables.models import (
     HoldemConditions,
     HoldemFreeze,
     HoldemFreezeStatus,
     HoldemHand,
-    HoldemHandPlayer,
     HoldemHandStatus,
     Seat,
-    SeatStatus,
     Table,
     TableGame,
-    TablePhase,
 )
 from tables.services import degradation
 from tables.services.presence import is_connected
 
 logger = logging.getLogger(__name__)
-
-RESULTS_PAUSE = timedelta(seconds=4)
-"""The pause between a hand's end and the next deal (results on screen)."""
 
 BOT_THINK = timedelta(seconds=1)
 """How long a house bot's turn lasts before the clock plays its decision."""
@@ -105,7 +97,7 @@ def parse_action(kind: object, amount: object) -> tuple[ActionKind, int | None]:
 
 def running_hand(table: Table) -> HoldemHand | None:
     """The table's hand being played, or None."""
-    return HoldemHand.objects.filter(table=table, status=HoldemHandStatus.PLAYING).order_by("-number").first()
+    return read_running_hand(table)
 
 
 # --- the turn ------------------------------------------------------------------------------
@@ -117,7 +109,8 @@ def play_due_turn(
     """Play the running hand's turn whose deadline has passed (the table's row locked by
     the clock): a bot's decision, a leaving player's check or fold, a person's 20 s back
     from a drop or the platform's grace, else seed 003's timeout rule. Returns the rows
-    read when the hand goes on (for the push), None when it ended or nothing was played."""
+    the step holds when an action was played (for the push: the hand going on, or settled
+    by it with the seats as settled), None when nothing was played."""
     state = replay(hand)
     if state.is_over:  # settled state not written (should not happen): settle now
         settle(table, hand, state, now=now)
@@ -135,7 +128,7 @@ def play_due_turn(
         new_state = record_action(
             table, hand, state, action.kind, action.seat, action.amount, now=now, timeout=True, seats=by_position
         )
-        return None if new_state.is_over else HoldemTableRows(conditions, hand, new_state, seats)
+        return HoldemTableRows(conditions, hand, new_state, seats)
     if seat.is_bot or seat.leaving:
         if seat.is_bot:
             action = bot_action(hand, state, seat_no, seat.bot_personality)
@@ -145,7 +138,7 @@ def play_due_turn(
             kind = ActionKind.CHECK if ActionKind.CHECK in state.legal_actions().kinds else ActionKind.FOLD
             actor, amount = seat_no, None
         new_state = record_action(table, hand, state, kind, actor, amount, now=now, seats=by_position)
-        return None if new_state.is_over else HoldemTableRows(conditions, hand, new_state, seats)
+        return HoldemTableRows(conditions, hand, new_state, seats)
     connected = is_connected(seat, now=now)
     if connected and _came_back_in_turn(hand, seat) and not hand.turn_extended:
         # Seed 003: a player who drops and comes back while his turn has time gets 20 s more.
@@ -166,7 +159,7 @@ def play_due_turn(
     new_state = record_action(
         table, hand, state, action.kind, action.seat, action.amount, now=now, timeout=True, seats=by_position
     )
-    return None if new_state.is_over else HoldemTableRows(conditions, hand, new_state, seats)
+    return HoldemTableRows(conditions, hand, new_state, seats)
 
 
 def bot_action(hand: HoldemHand, state: HandState, seat_no: int, personality_name: str) -> Action:
@@ -251,18 +244,25 @@ def record_action(
     if timeout:
         entry["timeout"] = True
     hand.actions = [*hand.actions, entry]
-    new_state = showdown_until_choice(table, hand, new_state, now=now)
+    new_state = showdown_until_choice(table, hand, new_state, now=now, seats=seats)
     table.version += 1
     if new_state.is_over:
         hand.save(update_fields=["actions"])
-        settle(table, hand, new_state, now=now)
+        settle(table, hand, new_state, now=now, seats=seats)
         return new_state
     start_turn(table, hand, new_state, now=now, seats=seats)
     hand.save(update_fields=["actions", "turn_started_at", "turn_extended", "turn_grace_until"])
     return new_state
 
 
-def showdown_until_choice(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) -> HandState:
+def showdown_until_choice(
+    table: Table,
+    hand: HoldemHand,
+    state: HandState,
+    *,
+    now: datetime,
+    seats: Mapping[int | None, Seat] | None = None,
+) -> HandState:
     """Play the showdown decisions nobody has to make (seed 003, Showdown) and stop at the
     first person who may choose to show or muck; returns the new state.
 
@@ -270,16 +270,19 @@ def showdown_until_choice(table: Table, hand: HoldemHand, state: HandState, *, n
     an all-in run-out) shows; a house bot, a player leaving the table or one not connected
     mucks when he may. Each is stored in ``hand.actions`` with ``"auto": true`` so the
     replay is exact. A hand dealt before players chose (no ``setup["showdown_choice"]``) is
-    played by the house policy (``play_showdown``) as it was. The caller saves the hand."""
+    played by the house policy (``play_showdown``) as it was. The caller saves the hand.
+    ``seats``: the table's seats by position when the caller holds them (else each player
+    who may muck is read)."""
     if not hand.setup.get("showdown_choice"):
         return play_showdown(state)
     while state.phase is Phase.SHOWDOWN:
         legal = state.legal_actions()
         kind = ActionKind.SHOW
         if ActionKind.MUCK in legal.kinds:
-            seat = Seat.objects.only("is_bot", "leaving", "last_seen_at", "ws_connections", "socket_closed_at").get(
-                table=table, position=legal.seat
-            )
+            held = None if seats is None else seats.get(legal.seat)
+            seat = held or Seat.objects.only(
+                "is_bot", "leaving", "last_seen_at", "ws_connections", "socket_closed_at"
+            ).get(table=table, position=legal.seat)
             if not seat.is_bot and not seat.leaving and is_connected(seat, now=now):
                 return state  # his choice (_start_turn gives him the time to make it)
             kind = ActionKind.MUCK
@@ -321,88 +324,7 @@ def start_turn(
         table.phase_deadline = turn_deadline(hand, hand.config)
 
 
-# --- settlement ---------------------------------------------------------------------------
-
-
-def settle(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) -> None:
-    """Pay the pots: the seats' stacks become the finishing stacks, the rake moves from the
-    escrow to the rake account (each pot's own, no flop no drop: ``pots.rake_pots``), the hand is
-    stored with its board, results and PHH text; its seeds become public later
-    (``tables.holdem.records.seed_public_at``: nothing is written to the hand then).
-    Leaving players are cashed out; players left without chips sit out."""
-    with metrics.timed(metrics.SETTLEMENT_DURATION, TableGame.HOLDEM):
-        _pay_pots(table, hand, state, now=now)
-    metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "settled")
-    _end_hand(table, now=now)
-
-
-def _pay_pots(table: Table, hand: HoldemHand, state: HandState, *, now: datetime) -> None:
-    finishing = state.finishing_stacks()
-    starting = dict(zip(state.seats, state.starting_stacks, strict=True))
-    if sum(starting.values()) != sum(finishing.values()) + state.rake:
-        raise AssertionError(f"hand {hand.pk}: chips not conserved")
-    seats = {seat.position: seat for seat in Seat.objects.filter(table=table, position__in=list(finishing))}
-    for position, chips in finishing.items():
-        Seat.objects.filter(pk=seats[position].pk).update(stack_minor=chips, blind_choice="")
-        seats[position].stack_minor = chips
-    for row in HoldemHandPlayer.objects.filter(hand=hand):
-        HoldemHandPlayer.objects.filter(pk=row.pk).update(finishing_minor=finishing[row.seat])
-    money.take_rake(table=table, hand_id=hand.pk, amount_minor=state.rake)
-    showdown = len(state.hand_strengths) > 0
-    shown = {
-        str(seat): [card_code(c) for c in state.holes[k]]
-        for k, seat in enumerate(state.seats)
-        if showdown and not state.folded[k] and not state.mucked[k]
-    }
-    hand.results = {
-        "starting_stacks": {str(s): v for s, v in starting.items()},
-        "finishing_stacks": {str(s): v for s, v in finishing.items()},
-        "won": {str(s): int(w) for s, w in zip(state.seats, state.winnings or (), strict=True) if w},
-        "shown": shown,
-        "showdown": showdown,
-        # Each pot, main first: its chips before rake, its rake and the seats that shared
-        # the rest (docs/holdem.md, rake: every pot pays its own rake).
-        "pots": [
-            {"amount": p.amount, "rake": p.rake, "winners": [state.seats[k] for k in p.winners]}
-            for p in state.pot_results
-        ],
-    }
-    hand.board = [card_code(c) for c in state.board]
-    hand.pot_minor = sum(state.committed)
-    hand.rake_minor = state.rake
-    try:
-        hand.phh = hand_to_phh(state, hand=hand.number, table=table.name)
-    except PhhError as error:
-        hand.phh_error = str(error)[:200]
-    hand.status = HoldemHandStatus.SETTLED
-    hand.settled_at = now
-    hand.save()
-
-
-def _end_hand(table: Table, *, now: datetime) -> None:
-    """After a hand (settled or cancelled): cash out the leaving, sit out the broke, and
-    pause before the next deal."""
-    bust_out = policy_of(table).bots_bust_out  # a practice game eliminates its players itself
-    for seat in Seat.objects.filter(table=table, position__isnull=False).exclude(status=SeatStatus.LEFT):
-        if seat.leaving or (seat.is_bot and seat.stack_minor == 0 and bust_out):
-            release_seat(table, seat, now=now, reason="left")
-        elif seat.stack_minor == 0 and seat.status == SeatStatus.ACTIVE:
-            Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.SITTING_OUT, status_reason="no chips")
-    table.phase = TablePhase.RESULTS
-    # The next hand's inputs freeze ``freeze_lead()`` before the pause ends, so its beacon
-    # round is out when the pause is over (docs/holdem-screen.md, Timing).
-    table.phase_deadline = now + RESULTS_PAUSE - freeze_lead()
-    table.version += 1
-
-
-def release_seat(table: Table, seat: Seat, *, now: datetime, reason: str) -> int:
-    """Cash the seat's chips out to the player's wallet and free the seat; returns the
-    amount returned. The caller holds the table's lock and no hand holds the seat."""
-    amount = money.cash_out(table=table, seat=seat)
-    Seat.objects.filter(pk=seat.pk).update(
-        status=SeatStatus.LEFT, status_reason=reason, left_at=now, position=None, leaving=False, blind_choice=""
-    )
-    return amount
+# --- settlement (tables.holdem.services.settlement) ------------------------------------
 
 
 def cancel_holdem_hand(*, table: Table, reason: str, now: datetime) -> bool:
@@ -421,16 +343,8 @@ def cancel_holdem_hand(*, table: Table, reason: str, now: datetime) -> bool:
     hand.settled_at = now
     hand.save(update_fields=["status", "cancel_reason", "settled_at"])
     metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "cancelled")
-    _end_hand(table, now=now)
+    end_hand(table, now=now)
     return True
-
-
-def freeze_lead() -> timedelta:
-    """How long before the end of the pause between hands the next hand's inputs freeze:
-    one beacon period (``BEACON_PERIOD_SECONDS``), at most the pause. The first round
-    released strictly after the freeze is then out when the pause ends, so the beacon costs
-    no wait between hands (docs/holdem-screen.md, Timing)."""
-    return min(RESULTS_PAUSE, timedelta(seconds=settings.BEACON_PERIOD_SECONDS))
 
 
 def pending_freeze(table: Table) -> HoldemFreeze | None:

@@ -81,9 +81,10 @@ def sit_down(
     return seat
 
 
-def cash_out(*, table: Table, seat: Seat) -> int:
+def cash_out(*, table: Table, seat: Seat, write_stack: bool = True) -> int:
     """Return the seat's whole stack from the escrow to the player's wallet; returns the
-    amount (0: nothing moved)."""
+    amount (0: nothing moved). ``write_stack`` False: the caller writes the seat's stack of
+    0 itself, in the ``UPDATE`` it sends the seat anyway (``release_seat``)."""
     amount = int(seat.stack_minor)
     if amount > 0:
         wallet = wallet_services.ensure_player_account(user_id=seat.user_id, currency=table.currency)
@@ -95,7 +96,8 @@ def cash_out(*, table: Table, seat: Seat) -> int:
             reference=f"cash_out:{table.pk}:{seat.pk}:{uuid.uuid4().hex}",
             memo=f"Chips returned from {table.name}",
         )
-    Seat.objects.filter(pk=seat.pk).update(stack_minor=0)
+    if write_stack:
+        Seat.objects.filter(pk=seat.pk).update(stack_minor=0)
     seat.stack_minor = 0
     return amount
 

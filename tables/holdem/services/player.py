@@ -285,8 +285,7 @@ def act_in_hand(*, table_id: int, user_id: int, kind: object, amount: object = N
     Seat.objects.filter(pk=seat.pk).update(last_seen_at=now)
     seat.last_seen_at = now
     save_holdem_table(table)
-    if new_state.is_over:
-        broadcast_table_on_commit(table.pk, refresh_private=True)
-    else:  # the frame from the rows held here, no lobby line (docs/protocol.md)
-        broadcast_holdem_action_on_commit(table, HoldemTableRows(conditions, hand, new_state, seats))
+    # The frame from the rows held here (settled with the hand when it ended); a lobby line
+    # only when the hand ended (docs/protocol.md).
+    broadcast_holdem_action_on_commit(table, HoldemTableRows(conditions, hand, new_state, seats))
     return table.version
