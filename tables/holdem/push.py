@@ -38,6 +38,7 @@ def broadcast_holdem_action_on_commit(table: Table, rows: HoldemTableRows) -> No
         frame = build_holdem_table_frame(table, rows, now=timezone.now())
         bus.publish_table_frame(table.pk, dumps(frame), refresh_private=True)
         if lobby:
+            table.holdem = rows.conditions  # the line's game side reads them (lobby.lobby_row): held, not read again
             push.publish_lobby_line(table.pk, row=selectors.lobby_table_row(table, players=players))
 
     transaction.on_commit(send, robust=True)
