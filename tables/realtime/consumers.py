@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import time
-from types import SimpleNamespace
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -37,8 +36,9 @@ from tables import commands, games
 from tables.commands import FRAME_ENVELOPE, Action, frame_ref, parse_action, read_frame
 from tables.errors import TableNotFoundError
 from tables.games import Game
+from tables.realtime.connections import daphne_protocol
 from tables.realtime.frames import AckFrame, ErrorFrame, PongFrame, dumps
-from tables.realtime.hub import get_hub, prepared_protocol
+from tables.realtime.hub import get_hub
 from tables.services import seating
 
 logger = logging.getLogger(__name__)
@@ -89,14 +89,6 @@ def _record_socket_and_return_connection(**kwargs: Any) -> bool:
         return seating.record_socket(**kwargs)
     finally:
         db_connection.close()
-
-
-def daphne_protocol(socket: Any) -> Any | None:
-    """The open daphne connection behind a consumer's send (``hub.prepared_protocol``),
-    looked for through channels' session wrapper, whose send passes a ``websocket.send`` on
-    untouched (it saves sessions on HTTP responses only); None when there is none."""
-    real = getattr(getattr(socket.base_send, "__self__", None), "real_send", None)
-    return prepared_protocol(SimpleNamespace(base_send=real) if real is not None else socket)
 
 
 class TokenBucket:

@@ -43,7 +43,6 @@ process that wrote it (``FanoutReport``, tables/realtime/fanout.py), read by the
 from __future__ import annotations
 
 import asyncio
-import functools
 import gc
 import json
 import logging
@@ -51,10 +50,9 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.sessions import InstanceSessionWrapper
 from django.conf import settings
 from django.utils import timezone
 
@@ -62,6 +60,7 @@ from tables import games
 from tables.realtime import bus
 from tables.realtime.batches import ReadBatches
 from tables.realtime.bus import channel_prefix
+from tables.realtime.connections import HubSocket, prepared_protocol
 from tables.realtime.fanout import FanoutReport, frame_head
 from tables.realtime.frames import dumps
 from tables.realtime.refresh import PrivateRefresh
@@ -79,35 +78,6 @@ this process (a lost pub/sub message, the clock-time text of ``config.next_speci
 SNAPSHOT_ATTEMPTS = 3
 """Builds tried before a connect gives up waiting for a quiet moment (a delivery arriving
 during every build) and sends its last frame as built."""
-
-
-class HubSocket(Protocol):
-    """What the hub needs of a consumer: who it is and its raw ASGI send."""
-
-    table_id: int
-    user_id: int
-
-    async def base_send(self, message: dict[str, Any]) -> None: ...
-
-
-def prepared_protocol(socket: HubSocket) -> Any | None:
-    """The autobahn protocol behind a daphne connection's ASGI send, if it is one and is
-    open (it can then take a prepared message); ``None`` otherwise. Channels' session
-    middleware (``AuthMiddlewareStack``) wraps that send in one that saves the session on
-    ``http.response.start`` only, never for a socket's frame: it is looked through (it hid
-    every production socket, each written through its ASGI send: docs/benchmarks.md)."""
-    send = socket.base_send
-    while isinstance(wrapper := getattr(send, "__self__", None), InstanceSessionWrapper):
-        send = wrapper.real_send
-    if not isinstance(send, functools.partial) or not send.args:
-        return None
-    protocol = send.args[0]
-    prepare = getattr(getattr(protocol, "factory", None), "prepareMessage", None)
-    if prepare is None or not hasattr(protocol, "sendPreparedMessage"):
-        return None
-    if getattr(protocol, "state", None) != getattr(protocol, "STATE_OPEN", object()):
-        return None
-    return protocol
 
 
 @dataclass(frozen=True)

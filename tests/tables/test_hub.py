@@ -13,7 +13,8 @@ from asgiref.sync import sync_to_async
 from autobahn.twisted.websocket import WebSocketServerFactory  # what daphne uses
 from django.conf import settings
 
-from tables.realtime.hub import TableHub, prepared_protocol
+from tables.realtime.connections import prepared_protocol
+from tables.realtime.hub import TableHub
 
 TEXT = '{"type": "table_state", "phase": "change", "note": "café"}'
 
@@ -548,9 +549,9 @@ def test_the_session_middlewares_send_is_looked_through() -> None:
 
 def test_a_consumers_daphne_connection_is_found_through_the_session_wrapper() -> None:
     """Under the real stack a consumer's send is channels' session wrapper's (its
-    ``real_send`` daphne's partial): ``consumers.daphne_protocol`` looks through it, so a
+    ``real_send`` daphne's partial): ``connections.daphne_protocol`` looks through it, so a
     socket purchase's answer goes straight to the connection."""
-    from tables.realtime.consumers import daphne_protocol
+    from tables.realtime.connections import daphne_protocol
 
     class SessionWrapper:  # channels.sessions.InstanceSessionWrapper, as a consumer sees it
         def __init__(self, real_send: Any) -> None:
