@@ -51,12 +51,12 @@ from django.db import close_old_connections, connection, transaction
 from django.http.cookie import parse_cookie
 from django.http.request import split_domain_port, validate_host
 from django.utils import timezone, translation
-from django.utils.translation.trans_real import parse_accept_lang_header
 from rest_framework.authtoken.models import Token
 from rest_framework.throttling import SimpleRateThrottle
 
 from config.infra import metrics
 from config.infra.errors import DomainError
+from config.infra.languages import pick_language
 from config.infra.observability import REQUEST_ID
 from config.infra.throttles import CACHE_DOWN, WRITTEN, ActionThrottles
 from tables import commands, games
@@ -462,16 +462,8 @@ def _language(headers: dict[bytes, bytes]) -> str:
     ``LANGUAGE_CODE``; always one of ``LANGUAGES``."""
     cookies = headers.get(b"cookie")
     cookie = parse_cookie(cookies.decode("latin-1")).get(settings.LANGUAGE_COOKIE_NAME) if cookies else None
-    candidates = [cookie] if cookie else []
-    if b"accept-language" in headers:
-        header = headers[b"accept-language"].decode("latin-1")[:255]
-        candidates += [code for code, _ in parse_accept_lang_header(header) if code != "*"]
-    for candidate in candidates:
-        try:
-            return translation.get_supported_language_variant(candidate)
-        except LookupError:
-            continue
-    return str(settings.LANGUAGE_CODE)
+    given = headers.get(b"accept-language")
+    return pick_language(cookie, [given.decode("latin-1")] if given is not None else [])
 
 
 async def _respond(send: Any, status: int, body: bytes, language: str, headers: dict[bytes, bytes]) -> None:

@@ -28,10 +28,10 @@ from django.conf import settings
 from django.db import connection as db_connection
 from django.utils import timezone, translation
 from django.utils.translation import gettext
-from django.utils.translation.trans_real import parse_accept_lang_header
 
 from config.infra import metrics
 from config.infra.errors import DomainError
+from config.infra.languages import pick_language
 from tables import commands, games
 from tables.commands import FRAME_ENVELOPE, Action, frame_ref, parse_action, read_frame
 from tables.errors import TableNotFoundError
@@ -55,17 +55,8 @@ def language_of_scope(scope: dict[str, Any]) -> str:
     page's (docs/i18n.md): the ``django_language`` cookie, else the browser's
     ``Accept-Language`` header, else ``settings.LANGUAGE_CODE``; always one of ``LANGUAGES``."""
     cookie = (scope.get("cookies") or {}).get(settings.LANGUAGE_COOKIE_NAME)
-    candidates = [cookie] if cookie else []
-    for name, value in scope.get("headers") or ():
-        if name == b"accept-language":
-            header = value.decode("latin-1")[:255]
-            candidates += [code for code, _ in parse_accept_lang_header(header) if code != "*"]
-    for candidate in candidates:
-        try:
-            return translation.get_supported_language_variant(candidate)
-        except LookupError:
-            continue
-    return str(settings.LANGUAGE_CODE)
+    headers = scope.get("headers") or ()
+    return pick_language(cookie, [value.decode("latin-1") for name, value in headers if name == b"accept-language"])
 
 
 def record_socket_async() -> Any:
