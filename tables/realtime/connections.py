@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from typing import Any, Protocol
 
 from channels.sessions import InstanceSessionWrapper
+from twisted.internet import tcp
 
 
 class HubSocket(Protocol):
@@ -47,3 +48,48 @@ def daphne_protocol(socket: Any) -> Any | None:
     untouched (it saves sessions on HTTP responses only); None when there is none."""
     real = getattr(getattr(socket.base_send, "__self__", None), "real_send", None)
     return prepared_protocol(SimpleNamespace(base_send=real) if real is not None else socket)
+
+
+def send_prepared(protocol: Any, prepared: Any) -> bool:
+    """Hand ``prepared`` (autobahn's ``PreparedMessage``) to the open ``protocol``
+    (``prepared_protocol``): straight to its socket's kernel buffer when nothing is queued
+    before it, else through autobahn (``sendPreparedMessage``). Returns True when every byte
+    went to the kernel now.
+
+    A plain TCP connection (twisted's ``tcp.Connection``, no TLS) with nothing waiting in
+    autobahn's send queue or the transport's buffers gets the frame's bytes with one
+    non-blocking ``send()``; what the kernel does not take is left to the transport's
+    ``write`` (sent on the loop's next turns, after nothing else). The bytes on the wire are
+    those autobahn would send (``payloadHybi``; not when the connection compresses, which
+    goes through autobahn). Through twisted each socket's write was buffered, a writer
+    registered with the event loop, and sent on its next turn (``doWrite``): at 5,000
+    sockets a process that flush took 0.5 s after the last write at load 9, 2-3 s at load
+    20 (docs/benchmarks.md, "s5-fanout"). Raises what ``sendPreparedMessage`` raises (a
+    connection gone)."""
+    transport: Any = getattr(protocol, "transport", None)
+    data: bytes = prepared.payloadHybi
+    direct = (
+        isinstance(transport, tcp.Connection)
+        and not getattr(transport, "TLS", False)
+        and transport.connected
+        and not transport.disconnecting
+        and not transport._writeDisconnected
+        and not transport._tempDataBuffer
+        and len(transport.dataBuffer) == transport.offset
+        and (protocol._perMessageCompress is None or prepared.doNotCompress)
+        and not protocol.send_queue
+    )
+    if not direct:
+        protocol.sendPreparedMessage(prepared)
+        return False
+    try:
+        sent = transport.socket.send(data)
+    except (BlockingIOError, InterruptedError):
+        sent = 0
+    except OSError:  # the connection is going away: twisted finds it out as it would have
+        sent = 0
+    protocol.trafficStats.outgoingOctetsWireLevel += len(data)  # as autobahn's sendData counts
+    if sent < len(data):
+        transport.write(data[sent:])
+        return False
+    return True

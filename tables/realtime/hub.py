@@ -11,8 +11,9 @@ the channel layer: every ASGI process keeps a hub of its own sockets per table a
   (each hub registers itself with the bus as its loop's receiver).
 
 After a public frame asking for it, the private states of all its sockets of that table are
-rendered in one batched read (``render_private_frames``) and each socket is sent its own, by a
-task per table (tables/realtime/refresh.py) that does not hold the next frame. A player's
+rendered in batched reads of ``PRIVATE_SLICE`` players (``render_private_frames``) and each
+socket is sent its own, by a task per table (tables/realtime/refresh.py) that does not hold
+the next frame. A player's
 private refresh (``bus.publish_player``) goes through the same hub: one path for a private
 state, whatever changed it (tables/realtime/frames.py).
 
@@ -31,9 +32,12 @@ Concurrent connects of one table share one build.
 Under daphne the public frame is framed **once** per broadcast: the hub writes autobahn's
 ``PreparedMessage`` (``prepareMessage``/``sendPreparedMessage``) straight to each open
 protocol behind daphne's ASGI send (``functools.partial(server.handle_reply, protocol)``),
-skipping the per-socket ASGI dispatch, UTF-8 encoding and framing (about 67 µs a socket);
+skipping the per-socket ASGI dispatch, UTF-8 encoding and framing (about 67 µs a socket),
+and straight to the socket's kernel buffer when nothing is queued before it
+(``send_prepared``, tables/realtime/connections.py: no flush on the loop's next turn);
 private states are handed to each connection the same way (``sendMessage``), with no await
-per socket. Any other server, a socket not open, or a test communicator goes through
+per socket, in slices, never while a public frame is written (tables/realtime/refresh.py).
+Any other server, a socket not open, or a test communicator goes through
 ``base_send``.
 
 A public frame's fan-out to ``FANOUT_REPORT_MIN_SOCKETS`` sockets or more is reported by the
@@ -60,7 +64,7 @@ from tables import games
 from tables.realtime import bus
 from tables.realtime.batches import ReadBatches
 from tables.realtime.bus import channel_prefix
-from tables.realtime.connections import HubSocket, prepared_protocol
+from tables.realtime.connections import HubSocket, prepared_protocol, send_prepared
 from tables.realtime.fanout import FanoutReport, frame_head
 from tables.realtime.frames import dumps
 from tables.realtime.refresh import PrivateRefresh
@@ -331,6 +335,7 @@ class TableHub:
 
             collecting = gc.isenabled()
             gc.disable()
+            self.refresh.hold()  # no private slice begins until this frame is flushed (refresh.py)
             try:
                 written, slow = self.write_frames(table_id, members, lambda _socket: text, prepare=frame)
                 for socket in slow:
@@ -342,6 +347,7 @@ class TableHub:
                 await asyncio.sleep(0)
                 await asyncio.sleep(0)
             finally:
+                self.refresh.release()
                 if collecting:
                     gc.enable()
             report = FanoutReport(
@@ -381,7 +387,7 @@ class TableHub:
                 continue
             try:
                 if prepare is not None:
-                    protocol.sendPreparedMessage(prepare(protocol))
+                    send_prepared(protocol, prepare(protocol))  # to the kernel now when nothing is queued
                 else:
                     protocol.sendMessage(text_of(socket).encode())  # what daphne's serverSend does
             except Exception:  # the connection went away under us: the others go on

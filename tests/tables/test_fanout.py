@@ -44,9 +44,16 @@ async def drain(communicator: WebsocketCommunicator, quiet: float = 0.5) -> list
     return frames
 
 
+@pytest.mark.parametrize("private_slice", [None, 2])
 async def test_the_change_frame_reaches_every_socket_once_with_the_published_bytes(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, private_slice: int | None
 ) -> None:
+    """Also with the private states read and written two players at a time (as 100 are at
+    scale: tables/realtime/refresh.py, ``PRIVATE_SLICE``)."""
+    from tables.realtime import refresh
+
+    if private_slice is not None:
+        monkeypatch.setattr(refresh, "PRIVATE_SLICE", private_slice)
     players = [await sync_to_async(make_player)(f"p{i}") for i in range(4)]
     watcher = await sync_to_async(make_player)("watcher")  # not seated: public frame only
     table = await sync_to_async(create_fun_table)()
