@@ -20,7 +20,7 @@ keep them from slowing a public frame down (docs/benchmarks.md, "s5-fanout"):
 * **Public frames first.** No slice is begun (read or written) while the hub writes and
   flushes a public frame (``hold``/``release``): the sync thread rendering probability
   panels took the GIL from the loop at each socket write, which cost about 400 µs a write
-  instead of 90 µs.
+  instead of 90 µs; a slice already begun gets a shorter GIL switch interval meanwhile.
 * **The newest read only.** A frame asking again while a round runs ends that round after
   its current slice; the next round reads every socket of the table after the newer frame.
   A socket the old round had not reached gets only the newer private state (the one the
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -42,6 +43,12 @@ from typing import Any
 from tables.realtime.fanout import FanoutReport
 
 logger = logging.getLogger(__name__)
+
+WRITE_SWITCH_INTERVAL = 0.00005
+"""CPython's GIL switch interval (s) while a public frame is written: the event loop gives
+up the GIL at each socket's ``send()``, and a thread rendering private states then holds it
+for up to the interval (the process's is 0.5 ms, config/asgi.py) before the loop gets it
+back; a slice already begun is not stopped by ``hold``."""
 
 PRIVATE_SLICE = 100
 """Players whose private states are read (one batched read) and written together: at about
@@ -74,12 +81,18 @@ class PrivateRefresh:
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.slice = PRIVATE_SLICE
         self.holding = 0  # public frames being written and flushed now
+        self.interval = sys.getswitchinterval()  # the process's, restored after the writes
         self.clear = asyncio.Event()
         self.clear.set()
         self.slices = 0  # slices read (tests, benches)
 
     def hold(self) -> None:
-        """A public frame is being written: no private slice begins until ``release``."""
+        """A public frame is being written: no private slice begins until ``release``, and
+        the GIL's switch interval is ``WRITE_SWITCH_INTERVAL`` meanwhile (a slice already
+        being rendered gives the loop the GIL back sooner after each write)."""
+        if self.holding == 0:
+            self.interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(self.interval, WRITE_SWITCH_INTERVAL))
         self.holding += 1
         self.clear.clear()
 
@@ -88,6 +101,7 @@ class PrivateRefresh:
         self.holding -= 1
         if self.holding <= 0:
             self.holding = 0
+            sys.setswitchinterval(self.interval)
             self.clear.set()
 
     def want(self, table_id: int, report: FanoutReport | None, origin: float) -> None:

@@ -125,3 +125,31 @@ async def test_a_newer_frame_ends_the_older_round_and_the_rest_get_only_the_newe
     assert [json.loads(m)["read"] for m in protocols[1].messages] == [1, 2]  # the newest last
     assert [json.loads(m)["read"] for m in protocols[2].messages] == [3]  # only the newer read
     assert [json.loads(m)["read"] for m in protocols[3].messages] == [4]
+
+
+async def test_the_switch_interval_is_short_only_while_a_public_frame_is_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A slice already being rendered took the GIL from the loop for up to the process's
+    switch interval after each socket write."""
+    import sys
+
+    from tables.realtime.refresh import WRITE_SWITCH_INTERVAL
+
+    seen: list[float] = []
+
+    class Watching(PrivateDaphneProtocol):
+        def sendPreparedMessage(self, prepared: Any) -> None:  # noqa: N802
+            seen.append(sys.getswitchinterval())
+            super().sendPreparedMessage(prepared)
+
+    hub = make_hub(monkeypatch, lambda table_id, user_ids: dict.fromkeys(user_ids, "{}"), 10)
+    hub.sockets[7].add(Socket(1, Watching(new_factory())))
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
+    try:
+        await hub.deliver(7, TEXT, refresh_private=False)
+        assert seen == [pytest.approx(WRITE_SWITCH_INTERVAL)]
+        assert sys.getswitchinterval() == pytest.approx(0.0005)
+    finally:
+        sys.setswitchinterval(before)
