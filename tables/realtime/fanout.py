@@ -28,7 +28,10 @@ class FanoutReport:
     * ``loop``: when the last was handed over;
     * ``flushed``: after the event loop's next full turn, in which the transports write
       their buffers to the kernel (a socket whose kernel buffer is full keeps the rest);
-    * ``private``: when every socket had been handed its private state (or None).
+    * ``private``: when every socket had been handed its private state (or None);
+    * ``cpu``: CPU seconds of the event loop's thread from the first write to the flush
+      (``time.thread_time``: the writes' own cost, less sensitive to a shared box's load
+      than the wall-clock offsets), or None.
 
     ``frame`` names the frame (its ``type``, ``version`` and ``phase`` when it has them,
     ``frame_head``). ``log`` writes one INFO line to ``tables.realtime.fanout`` as soon as the
@@ -44,6 +47,7 @@ class FanoutReport:
     loop: float
     flushed: float
     private: float | None = field(default=None)
+    cpu: float | None = field(default=None)
 
     def percentiles(self) -> list[float]:
         """The write offsets at 0, 1, ..., 100 % of the sockets (nearest rank)."""
@@ -80,6 +84,7 @@ class FanoutReport:
                     "written_pct": [round(v, 6) for v in self.percentiles()],
                     "loop": round(self.loop, 6),
                     "flushed": round(self.flushed, 6),
+                    "cpu": None if self.cpu is None else round(self.cpu, 6),
                     "private": None if self.private is None else round(self.private, 6),
                 }
             ),

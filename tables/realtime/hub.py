@@ -323,7 +323,7 @@ class TableHub:
         report: FanoutReport | None = None
         origin = time.time() if published_at is None else published_at
         if text:
-            started = time.time()
+            started, cpu = time.time(), time.thread_time()
             data = text.encode()
             prepared: Any = None
 
@@ -358,6 +358,7 @@ class TableHub:
                 written=[offset - origin for offset in written],
                 loop=loop_done - origin,
                 flushed=time.time() - origin,
+                cpu=time.thread_time() - cpu,
             )
             if report.sockets >= settings.FANOUT_REPORT_MIN_SOCKETS:
                 report.log()  # now: the private states below may take seconds

@@ -340,6 +340,7 @@ async def test_private_states_are_handed_to_each_daphne_socket_without_its_asgi_
     assert report["private"] is None  # logged before the private states, which may take seconds
     assert (private["table_id"], private["frame"], private["sockets"]) == (7, report["frame"], 5)
     assert report["table_id"] == 7 and report["sockets"] == 5
+    assert 0 <= report["cpu"] <= report["flushed"] - report["queued"] + 0.01  # the loop thread's, within the writes
     assert report["frame"] == {"type": "table_state", "phase": "change"}
     offsets = report["written_pct"]
     assert len(offsets) == 101 and offsets == sorted(offsets) and offsets[0] >= 0
