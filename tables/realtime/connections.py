@@ -5,12 +5,7 @@ answer written straight to it (``daphne_protocol``, tables/realtime/consumers.py
 
 from __future__ import annotations
 
-import ctypes
-import errno
 import functools
-import os
-import socket
-import sys
 from types import SimpleNamespace
 from typing import Any, Protocol
 
@@ -88,7 +83,9 @@ def send_prepared(protocol: Any, prepared: Any) -> bool:
         protocol.sendPreparedMessage(prepared)
         return False
     try:
-        sent = send_holding_gil(transport.socket, data)
+        sent = transport.socket.send(data)
+    except (BlockingIOError, InterruptedError):
+        sent = 0
     except OSError:  # the connection is going away: twisted finds it out as it would have
         sent = 0
     protocol.trafficStats.outgoingOctetsWireLevel += len(data)  # as autobahn's sendData counts
@@ -96,45 +93,3 @@ def send_prepared(protocol: Any, prepared: Any) -> bool:
         transport.write(data[sent:])
         return False
     return True
-
-
-def _libc_send() -> Any | None:
-    """libc's ``send`` called **without releasing the GIL** (``ctypes.PyDLL``), or None
-    where there is none (not Linux)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        send = ctypes.PyDLL(None, use_errno=True).send
-    except (OSError, AttributeError):
-        return None
-    send.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
-    send.restype = ctypes.c_ssize_t
-    return send
-
-
-_SEND = _libc_send()
-
-
-def send_holding_gil(sock: socket.socket, data: bytes) -> int:
-    """Write what the kernel takes now of ``data`` to the non-blocking ``sock``; returns the
-    bytes taken (0 when its buffer is full). Raises OSError for a connection gone.
-
-    Python's ``socket.send`` gives up the GIL around the call; while another thread is
-    rendering private states it then keeps the GIL until the event loop's thread asks it
-    back (the switch interval) and the loaded box schedules that thread again: about
-    350 µs a socket at load 10-14 where the writes' own CPU was about 20 µs
-    (docs/benchmarks.md, "s5-fanout"). A non-blocking ``send`` never waits, so it is made
-    while holding the GIL (``MSG_DONTWAIT``, ``MSG_NOSIGNAL``: a closed peer is an error,
-    never a signal); elsewhere ``socket.send``."""
-    if _SEND is None:
-        try:
-            return sock.send(data)
-        except (BlockingIOError, InterruptedError):
-            return 0
-    sent = int(_SEND(sock.fileno(), data, len(data), socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL))
-    if sent >= 0:
-        return sent
-    error = ctypes.get_errno()
-    if error in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EINTR):
-        return 0
-    raise OSError(error, os.strerror(error))

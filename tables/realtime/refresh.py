@@ -20,8 +20,7 @@ keep them from slowing a public frame down (docs/benchmarks.md, "s5-fanout"):
 * **Public frames first.** No slice is begun (read or written) while the hub writes and
   flushes a public frame (``hold``/``release``): the sync thread rendering probability
   panels took the GIL from the loop at each socket write, which cost about 400 µs a write
-  instead of 90 µs; the writes keep the GIL (``send_holding_gil``) and a slice already
-  begun gets it only at a long switch interval meanwhile.
+  instead of 90 µs; a slice already begun gets a shorter GIL switch interval meanwhile.
 * **The newest read only.** A frame asking again while a round runs ends that round after
   its current slice; the next round reads every socket of the table after the newer frame.
   A socket the old round had not reached gets only the newer private state (the one the
@@ -45,13 +44,11 @@ from tables.realtime.fanout import FanoutReport
 
 logger = logging.getLogger(__name__)
 
-WRITE_SWITCH_INTERVAL = 0.005
-"""CPython's GIL switch interval (s) while a public frame is written. The writes keep the
-GIL (``connections.send_holding_gil``), so a thread rendering private states (a slice
-already begun: ``hold`` stops only the next ones) takes it only when the interval forces
-the loop's thread to hand it over: a long interval means few hand-overs, each of which
-waits for the loaded box to schedule the other thread (the process's is 0.5 ms,
-config/asgi.py, restored after the writes)."""
+WRITE_SWITCH_INTERVAL = 0.00005
+"""CPython's GIL switch interval (s) while a public frame is written: the event loop gives
+up the GIL at each socket's ``send()``, and a thread rendering private states then holds it
+for up to the interval (the process's is 0.5 ms, config/asgi.py) before the loop gets it
+back; a slice already begun is not stopped by ``hold``."""
 
 PRIVATE_SLICE = 100
 """Players whose private states are read (one batched read) and written together: at about
@@ -92,10 +89,10 @@ class PrivateRefresh:
     def hold(self) -> None:
         """A public frame is being written: no private slice begins until ``release``, and
         the GIL's switch interval is ``WRITE_SWITCH_INTERVAL`` meanwhile (a slice already
-        being rendered takes the GIL from the writes seldom)."""
+        being rendered gives the loop the GIL back sooner after each write)."""
         if self.holding == 0:
             self.interval = sys.getswitchinterval()
-            sys.setswitchinterval(WRITE_SWITCH_INTERVAL)
+            sys.setswitchinterval(min(self.interval, WRITE_SWITCH_INTERVAL))
         self.holding += 1
         self.clear.clear()
 
