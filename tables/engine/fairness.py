@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
+import threading
 from collections.abc import Sequence
 from typing import Final
 
@@ -42,6 +44,7 @@ __all__ = [
     "ALGORITHM_CHAIN",
     "ALGORITHM_DEAL_BEACON",
     "MAX_CHAIN_LENGTH",
+    "ChainWalk",
     "chain_anchor",
     "chain_seed",
     "client_seeds_digest",
@@ -79,6 +82,45 @@ def chain_seed(terminal: bytes, length: int, index: int) -> bytes:
     for _ in range(length - index):
         seed = hashlib.sha256(seed).digest()
     return seed
+
+
+class ChainWalk:
+    """``chain_seed`` of one chain, remembering checkpoints: the elements at the multiples of
+    ``stride`` (by default the square root of the length) met on the way down from the
+    terminal seed. The first walk (the anchor's, at publication) costs ``length`` hashes;
+    each element after costs at most ``stride`` (100 for a chain of 10,000) instead of up
+    to ``length``, in any order. The checkpoints are elements of the future hands: only
+    the holder of the terminal seed (the signer, tables/signer.py) keeps a walk, in its
+    memory, never in the application database (docs/provably-fair.md, 1.10). Thread-safe.
+    Raises ``ValueError`` like ``chain_seed``.
+
+    >>> walk = ChainWalk(bytes(32), 100)
+    >>> walk.seed(7) == chain_seed(bytes(32), 100, 7)
+    True
+    """
+
+    def __init__(self, terminal: bytes, length: int, stride: int | None = None) -> None:
+        chain_seed(terminal, length, length)  # checks the terminal seed and the length
+        self.length = length
+        self.stride = max(1, stride or math.isqrt(length))
+        self._checkpoints: dict[int, bytes] = {length: bytes(terminal)}
+        self._lock = threading.Lock()
+
+    def seed(self, index: int) -> bytes:
+        """``s_index`` (32 bytes); raises ``ValueError`` unless ``0 <= index <= length``."""
+        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index <= self.length:
+            raise ValueError(f"need 0 <= index <= length <= {MAX_CHAIN_LENGTH}, got {index}, {self.length}")
+        with self._lock:
+            start = -(-index // self.stride) * self.stride  # the multiple of the stride at or above
+            while start < self.length and start not in self._checkpoints:
+                start += self.stride
+            start = min(start, self.length)
+            seed = self._checkpoints[start]
+            for at in range(start - 1, index - 1, -1):
+                seed = hashlib.sha256(seed).digest()
+                if at % self.stride == 0:
+                    self._checkpoints[at] = seed
+            return seed
 
 
 def chain_anchor(terminal: bytes, length: int) -> bytes:
