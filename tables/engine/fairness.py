@@ -36,6 +36,7 @@ import hmac
 import math
 import threading
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Final
 
 from tables.engine.rng import hmac_sha256_many
@@ -139,10 +140,15 @@ def client_seeds_digest(client_seeds: Sequence[tuple[str, str]]) -> bytes:
     names = [name for name, _ in client_seeds]
     if len(set(names)) != len(names):
         raise ValueError("a player is listed twice")
-    for name, seed in client_seeds:
-        if ":" in name or "\n" in name or "\n" in seed:
-            raise ValueError(f"a name has no ':' or newline, a client seed no newline: {name!r}")
-    lines = "\n".join(f"{name}:{seed}" for name, seed in sorted(client_seeds))
+    # Checked on the joined strings first (no ':' or newline can appear across a join):
+    # 100,000 players in one pass of C each instead of three tests each in Python.
+    joined = "".join(names)
+    if ":" in joined or "\n" in joined or "\n" in "".join([seed for _, seed in client_seeds]):
+        for name, seed in client_seeds:
+            if ":" in name or "\n" in name or "\n" in seed:
+                raise ValueError(f"a name has no ':' or newline, a client seed no newline: {name!r}")
+    # Sorted by name: the names are distinct, so this is the order of the pairs themselves.
+    lines = "\n".join([f"{name}:{seed}" for name, seed in sorted(client_seeds, key=itemgetter(0))])
     return hashlib.sha256(lines.encode("utf-8")).digest()
 
 
