@@ -23,6 +23,7 @@ from django.test.utils import override_settings
 from tables import clock
 from tables.clock import advance_table, collector_paused
 from tables.engine import fairness
+from tables.games import NO_STEP, Step
 from tables.models import Hand, HandFreeze, SeedChain, Table
 from tables.services import beacon
 from tables.services.seating import touch_presence
@@ -65,7 +66,7 @@ def test_an_element_after_the_anchor_costs_at_most_a_stride_of_hashes(monkeypatc
         calls += 1
         return real(data)
 
-    monkeypatch.setattr(fairness.hashlib, "sha256", counted)
+    monkeypatch.setattr(hashlib, "sha256", counted)
     for index in range(1, 300):
         calls = 0
         assert walk.seed(index) == fairness.chain_seed(bytes(32), 10_000, index)
@@ -101,19 +102,19 @@ def test_the_signer_releases_the_plain_walks_elements_and_writes_only_indices(tm
 def test_the_collector_is_paused_for_a_clock_step_and_given_back(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[bool] = []
 
-    def step(*, table_id: int, now: datetime) -> tuple[bool, clock.Step]:
+    def step(*, table_id: int, now: datetime) -> tuple[bool, Step]:
         seen.append(gc.isenabled())
         with collector_paused():  # re-entrant
             seen.append(gc.isenabled())
         seen.append(gc.isenabled())
-        return True, clock.NO_STEP
+        return True, NO_STEP
 
     monkeypatch.setattr(clock, "_advance_table_step", step)
     assert gc.isenabled()
     assert advance_table(table_id=1, now=datetime(2026, 11, 26, tzinfo=UTC))
     assert seen == [False, False, False] and gc.isenabled()
 
-    def failing(*, table_id: int, now: datetime) -> tuple[bool, clock.Step]:
+    def failing(*, table_id: int, now: datetime) -> tuple[bool, Step]:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(clock, "_advance_table_step", failing)
