@@ -167,10 +167,11 @@ def collector_paused() -> Iterator[None]:
     A step of a table of 100,000 players makes hundreds of thousands of objects that live
     for the step (rows, tuples, arrays' lists): each time they pile up the collector runs a
     full collection, which walks every object of the process (the Django process's own, a
-    socket process's every connection), 0.4 s of a freeze's 1.5 s on a quiet box
-    (docs/benchmarks.md, "s5-freeze"). The step's objects are freed by their reference
-    counts when it ends; cycles it made, if any, are collected at the next collection after
-    the block. Raises nothing of its own."""
+    socket process's every connection): two of them, 0.4-0.8 s of CPU, in a freeze of
+    100,000 (docs/benchmarks.md, "s5-freeze"). The step's objects are freed by their
+    reference counts when it ends; cycles it made, if any, are collected at the next
+    collection after the block (the in-process clock's socket process keeps collecting
+    between two tables' steps). Raises nothing of its own."""
     global _collector_pauses, _collector_resume
     with _collector_lock:
         _collector_pauses += 1
