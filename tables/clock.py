@@ -16,9 +16,12 @@ suspension or an exclusion does to a player's seats.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from functools import reduce
 from operator import or_
@@ -151,6 +154,39 @@ def _postpone(table_id: int, *, now: datetime) -> None:
         logger.exception("table %s could not be postponed", table_id)
 
 
+_collector_lock = threading.Lock()
+_collector_pauses = 0
+_collector_resume = False
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused for the block (re-entrant, any thread; it
+    resumes when the last block ends, unless it was off before the first began).
+
+    A step of a table of 100,000 players makes hundreds of thousands of objects that live
+    for the step (rows, tuples, arrays' lists): each time they pile up the collector runs a
+    full collection, which walks every object of the process (the Django process's own, a
+    socket process's every connection): two of them, 0.4-0.8 s of CPU, in a freeze of
+    100,000 (docs/benchmarks.md, "s5-freeze"). The step's objects are freed by their
+    reference counts when it ends; cycles it made, if any, are collected at the next
+    collection after the block (the in-process clock's socket process keeps collecting
+    between two tables' steps). Raises nothing of its own."""
+    global _collector_pauses, _collector_resume
+    with _collector_lock:
+        _collector_pauses += 1
+        if _collector_pauses == 1:
+            _collector_resume = gc.isenabled()
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _collector_lock:
+            _collector_pauses -= 1
+            if _collector_pauses == 0 and _collector_resume:
+                gc.enable()
+
+
 def advance_table(*, table_id: int, now: datetime) -> bool:
     """Move one table a step if its deadline has passed; False if it was not due or another
     worker holds it (SKIP LOCKED: that worker is advancing it right now).
@@ -159,14 +195,16 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
     commit (``Step.after_commit``: a WiderPoker deal counts its players' sessions there, off
     the deal's critical path) runs in a transaction of its own. Should that fail or never
     run (the process dies between the two), the game does it later (a WiderPoker hand's
-    settlement or cancellation counts it first): a failure is logged, not raised."""
-    saved, step = _advance_table_step(table_id=table_id, now=now)
-    if saved and step.after_commit is not None:
-        try:
-            with transaction.atomic(durable=True):
-                step.after_commit()
-        except Exception:
-            logger.exception("table %s: the work after its step's commit failed; the game does it later", table_id)
+    settlement or cancellation counts it first): a failure is logged, not raised. The cyclic
+    garbage collector is paused meanwhile (``collector_paused``)."""
+    with collector_paused():
+        saved, step = _advance_table_step(table_id=table_id, now=now)
+        if saved and step.after_commit is not None:
+            try:
+                with transaction.atomic(durable=True):
+                    step.after_commit()
+            except Exception:
+                logger.exception("table %s: the work after its step's commit failed; the game does it later", table_id)
     return saved
 
 

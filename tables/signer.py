@@ -35,6 +35,8 @@ import os
 import secrets
 import socket
 import socketserver
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -75,17 +77,35 @@ class KeySigner:
     """The signer itself (module docstring): ``key`` 32 bytes; ``state`` the JSON file of
     the highest index released per chain nonce."""
 
+    WALKS = 4096
+    """Chains whose walk (``fairness.ChainWalk``: checkpoints every square root of the
+    length) the signer keeps in its memory, the most recently used."""
+
     def __init__(self, key: bytes, state: Path) -> None:
         self._key = key
         self._state = state
+        self._walks: OrderedDict[tuple[str, int], fairness.ChainWalk] = OrderedDict()
+        self._walks_lock = threading.Lock()
 
     def _terminal(self, nonce: str, length: int) -> bytes:
         return hmac.digest(self._key, b"chain\x00" + nonce.encode() + b"\x00" + str(length).encode(), hashlib.sha256)
 
+    def _walk(self, nonce: str, length: int) -> fairness.ChainWalk:
+        """The chain's walk, kept in this process only (never written anywhere): an element
+        costs at most 100 hashes of a chain of 10,000 instead of up to 10,000."""
+        with self._walks_lock:
+            walk = self._walks.get((nonce, length))
+            if walk is None:
+                walk = self._walks[(nonce, length)] = fairness.ChainWalk(self._terminal(nonce, length), length)
+                while len(self._walks) > self.WALKS:
+                    self._walks.popitem(last=False)
+            self._walks.move_to_end((nonce, length))
+            return walk
+
     def anchor(self, nonce: str, length: int) -> bytes:
         """The chain's public anchor ``s_0``."""
         _check(nonce, length)
-        return fairness.chain_anchor(self._terminal(nonce, length), length)
+        return self._walk(nonce, length).seed(0)
 
     def release(self, nonce: str, length: int, index: int) -> bytes:
         """Element ``s_index`` (1 <= index <= length), if at most one past the highest
@@ -109,7 +129,7 @@ class KeySigner:
                 handle.write(json.dumps(released, sort_keys=True))
                 handle.flush()
                 os.fsync(handle.fileno())
-        return fairness.chain_seed(self._terminal(nonce, length), length, index)
+        return self._walk(nonce, length).seed(index)
 
 
 class SocketSigner:

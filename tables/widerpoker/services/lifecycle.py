@@ -199,12 +199,13 @@ def _not_dealt(
     barred: dict[int, Any],
 ) -> list[dict[str, str]]:
     """Who was seated and not dealt in, and why: ``[{player, reason}]``."""
-    not_dealt = [(user_id, "disconnected") for seat_id, user_id, _, _ in seats if seat_id in gone]
+    # Each list read only when it can have someone (a table of 100,000 seats, mostly all in).
+    not_dealt = [(user_id, "disconnected") for seat_id, user_id, _, _ in seats if seat_id in gone] if gone else []
     not_dealt += [(user_id, refusal.code.replace("_", " ")) for user_id, refusal in barred.items()]
-    not_dealt += [(user_id, "insufficient funds") for (_, user_id), ok in zip(active, can_pay, strict=True) if not ok]
-    sitting = [
-        seat_id for seat_id, user_id, status, _ in seats if seat_id not in gone and status == SeatStatus.SITTING_OUT
-    ]
+    if not all(can_pay):
+        not_dealt += [(uid, "insufficient funds") for (_, uid), ok in zip(active, can_pay, strict=True) if not ok]
+    sitting_out = str(SeatStatus.SITTING_OUT)
+    sitting = [seat_id for seat_id, _, status, _ in seats if status == sitting_out and seat_id not in gone]
     if sitting:
         not_dealt += list(Seat.objects.filter(pk__in=sitting).values_list("user_id", "status_reason"))
     if not not_dealt:
