@@ -50,7 +50,7 @@ _DENOMINATORS.flags.writeable = False
 
 
 # Index into the (2, 2, 2, 2, 2) reduction (0 = held, 1 = best discarded) for each mask.
-_REDUCED_INDEX: Final = np.array(
+REDUCED_INDEX: Final = np.array(
     [sum((1 - (m >> c & 1)) << (4 - c) for c in range(5)) for m in range(MASKS)], dtype=np.intp
 )
 _STEPS: Final = np.arange(10)
@@ -181,10 +181,23 @@ def panel(grid: BoardGrid, combination: Sequence[int]) -> Panel:
         kept = np.take(reduced, [p], axis=axis)
         changed = np.max(reduced, axis=axis, keepdims=True, where=others, initial=0)
         reduced = np.concatenate([kept, changed], axis=axis)
-    best = reduced.ravel()[_REDUCED_INDEX].astype(np.uint16)
+    best = reduced.ravel()[REDUCED_INDEX].astype(np.uint16)
     reaches_best = grid.strengths.ravel() == np.take(best, cell_mask)
     best_counts = np.bincount(cell_mask[reaches_best], minlength=MASKS).astype(np.int64)
+    return finish_panel(grid, comb, counts, best, best_counts)
 
+
+def finish_panel(
+    grid: BoardGrid,
+    comb: Combination,
+    counts: npt.NDArray[np.int64],
+    best: npt.NDArray[np.uint16],
+    best_counts: npt.NDArray[np.int64],
+) -> Panel:
+    """The ``Panel`` of a validated ``comb`` from its per-mask arrays (``counts`` ``(32,
+    10)``, ``best`` and ``best_counts`` ``(32,)``, as ``Panel`` names them; made read-only
+    here): the initial hand, the improvement counts and both tips (``panel``'s rules; also
+    ``panel_table.PanelTable``)."""
     initial_strength = int(grid.strengths[comb])
     initial_category = HandCategory(int(grid.categories[comb]))
     improve_counts = counts[:, int(initial_category) + 1 :].sum(axis=1)
