@@ -45,6 +45,8 @@ _CATEGORIES: Final = len(HandCategory)
 _HELD: Final = np.array([bin(m).count("1") for m in range(MASKS)], dtype=np.int64)
 _MASK_CODES: Final = tuple(hold_code(hold_from_mask(m)) for m in range(MASKS))
 """Each mask's hold code, index = mask number (the panel's ``masks``: the same for every panel)."""
+_HOLD_CODES: Final = {hold_from_mask(m): _MASK_CODES[m] for m in range(MASKS)}
+"""Each valid hold's code (``hold_code`` without its validation, for ``Panel.as_dict``)."""
 _DENOMINATORS: Final = 9 ** (5 - _HELD)
 _DENOMINATORS.flags.writeable = False
 
@@ -139,8 +141,8 @@ class Panel:
             "best": self.best.tolist(),
             "best_counts": self.best_counts.tolist(),
             "improve_counts": self.improve_counts.tolist(),
-            "tip1": hold_code(self.tip1),
-            "tip2": hold_code(self.tip2),
+            "tip1": _HOLD_CODES.get(tuple(self.tip1)) or hold_code(self.tip1),
+            "tip2": _HOLD_CODES.get(tuple(self.tip2)) or hold_code(self.tip2),
             "achievable": sorted(int(c) for c in self.achievable),
         }
 
