@@ -17,7 +17,9 @@ its purchase writer: tables/widerpoker/services/purchases.py):
    its next draw as soon as the previous is confirmed, as fast as the server confirms);
    a purchase's latency runs from its frame's send to its ``ack`` (sent after the commit);
 4. then ``--rest`` draws over REST by other players (token-authenticated, ``--buyers``
-   concurrent HTTP clients), latency to the 200 answer;
+   concurrent keep-alive connections from ``--rest-procs`` client processes of
+   bench/rest_client.py, their CPU counted apart; ``--rest-client httpx``: httpx in this
+   process, as before s5-rest, its CPU counted too), latency to the 200 answer;
 5. settles the hand in-process and checks the books, that every confirmed purchase is in the
    settlement (draws bought and paid), and that no hold was left uncaptured.
 

@@ -28,7 +28,7 @@ def test_every_field_of_a_table_s_panel_is_the_computed_panel_s(board: Board) ->
     grid = board_grid(board)
     table = PanelTable(grid)
     chooser = random.Random(23)
-    combinations = [(0, 0, 0, 0, 0), (9, 9, 9, 9, 9), (3, 1, 4, 1, 5)]
+    combinations: list[tuple[int, ...]] = [(0, 0, 0, 0, 0), (9, 9, 9, 9, 9), (3, 1, 4, 1, 5)]
     combinations += [tuple(chooser.randrange(10) for _ in range(5)) for _ in range(150)]
     for combination in combinations:
         expected, found = panel(grid, combination), table.panel(combination)
