@@ -32,14 +32,14 @@ PANEL_TABLES: Final = 2
 _LOCK = threading.Lock()
 _TABLES: OrderedDict[int, PanelTable | None] = OrderedDict()  # hand id -> table (None: being built)
 _COMPUTED: dict[int, int] = {}  # hand id -> panels computed without a table
-settings = {"after": PANEL_TABLE_AFTER}
+tuning = {"after": PANEL_TABLE_AFTER}
 """The threshold in force (tests lower it)."""
 
 
 def hand_panel(hand_id: int, grid_of: Callable[[], BoardGrid], combination: Sequence[int]) -> Panel:
     """``odds.panel(grid_of(), combination)`` of hand ``hand_id`` (its board never changes):
     from the hand's table when this process has built it, else computed (``grid_of`` called
-    only then), the table's build started in a thread once ``settings["after"]`` panels of
+    only then), the table's build started in a thread once ``tuning["after"]`` panels of
     the hand were computed. Raises ``ValueError`` for an invalid combination."""
     build = False
     with _LOCK:
@@ -48,7 +48,7 @@ def hand_panel(hand_id: int, grid_of: Callable[[], BoardGrid], combination: Sequ
             _TABLES.move_to_end(hand_id)
         elif hand_id not in _TABLES:
             computed = _COMPUTED[hand_id] = _COMPUTED.get(hand_id, 0) + 1
-            if computed >= settings["after"]:
+            if computed >= tuning["after"]:
                 _TABLES[hand_id] = None
                 _COMPUTED.pop(hand_id, None)
                 build = True

@@ -233,7 +233,7 @@ async def test_a_loss_limit_counts_held_cents_through_the_door(croupier: User) -
 async def test_panels_from_a_hand_s_panel_table_are_the_panels_computed_one_by_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Once a process has computed ``settings["after"]`` panels of a hand (REST buyers who
+    """Once a process has computed ``panel_tables.tuning["after"]`` panels of a hand (REST buyers who
     never opened the game screen), the hand's table answers the others' (issue 23,
     s5-rest): the answers carry, field for field, the panel ``odds.panel`` computes, and
     the purchases are made as before."""
@@ -247,7 +247,7 @@ async def test_panels_from_a_hand_s_panel_table_are_the_panels_computed_one_by_o
     panel_tables.forget()
     selectors._PANELS.clear()
     purchase_orders._PANELS.clear()
-    monkeypatch.setitem(panel_tables.settings, "after", 2)
+    monkeypatch.setitem(panel_tables.tuning, "after", 2)
     computed: list[tuple[int, ...]] = []
 
     def counted(grid: Any, combination: Any) -> Any:
