@@ -17,7 +17,9 @@ its purchase writer: tables/widerpoker/services/purchases.py):
    its next draw as soon as the previous is confirmed, as fast as the server confirms);
    a purchase's latency runs from its frame's send to its ``ack`` (sent after the commit);
 4. then ``--rest`` draws over REST by other players (token-authenticated, ``--buyers``
-   concurrent HTTP clients), latency to the 200 answer;
+   concurrent keep-alive connections from ``--rest-procs`` client processes of
+   bench/rest_client.py, their CPU counted apart; ``--rest-client httpx``: httpx in this
+   process, as before s5-rest, its CPU counted too), latency to the 200 answer;
 5. settles the hand in-process and checks the books, that every confirmed purchase is in the
    settlement (draws bought and paid), and that no hold was left uncaptured.
 
@@ -48,6 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.fanout import daphne_command, free_port, pct, raise_fd_limit, recreate_database, wait_listening  # noqa: E402
+from bench.rest_client import fire_rest_processes  # noqa: E402
 
 HANDSHAKES_IN_FLIGHT = 16
 
@@ -471,9 +474,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             server_cpu = [cpu_seconds(server.pid) for server in servers]
             pg_before = postgres_cpu()
             profilers = profile_servers(args.py_spy, "rest", servers)
-            fired = time.perf_counter()
-            outcomes = asyncio.run(fire_rest([f"http://{t}" for t in targets], table_id, buyers_tokens, args.buyers))
-            span = time.perf_counter() - fired
+            if args.rest_client == "lean":
+                outcomes, rest_client_cpu, span = fire_rest_processes(
+                    targets, table_id, buyers_tokens, args.buyers, args.rest_procs
+                )
+            else:  # httpx in this process (the figures before s5-rest)
+                fired, before_cpu = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+                outcomes = asyncio.run(
+                    fire_rest([f"http://{t}" for t in targets], table_id, buyers_tokens, args.buyers)
+                )
+                span, after_cpu = time.perf_counter() - fired, resource.getrusage(resource.RUSAGE_SELF)
+                rest_client_cpu = after_cpu.ru_utime + after_cpu.ru_stime - before_cpu.ru_utime - before_cpu.ru_stime
             stop_profilers(profilers)
             server_cpu = [cpu_seconds(server.pid) - before for server, before in zip(servers, server_cpu, strict=True)]
             database_cpu = postgres_delta(pg_before)
@@ -494,6 +505,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "p99": pct(ok, 0.99) if ok else None,
                 "server_cpu": server_cpu,
                 "postgres_cpu": database_cpu,
+                "client_cpu": rest_client_cpu,
                 "load": (load_before, os.getloadavg()),
             }
             print(f"rest: {figures['rest']}", flush=True)
@@ -601,7 +613,7 @@ def report(args: argparse.Namespace, figures: dict[str, Any]) -> None:
     print("|---|---|---|---|---|---|---|---|")
     for name, label in (
         ("socket", f"sockets ({figures['sockets']:,} players, rate {args.rate or 'max'})"),
-        ("rest", f"REST ({args.buyers} clients)"),
+        ("rest", f"REST ({args.buyers} clients, {args.rest_client})"),
     ):
         row = figures.get(name)
         if row is None:
@@ -637,6 +649,13 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2, help="daphne processes")
     parser.add_argument("--rest", type=int, default=3000, help="REST draws by other players (0: none)")
     parser.add_argument("--buyers", type=int, default=64, help="concurrent HTTP clients")
+    parser.add_argument(
+        "--rest-client",
+        choices=("lean", "httpx"),
+        default="lean",
+        help="lean: keep-alive raw HTTP from --rest-procs processes (bench/rest_client.py); httpx: in this process",
+    )
+    parser.add_argument("--rest-procs", type=int, default=2, help="REST client processes (--rest-client lean)")
     parser.add_argument("--writer", choices=("batch", "inline"), default="batch")
     parser.add_argument("--batch-ms", type=float, default=5.0)
     parser.add_argument("--change-seconds", type=int, default=600)

@@ -24,7 +24,6 @@ from tables.engine.widerpoker import (
     change_keys,
     final_hand,
     hold_from_mask,
-    panel,
     pool_split,
 )
 from tables.models import Entry, Hand, HandFreeze, HandStatus, Redeal, Seat, Table, TablePhase
@@ -36,6 +35,7 @@ from tables.realtime.frames import (
 )
 from tables.selectors import _iso, count_players, get_table, speed_label, table_jackpots
 from tables.services import beacon
+from tables.widerpoker.panel_tables import hand_panel
 from tables.widerpoker.records import board_from_json, carry_key, combination_digits, hand_conditions, spin_feed
 from tables.widerpoker.services import powerups
 from tables.widerpoker.services.special import next_special
@@ -394,7 +394,7 @@ def _panel_of(hand: Hand, combination: tuple[int, ...]) -> dict[str, Any]:
         if found is not None:
             _PANELS.move_to_end(key)
             return found
-    computed = panel(board_grid(board_from_json(hand.board)), combination).as_dict()
+    computed = hand_panel(hand.pk, lambda: board_grid(board_from_json(hand.board)), combination).as_dict()
     with _PANELS_LOCK:
         _PANELS[key] = computed
         while len(_PANELS) > PANEL_CACHE_SIZE:

@@ -149,7 +149,9 @@ def test_a_player_s_probability_panel_is_computed_once_per_hand_and_never_altere
         calls.append(tuple(combination))
         return real(grid, combination)
 
-    monkeypatch.setattr(selectors, "panel", counted)
+    from tables.widerpoker import panel_tables
+
+    monkeypatch.setattr(panel_tables, "panel", counted)
     table = create_fun_table()
     alice, bob = make_player("panel-a"), make_player("panel-b")
     deal_hand(table, [alice, bob], now)

@@ -7,6 +7,7 @@ token and a loss limit hold; a request the door cannot answer exactly goes to th
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
@@ -227,3 +228,50 @@ async def test_a_loss_limit_counts_held_cents_through_the_door(croupier: User) -
     assert apps.passed == 0
     await sync_to_async(settle)(table)
     assert (await sync_to_async(check_books)()).ok
+
+
+async def test_panels_from_a_hand_s_panel_table_are_the_panels_computed_one_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once a process has computed ``panel_tables.tuning["after"]`` panels of a hand (REST buyers who
+    never opened the game screen), the hand's table answers the others' (issue 23,
+    s5-rest): the answers carry, field for field, the panel ``odds.panel`` computes, and
+    the purchases are made as before."""
+    from tables.engine.widerpoker import board_grid, panel
+    from tables.widerpoker import panel_tables, selectors
+    from tables.widerpoker.records import board_from_json
+
+    users = await sync_to_async(players)(6)
+    table, hand = await sync_to_async(dealt_table)(users)
+    tokens = [await sync_to_async(token_of)(user) for user in users]
+    panel_tables.forget()
+    selectors._PANELS.clear()
+    purchase_orders._PANELS.clear()
+    monkeypatch.setitem(panel_tables.tuning, "after", 2)
+    computed: list[tuple[int, ...]] = []
+
+    def counted(grid: Any, combination: Any) -> Any:
+        computed.append(tuple(combination))
+        return panel(grid, combination)
+
+    monkeypatch.setattr(panel_tables, "panel", counted)
+    apps = Apps()
+    path = f"/api/tables/{table.pk}/draws/"
+
+    answers = [await apps.post(path, tokens[0]), await apps.post(path, tokens[1])]
+    for _ in range(250):  # the table is built in a thread of its own
+        if panel_tables._TABLES.get(hand.pk) is not None:
+            break
+        await asyncio.sleep(0.02)
+    assert panel_tables._TABLES.get(hand.pk) is not None
+    answers += await asyncio.gather(*(apps.post(path, token) for token in tokens[2:]))
+
+    assert len(computed) == 2 and apps.passed == 0
+    grid = board_grid(board_from_json(hand.board))
+    for user, answer in zip(users, answers, strict=True):
+        assert answer.status_code == 200
+        entry = answer.json()["entry"]
+        assert entry["panel"] == json.loads(json.dumps(panel(grid, entry["combination"]).as_dict()))
+        assert entry["panel"]["tip1"] is not None and entry["draws_bought"] == 2
+        assert await sync_to_async(held)(user) == DRAW
+    panel_tables.forget()

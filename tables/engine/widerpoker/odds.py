@@ -45,15 +45,18 @@ _CATEGORIES: Final = len(HandCategory)
 _HELD: Final = np.array([bin(m).count("1") for m in range(MASKS)], dtype=np.int64)
 _MASK_CODES: Final = tuple(hold_code(hold_from_mask(m)) for m in range(MASKS))
 """Each mask's hold code, index = mask number (the panel's ``masks``: the same for every panel)."""
+_HOLD_CODES: Final = {hold_from_mask(m): _MASK_CODES[m] for m in range(MASKS)}
+"""Each valid hold's code (``hold_code`` without its validation, for ``Panel.as_dict``)."""
 _DENOMINATORS: Final = 9 ** (5 - _HELD)
 _DENOMINATORS.flags.writeable = False
 
 
 # Index into the (2, 2, 2, 2, 2) reduction (0 = held, 1 = best discarded) for each mask.
-_REDUCED_INDEX: Final = np.array(
+REDUCED_INDEX: Final = np.array(
     [sum((1 - (m >> c & 1)) << (4 - c) for c in range(5)) for m in range(MASKS)], dtype=np.intp
 )
 _STEPS: Final = np.arange(10)
+_MASK_NUMBERS: Final = np.arange(MASKS, dtype=np.int64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,8 +141,8 @@ class Panel:
             "best": self.best.tolist(),
             "best_counts": self.best_counts.tolist(),
             "improve_counts": self.improve_counts.tolist(),
-            "tip1": hold_code(self.tip1),
-            "tip2": hold_code(self.tip2),
+            "tip1": _HOLD_CODES.get(tuple(self.tip1)) or hold_code(self.tip1),
+            "tip2": _HOLD_CODES.get(tuple(self.tip2)) or hold_code(self.tip2),
             "achievable": sorted(int(c) for c in self.achievable),
         }
 
@@ -181,10 +184,23 @@ def panel(grid: BoardGrid, combination: Sequence[int]) -> Panel:
         kept = np.take(reduced, [p], axis=axis)
         changed = np.max(reduced, axis=axis, keepdims=True, where=others, initial=0)
         reduced = np.concatenate([kept, changed], axis=axis)
-    best = reduced.ravel()[_REDUCED_INDEX].astype(np.uint16)
+    best = reduced.ravel()[REDUCED_INDEX].astype(np.uint16)
     reaches_best = grid.strengths.ravel() == np.take(best, cell_mask)
     best_counts = np.bincount(cell_mask[reaches_best], minlength=MASKS).astype(np.int64)
+    return finish_panel(grid, comb, counts, best, best_counts)
 
+
+def finish_panel(
+    grid: BoardGrid,
+    comb: Combination,
+    counts: npt.NDArray[np.int64],
+    best: npt.NDArray[np.uint16],
+    best_counts: npt.NDArray[np.int64],
+) -> Panel:
+    """The ``Panel`` of a validated ``comb`` from its per-mask arrays (``counts`` ``(32,
+    10)``, ``best`` and ``best_counts`` ``(32,)``, as ``Panel`` names them; made read-only
+    here): the initial hand, the improvement counts and both tips (``panel``'s rules; also
+    ``panel_table.PanelTable``)."""
     initial_strength = int(grid.strengths[comb])
     initial_category = HandCategory(int(grid.categories[comb]))
     improve_counts = counts[:, int(initial_category) + 1 :].sum(axis=1)
@@ -193,8 +209,12 @@ def panel(grid: BoardGrid, combination: Sequence[int]) -> Panel:
     scale = 9**5 // _DENOMINATORS
     p_best = best_counts * scale
     p_improve = improve_counts * scale
-    tip1 = max(range(MASKS), key=lambda m: (int(best[m]), int(p_best[m]), int(_HELD[m]), -m))
-    tip2 = max(range(MASKS), key=lambda m: (int(p_improve[m]), int(best[m]), int(_HELD[m]), -m))
+    # Each tip's ordering packed into one int64 key per mask (best < 2^13, probabilities
+    # <= 9^5 < 2^16, cards held <= 5 < 2^3, 31 - m < 2^5): its argmax is the tuple order's max.
+    ties = (_HELD << 5) | (MASKS - 1 - _MASK_NUMBERS)
+    strongest = best.astype(np.int64)
+    tip1 = int(np.argmax((strongest << 24) | (p_best << 8) | ties))
+    tip2 = int(np.argmax((p_improve << 21) | (strongest << 8) | ties))
     for array in (counts, best, best_counts, improve_counts):
         _read_only(array)
     return Panel(
