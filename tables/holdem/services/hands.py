@@ -104,13 +104,15 @@ def running_hand(table: Table) -> HoldemHand | None:
 
 
 def play_due_turn(
-    table: Table, conditions: HoldemConditions, hand: HoldemHand, *, now: datetime
+    table: Table, conditions: HoldemConditions, hand: HoldemHand, *, now: datetime, seats: list[Seat] | None = None
 ) -> HoldemTableRows | None:
     """Play the running hand's turn whose deadline has passed (the table's row locked by
     the clock): a bot's decision, a leaving player's check or fold, a person's 20 s back
     from a drop or the platform's grace, else seed 003's timeout rule. Returns the rows
     the step holds when an action was played (for the push: the hand going on, or settled
-    by it with the seats as settled), None when nothing was played."""
+    by it with the seats as settled), None when nothing was played. ``seats``: the table's
+    positioned seats with their users, by position, when the caller read them in this
+    transaction (``read_step_rows``), else read here."""
     state = replay(hand)
     if state.is_over:  # settled state not written (should not happen): settle now
         settle(table, hand, state, now=now)
@@ -118,7 +120,8 @@ def play_due_turn(
     seat_no = state.to_act
     assert seat_no is not None
     # One read of every seat: the one to act, the next one (``_start_turn``) and the frame.
-    seats = read_holdem_seats(table)
+    if seats is None:
+        seats = read_holdem_seats(table)
     by_position = {seat.position: seat for seat in seats}
     seat = by_position.get(seat_no) or Seat.objects.get(table=table, position=seat_no)
     if state.phase is Phase.SHOWDOWN and not seat.is_bot:
@@ -246,8 +249,7 @@ def record_action(
     hand.actions = [*hand.actions, entry]
     new_state = showdown_until_choice(table, hand, new_state, now=now, seats=seats)
     table.version += 1
-    if new_state.is_over:
-        hand.save(update_fields=["actions"])
+    if new_state.is_over:  # the settlement saves the hand, this action with it
         settle(table, hand, new_state, now=now, seats=seats)
         return new_state
     start_turn(table, hand, new_state, now=now, seats=seats)
