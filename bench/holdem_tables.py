@@ -310,6 +310,10 @@ def main(tables: int, hands: int) -> None:
     step_statements.sort()
     median_statements = step_statements[len(step_statements) // 2]
     print(f"| SQL statements per hand (clock steps and their pushes) | {sum(sent) / count:.0f} |")
+    # Issue 23, item 6's measure: every statement of whole hands (freezes, deals, betting and
+    # settling actions, pushes, bots seated) over the bot actions played (auto show/muck aside).
+    actions = sum(1 for moves in settled.values_list("actions", flat=True) for move in moves if not move.get("auto"))
+    print(f"| SQL statements per bot action over whole hands (all steps / bot actions) | {sum(sent) / actions:.1f} |")
     print(f"| SQL statements per advance_due_tables call / tables advanced, median | {median_statements:.0f} |")
     per_advance.sort()
     print(
