@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import connections, router
 
 from config.infra import metrics
 from tables.engine.holdem import (
@@ -253,8 +254,32 @@ def record_action(
         settle(table, hand, new_state, now=now, seats=seats)
         return new_state
     start_turn(table, hand, new_state, now=now, seats=seats)
-    hand.save(update_fields=["actions", "turn_started_at", "turn_extended", "turn_grace_until"])
+    write_turn(hand)
     return new_state
+
+
+_TURN_FIELDS = ("actions", "turn_started_at", "turn_extended", "turn_grace_until")
+
+
+def write_turn(hand: HoldemHand) -> None:
+    """``hand.save(update_fields=[actions and the turn's fields])`` without the ORM's update
+    compiler (the step's hottest write: issue 23, item 6, clock CPU per step): the same
+    ``UPDATE``, each value prepared by its field (``get_db_prep_save``) as the ORM does."""
+    connection = connections[router.db_for_write(HoldemHand, instance=hand)]
+    sql = _TURN_SQL.get(connection.alias)
+    if sql is None:
+        quote = connection.ops.quote_name
+        columns = ", ".join(f"{quote(_FIELDS[name].column)} = %s" for name in _TURN_FIELDS)
+        sql = _TURN_SQL[connection.alias] = (
+            f"UPDATE {quote(HoldemHand._meta.db_table)} SET {columns} WHERE {quote(HoldemHand._meta.pk.column)} = %s"
+        )
+    params = [_FIELDS[name].get_db_prep_save(getattr(hand, name), connection) for name in _TURN_FIELDS]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, hand.pk])
+
+
+_TURN_SQL: dict[str, str] = {}
+_FIELDS = {field.name: field for field in HoldemHand._meta.concrete_fields}
 
 
 def showdown_until_choice(
