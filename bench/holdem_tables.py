@@ -269,7 +269,10 @@ def main(tables: int, hands: int) -> None:
 
     clock.advance_table = advance_table
     started = time.perf_counter()
+    opening: int | None = None  # statements until every table settled its first hand (bots seated)
     while HoldemHand.objects.filter(status=HoldemHandStatus.SETTLED).count() < hands * tables:
+        if opening is None and HoldemHand.objects.filter(number=1, status=HoldemHandStatus.SETTLED).count() >= tables:
+            opening = sum(sent)
         deadlines = [d for d in Table.objects.filter(pk__in=ids).values_list("phase_deadline", flat=True) if d]
         now = max(now, min(deadlines)) if deadlines else now + timedelta(seconds=1)
         Seat.objects.filter(table_id__in=ids, is_bot=False).update(last_seen_at=now)
@@ -310,6 +313,20 @@ def main(tables: int, hands: int) -> None:
     step_statements.sort()
     median_statements = step_statements[len(step_statements) // 2]
     print(f"| SQL statements per hand (clock steps and their pushes) | {sum(sent) / count:.0f} |")
+    # Issue 23, item 6's measure: every statement of whole hands (freezes, deals, betting and
+    # settling actions, pushes, bots seated) over the bot actions played (auto show/muck aside).
+    actions = sum(1 for moves in settled.values_list("actions", flat=True) for move in moves if not move.get("auto"))
+    print(f"| SQL statements per bot action over whole hands (all steps / bot actions) | {sum(sent) / actions:.1f} |")
+    later = sum(
+        1
+        for moves in settled.filter(number__gt=1).values_list("actions", flat=True)
+        for move in moves
+        if not move.get("auto")
+    )
+    if opening is not None and later:
+        print(
+            f"| the same after each table's first hand (about: the room open) | {(sum(sent) - opening) / later:.1f} |"
+        )
     print(f"| SQL statements per advance_due_tables call / tables advanced, median | {median_statements:.0f} |")
     per_advance.sort()
     print(

@@ -13,7 +13,7 @@ placeholders: portable SQL only (PostgreSQL and SQLite).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from django.db import connections
 from django.db.models import Model
@@ -37,6 +37,8 @@ class RowReader(Generic[M]):
         self._converters: dict[str, list[Any]] = {}
         self._statements: dict[tuple[str, str], str] = {}
         self.related_fields: list[Any] = []
+        self.pk_index = self.fields.index(meta.pk)
+        self.names = [f.attname for f in self.fields]
         if joined is not None:
             attribute, related, names = joined
             self.foreign_key: Any = meta.get_field(attribute)
@@ -44,16 +46,50 @@ class RowReader(Generic[M]):
 
     def _sql(self, connection: Any, where: str) -> str:
         quote = connection.ops.quote_name
-        columns = [f"{quote(self.table)}.{quote(f.column)}" for f in self.fields]
         source = quote(self.table)
         if self.joined is not None:
             related_table = self.joined[1]._meta.db_table
-            columns += [f"{quote(related_table)}.{quote(f.column)}" for f in self.related_fields]
             source += (
                 f" INNER JOIN {quote(related_table)} ON ({quote(self.table)}.{quote(self.foreign_key.column)}"
                 f" = {quote(related_table)}.{quote(self.related_fields[0].column)})"
             )
-        return f"SELECT {', '.join(columns)} FROM {source} WHERE {where}"
+        return f"SELECT {', '.join(self.columns(connection))} FROM {source} WHERE {where}"
+
+    def columns(self, connection: Any, alias: str | None = None, related_alias: str | None = None) -> list[str]:
+        """The select list of a row: every concrete field's column, then the joined model's
+        (``joined``), each qualified by ``alias`` (default: the table's name) and
+        ``related_alias`` (default: the related table's name), for a statement that reads
+        several models at once (``build`` turns each slice of its rows into an instance)."""
+        quote = connection.ops.quote_name
+        own = quote(alias or self.table)
+        found = [f"{own}.{quote(f.column)}" for f in self.fields]
+        if self.joined is not None:
+            other = quote(related_alias or self.joined[1]._meta.db_table)
+            found += [f"{other}.{quote(f.column)}" for f in self.related_fields]
+        return found
+
+    @property
+    def width(self) -> int:
+        """How many columns ``columns`` selects."""
+        return len(self.fields) + len(self.related_fields)
+
+    def build(self, values: Sequence[Any], *, using: str = "default") -> M | None:
+        """The instance of one row's ``width`` values in ``columns``' order (as ``read``
+        makes them: the fields' converters, ``Model.from_db``, the joined row set), or None
+        when its primary key is NULL (an outer join found no row)."""
+        connection = connections[using]
+        values = list(values)
+        count = len(self.fields)
+        if values[self.pk_index] is None:
+            return None
+        for i, (found, column) in enumerate(self._converters_for(connection)):
+            for converter in found:
+                values[i] = converter(values[i], column, connection)
+        instance = self.model.from_db(using, self.names, values[:count])
+        if self.joined is not None:
+            related = self.joined[1].from_db(using, [f.attname for f in self.related_fields], values[count:])
+            setattr(instance, self.joined[0], related)
+        return instance
 
     def _converters_for(self, connection: Any) -> list[Any]:
         converters = self._converters.get(connection.alias)
@@ -74,21 +110,7 @@ class RowReader(Generic[M]):
         sql = self._statements.get((connection.alias, where))
         if sql is None:
             sql = self._statements[(connection.alias, where)] = self._sql(connection, where)
-        converters = self._converters_for(connection)
         with connection.cursor() as cursor:
             cursor.execute(sql, list(params))
             rows = cursor.fetchall()
-        count = len(self.fields)
-        names = [f.attname for f in self.fields]
-        instances = []
-        for row in rows:
-            values = list(row)
-            for i, (found, column) in enumerate(converters):
-                for converter in found:
-                    values[i] = converter(values[i], column, connection)
-            instance = self.model.from_db(using, names, values[:count])
-            if self.joined is not None:
-                related = self.joined[1].from_db(using, [f.attname for f in self.related_fields], values[count:])
-                setattr(instance, self.joined[0], related)
-            instances.append(instance)
-        return instances
+        return [cast(M, self.build(row, using=using)) for row in rows]

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.db import transaction
+from django.db.models.signals import post_migrate
+
 from tables.models import PracticeGame, Table
 
 
@@ -36,11 +39,26 @@ PRACTICE = SeatPolicy(practice=True, bots_bust_out=False, bots_deal_last=False, 
 
 _ATTRIBUTE = "_holdem_seat_policy"
 
+_KNOWN: dict[int, SeatPolicy] = {}
+"""Each table's policy as this process last read it, by table id. A table's practice game is
+created in the transaction that creates the table (``start_practice_game``) and a table is
+never made a practice table later, so once committed the answer never changes: the clock
+reads it once per process and table, not at every step (issue 23, item 6)."""
+
+
+def _forget_policies(**_: object) -> None:
+    """A flushed or migrated database (a test's teardown) may reuse what was remembered."""
+    _KNOWN.clear()
+
+
+post_migrate.connect(_forget_policies, weak=False, dispatch_uid="tables.holdem.policies")
+
 
 def policy_of(table: Table) -> SeatPolicy:
-    """The table's policy: one indexed read the first time for this table object (none when
-    its practice game is already loaded), then remembered on the object."""
-    policy: SeatPolicy | None = table.__dict__.get(_ATTRIBUTE)
+    """The table's policy: one indexed read the first time for this table in this process
+    (none when its practice game is already loaded), then remembered on the object and, once
+    the reading transaction commits (a rolled-back test may reuse the id), for the process."""
+    policy: SeatPolicy | None = table.__dict__.get(_ATTRIBUTE) or _KNOWN.get(table.pk)
     if policy is None:
         cache = table._state.fields_cache
         if "practice" in cache:
@@ -48,5 +66,7 @@ def policy_of(table: Table) -> SeatPolicy:
         else:
             practice = PracticeGame.objects.filter(table_id=table.pk).exists()
         policy = PRACTICE if practice else HOUSE_BOTS
-        table.__dict__[_ATTRIBUTE] = policy
+        pk, known = table.pk, policy
+        transaction.on_commit(lambda: _KNOWN.__setitem__(pk, known))
+    table.__dict__[_ATTRIBUTE] = policy
     return policy

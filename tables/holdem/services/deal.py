@@ -16,15 +16,13 @@ import secrets
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
-from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import transaction
+from django.db.models.signals import post_migrate
 
 from config.infra import metrics
 from tables.engine import fairness
 from tables.engine.holdem import (
     ALGORITHM_DEAL_ROUND,
-    PERSONALITIES,
     HandState,
     client_seed_commitment,
     deal_seed,
@@ -34,9 +32,11 @@ from tables.engine.holdem import (
 )
 from tables.holdem.policy import policy_of
 from tables.holdem.records import replay
-from tables.holdem.selectors import HoldemTableRows, find_current_hand, read_holdem_conditions, read_holdem_seats
-from tables.holdem.services import hands, money
+from tables.holdem.selectors import HoldemTableRows, find_current_hand, read_holdem_seats
+from tables.holdem.services import hands
+from tables.holdem.services.bots import BOT_PREFIX, _seat_bot, manage_bots
 from tables.holdem.services.conditions import apply_pending_holdem_changes
+from tables.holdem.step_rows import read_step_rows
 from tables.models import (
     HoldemConditions,
     HoldemFreeze,
@@ -48,17 +48,39 @@ from tables.models import (
     SeatStatus,
     Table,
     TableGame,
-    TableMode,
     TablePhase,
 )
 from tables.services import beacon
 from tables.services import fairness as fairness_services
 from tables.services.presence import is_connected
 from wallet import protection
-from wallet import services as wallet_services
-from wallet.models import AccountKind, Currency, TransferKind
 
-BOT_PREFIX = "housebot-"
+__all__ = ["BOT_PREFIX", "_seat_bot", "advance_holdem_table"]  # the bots' home was this module
+
+_ROUND_VALUES: dict[tuple[str, int], bytes] = {}
+"""Beacon rounds' values this process has fetched and committed (``beacon.fetch`` stored
+them in ``BeaconRound`` and checked them), by (source, round). A released round's value
+never changes and is public: the hundreds of tables dealt at the same round read it once
+per process, not once per deal (issue 23, item 6). The newest ``_ROUNDS_KEPT`` are kept."""
+
+_ROUNDS_KEPT = 64
+
+
+def _remember_round(known: tuple[str, int], value: bytes | None) -> None:
+    if value is None:
+        return
+    if len(_ROUND_VALUES) >= _ROUNDS_KEPT:
+        for old in sorted(_ROUND_VALUES)[: _ROUNDS_KEPT // 2]:
+            del _ROUND_VALUES[old]
+    _ROUND_VALUES[known] = value
+
+
+def _forget_round_values(**_: object) -> None:
+    """A flushed or migrated database (a test's teardown) may reuse what was remembered."""
+    _ROUND_VALUES.clear()
+
+
+post_migrate.connect(_forget_round_values, weak=False, dispatch_uid="tables.holdem.round_values")
 
 
 def advance_holdem_table(table: Table, *, now: datetime) -> HoldemTableRows | None:
@@ -69,32 +91,41 @@ def advance_holdem_table(table: Table, *, now: datetime) -> HoldemTableRows | No
     Returns the rows the step holds when it played an action or dealt a hand (the caller's
     push builds the public frame from them, ``build_holdem_table_frame``, instead of
     reading them again), else None (a freeze, a wait, staff changes)."""
-    conditions = read_holdem_conditions(table)
+    rows = read_step_rows(table)  # conditions, newest hand, pending freeze, seats: one statement
+    conditions, newest = rows.conditions, rows.newest
     if table.phase == TablePhase.PLAYING:
-        hand = hands.running_hand(table)
+        hand = newest if newest is not None and newest.status == HoldemHandStatus.PLAYING else hands.running_hand(table)
         if hand is not None:
-            return hands.play_due_turn(table, conditions, hand, now=now)
-    freeze = hands.pending_freeze(table)
+            return hands.play_due_turn(table, conditions, hand, now=now, seats=rows.seats)
+    freeze = rows.freeze
     if freeze is not None:
-        done, dealt = _deal_frozen(table, conditions, freeze, now=now)
+        done, dealt = _deal_frozen(table, conditions, freeze, now=now, seats=rows.seats)
         if done:
             return dealt
-    return _start_hand_or_wait(table, conditions, now=now, after_pause=freeze is None)
+    return _start_hand_or_wait(table, conditions, now=now, after_pause=freeze is None, held=rows.seats, last=newest)
 
 
 def _start_hand_or_wait(
-    table: Table, conditions: HoldemConditions, *, now: datetime, after_pause: bool = True
+    table: Table,
+    conditions: HoldemConditions,
+    *,
+    now: datetime,
+    after_pause: bool = True,
+    held: list[Seat] | None = None,
+    last: HoldemHand | None = None,
 ) -> HoldemTableRows | None:
     """Apply pending staff changes, seat or release house bots, then freeze the next hand
     (``_freeze``, dealt at its beacon round) when two or more players can play; otherwise
     wait (joining wakes the table). ``after_pause`` False: a void freeze is replaced at
     once, the pause between hands already over. Returns the rows of the public frame after
-    a freeze (the last hand replayed, the seats as they now are, the freeze: two reads
-    instead of the push's fresh read), else None."""
+    a freeze (the last hand replayed, the seats as they now are, the freeze: no read
+    besides the step's own), else None. ``held`` and ``last``: the table's positioned seats
+    and newest hand as the step read them (``read_step_rows``), else read here."""
     if table.pending_changes and apply_pending_holdem_changes(table, conditions, now=now):
         for seat in Seat.objects.filter(table=table, position__gte=conditions.seats).exclude(status=SeatStatus.LEFT):
             hands.release_seat(table, seat, now=now, reason="seat removed")
         table.version += 1
+        held = None  # seats freed: read them again
     if not table.is_open:
         for seat in Seat.objects.filter(table=table, position__isnull=False).exclude(status=SeatStatus.LEFT):
             hands.release_seat(table, seat, now=now, reason="table closed")
@@ -103,21 +134,28 @@ def _start_hand_or_wait(
         table.version += 1
         return None
     policy = policy_of(table)
+    # One read of the positioned seats with their users' names: the busted, the bots, who is
+    # dealt in, and the pushed frame (it was four reads: issue 23, item 6); read again only
+    # after a seat was freed or taken here.
+    if held is None:
+        held = read_holdem_seats(table)
+    changed = False
     if not policy.practice:
-        _release_busted_and_gone(table, now=now)
+        changed = _release_busted_and_gone(table, held, now=now)
     if policy.practice:
         # A BigHoldem practice game seats its own bots and sets each hand's level (seed 004).
         from tables.holdem.practice.services import prepare_practice_hand
 
         if not prepare_practice_hand(table, conditions, now=now):
             return None
+        changed = True
     else:
-        _manage_bots(table, conditions, now=now)
-    seats = list(
-        Seat.objects.filter(table=table, position__isnull=False, status=SeatStatus.ACTIVE, stack_minor__gt=0)
-        .select_related("user")
-        .order_by("position")
-    )
+        changed = manage_bots(table, conditions, held, now=now) or changed
+    if changed:
+        held = read_holdem_seats(table)
+    seats = [
+        seat for seat in held if seat.position is not None and seat.status == SeatStatus.ACTIVE and seat.stack_minor > 0
+    ]  # by position (read_holdem_seats' order)
     seats = _sit_out_absent(table, seats, now=now)
     if len(seats) < 2:
         if table.phase != TablePhase.WAITING:
@@ -125,10 +163,11 @@ def _start_hand_or_wait(
         table.phase = TablePhase.WAITING
         table.phase_deadline = None
         return None
-    frozen = _freeze(table, conditions, seats, now=now, after_pause=after_pause)
-    last = find_current_hand(table)
+    if last is None:
+        last = find_current_hand(table)
+    frozen = _freeze(table, conditions, seats, last, now=now, after_pause=after_pause)
     state = None if last is None else replay(last)
-    return HoldemTableRows(conditions, last, state, read_holdem_seats(table), frozen, lobby_line=True)
+    return HoldemTableRows(conditions, last, state, held, frozen, lobby_line=True)
 
 
 def _sit_out_absent(table: Table, seats: list[Seat], *, now: datetime) -> list[Seat]:
@@ -150,95 +189,38 @@ def _sit_out_absent(table: Table, seats: list[Seat], *, now: datetime) -> list[S
         if seat.pk in out:
             why = "disconnected" if seat in gone else barred[seat.user_id].code.replace("_", " ")
             Seat.objects.filter(pk=seat.pk).update(status=SeatStatus.SITTING_OUT, status_reason=why)
+            seat.status, seat.status_reason = SeatStatus.SITTING_OUT, why  # the held row as written
             table.version += 1
     return [seat for seat in seats if seat.pk not in out]
 
 
-def _release_busted_and_gone(table: Table, *, now: datetime) -> None:
+def _release_busted_and_gone(table: Table, held: list[Seat], *, now: datetime) -> bool:
     """Before a deal, free the seat of every person with no chips left who is no longer at
     the table (``is_connected``: his page closed past the reconnection grace, or unseen for
     ``PRESENCE_TIMEOUT_SECONDS``): he cannot play without adding chips, and his seat is
     taken from players who could (UX audit 2026-11-26, N16: such a seat stayed 25 minutes).
-    A busted player still at the table keeps his seat to add chips. Nothing to cash out."""
-    busted = Seat.objects.filter(table=table, position__isnull=False, is_bot=False, stack_minor=0).exclude(
-        status=SeatStatus.LEFT
-    )
-    for seat in busted:
+    A busted player still at the table keeps his seat to add chips. Nothing to cash out.
+    ``held``: the table's positioned seats read in this transaction. Returns whether a seat
+    was freed."""
+    freed = False
+    for seat in held:
+        if seat.is_bot or seat.stack_minor != 0 or seat.status == SeatStatus.LEFT or seat.position is None:
+            continue
         if not is_connected(seat, now=now):
             hands.release_seat(table, seat, now=now, reason="no chips")
             table.version += 1
-
-
-def _manage_bots(table: Table, conditions: HoldemConditions, *, now: datetime) -> None:
-    """House bots fill a fun table up to ``bot_seats``, always leaving a seat free for a
-    person; extra bots leave between hands. Never at cash tables (seed 001 Notes 4)."""
-    seated = list(Seat.objects.filter(table=table, position__isnull=False).exclude(status=SeatStatus.LEFT))
-    bots = [seat for seat in seated if seat.is_bot]
-    target = 0
-    if table.mode == TableMode.FUN and any(not seat.is_bot for seat in seated):
-        target = min(conditions.bot_seats, conditions.seats - (len(seated) - len(bots)) - 1)
-    for seat in bots[max(target, 0) :]:
-        hands.release_seat(table, seat, now=now, reason="bot left")
-        table.version += 1
-    taken = {seat.position for seat in seated if seat not in bots[max(target, 0) :]}
-    free = [p for p in range(conditions.seats) if p not in taken]
-    for _ in range(max(target, 0) - len(bots)):
-        if not free:
-            break
-        _seat_bot(table, conditions, free.pop(0), now=now)
-        table.version += 1
-
-
-def _idle_bot_user() -> User:
-    """A house bot's user seated nowhere, locked for this transaction (``SKIP LOCKED``: two
-    clock workers seating bots at once never take the same one), or a new one: one query,
-    not one per existing bot, and as many bots as the room needs (it stopped at 999). A new
-    bot's name is the next free ``housebot-<k>``; a name another worker has just taken is
-    skipped (a savepoint), never failing the step (it did: the table's hand was cancelled)."""
-    busy = Seat.objects.filter(is_bot=True).exclude(status=SeatStatus.LEFT).values("user_id")
-    idle = (
-        User.objects.filter(
-            username__startswith=BOT_PREFIX, is_active=False, password__startswith=UNUSABLE_PASSWORD_PREFIX
-        )
-        .exclude(pk__in=busy)
-        .order_by("pk")
-        .select_for_update(skip_locked=True)
-        .first()
-    )
-    if idle is not None:
-        return idle
-    number = User.objects.filter(username__startswith=BOT_PREFIX).count() + 1
-    while True:
-        try:
-            with transaction.atomic():
-                return User.objects.create_user(username=f"{BOT_PREFIX}{number}", password=None, is_active=False)
-        except IntegrityError:
-            number += 1
-
-
-def _seat_bot(table: Table, conditions: HoldemConditions, position: int, *, now: datetime) -> None:
-    """Seat a house bot (an inactive user ``housebot-<k>``: it cannot log in) with a maximum
-    buy-in of FUN chips from its own wallet, topped up by the cashier when low."""
-    user = _idle_bot_user()
-    buy_in = int(conditions.max_buy_in_minor)
-    wallet = wallet_services.ensure_player_account(user_id=user.pk, currency=Currency.FUN)
-    if wallet.balance_minor - wallet.held_minor < buy_in:
-        wallet_services.transfer_between(
-            source=wallet_services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN),
-            destination=wallet,
-            amount_minor=buy_in - (wallet.balance_minor - wallet.held_minor),
-            kind=TransferKind.FUN_TOP_UP,
-            reference=f"fun_top_up:{user.pk}:{secrets.token_hex(8)}",
-            memo="House bot's fun chips",
-        )
-    personality = PERSONALITIES[(user.pk + position) % len(PERSONALITIES)].name
-    money.sit_down(
-        table=table, user_id=user.pk, position=position, buy_in_minor=buy_in, now=now, bot_personality=personality
-    )
+            freed = True
+    return freed
 
 
 def _freeze(
-    table: Table, conditions: HoldemConditions, seats: list[Seat], *, now: datetime, after_pause: bool
+    table: Table,
+    conditions: HoldemConditions,
+    seats: list[Seat],
+    last: HoldemHand | None,
+    *,
+    now: datetime,
+    after_pause: bool,
 ) -> HoldemFreeze:
     """Freeze and publish the next hand's inputs (algorithm 3, docs/provably-fair.md section
     12): who is dealt in (``seats``: active, connected, with chips) with the button, who
@@ -248,9 +230,14 @@ def _freeze(
     out, and not before the pause between hands is over (``after_pause``: ``freeze_lead``
     after the current deadline)."""
     count = conditions.seats
-    previous = (
-        HoldemHand.objects.filter(table=table).exclude(status=HoldemHandStatus.CANCELLED).order_by("-number").first()
-    )
+    previous = last  # the table's last hand (``find_current_hand``), read by the caller
+    if last is not None and last.status == HoldemHandStatus.CANCELLED:
+        previous = (
+            HoldemHand.objects.filter(table=table)
+            .exclude(status=HoldemHandStatus.CANCELLED)
+            .order_by("-number")
+            .first()
+        )
     order = seats
     if previous is None:
         # A fresh table: the first person (not a house bot) who sat down deals (seed 003, The
@@ -337,34 +324,41 @@ def _freeze(
 
 
 def _deal_frozen(
-    table: Table, conditions: HoldemConditions, freeze: HoldemFreeze, *, now: datetime
+    table: Table, conditions: HoldemConditions, freeze: HoldemFreeze, *, now: datetime, seats: list[Seat] | None = None
 ) -> tuple[bool, HoldemTableRows | None]:
     """Deal the frozen hand once its beacon round is out (algorithm 3): the server seed is
     ``deal_seed(hand_seed_v2, freeze digest, round value)``. Returns (True, the rows the
     deal holds for its push) when the freeze was dealt, (True, None) when it still waits
     (the table's deadline moved to when to look again), (False, None) when it was void
-    (the caller freezes anew)."""
+    (the caller freezes anew). ``seats``: the table's positioned seats with their users, by
+    position, as the step read them (``read_step_rows``), else read here."""
     if now < freeze.deal_at:
         table.phase_deadline = freeze.deal_at
         return True, None
     if not table.is_open:
         hands.void_freeze(table, freeze, reason="the table closed", now=now)
         return False, None
-    answer = beacon.fetch(int(freeze.deal_round), now=now)
-    if answer.value is None:
-        due = beacon.time_of(int(freeze.deal_round))
-        if now - due < timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS):
-            table.phase_deadline = now + timedelta(seconds=1)
-            return True, None
-        evidence = beacon.outage_evidence(int(freeze.deal_round), waited_since=due, now=now, answer=answer.error)
-        hands.void_freeze(table, freeze, reason="the randomness beacon did not answer", now=now, evidence=evidence)
-        return False, None
+    known = (beacon.source(), int(freeze.deal_round))
+    round_value = _ROUND_VALUES.get(known)
+    if round_value is None:
+        answer = beacon.fetch(int(freeze.deal_round), now=now)
+        if answer.value is None:
+            due = beacon.time_of(int(freeze.deal_round))
+            if now - due < timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS):
+                table.phase_deadline = now + timedelta(seconds=1)
+                return True, None
+            evidence = beacon.outage_evidence(int(freeze.deal_round), waited_since=due, now=now, answer=answer.error)
+            hands.void_freeze(table, freeze, reason="the randomness beacon did not answer", now=now, evidence=evidence)
+            return False, None
+        round_value = answer.value
+        transaction.on_commit(lambda: _remember_round(known, answer.value))
     inputs = freeze.inputs
     players = list(inputs["players"])
     stacks = list(inputs["stacks"])
     # One read of every positioned seat with its user: the frozen ones checked here, all of
     # them for the next turn (``start_turn``) and the pushed frame.
-    seats = read_holdem_seats(table)
+    if seats is None:
+        seats = read_holdem_seats(table)
     current = {s.position: s for s in seats if s.status != SeatStatus.LEFT}
     for player in players:
         seat = current.get(int(player["seat"]))
@@ -372,7 +366,7 @@ def _deal_frozen(
             hands.void_freeze(table, freeze, reason="a frozen seat changed before the deal", now=now)
             return False, None
     with metrics.timed(metrics.DEAL_DURATION, TableGame.HOLDEM):
-        hand, state = _deal(table, freeze, answer.value, now=now, seats={s.position: s for s in seats})
+        hand, state = _deal(table, freeze, round_value, now=now, seats={s.position: s for s in seats})
     metrics.count_on_commit(metrics.HANDS, TableGame.HOLDEM, "dealt")
     return True, HoldemTableRows(conditions, hand, state, seats, lobby_line=True)
 
@@ -429,6 +423,8 @@ def _deal(
     state = hands.showdown_until_choice(
         table, hand, replay(hand), now=now, seats=seats
     )  # all-in on the blinds: a run-out
+    if not state.is_over:  # the first turn goes in the hand's INSERT (not a second UPDATE)
+        hands.start_turn(table, hand, state, now=now, seats=seats)
     hand.save()
     freeze.status = HoldemFreezeStatus.DEALT
     freeze.hand = hand
@@ -445,17 +441,16 @@ def _deal(
             for p in players
         ]
     )
-    Seat.objects.filter(table=table, position__in=dealt_positions).update(blind_choice="")
-    for position in dealt_positions:
-        if position in seats:
-            seats[position].blind_choice = ""
+    if any(position not in seats or seats[position].blind_choice for position in dealt_positions):
+        # Only when a dealt seat held a choice (the held seats were read in this transaction).
+        Seat.objects.filter(table=table, position__in=dealt_positions).update(blind_choice="")
+        for position in dealt_positions:
+            if position in seats:
+                seats[position].blind_choice = ""
     protection.record_play(user_ids=[int(p["user_id"]) for p in players if not p["bot"]], now=now)
     table.hands_dealt = number
     table.phase = TablePhase.PLAYING
     table.version += 1
     if state.is_over:  # everyone all-in on the blinds: nothing to decide
         hands.settle(table, hand, state, now=now, seats=seats)
-        return hand, state
-    hands.start_turn(table, hand, state, now=now, seats=seats)
-    hand.save(update_fields=["turn_started_at", "turn_extended", "turn_grace_until"])
     return hand, state

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import connections, router
 
 from config.infra import metrics
 from tables.engine.holdem import (
@@ -104,13 +105,15 @@ def running_hand(table: Table) -> HoldemHand | None:
 
 
 def play_due_turn(
-    table: Table, conditions: HoldemConditions, hand: HoldemHand, *, now: datetime
+    table: Table, conditions: HoldemConditions, hand: HoldemHand, *, now: datetime, seats: list[Seat] | None = None
 ) -> HoldemTableRows | None:
     """Play the running hand's turn whose deadline has passed (the table's row locked by
     the clock): a bot's decision, a leaving player's check or fold, a person's 20 s back
     from a drop or the platform's grace, else seed 003's timeout rule. Returns the rows
     the step holds when an action was played (for the push: the hand going on, or settled
-    by it with the seats as settled), None when nothing was played."""
+    by it with the seats as settled), None when nothing was played. ``seats``: the table's
+    positioned seats with their users, by position, when the caller read them in this
+    transaction (``read_step_rows``), else read here."""
     state = replay(hand)
     if state.is_over:  # settled state not written (should not happen): settle now
         settle(table, hand, state, now=now)
@@ -118,7 +121,8 @@ def play_due_turn(
     seat_no = state.to_act
     assert seat_no is not None
     # One read of every seat: the one to act, the next one (``_start_turn``) and the frame.
-    seats = read_holdem_seats(table)
+    if seats is None:
+        seats = read_holdem_seats(table)
     by_position = {seat.position: seat for seat in seats}
     seat = by_position.get(seat_no) or Seat.objects.get(table=table, position=seat_no)
     if state.phase is Phase.SHOWDOWN and not seat.is_bot:
@@ -246,13 +250,36 @@ def record_action(
     hand.actions = [*hand.actions, entry]
     new_state = showdown_until_choice(table, hand, new_state, now=now, seats=seats)
     table.version += 1
-    if new_state.is_over:
-        hand.save(update_fields=["actions"])
+    if new_state.is_over:  # the settlement saves the hand, this action with it
         settle(table, hand, new_state, now=now, seats=seats)
         return new_state
     start_turn(table, hand, new_state, now=now, seats=seats)
-    hand.save(update_fields=["actions", "turn_started_at", "turn_extended", "turn_grace_until"])
+    write_turn(hand)
     return new_state
+
+
+_TURN_FIELDS = ("actions", "turn_started_at", "turn_extended", "turn_grace_until")
+
+
+def write_turn(hand: HoldemHand) -> None:
+    """``hand.save(update_fields=[actions and the turn's fields])`` without the ORM's update
+    compiler (the step's hottest write: issue 23, item 6, clock CPU per step): the same
+    ``UPDATE``, each value prepared by its field (``get_db_prep_save``) as the ORM does."""
+    connection = connections[router.db_for_write(HoldemHand, instance=hand)]
+    sql = _TURN_SQL.get(connection.alias)
+    if sql is None:
+        quote = connection.ops.quote_name
+        columns = ", ".join(f"{quote(_FIELDS[name].column)} = %s" for name in _TURN_FIELDS)
+        sql = _TURN_SQL[connection.alias] = (
+            f"UPDATE {quote(HoldemHand._meta.db_table)} SET {columns} WHERE {quote(HoldemHand._meta.pk.column)} = %s"
+        )
+    params = [_FIELDS[name].get_db_prep_save(getattr(hand, name), connection) for name in _TURN_FIELDS]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, hand.pk])
+
+
+_TURN_SQL: dict[str, str] = {}
+_FIELDS = {field.name: field for field in HoldemHand._meta.concrete_fields}
 
 
 def showdown_until_choice(

@@ -13,8 +13,12 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
+from django.db import transaction
+from django.db.models.signals import post_migrate
+
 from tables.models import Seat, SeatStatus, Table
 from wallet import services as wallet_services
+from wallet.errors import CurrencyMismatchError
 from wallet.models import Account, AccountKind, TransferKind
 
 
@@ -102,15 +106,60 @@ def cash_out(*, table: Table, seat: Seat, write_stack: bool = True) -> int:
     return amount
 
 
+_ACCOUNTS: dict[str, tuple[int, str]] = {}
+"""Ledger accounts this process has seen committed, by key: (id, currency). An account is
+never deleted nor renamed (the ledger keeps its entries), so a settlement finds its table's
+escrow and rake accounts without reading them (issue 23, item 6, statements per step)."""
+
+
+def _forget_accounts(**_: object) -> None:
+    """A flushed or migrated database (a test's teardown) may reuse what was remembered."""
+    _ACCOUNTS.clear()
+
+
+post_migrate.connect(_forget_accounts, weak=False, dispatch_uid="tables.holdem.accounts")
+
+
+def _accounts(keys: list[str], table: Table) -> dict[str, Account]:
+    """The accounts named ``keys`` (the table's escrow, its rake account), as instances
+    holding only their id and currency (what ``transfer_between`` uses): from this process's
+    memory, else one read of all the missing, else created (``ensure_account``). Remembered
+    once the transaction that read them commits (a rolled-back test may reuse an id)."""
+    missing = [key for key in keys if key not in _ACCOUNTS]
+    found: dict[str, tuple[int, str]] = {key: _ACCOUNTS[key] for key in keys if key in _ACCOUNTS}
+    if missing:
+        found.update(
+            (key, (pk, currency))
+            for key, pk, currency in Account.objects.filter(key__in=missing).values_list("key", "pk", "currency")
+        )
+        for key in missing:
+            if key not in found:  # the table's first buy-in made its escrow; the first rake makes its account
+                kind = AccountKind.ESCROW if key == escrow_key(table.pk) else AccountKind.RAKE
+                account = wallet_services.ensure_account(key=key, kind=kind, currency=table.currency)
+                found[key] = (account.pk, account.currency)
+        fresh = {key: found[key] for key in missing}
+        transaction.on_commit(lambda: _ACCOUNTS.update(fresh))
+    accounts = {}
+    for key in keys:
+        pk, currency = found[key]
+        if currency != table.currency:
+            raise CurrencyMismatchError(f"account {key} holds {currency}, not {table.currency}", key=key)
+        accounts[key] = Account(pk=pk, key=key, currency=currency)
+    return accounts
+
+
 def take_rake(*, table: Table, hand_id: int, amount_minor: int) -> None:
     """Move a hand's rake from the table's escrow to the rake account (once per hand:
-    reference ``holdem_rake:<hand>``)."""
+    reference ``holdem_rake:<hand>``). Both accounts come from this process's memory when
+    known (``_accounts``): the transfer's own two statements only. Raises
+    CurrencyMismatchError (an account of another currency under the key)."""
     if amount_minor <= 0:
         return
-    rake = wallet_services.ensure_rake_account(currency=table.currency, table_id=table.pk)
+    escrow, rake_key = escrow_key(table.pk), wallet_services.rake_account_key(table.currency, table.pk)
+    accounts = _accounts([escrow, rake_key], table)
     wallet_services.transfer_between(
-        source=table_escrow(table),
-        destination=rake,
+        source=accounts[escrow],
+        destination=accounts[rake_key],
         amount_minor=amount_minor,
         kind=TransferKind.HOLDEM_RAKE,
         reference=f"holdem_rake:{hand_id}",
