@@ -13,6 +13,7 @@ from datetime import datetime
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import F
 from django.utils.translation import gettext_lazy as _
 
 from tables.bulk import insert_missing_rows
@@ -94,18 +95,35 @@ def chain_element(chain: SeedChain, index: int) -> bytes:
 
 def next_chain_index(table: Table, *, now: datetime) -> tuple[SeedChain, int]:
     """``next_chain_seed`` without the element: the chain and index the table's next hand
-    is bound to (algorithm 3 fixes them at the freeze and releases the element at the deal)."""
-    chains = list(SeedChain.objects.select_for_update().filter(table=table).order_by("created_at", "pk"))
-    usable = [chain for chain in chains if chain.next_index <= chain.length]
-    if not usable:
-        usable = [new_chain(table_id=table.pk, now=now)]
-    chain = usable[0]
-    index = chain.next_index
-    chain.next_index += 1
-    chain.save(update_fields=["next_index"])
-    if len(usable) == 1 and chain.length - index < PREPUBLISH:
+    is bound to (algorithm 3 fixes them at the freeze and releases the element at the deal).
+
+    One statement takes the index (an ``UPDATE ... RETURNING`` of the oldest chain with
+    elements left; the caller's lock on the table's row keeps two takers apart); a second
+    looks for a chain published ahead only in a chain's last ``PREPUBLISH`` hands, and one
+    is created on the spot only for a table that never had one."""
+    chain = _take_index(table.pk)
+    if chain is None:
         new_chain(table_id=table.pk, now=now)
+        chain = _take_index(table.pk)
+        assert chain is not None, "a new chain has elements left"
+    index = chain.next_index - 1
+    if chain.length - index < PREPUBLISH:
+        ahead = SeedChain.objects.filter(table_id=table.pk, next_index__lte=F("length")).exclude(pk=chain.pk)
+        if not ahead.exists():
+            new_chain(table_id=table.pk, now=now)
     return chain, index
+
+
+def _take_index(table_id: int) -> SeedChain | None:
+    """The oldest chain of the table with elements left, its ``next_index`` moved on by one
+    in the same statement (the returned row carries the moved value); None if none is left."""
+    name = SeedChain._meta.db_table
+    columns = ", ".join(field.column for field in SeedChain._meta.concrete_fields)
+    sql = (
+        f"UPDATE {name} SET next_index = next_index + 1 WHERE id = (SELECT id FROM {name} "
+        f"WHERE table_id = %s AND next_index <= length ORDER BY created_at, id LIMIT 1) RETURNING {columns}"
+    )
+    return next(iter(SeedChain.objects.raw(sql, [table_id])), None)
 
 
 def client_seeds(user_ids: list[int], *, now: datetime) -> dict[int, str]:

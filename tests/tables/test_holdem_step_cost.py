@@ -347,13 +347,14 @@ def test_the_deal_pushes_the_fresh_frame_and_lobby_line_from_the_rows_it_holds(a
         assert pushed["phase"] == "playing" and pushed["hand"]["to_act"] is not None
 
 
-MAX_FREEZE_STATEMENTS = 7
+MAX_FREEZE_STATEMENTS = 6
 """The step that freezes the next hand after a hand, push and lobby line included: lock
 the table, the step's one read (conditions, last hand, freeze, seats: who is busted, the
-bots, who is dealt in, the frame), the chain's next element (read, and its index moved on:
-``tables.services.fairness.next_chain_seed``), the freeze's ``INSERT``, the table's
-``UPDATE``; the push: the lobby line's jackpots only. Whether the table is a practice
-game is known to the process (``policy_of``). It was 15 (the seats read four times)."""
+bots, who is dealt in, the frame), the chain's next index taken (one ``UPDATE ...
+RETURNING``: ``tables.services.fairness.next_chain_index``), the freeze's ``INSERT``, the
+table's ``UPDATE``; the push: the lobby line's jackpots only. Whether the table is a
+practice game is known to the process (``policy_of``). It was 15 (the seats read four
+times), then 7 (the chain read, then updated)."""
 
 
 def test_the_freeze_pushes_the_fresh_frame_and_lobby_line_from_the_rows_it_holds(alice: User) -> None:
