@@ -39,6 +39,23 @@ def create_fun_table(name: str = "Test Rail", **config: Any) -> Table:
     )
 
 
+WIDERPOKER_CONDITIONS_FORM = {
+    "ante": "1.00",
+    "draw_price_percent": "50.00",
+    "max_draws": "5",
+    "redeal_price": "0.80",
+    "max_redeals": "2",
+    "redeal_seconds": "20",
+    "change_seconds": "30",
+    "results_seconds": "8",
+    "rake_percent": "5.00",
+    "paid_percent": "15.00",
+    "min_prize": "0.00",
+}
+"""A WiderPoker table's conditions as the admin's table form posts them (decimal units, as
+typed by staff): the fields a croupier's change or a new table submits."""
+
+
 def logged_in(user: User) -> Client:
     """A test client with ``user``'s session."""
     client = Client()

@@ -12,25 +12,11 @@ from django.test import Client
 from tables.clock import advance_table
 from tables.models import Hand, HandStatus, SeatStatus, Table, TableConfigChange, TablePhase
 from tables.widerpoker.services.play import buy_draw, buy_redeal
-from tests.helpers import deal_hand, logged_in, settle
+from tests.helpers import WIDERPOKER_CONDITIONS_FORM, deal_hand, logged_in, settle
 from wallet.models import Currency
 from wallet.selectors import check_books, get_balance_minor
 
 pytestmark = pytest.mark.django_db
-
-CONDITIONS = {
-    "ante": "1.00",
-    "draw_price_percent": "50.00",
-    "max_draws": "5",
-    "redeal_price": "0.80",
-    "max_redeals": "2",
-    "redeal_seconds": "20",
-    "change_seconds": "30",
-    "results_seconds": "8",
-    "rake_percent": "5.00",
-    "paid_percent": "15.00",
-    "min_prize": "0.00",
-}
 
 
 def fun(user: User) -> int:
@@ -75,7 +61,7 @@ def test_an_auditor_sees_the_tables_admin_but_cannot_change_anything(fun_table: 
     assert client.get(f"/admin/tables/table/{fun_table.pk}/conditions/").status_code == 403
     conditions = client.post(
         f"/admin/tables/table/{fun_table.pk}/conditions/",
-        {**CONDITIONS, "rake_percent": "2.00", "reason": "auditor tries"},
+        {**WIDERPOKER_CONDITIONS_FORM, "rake_percent": "2.00", "reason": "auditor tries"},
     )
     assert conditions.status_code == 403
     assert client.post(f"/admin/tables/table/{fun_table.pk}/change/", {}).status_code == 403
@@ -89,7 +75,7 @@ def test_an_auditor_sees_the_tables_admin_but_cannot_change_anything(fun_table: 
 def test_changing_conditions_needs_a_reason(fun_table: Table, croupier: User) -> None:
     response = logged_in(croupier).post(
         f"/admin/tables/table/{fun_table.pk}/conditions/",
-        {**CONDITIONS, "rake_percent": "3.00", "reason": "  "},
+        {**WIDERPOKER_CONDITIONS_FORM, "rake_percent": "3.00", "reason": "  "},
     )
     assert response.status_code == 200
     assert response.context["form"].errors["reason"]
@@ -101,7 +87,7 @@ def test_changing_conditions_needs_a_reason(fun_table: Table, croupier: User) ->
 def test_a_rake_above_ten_percent_is_refused(fun_table: Table, croupier: User) -> None:
     response = logged_in(croupier).post(
         f"/admin/tables/table/{fun_table.pk}/conditions/",
-        {**CONDITIONS, "rake_percent": "12.00", "reason": "more money"},
+        {**WIDERPOKER_CONDITIONS_FORM, "rake_percent": "12.00", "reason": "more money"},
     )
     assert response.status_code == 200
     assert response.context["form"].errors["rake_percent"]
@@ -114,7 +100,7 @@ def test_a_conditions_change_is_audited_and_applies_after_the_running_hand(
     deal_hand(fun_table, [alice, bob], base)
     response = logged_in(croupier).post(
         f"/admin/tables/table/{fun_table.pk}/conditions/",
-        {**CONDITIONS, "rake_percent": "3.00", "ante": "2.00", "reason": "Weekend promotion"},
+        {**WIDERPOKER_CONDITIONS_FORM, "rake_percent": "3.00", "ante": "2.00", "reason": "Weekend promotion"},
     )
     assert response.status_code == 302
     rows = {row.field: row for row in TableConfigChange.objects.filter(table=fun_table)}
@@ -142,7 +128,7 @@ def test_a_conditions_change_is_audited_and_applies_after_the_running_hand(
 def test_a_conditions_change_on_an_idle_table_applies_at_once(fun_table: Table, croupier: User) -> None:
     logged_in(croupier).post(
         f"/admin/tables/table/{fun_table.pk}/conditions/",
-        {**CONDITIONS, "draw_price_percent": "75", "reason": "price review"},
+        {**WIDERPOKER_CONDITIONS_FORM, "draw_price_percent": "75", "reason": "price review"},
     )
     fun_table.refresh_from_db()
     assert fun_table.widerpoker.draw_price_minor == 75
@@ -154,14 +140,14 @@ def test_the_add_form_creates_a_table_through_the_service(croupier: User) -> Non
     client = logged_in(croupier)
     refused = client.post(
         "/admin/tables/table/add/",
-        {**CONDITIONS, "name": "Euro Rail", "mode": "fun", "currency": "EUR"},
+        {**WIDERPOKER_CONDITIONS_FORM, "name": "Euro Rail", "mode": "fun", "currency": "EUR"},
     )
     assert refused.status_code == 200
     assert "fun tables play FUN chips" in refused.content.decode()
     assert not Table.objects.exists()
     created = client.post(
         "/admin/tables/table/add/",
-        {**CONDITIONS, "name": "Euro Rail", "mode": "cash", "currency": "EUR", "ante": "2.50"},
+        {**WIDERPOKER_CONDITIONS_FORM, "name": "Euro Rail", "mode": "cash", "currency": "EUR", "ante": "2.50"},
     )
     assert created.status_code == 302
     table = Table.objects.get(name="Euro Rail")

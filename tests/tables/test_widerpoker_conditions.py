@@ -12,7 +12,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from tables.models import HoldemConditions, Table, WiderPokerConditions
-from tests.helpers import create_fun_table, logged_in
+from tests.helpers import WIDERPOKER_CONDITIONS_FORM, create_fun_table, logged_in
 from tests.tables.coinflip import game as coinflip
 from tests.tables.holdem_helpers import holdem_table
 
@@ -31,20 +31,6 @@ VALUES = {
     "redeal_price_minor": 90,
     "max_redeals": 3,
     "redeal_seconds": 12,
-}
-
-CONDITIONS_FORM = {
-    "ante": "1.00",
-    "draw_price_percent": "50.00",
-    "max_draws": "5",
-    "redeal_price": "0.80",
-    "max_redeals": "2",
-    "redeal_seconds": "20",
-    "change_seconds": "30",
-    "results_seconds": "8",
-    "rake_percent": "5.00",
-    "paid_percent": "15.00",
-    "min_prize": "0.00",
 }
 
 
@@ -95,7 +81,7 @@ def test_the_croupiers_admin_forms_write_the_conditions_row(croupier: User) -> N
     client = logged_in(croupier)
     created = client.post(
         "/admin/tables/table/add/",
-        {**CONDITIONS_FORM, "name": "Admin Rail", "mode": "cash", "currency": "EUR", "ante": "2.50"},
+        {**WIDERPOKER_CONDITIONS_FORM, "name": "Admin Rail", "mode": "cash", "currency": "EUR", "ante": "2.50"},
     )
     assert created.status_code == 302
     table = Table.objects.get(name="Admin Rail")
@@ -115,7 +101,13 @@ def test_the_croupiers_admin_forms_write_the_conditions_row(croupier: User) -> N
     }
     changed = client.post(
         f"/admin/tables/table/{table.pk}/conditions/",
-        {**CONDITIONS_FORM, "ante": "2.50", "rake_percent": "3.00", "max_draws": "3", "reason": "quieter rail"},
+        {
+            **WIDERPOKER_CONDITIONS_FORM,
+            "ante": "2.50",
+            "rake_percent": "3.00",
+            "max_draws": "3",
+            "reason": "quieter rail",
+        },
     )
     assert changed.status_code == 302
     after = _conditions(table)
