@@ -139,9 +139,13 @@ def signed(tmp_path: Path) -> Iterator[Path]:
 
 
 def _all_text(table: str) -> str:
+    """Every value of every row of ``table`` as text (bytes as hex), on either database."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT CAST(t AS text) FROM {table} AS t")
-        return "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute(f"SELECT * FROM {table}")
+        return "\n".join(
+            " ".join(value.hex() if isinstance(value, bytes | memoryview) else str(value) for value in row)
+            for row in cursor.fetchall()
+        )
 
 
 @pytest.mark.django_db(transaction=True)
