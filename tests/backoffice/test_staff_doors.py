@@ -14,7 +14,7 @@ from django.test import Client
 from jackpots.models import Jackpot, JackpotEvent, JackpotEventKind
 from tables.models import PowerUpRules, SpecialHandSchedule, Table, TableConfigChange
 from tables.widerpoker.services.create import create_table
-from tests.helpers import create_fun_table, logged_in
+from tests.helpers import WIDERPOKER_CONDITIONS_FORM, create_fun_table, logged_in
 from wallet.models import Account, Transfer
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -271,16 +271,17 @@ def test_a_croupier_changes_the_power_up_rules_with_a_reason(croupier: User) -> 
 
 
 def test_a_croupier_creates_a_table_and_changes_its_rake_through_the_admin(croupier: User) -> None:
-    from tests.backoffice.test_admin import CONDITIONS
 
     client = logged_in(croupier)
     created = client.post(
-        "/admin/tables/table/add/", {**CONDITIONS, "name": "Croupier Rail", "mode": "fun", "currency": "FUN"}
+        "/admin/tables/table/add/",
+        {**WIDERPOKER_CONDITIONS_FORM, "name": "Croupier Rail", "mode": "fun", "currency": "FUN"},
     )
     assert created.status_code == 302, created.content.decode()[:2000]
     table = Table.objects.get(name="Croupier Rail")
     changed = client.post(
-        f"/admin/tables/table/{table.pk}/conditions/", {**CONDITIONS, "rake_percent": "7.00", "reason": "busy night"}
+        f"/admin/tables/table/{table.pk}/conditions/",
+        {**WIDERPOKER_CONDITIONS_FORM, "rake_percent": "7.00", "reason": "busy night"},
     )
     assert changed.status_code == 302
     assert TableConfigChange.objects.get(table=table, field="rake_bps").new_value == 700
@@ -343,12 +344,12 @@ def test_the_schedule_form_saves_outside_the_test_transaction_for_a_superuser_to
 
 
 def test_the_audit_log_pages_read_in_peoples_units(croupier: User, auditor: User) -> None:
-    from tests.backoffice.test_admin import CONDITIONS
 
     table = create_fun_table()
     desk = logged_in(croupier)
     desk.post(
-        f"/admin/tables/table/{table.pk}/conditions/", {**CONDITIONS, "rake_percent": "7.00", "reason": "busy night"}
+        f"/admin/tables/table/{table.pk}/conditions/",
+        {**WIDERPOKER_CONDITIONS_FORM, "rake_percent": "7.00", "reason": "busy night"},
     )
     fund(desk, "500.00")
     for url in (
@@ -386,19 +387,18 @@ def test_creating_a_table_is_in_the_configuration_audit_log_with_who_when_why_an
     """Issue 20: a table's creation was only in Django's admin history, not in the log the
     auditors read (TableConfigChange), so "who opened this table, when, with what rake" had
     no answer there. Refused forms log nothing."""
-    from tests.backoffice.test_admin import CONDITIONS
     from tests.backoffice.test_holdem_admin import FORM
 
     client = logged_in(croupier)
     refused = client.post(
         "/admin/tables/table/add/",
-        {**CONDITIONS, "name": "Euro Rail", "mode": "fun", "currency": "EUR", "reason": "new stakes"},
+        {**WIDERPOKER_CONDITIONS_FORM, "name": "Euro Rail", "mode": "fun", "currency": "EUR", "reason": "new stakes"},
     )
     assert refused.status_code == 200 and not TableConfigChange.objects.exists()
     created = client.post(
         "/admin/tables/table/add/",
         {
-            **CONDITIONS,
+            **WIDERPOKER_CONDITIONS_FORM,
             "name": "Euro Rail",
             "mode": "cash",
             "currency": "EUR",
@@ -435,7 +435,6 @@ def test_a_change_waiting_for_the_running_hand_reads_in_peoples_units(croupier: 
     ``rake_bps → 1000``, where the audit log reads "Rake 5 % → 10 %"."""
     from django.utils import timezone
 
-    from tests.backoffice.test_admin import CONDITIONS
     from tests.helpers import deal_hand
 
     table = create_fun_table()
@@ -443,7 +442,7 @@ def test_a_change_waiting_for_the_running_hand_reads_in_peoples_units(croupier: 
     client = logged_in(croupier)
     changed = client.post(
         f"/admin/tables/table/{table.pk}/conditions/",
-        {**CONDITIONS, "rake_percent": "10", "ante": "2.00", "reason": "busy night"},
+        {**WIDERPOKER_CONDITIONS_FORM, "rake_percent": "10", "ante": "2.00", "reason": "busy night"},
     )
     assert changed.status_code == 302
     for url in (f"/admin/tables/table/{table.pk}/change/", f"/admin/tables/table/{table.pk}/conditions/"):

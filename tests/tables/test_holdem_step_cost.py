@@ -65,8 +65,9 @@ def clock_steps(
     table: Table, now: datetime, *, wanted: int, kind: str, limit: int = 600
 ) -> list[tuple[list[tuple[int, Any]], list[str], list[Any]]]:
     """Advance the clock until ``wanted`` steps were of ``kind``: ``action`` (a bot's betting
-    action that left its hand running), ``settle`` (a bot's action that settled its hand), ``deal`` (the deal of a frozen hand) or ``freeze`` (the next
-    hand frozen after a hand); each as (lobby lines sent with the row built, the step's
+    action that left its hand running), ``settle`` (a bot's action that settled its hand),
+    ``deal`` (the deal of a frozen hand) or ``freeze`` (the next hand frozen after a hand);
+    each as (lobby lines sent with the row built, the step's
     statements, frames published)."""
     published: list[Any] = []
     lobby_lines: list[tuple[int, Any]] = []
