@@ -65,20 +65,25 @@ def send_prepared(protocol: Any, prepared: Any) -> bool:
     registered with the event loop, and sent on its next turn (``doWrite``): at 5,000
     sockets a process that flush took 0.5 s after the last write at load 9, 2-3 s at load
     20 (docs/benchmarks.md, "s5-fanout"). Raises what ``sendPreparedMessage`` raises (a
-    connection gone)."""
+    connection gone). Should twisted's or autobahn's private attributes read here be
+    gone (neither is pinned), every frame goes through ``sendPreparedMessage``: without this,
+    the hub would take each socket for closed and drop it."""
     transport: Any = getattr(protocol, "transport", None)
     data: bytes = prepared.payloadHybi
-    direct = (
-        isinstance(transport, tcp.Connection)
-        and not getattr(transport, "TLS", False)
-        and transport.connected
-        and not transport.disconnecting
-        and not transport._writeDisconnected
-        and not transport._tempDataBuffer
-        and len(transport.dataBuffer) == transport.offset
-        and (protocol._perMessageCompress is None or prepared.doNotCompress)
-        and not protocol.send_queue
-    )
+    try:
+        direct = (
+            isinstance(transport, tcp.Connection)
+            and not getattr(transport, "TLS", False)
+            and transport.connected
+            and not transport.disconnecting
+            and not transport._writeDisconnected
+            and not transport._tempDataBuffer
+            and len(transport.dataBuffer) == transport.offset
+            and (protocol._perMessageCompress is None or prepared.doNotCompress)
+            and not protocol.send_queue
+        )
+    except AttributeError:  # twisted or autobahn (not pinned) renamed their insides: their own way
+        direct = False
     if not direct:
         protocol.sendPreparedMessage(prepared)
         return False

@@ -115,3 +115,16 @@ def test_a_compressing_or_closed_connection_goes_through_autobahn() -> None:
     closed.connected = 0
     protocol = Protocol(closed)
     assert send_prepared(protocol, message) is False and protocol.fallback == [message]
+
+
+def test_a_transport_without_the_private_attributes_read_goes_through_autobahn() -> None:
+    """Neither twisted nor autobahn is pinned: should one rename an attribute read here,
+    the frame still goes out (autobahn's way), and nothing is raised (the hub would take
+    the socket for closed and drop it)."""
+    transport, peer, _reactor = connection()
+    protocol = Protocol(transport)
+    del protocol._perMessageCompress  # as an autobahn that renamed it
+    message = prepared()
+    assert send_prepared(protocol, message) is False and protocol.fallback == [message]
+    transport.doWrite()  # type: ignore[no-untyped-call]  # the loop's next turn flushes the buffer
+    assert read_all(peer, len(message.payloadHybi)) == message.payloadHybi
