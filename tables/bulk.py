@@ -218,40 +218,6 @@ _COPY_TRAILER = b"\xff\xff"
 _BINARY_TYPES = {"boolean": "?", "smallint": ">i2", "integer": ">i4", "bigint": ">i8"}
 
 
-def read_int_columns(sql: str, params: Sequence[Any], names: Sequence[str]) -> dict[str, np.ndarray]:
-    """The rows of ``sql`` (a SELECT of ``len(names)`` integer columns named ``names``, none
-    NULL: coalesce them in the SQL) as one int64 numpy array ``(N,)`` per name, aligned, in
-    the order the database produced the rows (sort them with numpy when the order matters:
-    see below).
-
-    PostgreSQL: one row comes back, each column aggregated into one ``bytea`` of big-endian
-    int64 (``string_agg(int8send(…))``: one aggregation fed every row in the same order, so
-    the columns stay aligned) and read by ``np.frombuffer``: no Python object per row or
-    value (100,000 entries in milliseconds, where a fetch through the ORM took a third of a
-    second and a ``COPY … TO STDOUT`` one message a row); SQLite: a plain fetch. Raises
-    ValueError when a column holds a NULL (its aggregate would be shorter)."""
-    names = list(names)
-    if connection.vendor != "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(sql, list(params))
-            rows = cursor.fetchall()
-        if any(value is None for row in rows for value in row):
-            raise ValueError("a NULL in the columns read")
-        table = np.array(rows, dtype=np.int64).reshape(len(rows), len(names))
-        return {name: np.ascontiguousarray(table[:, i]) for i, name in enumerate(names)}
-    aggregates = ", ".join(f"string_agg(int8send(q.{name}::bigint), ''::bytea)" for name in names)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT count(*), {aggregates} FROM ({sql}) AS q", list(params))
-        row = cursor.fetchone()
-    assert row is not None
-    count, blobs = int(row[0]), row[1:]
-    if any(len(blob or b"") != 8 * count for blob in blobs):
-        raise ValueError("a NULL in the columns read")
-    return {
-        name: np.frombuffer(blob or b"", dtype=">i8").astype(np.int64) for name, blob in zip(names, blobs, strict=True)
-    }
-
-
 def binary_copy_rows(columns: dict[str, tuple[str, np.ndarray]]) -> bytes:
     """``columns`` (name -> (PostgreSQL type: boolean, smallint, integer or bigint; values
     ``(N,)``)) as PostgreSQL's binary ``COPY`` stream, built by numpy in one structured

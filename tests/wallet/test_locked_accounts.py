@@ -197,3 +197,31 @@ def test_a_deal_reads_its_players_wallets_once(
     assert len(wallet_locks) == (1 if connection.vendor == "postgresql" else 2)
     assert hand.entry_count == len(players)
     assert verify_chain() == [] and check_books().ok
+
+
+@pytest.mark.parametrize("lock", [True, False])
+def test_the_players_wallets_read_are_those_in_the_database(
+    wallets: tuple[list[User], np.ndarray, Account], lock: bool
+) -> None:
+    """``lock_and_read_players`` (four integer columns read as binary aggregates on
+    PostgreSQL) gives each player his own wallet, sorted by id, with its balance, hold, kind,
+    currency and key as stored; a player without a wallet in the currency gets one opened."""
+    players, ids, _ = wallets
+    newcomer = make_player("otto")
+    Account.objects.filter(pk=int(ids[1])).update(held_minor=30, balance_minor=500)
+    user_ids = [newcomer.pk, *(p.pk for p in reversed(players))]
+    with transaction.atomic():
+        accounts, locked = services.lock_and_read_players(user_ids=user_ids, currency=Currency.FUN, lock=lock)
+    stored = {
+        a.user_id: a
+        for a in Account.objects.filter(kind=AccountKind.PLAYER, currency=Currency.FUN, user_id__in=user_ids)
+    }
+    assert accounts == {user_id: stored[user_id].pk for user_id in user_ids}
+    assert locked.ids.tolist() == sorted(a.pk for a in stored.values())
+    rows = [Account.objects.get(pk=pk) for pk in locked.ids.tolist()]
+    assert locked.balances.tolist() == [a.balance_minor for a in rows]
+    assert locked.helds.tolist() == [a.held_minor for a in rows]
+    assert locked.keys == [a.key for a in rows] and locked.currencies == [a.currency for a in rows]
+    assert locked.kinds == [a.kind for a in rows]
+    assert locked.available(np.array([stored[players[1].pk].pk])).tolist() == [470]
+    assert (locked.stamp is not None) == (lock and connection.vendor == "postgresql")

@@ -19,7 +19,7 @@ from django.db.models.functions import Coalesce
 from config.infra import metrics
 from jackpots import services as jackpot_services
 from jackpots.models import feed_key
-from tables.bulk import read_int_columns, update_rows, update_rows_by_copy
+from tables.bulk import update_rows, update_rows_by_copy
 from tables.engine import fairness
 from tables.engine.widerpoker import (
     NO_HOLD,
@@ -45,6 +45,7 @@ from tables.widerpoker.records import (
 from tables.widerpoker.services import powerups
 from tables.widerpoker.services.sessions import count_hand_sessions
 from wallet import services as wallet_services
+from wallet.lookups import read_int_columns
 from wallet.models import Account, AccountKind, TransferKind
 from wallet.money import format_minor
 
@@ -265,7 +266,7 @@ ENTRY_COLUMNS = ("id", "user_id", "combination", "hold_mask", "draws_bought", "p
 def _read_entries(hand_id: int) -> dict[str, np.ndarray]:
     """The hand's entries in join order, as one int64 array ``(N,)`` per name of
     ``ENTRY_COLUMNS`` (``hold_mask`` ``NO_HOLD`` where no hold was sent), read in one
-    statement from the hand's partition (``tables.bulk.read_int_columns``) in the order the
+    statement from the hand's partition (``wallet.lookups.read_int_columns``) in the order the
     rows lie, and put in join order by numpy (the database would sort 100,000 rows on
     disk: more than its ``work_mem``)."""
     table = Entry._meta.db_table
