@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import BooleanField, Case, ExpressionWrapper, F, Q, QuerySet, Value, When
 from django.db.models.functions import Greatest
 
@@ -28,7 +28,8 @@ def seat_presence_with(
     """``seat_presence`` with the values of the ``extra`` fields or lookups of each seat
     (e.g. ``"user__username"``, or annotations of ``seats``), read by the same query: a deal
     reads each of its 100,000 players once, his name and client seed joined to his
-    seat. Pairs of (the ``seat_presence`` tuple, the ``extra`` values in their order)."""
+    seat. Pairs of (the ``seat_presence`` tuple, the ``extra`` values in their order, as the
+    database gives them: no ORM conversion, so for text and integers, not dates)."""
     seen_after = now - timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
     closed_after = now - timedelta(seconds=settings.PRESENCE_RECONNECT_GRACE_SECONDS)
     rows = seats.annotate(
@@ -40,12 +41,19 @@ def seat_presence_with(
             Q(socket_closed_at__isnull=False, socket_closed_at__gte=closed_after), output_field=BooleanField()
         ),
     ).values_list("pk", "user_id", "status", "ws_connections", "fresh", "closed_last", "closed_recently", *extra)
+    # Fetched as the database's plain tuples: the ORM's row iteration (converters, one
+    # tuple rebuilt per seat) took a quarter of the read of 100,000 seats. The values are
+    # integers, text and truth values (0/1 on SQLite: only their truth is used).
+    sql, params = rows.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        fetched = cursor.fetchall()
     return [
         (
             (pk, user_id, status, bool(fresh if sockets > 0 else (closed_recently if closed_last else fresh))),
             tuple(more),
         )
-        for pk, user_id, status, sockets, fresh, closed_last, closed_recently, *more in rows
+        for pk, user_id, status, sockets, fresh, closed_last, closed_recently, *more in fetched
     ]
 
 

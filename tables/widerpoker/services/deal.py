@@ -127,8 +127,8 @@ def _deal(
         # Algorithm 3: the frozen players and seeds, and the deal round's value.
         draw = frozen.draw
         everyone = [int(row[0]) for row in frozen.freeze.players]
-        names = {int(row[0]): str(row[1]) for row in frozen.freeze.players}
-        client_seeds = {int(row[0]): str(row[2]) for row in frozen.freeze.players}
+        names = dict(zip(everyone, [str(row[1]) for row in frozen.freeze.players], strict=True))
+        client_seeds = dict(zip(everyone, [str(row[2]) for row in frozen.freeze.players], strict=True))
         assert frozen.answer.value is not None
         seed = derive_deal_seed(draw.seed, table.pk, number, bytes.fromhex(frozen.freeze.digest), frozen.answer.value)
         ids = user_ids.tolist()

@@ -91,7 +91,9 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
 
     Seats are read as tuples with their presence computed by the database: a table of
     100,000 players makes no model object per seat."""
-    freeze = HandFreeze.objects.filter(table=table, abandoned_at__isnull=True).first()
+    # The frozen players (6 MB for 100,000) are read only when the round's value is out, not
+    # at every tick of the wait.
+    freeze = HandFreeze.objects.filter(table=table, abandoned_at__isnull=True).defer("players").first()
     if freeze is not None:
         _deal_frozen(table, freeze, now=now)
         return
@@ -267,7 +269,7 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
             return
         _abandon(table, freeze, now=now, answer=answer.error or "no value")
         return
-    players = freeze.players
+    players = freeze.players  # read now (deferred until the round's value is out)
     user_ids = np.array([int(row[0]) for row in players], dtype=np.int64)
     # The wallets found, locked and read by one statement (issue 23: once, not twice).
     accounts, locked = wallet_services.lock_and_read_players(user_ids=user_ids.tolist(), currency=table.currency)
