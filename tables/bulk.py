@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from django.db import connection, transaction
 
-from wallet.lookups import int_array_literal
+from wallet.lookups import binary_copy_rows, int_array_literal
 
 
 def _text(value: Any) -> str:
@@ -209,39 +209,6 @@ def update_rows(
             f"UPDATE {table} SET {sets} WHERE id = %s" + "".join(f" AND {name} = %s" for name in narrow),
             [(*row[1:], *fixed_values, row[0], *narrow.values()) for row in zip(id_list, *values, strict=True)],
         )
-
-
-# PostgreSQL's binary COPY format: a signature, flags and an empty header extension, then one
-# tuple per row (a field count, then each field's length and bytes, big-endian), then -1.
-_COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00" + b"\x00\x00\x00\x00" + b"\x00\x00\x00\x00"
-_COPY_TRAILER = b"\xff\xff"
-_BINARY_TYPES = {"boolean": "?", "smallint": ">i2", "integer": ">i4", "bigint": ">i8"}
-
-
-def binary_copy_rows(columns: dict[str, tuple[str, np.ndarray]]) -> bytes:
-    """``columns`` (name -> (PostgreSQL type: boolean, smallint, integer or bigint; values
-    ``(N,)``)) as PostgreSQL's binary ``COPY`` stream, built by numpy in one structured
-    array (every row the same width: no NULL). Raises KeyError for another type, ValueError
-    for columns of different lengths or a value out of its type's range."""
-    specs = list(columns.values())
-    count = len(specs[0][1]) if specs else 0
-    dtype = np.dtype(
-        [("count", ">i2")]
-        + [field for i, (kind, _) in enumerate(specs) for field in ((f"l{i}", ">i4"), (f"v{i}", _BINARY_TYPES[kind]))]
-    )
-    rows = np.empty(count, dtype=dtype)
-    rows["count"] = len(specs)
-    for i, (kind, values) in enumerate(specs):
-        array = np.asarray(values)
-        if array.shape != (count,):
-            raise ValueError("columns of different lengths")
-        if kind != "boolean" and array.size:
-            info = np.iinfo(np.dtype(_BINARY_TYPES[kind]))
-            if int(array.min()) < info.min or int(array.max()) > info.max:
-                raise ValueError(f"a value out of the range of {kind}")
-        rows[f"l{i}"] = np.dtype(_BINARY_TYPES[kind]).itemsize
-        rows[f"v{i}"] = array
-    return _COPY_SIGNATURE + rows.tobytes() + _COPY_TRAILER
 
 
 def update_rows_by_copy(

@@ -225,3 +225,30 @@ def test_the_players_wallets_read_are_those_in_the_database(
     assert locked.kinds == [a.kind for a in rows]
     assert locked.available(np.array([stored[players[1].pk].pk])).tolist() == [470]
     assert (locked.stamp is not None) == (lock and connection.vendor == "postgresql")
+
+
+def test_a_transfer_of_many_legs_stores_each_leg_with_its_balance_after(db: Any) -> None:
+    """A transfer of more legs than are written inline (``INLINE_LEGS``: a binary ``COPY`` on
+    PostgreSQL) stores every leg, its account, delta and balance after, and seals like any
+    other: the chain and the books hold."""
+    cashier = services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN)
+    count = services.INLINE_LEGS + 36
+    escrows = [
+        services.ensure_account(key=f"escrow:many:{n}", kind=AccountKind.ESCROW, currency=Currency.FUN)
+        for n in range(count)
+    ]
+    ids = np.array([a.pk for a in escrows], dtype=np.int64)
+    amounts = np.arange(1, count + 1, dtype=np.int64) * 7
+    funding = services.post_transfer_arrays(
+        reference="fund:many",
+        kind=TransferKind.DEPOSIT,
+        currency=Currency.FUN,
+        account_ids=np.append(ids, cashier.pk),
+        deltas=np.append(amounts, -int(amounts.sum())),
+    )
+    legs = {leg.account_id: (leg.delta_minor, leg.balance_after_minor) for leg in funding.entries.all()}
+    assert len(legs) == count + 1
+    assert all(legs[int(i)] == (int(a), int(a)) for i, a in zip(ids, amounts, strict=True))
+    assert legs[cashier.pk][0] == -int(amounts.sum())
+    assert [a.balance_minor for a in Account.objects.filter(pk__in=ids.tolist()).order_by("pk")] == amounts.tolist()
+    assert verify_chain() == [] and check_books().ok
