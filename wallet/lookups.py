@@ -26,8 +26,11 @@ from django.db.models.sql.compiler import SQLCompiler
 def int_array_literal(values: Iterable[int] | npt.NDArray[np.integer[Any]]) -> str:
     """A PostgreSQL array literal of integers (``{1,2,3}``), sent as one parameter and cast in
     the SQL (``%s::bigint[]``): much cheaper to send than a list of ints."""
-    items = values.tolist() if isinstance(values, np.ndarray) else values
-    return "{" + ",".join(map(str, items)) + "}"
+    if isinstance(values, np.ndarray):
+        # numpy's integers as Python's, whose list ``repr`` C formats in one pass: half the
+        # time of a ``join`` of ``str`` (100,000 ids: ~8 ms against ~15 on this box).
+        return "{" + repr(values.tolist())[1:-1].replace(" ", "") + "}"
+    return "{" + ",".join(map(str, values)) + "}"
 
 
 def read_int_columns(sql: str, params: Sequence[Any], names: Sequence[str]) -> dict[str, np.ndarray]:

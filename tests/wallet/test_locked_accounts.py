@@ -221,8 +221,10 @@ def test_the_players_wallets_read_are_those_in_the_database(
     rows = [Account.objects.get(pk=pk) for pk in locked.ids.tolist()]
     assert locked.balances.tolist() == [a.balance_minor for a in rows]
     assert locked.helds.tolist() == [a.held_minor for a in rows]
-    assert locked.keys == [a.key for a in rows] and locked.currencies == [a.currency for a in rows]
-    assert locked.kinds == [a.kind for a in rows]
+    assert [locked.keys[i] for i in range(len(locked.keys))] == [a.key for a in rows]
+    assert locked.currencies.tolist() == [a.currency for a in rows] and locked.kinds.tolist() == [a.kind for a in rows]
+    with pytest.raises(IndexError):
+        locked.keys[len(rows)]
     assert locked.available(np.array([stored[players[1].pk].pk])).tolist() == [470]
     assert (locked.stamp is not None) == (lock and connection.vendor == "postgresql")
 
@@ -252,3 +254,25 @@ def test_a_transfer_of_many_legs_stores_each_leg_with_its_balance_after(db: Any)
     assert legs[cashier.pk][0] == -int(amounts.sum())
     assert [a.balance_minor for a in Account.objects.filter(pk__in=ids.tolist()).order_by("pk")] == amounts.tolist()
     assert verify_chain() == [] and check_books().ok
+
+
+def test_an_ante_refused_on_the_rows_read_names_the_short_wallet(
+    wallets: tuple[list[User], np.ndarray, Account],
+) -> None:
+    """The ante takes the rows ``lock_and_read_players`` locked (their keys made only when
+    one is read): a wallet that cannot pay is refused by its key, and nothing moves."""
+    players, ids, escrow = wallets
+    nora = Account.objects.get(pk=int(ids[2]))
+    services.transfer_between(
+        source=nora,
+        destination=services.ensure_house_account(kind=AccountKind.CASHIER, currency=Currency.FUN),
+        amount_minor=nora.balance_minor - (ANTE - 1),
+        kind=TransferKind.WITHDRAWAL,
+        reference="drain:nora",
+    )
+    with pytest.raises(InsufficientFundsError) as refused, transaction.atomic():
+        _, locked = services.lock_and_read_players(user_ids=[p.pk for p in players], currency=Currency.FUN)
+        _ante(ids, escrow, locked=locked)
+    assert refused.value.extra["key"] == services.player_account_key(players[2].pk, Currency.FUN)
+    assert refused.value.extra["shortfall_minor"] == 1
+    assert Account.objects.get(pk=int(ids[2])).balance_minor == ANTE - 1 and check_books().ok
