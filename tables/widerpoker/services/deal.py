@@ -123,27 +123,29 @@ def _deal(
         names, client_seeds = names_and_seeds(ids, players, now=now)
         seed = derive_hand_seed(draw.seed, table.pk, number, [(names[u], client_seeds[u]) for u in ids])
         everyone = ids
+        everyone_names = [names[u] for u in everyone]
+        seeds = [client_seeds[u] for u in ids]
     else:
         # Algorithm 3: the frozen players and seeds, and the deal round's value.
         draw = frozen.draw
-        everyone = [int(row[0]) for row in frozen.freeze.players]
-        names = dict(zip(everyone, [str(row[1]) for row in frozen.freeze.players], strict=True))
-        client_seeds = dict(zip(everyone, [str(row[2]) for row in frozen.freeze.players], strict=True))
+        everyone, everyone_names, frozen_seeds = frozen_columns(frozen.freeze.players)
         assert frozen.answer.value is not None
         seed = derive_deal_seed(draw.seed, table.pk, number, bytes.fromhex(frozen.freeze.digest), frozen.answer.value)
         ids = user_ids.tolist()
+        if ids == everyone:  # nobody left out: the frozen order is the dealt one
+            seeds = frozen_seeds
+        else:
+            client_seeds = dict(zip(everyone, frozen_seeds, strict=True))
+            seeds = [client_seeds[u] for u in ids]
     count = len(ids)
     # The entry order, the initial combinations and the entries' COPY text are pure CPU (a
     # hand of 100,000: ~1.2 million HMAC blocks, then 100,000 rows of text); a thread makes
     # them while this one waits on the database for the ante, which needs none of them.
     # One worker: the rows are made after the randomness they need.
     vendor = connection.vendor
-    seeds = [client_seeds[u] for u in ids]
     ante_minor = table.widerpoker.ante_minor  # read here: the worker thread has no connection of its own
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="deal") as pool:
-        randomness = pool.submit(
-            _order_and_combinations, seed, [names[u] for u in everyone], len(everyone), ids, everyone
-        )
+        randomness = pool.submit(_order_and_combinations, seed, everyone_names, len(everyone), ids, everyone)
         hand, spin = _create_hand(table, seed, draw, number=number, count=count, now=now, frozen=frozen)
         rows = pool.submit(
             lambda: _entry_rows(hand.pk, ante_minor, user_ids, seeds, *randomness.result(), vendor=vendor)
@@ -156,6 +158,16 @@ def _deal(
     table.hands_dealt += 1
     table.version += 1
     return hand
+
+
+def frozen_columns(players: list[list[Any]]) -> tuple[list[int], list[str], list[str]]:
+    """An algorithm 3 freeze's ``players`` (``[[user_id, name, client_seed], ...]``, as
+    ``HandFreeze.players``) as three aligned columns: user ids, names, client seeds. Each
+    column is made in one pass (a hand of 100,000 builds no dictionary here)."""
+    if not players:
+        return [], [], []
+    ids, names, seeds = zip(*players, strict=True)
+    return [int(u) for u in ids], [str(name) for name in names], [str(seed) for seed in seeds]
 
 
 def names_and_seeds(

@@ -40,7 +40,7 @@ from tables.services import beacon
 from tables.services import fairness as fairness_services
 from tables.services.seating import seat_presence_with
 from tables.widerpoker import between_hands
-from tables.widerpoker.services.deal import _deal, _Frozen, names_and_seeds
+from tables.widerpoker.services.deal import _deal, _Frozen, frozen_columns, names_and_seeds
 from tables.widerpoker.services.sessions import count_hand_sessions
 from tables.widerpoker.services.settlement import cancel_hand, settle_hand
 from wallet import protection
@@ -270,12 +270,13 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
         _abandon(table, freeze, now=now, answer=answer.error or "no value")
         return
     players = freeze.players  # read now (deferred until the round's value is out)
-    user_ids = np.array([int(row[0]) for row in players], dtype=np.int64)
+    frozen_ids, frozen_names, frozen_seeds = frozen_columns(players)
+    user_ids = np.array(frozen_ids, dtype=np.int64)
     # The wallets found, locked and read by one statement (issue 23: once, not twice).
-    accounts, locked = wallet_services.lock_and_read_players(user_ids=user_ids.tolist(), currency=table.currency)
-    account_ids = np.array([accounts[u] for u in user_ids.tolist()], dtype=np.int64)
+    accounts, locked = wallet_services.lock_and_read_players(user_ids=frozen_ids, currency=table.currency)
+    account_ids = np.array([accounts[u] for u in frozen_ids], dtype=np.int64)
     barred = protection.barred_players(
-        user_ids=user_ids.tolist(), currency=table.currency, stake_minor=table.widerpoker.ante_minor, now=now
+        user_ids=frozen_ids, currency=table.currency, stake_minor=table.widerpoker.ante_minor, now=now
     )
     can_pay = locked.available(account_ids) >= table.widerpoker.ante_minor
     # A player who left or sat out during the wait is not dealt in either (he pays nothing).
@@ -285,7 +286,9 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
         .exclude(status=SeatStatus.ACTIVE)
         .values_list("user_id", "status")
     )
-    kept = can_pay & np.array([u not in barred and u not in away for u in user_ids.tolist()], dtype=bool)
+    kept = can_pay
+    if barred or away:
+        kept = kept & np.array([u not in barred and u not in away for u in frozen_ids], dtype=bool)
 
     def why(user_id: int) -> str:
         if user_id in barred:
@@ -294,19 +297,18 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
             return "left" if away[user_id] == SeatStatus.LEFT else "sitting out"
         return "insufficient funds"
 
+    left_out = np.flatnonzero(~kept).tolist()  # usually none of 100,000
     dropped: list[dict[str, Any]] = [
         {
-            "player": str(row[1]),
-            "reason": why(int(row[0])),
-            "client_seed": str(row[2]),
+            "player": frozen_names[at],
+            "reason": why(frozen_ids[at]),
+            "client_seed": frozen_seeds[at],
             "frozen": True,
         }
-        for row, ok in zip(players, kept.tolist(), strict=True)
-        if not ok
+        for at in left_out
     ]
-    names = {str(row[1]): int(row[0]) for row in players}
     for reason in sorted({str(row["reason"]) for row in dropped} - {"left", "sitting out"}):
-        out = [names[str(row["player"])] for row in dropped if row["reason"] == reason]
+        out = [frozen_ids[at] for at, row in zip(left_out, dropped, strict=True) if row["reason"] == reason]
         seats = list(Seat.objects.filter(table=table, user_id__in=out).values_list("pk", flat=True))
         _update_seats(seats, status=SeatStatus.SITTING_OUT, status_reason=reason)
     if int(kept.sum()) < 2:
