@@ -20,7 +20,7 @@ from django.utils import timezone
 from handhistory.verification import verify_hand
 from jackpots import services as jackpot_services
 from jackpots.models import Jackpot, JackpotKind
-from tables.bulk import binary_copy_rows, update_rows_by_copy
+from tables.bulk import update_rows_by_copy
 from tables.clock import advance_due_tables
 from tables.engine.widerpoker import MAX_STRENGTH, board_grid, combination_index, deal_board, spin_jackpot_draw
 from tables.models import Entry, Hand, HandStatus, Seat, SeatStatus
@@ -29,7 +29,7 @@ from tables.widerpoker.records import board_from_json
 from tables.widerpoker.services.play import buy_draw, set_hold
 from tests.conftest import make_player, postgres_only
 from tests.helpers import create_fun_table, deal, seat_players, settle
-from wallet.lookups import read_int_columns
+from wallet.lookups import binary_copy_rows, read_int_columns
 from wallet.models import Account, Currency, Transfer
 from wallet.selectors import check_books, get_balance_minor
 
