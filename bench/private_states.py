@@ -76,6 +76,12 @@ def prepare(players: int, table_id: int | None) -> int:
     return table_id
 
 
+def backend_cpu(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (/proc/<pid>/stat: the PostgreSQL backend)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def child(table_id: int, sockets: int, passes: int) -> dict[str, Any]:
     """Run in the measured tree (its path first on ``sys.path``): the passes' figures."""
     import django
@@ -91,15 +97,20 @@ def child(table_id: int, sockets: int, passes: int) -> dict[str, Any]:
     assert hand_id is not None, "the table has no running hand"
     users = list(Entry.objects.filter(hand_id=hand_id).order_by("user_id").values_list("user_id", flat=True)[:sockets])
     connection.ensure_connection()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = int(cursor.fetchone()[0])
     figures = []
     digest = hashlib.sha256()
     for number in range(passes):
-        cpu, wall = time.process_time(), time.perf_counter()
+        cpu, wall, pg = time.process_time(), time.perf_counter(), backend_cpu(backend)
         texts: dict[int, str] = {}
         for start in range(0, len(users), PRIVATE_SLICE):
             texts.update(render_private_frames(table_id, set(users[start : start + PRIVATE_SLICE])))
-        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        figures.append({"cpu_ms": 1000 * cpu / len(users), "wall_ms": 1000 * wall / len(users)})
+        cpu, wall, pg = time.process_time() - cpu, time.perf_counter() - wall, backend_cpu(backend) - pg
+        figures.append(
+            {"cpu_ms": 1000 * cpu / len(users), "pg_ms": 1000 * pg / len(users), "wall_ms": 1000 * wall / len(users)}
+        )
         if number == 0:
             for user_id in users:
                 digest.update(texts[user_id].encode())
@@ -144,7 +155,7 @@ def main() -> None:
             result = measure(tree, table_id, args.sockets, args.passes)
             results[label].append(result)
             shown = ", ".join(
-                f"pass {i + 1} CPU {p['cpu_ms']:.3f} ms wall {p['wall_ms']:.3f} ms"
+                f"pass {i + 1} CPU {p['cpu_ms']:.3f} + PostgreSQL {p['pg_ms']:.3f} ms, wall {p['wall_ms']:.3f} ms"
                 for i, p in enumerate(result["passes"])
             )
             print(
@@ -155,9 +166,12 @@ def main() -> None:
     if args.compare:
         base, ours = results["baseline"], results["this tree"]
         for number in range(args.passes):
-            before = min(r["passes"][number]["cpu_ms"] for r in base)
-            after = min(r["passes"][number]["cpu_ms"] for r in ours)
-            print(f"pass {number + 1}: best CPU {before:.3f} -> {after:.3f} ms per state, x{before / after:.2f}")
+            parts: list[str] = []
+            for measure_name in ("cpu_ms", "pg_ms", "wall_ms"):
+                before = min(r["passes"][number][measure_name] for r in base)
+                after = min(r["passes"][number][measure_name] for r in ours)
+                parts.append(f"{measure_name[:-3]} {before:.3f} -> {after:.3f} ms (x{before / max(after, 1e-9):.2f})")
+            print(f"pass {number + 1}, best of {args.rounds} per state: " + ", ".join(parts))
         same = {r["digest"] for r in base} == {r["digest"] for r in ours}
         print("texts identical" if same else "TEXTS DIFFER", flush=True)
 

@@ -5,6 +5,7 @@ of a daphne's busy time at 10,000 sockets; docs/benchmarks.md, "s6-private")."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -34,23 +35,32 @@ def render_spliced(state: EntryStateFrame) -> str:
 
 
 class CachedPanel:
-    """A probability panel as a private frame carries it: ``data`` (``Panel.as_dict()``, not
-    to be mutated) and ``text``, ``frames.dumps`` of ``data`` (about 1.8 KB, most of the
-    frame), encoded once per (hand, combination) and process and spliced into every later
-    frame (``render_entry_states``)."""
+    """A probability panel as a private frame carries it: ``text``, ``frames.dumps`` of
+    ``Panel.as_dict()`` (about 1.8 KiB, most of the frame), encoded once per (hand,
+    combination) and process and spliced into every later frame (``render_entry_states``);
+    ``data``, that dict (not to be mutated), kept only once a dict frame asked for it (REST
+    answers, the page): about 9.8 KiB more, a socket's frames never need it."""
 
-    __slots__ = ("_untipped", "data", "text")
+    __slots__ = ("_data", "_untipped", "text")
 
-    def __init__(self, data: dict[str, Any]) -> None:
-        self.data = data
-        self.text = dumps(data)
+    def __init__(self, text: str, data: dict[str, Any] | None = None) -> None:
+        self.text = text
+        self._data = data
         self._untipped: CachedPanel | None = None
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The panel as a dict (``json.loads`` of ``text`` the first time, then kept)."""
+        if self._data is None:
+            self._data = json.loads(self.text)
+        return self._data
 
     def untipped(self) -> CachedPanel:
         """The same panel with ``tip1`` and ``tip2`` None (a special hand without tips: the
         server never sends them, seed 001, D), made once."""
         if self._untipped is None:
-            self._untipped = CachedPanel({**self.data, "tip1": None, "tip2": None})
+            data = {**self.data, "tip1": None, "tip2": None}
+            self._untipped = CachedPanel(dumps(data), data)
         return self._untipped
 
 
@@ -58,23 +68,24 @@ PANELS: OrderedDict[tuple[int, tuple[int, ...]], CachedPanel] = OrderedDict()
 PANELS_LOCK = threading.Lock()
 PANEL_CACHE_SIZE = 20_000
 """Probability panels kept per process (~0.1-2 ms each to compute over the board's 100,000
-cells, ~0.1 ms to encode; ~15 KiB each kept, dict and text): one per player of a running
+cells, ~0.1 ms to encode; 1.8 KiB each kept, 11.6 KiB with its dict): one per player of a running
 hand, computed at his first private frame and reused for every later one (his holds,
 purchases, REST answers, reconnections)."""
 
 
-def panel_of(hand: Hand, combination: tuple[int, ...]) -> CachedPanel:
-    """The probability panel (``odds.panel(...).as_dict()`` and its text) of ``combination``
-    on the board of ``hand``: a function of the two alone (a hand's board never changes),
-    cached per (hand, combination), least recently used dropped first. The board is parsed
-    only to compute a panel not cached."""
+def panel_of(hand: Hand, combination: tuple[int, ...], *, keep_data: bool = False) -> CachedPanel:
+    """The probability panel (``odds.panel(...).as_dict()``'s text, and the dict with
+    ``keep_data`` when computed now) of ``combination`` on the board of ``hand``: a function
+    of the two alone (a hand's board never changes), cached per (hand, combination), least
+    recently used dropped first. The board is parsed only to compute a panel not cached."""
     key = (hand.pk, combination)
     with PANELS_LOCK:
         found = PANELS.get(key)
         if found is not None:
             PANELS.move_to_end(key)
             return found
-    computed = CachedPanel(hand_panel(hand.pk, lambda: board_grid(board_from_json(hand.board)), combination).as_dict())
+    data = hand_panel(hand.pk, lambda: board_grid(board_from_json(hand.board)), combination).as_dict()
+    computed = CachedPanel(dumps(data), data if keep_data else None)
     with PANELS_LOCK:
         PANELS[key] = computed
         while len(PANELS) > PANEL_CACHE_SIZE:

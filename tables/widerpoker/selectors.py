@@ -436,7 +436,7 @@ def _entry_private(
         "result": None,
     }
     if hand.status == HandStatus.CHANGE and config.get("panel", True):
-        cached = panel_of(hand, combination)
+        cached = panel_of(hand, combination, keep_data=not spliced)
         if not config.get("tips", True):
             cached = cached.untipped()
         data["panel"] = cached if spliced else dict(cached.data)

@@ -70,6 +70,8 @@ def test_the_spliced_frames_are_the_dict_forms_text_to_the_byte(now: datetime) -
     assert sent == _dict_form(table, user_ids)  # panels cached: spliced from the cache
     panel_cache.PANELS.clear()
     assert selectors.render_entry_states(table_id=table.pk, user_ids=user_ids) == sent  # computed again
+    # A socket's frames keep only the panels' texts (1.8 KiB each, not 11.6 with the dicts).
+    assert len(panel_cache.PANELS) == 4 and all(kept._data is None for kept in panel_cache.PANELS.values())
     frames = {name: json.loads(sent[user.pk]) for name, user in players.items()}
     assert frames["holder"]["entry"]["hold"] == [True, False, True, False, True]
     assert frames["idle"]["entry"]["hold"] is None
