@@ -1,7 +1,7 @@
 """Per-process probability panel tables of the running hands (issue 23; docs/platform.md,
 "REST purchases through the lean door").
 
-A process computes a player's panel at his first private frame (``selectors._panel_of``
+A process computes a player's panel at his first private frame (``panel_cache.panel_of``
 caches it). When it has computed ``PANEL_TABLE_AFTER`` panels of one hand (a big hand's
 buyers over REST, who never opened the game screen; reconnections after a restart), it
 builds that hand's ``PanelTable`` (tables/engine/widerpoker/panel_table.py: about 0.15 s of

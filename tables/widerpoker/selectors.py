@@ -8,8 +8,6 @@ appear only once the hand is settled or cancelled.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +17,6 @@ from django.utils import timezone
 
 from tables.engine.widerpoker import (
     PoolSplit,
-    board_grid,
     category_of,
     change_keys,
     final_hand,
@@ -27,16 +24,11 @@ from tables.engine.widerpoker import (
     pool_split,
 )
 from tables.models import Entry, Hand, HandFreeze, HandStatus, Redeal, Seat, Table, TablePhase
-from tables.realtime.frames import (
-    EntryStateFrame,
-    PoolUpdatedFrame,
-    TableStateFrame,
-    dumps,
-)
+from tables.realtime.frames import EntryStateFrame, PoolUpdatedFrame, TableStateFrame
 from tables.selectors import _iso, count_players, get_table, speed_label, table_jackpots
 from tables.services import beacon
-from tables.widerpoker.panel_tables import hand_panel
-from tables.widerpoker.records import board_from_json, carry_key, combination_digits, hand_conditions, spin_feed
+from tables.widerpoker.panel_cache import panel_of, render_spliced
+from tables.widerpoker.records import board_from_json, carry_key, hand_conditions, spin_feed
 from tables.widerpoker.services import powerups
 from tables.widerpoker.services.special import next_special
 from wallet.models import Account
@@ -285,9 +277,10 @@ def list_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, EntrySt
     return _entry_states(_private_table(table_id), user_ids)
 
 
-def _entry_states(table: Table, user_ids: set[int]) -> dict[int, EntryStateFrame]:
+def _entry_states(table: Table, user_ids: set[int], *, spliced: bool = False) -> dict[int, EntryStateFrame]:
     """The private frames of ``user_ids`` at ``table`` (as read by ``_private_table``):
-    seats, balances, entries in the running hand and power-up sessions, one query each."""
+    seats, balances, entries in the running hand and power-up sessions, one query each.
+    ``spliced``: each panel left a ``CachedPanel`` (``_entry_private``)."""
     hand = table.current_hand
     seats = {
         user_id: {"status": status, "reason": reason}
@@ -332,7 +325,11 @@ def _entry_states(table: Table, user_ids: set[int]) -> dict[int, EntryStateFrame
             balance_minor=balances.get(user_id, 0),
             currency=table.currency,
             hand_id=hand.pk if hand is not None else None,
-            entry=_entry_private(hand, entry, pending.get(user_id)) if hand is not None and entry is not None else None,
+            entry=(
+                _entry_private(hand, entry, pending.get(user_id), spliced=spliced)
+                if hand is not None and entry is not None
+                else None
+            ),
             powerups=sessions.get(user_id),
         )
     return states
@@ -356,6 +353,40 @@ def build_entry_state(
     ``PRIVATE_HAND_FIELDS``, ``entry`` those of ``PRIVATE_ENTRY_FIELDS``; ``balance_minor``
     is what the player may spend (balance less held); ``redeal_pending`` the player's redeal
     waiting for its beacon round (algorithm 3: ``number``, ``round``, ``round_at``), else None."""
+    return _entry_state_of(
+        spliced=False,
+        table_id=table_id,
+        version=version,
+        currency=currency,
+        hand=hand,
+        entry=entry,
+        seat=seat,
+        balance_minor=balance_minor,
+        powerups=powerups,
+        redeal_pending=redeal_pending,
+    )
+
+
+def render_entry_state(**arguments: Any) -> str:
+    """``frames.dumps(build_entry_state(**arguments))``, the same text (the same keyword
+    arguments), its probability panel's text spliced in from the panel cache
+    (``render_entry_states``). Raises TypeError for arguments ``build_entry_state`` refuses."""
+    return render_spliced(_entry_state_of(spliced=True, **arguments))
+
+
+def _entry_state_of(
+    *,
+    spliced: bool,
+    table_id: int,
+    version: int,
+    currency: str,
+    hand: Hand,
+    entry: Entry,
+    seat: dict[str, Any] | None,
+    balance_minor: int,
+    powerups: dict[str, Any] | None,
+    redeal_pending: dict[str, Any] | None = None,
+) -> EntryStateFrame:
     return EntryStateFrame(
         type="entry_state",
         table_id=table_id,
@@ -364,53 +395,32 @@ def build_entry_state(
         balance_minor=balance_minor,
         currency=currency,
         hand_id=hand.pk,
-        entry=_entry_private(hand, entry, redeal_pending),
+        entry=_entry_private(hand, entry, redeal_pending, spliced=spliced),
         powerups=powerups,
     )
 
 
 def render_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
-    """``list_entry_states`` serialised, ready to send (WiderPoker's ``Game.private_frames``).
-    Raises TableNotFoundError."""
-    return {user_id: dumps(state) for user_id, state in list_entry_states(table_id=table_id, user_ids=user_ids).items()}
+    """``list_entry_states`` serialised, ready to send (WiderPoker's ``Game.private_frames``):
+    the text ``frames.dumps`` makes of each frame, its probability panel's text spliced in
+    from the panel cache (``panel_cache``), not encoded again. Raises TableNotFoundError."""
+    states = _entry_states(_private_table(table_id), user_ids, spliced=True)
+    return {user_id: render_spliced(state) for user_id, state in states.items()}
 
 
-_PANELS: OrderedDict[tuple[int, tuple[int, ...]], dict[str, Any]] = OrderedDict()
-_PANELS_LOCK = threading.Lock()
-PANEL_CACHE_SIZE = 20_000
-"""Probability panels kept per process (~2 ms each to compute over the board's 100,000
-cells; ~1 KiB each kept): one per player of a running hand, computed at his first private
-frame and reused for every later one (his holds, purchases, REST answers, reconnections)."""
-
-
-def _panel_of(hand: Hand, combination: tuple[int, ...]) -> dict[str, Any]:
-    """The probability panel (``odds.panel(...).as_dict()``, not to be mutated) of
-    ``combination`` on the board of ``hand``: a function of the two alone (a hand's board
-    never changes), cached per (hand, combination), least recently used dropped first. The
-    board is parsed only to compute a panel not cached."""
-    key = (hand.pk, combination)
-    with _PANELS_LOCK:
-        found = _PANELS.get(key)
-        if found is not None:
-            _PANELS.move_to_end(key)
-            return found
-    computed = hand_panel(hand.pk, lambda: board_grid(board_from_json(hand.board)), combination).as_dict()
-    with _PANELS_LOCK:
-        _PANELS[key] = computed
-        while len(_PANELS) > PANEL_CACHE_SIZE:
-            _PANELS.popitem(last=False)
-    return computed
-
-
-def _entry_private(hand: Hand, entry: Entry, pending: dict[str, Any] | None = None) -> dict[str, Any]:
+def _entry_private(
+    hand: Hand, entry: Entry, pending: dict[str, Any] | None = None, *, spliced: bool = False
+) -> dict[str, Any]:
     """``entry`` of the private frame; ``redeal_pending``: algorithm 3's redeal waiting for
-    its beacon round (``number``, ``round``, ``round_at``), else None."""
+    its beacon round (``number``, ``round``, ``round_at``), else None. ``spliced``: its
+    ``panel`` is the ``CachedPanel`` itself, for ``render_spliced`` (not JSON as it is)."""
     config = hand.config
-    digits = combination_digits(np.array([entry.combination], dtype=np.int64))[0]
-    combination = tuple(int(d) for d in digits)
+    index = int(entry.combination)
+    combination = (index // 10_000 % 10, index // 1_000 % 10, index // 100 % 10, index // 10 % 10, index % 10)
+    columns = hand.board["columns"]
     data: dict[str, Any] = {
-        "combination": [int(d) for d in digits],
-        "cards": [hand.board["columns"][c][int(digits[c])] for c in range(5)],
+        "combination": list(combination),  # records.combination_digits, for one entry
+        "cards": [columns[c][p] for c, p in enumerate(combination)],
         "hold": list(hold_from_mask(entry.hold_mask)) if entry.hold_mask is not None else None,
         "draws_bought": entry.draws_bought,
         "max_draws": config["max_draws"],
@@ -426,10 +436,10 @@ def _entry_private(hand: Hand, entry: Entry, pending: dict[str, Any] | None = No
         "result": None,
     }
     if hand.status == HandStatus.CHANGE and config.get("panel", True):
-        data["panel"] = dict(_panel_of(hand, combination))
+        cached = panel_of(hand, combination, keep_data=not spliced)
         if not config.get("tips", True):
-            # A special hand without tips: the server never sends them (seed 001, D).
-            data["panel"]["tip1"] = data["panel"]["tip2"] = None
+            cached = cached.untipped()
+        data["panel"] = cached if spliced else dict(cached.data)
     elif hand.status == HandStatus.SETTLED and entry.hold_used is not None:
         board = board_from_json(hand.board)
         keys = hand.change_keys or [list(key) for key in change_keys(bytes.fromhex(hand.server_seed))]

@@ -140,7 +140,7 @@ def test_a_player_s_probability_panel_is_computed_once_per_hand_and_never_altere
     board's 100,000 cells); a hand of 10,000 sockets sends one per player at the deal and
     again after every hold and purchase. It is kept per (hand, combination): computed once,
     the same on every frame, and a table without tips blanks its copy, not the kept one."""
-    from tables.widerpoker import selectors
+    from tables.widerpoker import panel_cache, selectors
 
     calls: list[tuple[int, ...]] = []
     from tables.engine.widerpoker import panel as real
@@ -170,4 +170,4 @@ def test_a_player_s_probability_panel_is_computed_once_per_hand_and_never_altere
     assert blank["entry"] is not None and blank["entry"]["panel"]["tip1"] is None
     assert selectors.get_entry_state(table_id=table.pk, user_id=bob.pk)["entry"] is not None
     assert len(calls) == 2  # bob's; alice's kept panel still has its tips:
-    assert selectors._PANELS[(hand.pk, tuple(first["entry"]["combination"]))]["tip1"] is not None
+    assert panel_cache.PANELS[(hand.pk, tuple(first["entry"]["combination"]))].data["tip1"] is not None

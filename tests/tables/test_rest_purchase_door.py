@@ -238,15 +238,14 @@ async def test_panels_from_a_hand_s_panel_table_are_the_panels_computed_one_by_o
     s5-rest): the answers carry, field for field, the panel ``odds.panel`` computes, and
     the purchases are made as before."""
     from tables.engine.widerpoker import board_grid, panel
-    from tables.widerpoker import panel_tables, selectors
+    from tables.widerpoker import panel_cache, panel_tables
     from tables.widerpoker.records import board_from_json
 
     users = await sync_to_async(players)(6)
     table, hand = await sync_to_async(dealt_table)(users)
     tokens = [await sync_to_async(token_of)(user) for user in users]
     panel_tables.forget()
-    selectors._PANELS.clear()
-    purchase_orders._PANELS.clear()
+    panel_cache.PANELS.clear()
     monkeypatch.setitem(panel_tables.tuning, "after", 2)
     computed: list[tuple[int, ...]] = []
 

@@ -12,9 +12,8 @@ free item cannot be used and stays in stock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 from django.db import connection, transaction
@@ -250,13 +249,19 @@ def session_states(
 
 class SessionCounts(Protocol):
     """What ``session_state`` reads of a session: a ``GamingSession`` or the purchase
-    writer's row of one (tables/widerpoker/services/purchase_batch.py)."""
+    writer's row of one (tables/widerpoker/services/purchase_batch.py), or a tuple of its
+    columns (``_open_sessions``): read only."""
 
-    hands_played: int
-    draws_bought: int
-    redeals_bought: int
-    free_draws: int
-    free_redeals: int
+    @property
+    def hands_played(self) -> int: ...
+    @property
+    def draws_bought(self) -> int: ...
+    @property
+    def redeals_bought(self) -> int: ...
+    @property
+    def free_draws(self) -> int: ...
+    @property
+    def free_redeals(self) -> int: ...
 
 
 def session_state(session: SessionCounts, config: PowerUpRules) -> dict[str, Any]:
@@ -278,19 +283,40 @@ def session_state(session: SessionCounts, config: PowerUpRules) -> dict[str, Any
     }
 
 
-def _open_sessions(table_id: int, user_ids: set[int]) -> Iterable[GamingSession]:
-    """The open sessions of ``user_ids`` at ``table_id``. On PostgreSQL one index probe per
-    player (``LATERAL``): a plan that stays a few lookups for a few players of a table of
-    100,000 sessions even before the statistics know them (``user_id IN (...)`` was planned
-    as a scan of the table's every session then)."""
+class _OpenSession(NamedTuple):
+    """The columns of an open session ``session_states`` reads (``SessionCounts``)."""
+
+    user_id: int
+    hands_played: int
+    draws_bought: int
+    redeals_bought: int
+    free_draws: int
+    free_redeals: int
+
+
+def _open_sessions(table_id: int, user_ids: set[int]) -> list[_OpenSession]:
+    """The open sessions of ``user_ids`` at ``table_id``, as tuples (no model object: 100 of
+    them a slice of private states, tables/realtime/refresh.py). On PostgreSQL one index
+    probe per player (``LATERAL``): a plan that stays a few lookups for a few players of a
+    table of 100,000 sessions even before the statistics know them (``user_id IN (...)`` was
+    planned as a scan of the table's every session then). The ``LIMIT 1`` (at most one open
+    session per player and table: ``one_open_session_per_player_and_table``) keeps the
+    planner from flattening the subquery into a hash join over the table's every open
+    session: 58 ms instead of 0.6 ms for 100 players of a fresh 100,000-player table
+    (docs/benchmarks.md, "s6-private")."""
+    columns = _OpenSession._fields
     if connection.vendor != "postgresql":
-        return GamingSession.objects.filter(table_id=table_id, user_id__in=user_ids, ended_at__isnull=True)
+        rows = GamingSession.objects.filter(table_id=table_id, user_id__in=user_ids, ended_at__isnull=True)
+        return [_OpenSession(*row) for row in rows.values_list(*columns)]
     table = GamingSession._meta.db_table
-    return GamingSession.objects.raw(
-        f"SELECT s.* FROM unnest(%s::bigint[]) AS u(user_id) CROSS JOIN LATERAL "
-        f"(SELECT * FROM {table} WHERE table_id = %s AND user_id = u.user_id AND ended_at IS NULL) s",
-        [sorted(user_ids), table_id],
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {', '.join(f's.{name}' for name in columns)} FROM unnest(%s::bigint[]) AS u(user_id) "
+            f"CROSS JOIN LATERAL (SELECT * FROM {table} WHERE table_id = %s AND user_id = u.user_id "
+            f"AND ended_at IS NULL LIMIT 1) s",
+            [sorted(user_ids), table_id],
+        )
+        return [_OpenSession(*row) for row in cursor.fetchall()]
 
 
 @transaction.atomic(durable=True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
@@ -17,16 +16,11 @@ from django.utils.translation import gettext_lazy as _
 from config.infra.errors import DomainError
 from tables.errors import LimitReachedError, RedealClosedError
 from tables.models import Hand, PowerUpRules
-from tables.realtime.frames import dumps
 
 DRAW: Final = "draw"
 REDEAL: Final = "redeal"
 ACTIONS: Final = {"buy_draw": DRAW, "redeal": REDEAL}
 """The purchase actions (tables/commands.py names) and the kind each buys."""
-
-PANEL_TEXTS: Final = 20_000
-"""Probability panels kept serialised per process (one per buyer of a running hand, about
-1 KiB each; as ``selectors.PANEL_CACHE_SIZE``)."""
 
 
 class PurchaseNotCommittedError(DomainError):
@@ -63,7 +57,8 @@ class Outcome:
     ``frame``: the buyer's new ``entry_state`` frame (tables/realtime/frames.py), built from
     the rows the batch wrote, on first access by the waiting caller (its probability panel,
     when not cached, is computed in the caller's thread, never in the writer's); ``text``:
-    that frame serialised as ``frames.dumps`` does, its panel's text reused (``_render``).
+    that frame serialised as ``frames.dumps`` does, its panel's text spliced in from the
+    panel cache (``selectors.render_entry_state``), built apart from ``frame``.
     ``duplicate``: its ``ref`` was committed before; nothing was charged now and ``frame``
     is None (the caller reads the state)."""
 
@@ -83,39 +78,11 @@ class Outcome:
 
     @property
     def text(self) -> str | None:
-        if self.rendered is None:
-            frame = self.frame
-            if frame is not None:
-                self.rendered = _render(frame)
+        if self.rendered is None and self.state is not None:
+            from tables.widerpoker.selectors import render_entry_state
+
+            self.rendered = render_entry_state(**self.state)
         return self.rendered
-
-
-_PANELS: OrderedDict[tuple[int, tuple[int, ...]], str] = OrderedDict()
-_PANELS_LOCK = threading.Lock()
-_PANEL_MARK = "\x00panel"  # a string no frame holds: dumps writes it "\u0000panel"
-_PANEL_SLOT = dumps(_PANEL_MARK)
-
-
-def _render(frame: dict[str, Any]) -> str:
-    """``dumps(frame)`` of an ``entry_state`` frame, the same text, with its probability
-    panel (most of the frame, the same for a player's every frame of the hand: a function of
-    the board and his combination) serialised once per (hand, combination) and process."""
-    entry = frame["entry"]
-    panel = entry.get("panel")
-    if not isinstance(panel, dict):
-        return dumps(frame)
-    key = (int(frame["hand_id"]), tuple(entry["combination"]))
-    with _PANELS_LOCK:
-        text = _PANELS.get(key)
-        if text is not None:
-            _PANELS.move_to_end(key)
-    if text is None:
-        text = dumps(panel)
-        with _PANELS_LOCK:
-            _PANELS[key] = text
-            while len(_PANELS) > PANEL_TEXTS:
-                _PANELS.popitem(last=False)
-    return dumps({**frame, "entry": {**entry, "panel": _PANEL_MARK}}).replace(_PANEL_SLOT, text, 1)
 
 
 @dataclass(slots=True)
