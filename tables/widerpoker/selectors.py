@@ -19,6 +19,7 @@ from tables.engine.widerpoker import (
     PoolSplit,
     category_of,
     change_keys,
+    combination_from_index,
     final_hand,
     hold_from_mask,
     pool_split,
@@ -346,47 +347,15 @@ def build_entry_state(
     balance_minor: int,
     powerups: dict[str, Any] | None,
     redeal_pending: dict[str, Any] | None = None,
+    spliced: bool = False,
 ) -> EntryStateFrame:
     """The ``entry_state`` frame of a player of ``hand`` from values the caller already
     holds (the purchase writer's rows: tables/widerpoker/services/purchases.py), with no query: the
     same frame ``get_entry_state`` reads. ``hand`` needs the columns of
     ``PRIVATE_HAND_FIELDS``, ``entry`` those of ``PRIVATE_ENTRY_FIELDS``; ``balance_minor``
     is what the player may spend (balance less held); ``redeal_pending`` the player's redeal
-    waiting for its beacon round (algorithm 3: ``number``, ``round``, ``round_at``), else None."""
-    return _entry_state_of(
-        spliced=False,
-        table_id=table_id,
-        version=version,
-        currency=currency,
-        hand=hand,
-        entry=entry,
-        seat=seat,
-        balance_minor=balance_minor,
-        powerups=powerups,
-        redeal_pending=redeal_pending,
-    )
-
-
-def render_entry_state(**arguments: Any) -> str:
-    """``frames.dumps(build_entry_state(**arguments))``, the same text (the same keyword
-    arguments), its probability panel's text spliced in from the panel cache
-    (``render_entry_states``). Raises TypeError for arguments ``build_entry_state`` refuses."""
-    return render_spliced(_entry_state_of(spliced=True, **arguments))
-
-
-def _entry_state_of(
-    *,
-    spliced: bool,
-    table_id: int,
-    version: int,
-    currency: str,
-    hand: Hand,
-    entry: Entry,
-    seat: dict[str, Any] | None,
-    balance_minor: int,
-    powerups: dict[str, Any] | None,
-    redeal_pending: dict[str, Any] | None = None,
-) -> EntryStateFrame:
+    waiting for its beacon round (algorithm 3: ``number``, ``round``, ``round_at``), else None.
+    ``spliced``: the panel is left a ``CachedPanel``, for ``render_spliced`` only."""
     return EntryStateFrame(
         type="entry_state",
         table_id=table_id,
@@ -398,6 +367,13 @@ def _entry_state_of(
         entry=_entry_private(hand, entry, redeal_pending, spliced=spliced),
         powerups=powerups,
     )
+
+
+def render_entry_state(**arguments: Any) -> str:
+    """``frames.dumps(build_entry_state(**arguments))``, the same text (the same keyword
+    arguments), its probability panel's text spliced in from the panel cache
+    (``render_entry_states``). Raises TypeError for arguments ``build_entry_state`` refuses."""
+    return render_spliced(build_entry_state(spliced=True, **arguments))
 
 
 def render_entry_states(*, table_id: int, user_ids: set[int]) -> dict[int, str]:
@@ -415,11 +391,10 @@ def _entry_private(
     its beacon round (``number``, ``round``, ``round_at``), else None. ``spliced``: its
     ``panel`` is the ``CachedPanel`` itself, for ``render_spliced`` (not JSON as it is)."""
     config = hand.config
-    index = int(entry.combination)
-    combination = (index // 10_000 % 10, index // 1_000 % 10, index // 100 % 10, index // 10 % 10, index % 10)
+    combination = combination_from_index(int(entry.combination))
     columns = hand.board["columns"]
     data: dict[str, Any] = {
-        "combination": list(combination),  # records.combination_digits, for one entry
+        "combination": list(combination),
         "cards": [columns[c][p] for c, p in enumerate(combination)],
         "hold": list(hold_from_mask(entry.hold_mask)) if entry.hold_mask is not None else None,
         "draws_bought": entry.draws_bought,

@@ -79,12 +79,15 @@ derive_hand_seed = fairness.hand_seed
 @dataclass(frozen=True)
 class _Frozen:
     """A freeze being dealt: its row, the chain element released for it, the deal round's
-    beacon answer, and which frozen players are dealt in (bool per ``freeze.players``)."""
+    beacon answer, which frozen players are dealt in (bool per ``freeze.players``), and
+    ``freeze.players`` as the deal round read it (``frozen_columns``: user ids, names,
+    client seeds), so that the deal does not take 100,000 rows apart a second time."""
 
     freeze: HandFreeze
     draw: fairness_services.ChainDraw
     answer: beacon.Answer
     kept: np.ndarray
+    columns: tuple[list[int], list[str], list[str]]
 
 
 derive_deal_seed = fairness.deal_seed
@@ -128,7 +131,7 @@ def _deal(
     else:
         # Algorithm 3: the frozen players and seeds, and the deal round's value.
         draw = frozen.draw
-        everyone, everyone_names, frozen_seeds = frozen_columns(frozen.freeze.players)
+        everyone, everyone_names, frozen_seeds = frozen.columns
         assert frozen.answer.value is not None
         seed = derive_deal_seed(draw.seed, table.pk, number, bytes.fromhex(frozen.freeze.digest), frozen.answer.value)
         ids = user_ids.tolist()

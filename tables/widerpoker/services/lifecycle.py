@@ -324,7 +324,7 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
             account_ids[kept],
             locked=locked,
             now=now,
-            frozen=_Frozen(freeze, draw, answer, kept),
+            frozen=_Frozen(freeze, draw, answer, kept, (frozen_ids, frozen_names, frozen_seeds)),
         )
     metrics.count_on_commit(metrics.HANDS, TableGame.WIDERPOKER, "dealt")
     listed = [*freeze.not_dealt, *dropped]
