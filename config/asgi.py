@@ -8,6 +8,7 @@ the first connection, because the in-memory channel layer cannot reach other pro
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -40,3 +41,13 @@ application = ClockStarter(
         }
     )
 )
+
+# Every socket keeps a few hundred objects alive for as long as it is open, so a process
+# holding thousands of them has millions of long-lived objects, and each of the cyclic
+# collector's full collections walks them all with the event loop stopped. The modules and
+# settings loaded above are moved out of its reach for good (gc.freeze), and it collects
+# less often: docs/deployment.md, POKER_ASGI_GC_THRESHOLDS. (None in the test settings:
+# test processes import this module and keep CPython's collector.)
+if settings.ASGI_GC_THRESHOLDS is not None:
+    gc.freeze()
+    gc.set_threshold(*settings.ASGI_GC_THRESHOLDS)

@@ -63,6 +63,23 @@ def _float(name: str, default: float, *, minimum: float = 0.0) -> float:
     return value
 
 
+def _ints(name: str, default: tuple[int, ...], *, minimum: int = 0) -> tuple[int, ...]:
+    """Read comma-separated integers from the environment: as many as ``default`` has, each
+    at least ``minimum``.
+
+    Raises:
+        ImproperlyConfigured: another count, not whole numbers, or one below ``minimum``.
+    """
+    raw = env.str(name, default=",".join(map(str, default))).strip()
+    try:
+        values = tuple(int(part) for part in raw.split(","))
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not {len(default)} comma-separated whole numbers") from None
+    if len(values) != len(default) or min(values) < minimum:
+        raise ImproperlyConfigured(f"{name}={raw!r} must be {len(default)} whole numbers of at least {minimum}")
+    return values
+
+
 def _bool(name: str, default: bool) -> bool:
     """Read a boolean (1/0, true/false, yes/no, on/off) from the environment.
 

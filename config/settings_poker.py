@@ -9,7 +9,7 @@ import hashlib
 
 from django.core.exceptions import ImproperlyConfigured
 
-from config.settings_env import DATABASE_URL, SECRET_KEY, VAR_DIR, _bool, _float, _int, env
+from config.settings_env import DATABASE_URL, SECRET_KEY, VAR_DIR, _bool, _float, _int, _ints, env
 
 # Fun chips granted at sign-up, and the top-up rule (minor units of the FUN currency).
 FUN_SIGNUP_GRANT_MINOR: int = _int("POKER_FUN_SIGNUP_GRANT_MINOR", 100_000)
@@ -130,3 +130,8 @@ FANOUT_REPORT_MIN_SOCKETS: int = _int("POKER_FANOUT_REPORT_MIN_SOCKETS", 1000, m
 # thread waits up to this long for the GIL after each socket write while the sync thread
 # renders private states (CPython's default 0.005 s held a 5,000-socket flush for seconds).
 ASGI_SWITCH_INTERVAL: float = _float("POKER_ASGI_SWITCH_INTERVAL", 0.0005, minimum=0.0001)
+# The ASGI process's cyclic garbage collector (config/asgi.py): gc.set_threshold's three
+# thresholds. At CPython's (700, 10, 10) a process holding 5,000 sockets ran a full
+# collection every few seconds, each stalling its event loop 0.3-1 s (docs/benchmarks.md,
+# "The ASGI process's garbage collector").
+ASGI_GC_THRESHOLDS: tuple[int, ...] | None = _ints("POKER_ASGI_GC_THRESHOLDS", (50_000, 5, 400), minimum=1)

@@ -26,6 +26,9 @@ PRESENCE_HEARTBEAT_SECONDS = 0
 # One beacon round a second: a hand settled a second after its deadline has its round.
 BEACON_PERIOD_SECONDS = 1
 CELERY_TASK_ALWAYS_EAGER = True
+# Test processes import config.asgi: their collector keeps CPython's thresholds and freezes
+# nothing (tests/config/test_asgi_process.py sets them to see the ASGI process do it).
+ASGI_GC_THRESHOLDS = None
 # The suite's hands deal in one clock step (algorithm 2) unless a test asks for algorithm 3,
 # whose deal waits for the beacon round after the freeze (tests/tables/test_deal_beacon.py).
 DEAL_ALGORITHM = 2
