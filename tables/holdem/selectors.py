@@ -172,7 +172,9 @@ def _hand_view(hand: HoldemHand, state: HandState, *, now: datetime) -> HoldemHa
     if over:
         public = seed_is_public(hand, now=now)
         result = HoldemResultView(
-            won={str(k): int(v) for k, v in hand.results.get("won", {}).items()},
+            # By seat: the same bytes whether the results come from the step's memory or
+            # from PostgreSQL's jsonb, which orders an object's keys its own way.
+            won={str(k): int(v) for k, v in sorted(hand.results.get("won", {}).items(), key=lambda kv: int(kv[0]))},
             rake_minor=hand.rake_minor,
             showdown=bool(hand.results.get("showdown")),
             pots=[

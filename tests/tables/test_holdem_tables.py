@@ -27,7 +27,14 @@ from tables.errors import (
     WrongGameError,
 )
 from tables.games import change_table_config
-from tables.holdem.selectors import get_holdem_private_frame, get_holdem_table_frame
+from tables.holdem.selectors import (
+    HoldemTableRows,
+    build_holdem_table_frame,
+    get_holdem_private_frame,
+    get_holdem_table_frame,
+    read_holdem_conditions,
+    read_holdem_seats,
+)
 from tables.holdem.services import (
     act_in_hand,
     add_chips,
@@ -295,6 +302,27 @@ def test_the_seed_is_public_the_delay_after_the_hand_is_over(table: Table, alice
     later = get_holdem_table_frame(table_id=table.pk, now=hand.settled_at + timedelta(hours=24))
     assert later["hand"] is not None and later["hand"]["result"] is not None
     assert later["hand"]["result"]["server_seed"] == hand.server_seed
+
+
+def test_the_frame_lists_the_winnings_by_seat_in_whatever_order_they_were_recorded(
+    table: Table, alice: User, bob: User
+) -> None:
+    # The step pushes a frame built from the results it just computed (in the engine's seat
+    # order, from the button); a fresh read gets them back from PostgreSQL's jsonb, which
+    # orders keys its own way. Both give the same bytes: winnings by seat (CI, 2026-11-27).
+    now = timezone.now()
+    seat_two(table, alice, bob, now)
+    tick(table, now)
+    hand = HoldemHand.objects.get(table=table)
+    user = alice if replay(hand).to_act == 0 else bob
+    act_in_hand(table_id=table.pk, user_id=user.pk, kind="fold", now=now)
+    hand.refresh_from_db()
+    table.refresh_from_db()
+    hand.results = {**hand.results, "won": {"3": 57, "0": 19}}
+    rows = HoldemTableRows(read_holdem_conditions(table), hand, replay(hand), read_holdem_seats(table), None)
+    frame = build_holdem_table_frame(table, rows, now=now)
+    assert frame["hand"] is not None and frame["hand"]["result"] is not None
+    assert json.dumps(frame["hand"]["result"]["won"]) == '{"0": 19, "3": 57}'
 
 
 def test_the_button_moves_clockwise(table: Table, alice: User, bob: User, carol: User) -> None:
