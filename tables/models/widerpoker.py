@@ -4,6 +4,7 @@ tables.widerpoker.services, the rules in tables.engine.widerpoker."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -276,10 +277,39 @@ class Entry(models.Model):
         return f"entry {self.user_id} in hand {self.hand_id}"
 
 
+class PlainJSONField(models.JSONField):
+    """A ``JSONField`` kept in PostgreSQL's ``json`` type, not ``jsonb``: the text as sent,
+    checked as JSON but not parsed into ``jsonb``'s binary form, and given back as stored.
+    For a large value written and read whole, never queried inside: a freeze's 6 MB of
+    frozen players went in 135-220 ms as ``jsonb`` and 50-60 ms as ``json`` (both LZ4), and
+    came back in 60-75 against 15-20 ms (issue 23, docs/benchmarks.md). Key order and
+    duplicate keys are kept as written; the ``jsonb`` lookups (``__contains``, ``__has_key``)
+    do not apply. Other databases: a plain ``JSONField``."""
+
+    def db_type(self, connection: Any) -> str | None:
+        return "json" if connection.vendor == "postgresql" else super().db_type(connection)
+
+    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        if connection.vendor != "postgresql":
+            return super().get_db_prep_value(value, connection, prepared)
+        from psycopg.types.json import Json
+
+        if not prepared:
+            value = self.get_prep_value(value)
+        encoder = self.encoder
+        return Json(value, dumps=lambda obj: json.dumps(obj, cls=encoder))  # sent as json, not jsonb
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+        if value is not None and not isinstance(value, str):
+            return value  # psycopg decodes the json type itself (Django registers jsonb only)
+        return super().from_db_value(value, expression, connection)
+
+
 class HandFreeze(models.Model):
     """Algorithm 3: a table's next hand, its inputs frozen and waiting for its deal round
     (docs/provably-fair.md, "Algorithm 3"). ``players``: ``[[user_id, name, client_seed],
-    ...]`` of every player frozen into the hand; ``digest``: their ``client_seeds_digest``;
+    ...]`` of every player frozen into the hand (``player_count`` of them: a public frame
+    counts them without reading the 6 MB); ``digest``: their ``client_seeds_digest``;
     ``not_dealt``: the seated players left out at the freeze, and why. The deal deletes
     the row; a freeze whose round never came keeps it, with ``abandoned_at`` and the
     beacon's ``evidence``, in public."""
@@ -288,7 +318,8 @@ class HandFreeze(models.Model):
     number = models.PositiveIntegerField()
     chain = models.ForeignKey(SeedChain, on_delete=models.PROTECT, related_name="+")
     chain_index = models.PositiveIntegerField()
-    players = models.JSONField()
+    players = PlainJSONField()
+    player_count = models.PositiveIntegerField(default=0)
     digest = models.CharField(max_length=64)
     not_dealt = models.JSONField(default=list, blank=True)
     deal_round = models.PositiveBigIntegerField()

@@ -2,7 +2,7 @@
 "s5-freeze"), without giving anything away: the signer's remembered chain walk gives exactly
 the elements of the plain walk and keeps them in its memory only; a clock step runs with the
 cyclic garbage collector paused and gives it back; the public freeze frame counts the frozen
-players in the database."""
+players from their stored number, and the players are kept as PostgreSQL's json."""
 
 from __future__ import annotations
 
@@ -158,6 +158,18 @@ def test_a_freeze_and_its_deal_leave_no_future_element_in_the_database_and_the_f
     assert advance_table(table_id=table.pk, now=now)
     freeze = HandFreeze.objects.get(table=table)
     assert get_table_state(table_id=table.pk)["frozen"]["players"] == 3  # type: ignore[index]
+    # The frame counts the players from their stored number, not by reading them: a wrong
+    # number shows (the deal itself reads the players, so it is put back before).
+    HandFreeze.objects.filter(pk=freeze.pk).update(player_count=7)
+    assert get_table_state(table_id=table.pk)["frozen"]["players"] == 7  # type: ignore[index]
+    HandFreeze.objects.filter(pk=freeze.pk).update(player_count=3)
+    # The frozen players round-trip as written: ids, names, client seeds, in entry order.
+    assert [row[0] for row in freeze.players] == [alice.pk, bob.pk, carol.pk]
+    assert [row[1] for row in freeze.players] == ["alice", "bob", "carol"]
+    if connection.vendor == "postgresql":  # kept as json, not parsed into jsonb (issue 23)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_typeof(players)::text FROM tables_handfreeze WHERE id = %s", [freeze.pk])
+            assert cursor.fetchone() == ("json",)
     at = beacon.time_of(int(freeze.deal_round))
     for user in (alice, bob, carol):
         touch_presence(table_id=table.pk, user_id=user.pk, now=at)
