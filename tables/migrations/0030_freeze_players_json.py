@@ -27,9 +27,9 @@ _lz4 = import_module("tables.migrations.0029_freeze_players_lz4").forwards
 
 
 def _count_players(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
-    freezes = apps.get_model("tables", "HandFreeze")
-    for freeze in freezes.objects.using(schema_editor.connection.alias).only("pk", "players").iterator():
-        freezes.objects.filter(pk=freeze.pk).update(player_count=len(freeze.players))
+    freezes = apps.get_model("tables", "HandFreeze").objects.using(schema_editor.connection.alias)
+    for freeze in freezes.only("pk", "players").iterator():
+        freezes.filter(pk=freeze.pk).update(player_count=len(freeze.players))
 
 
 class Migration(migrations.Migration):

@@ -285,16 +285,22 @@ def test_hole_cards_never_reach_public_frames_or_other_players(table: Table, ali
     assert hand.commitment in public
 
 
-def test_the_seed_is_public_the_delay_after_the_hand_is_over(table: Table, alice: User, bob: User) -> None:
-    # The seeds give every hole card, folded ones included: public only after the delay
-    # (docs/provably-fair.md, Card commitments; tests/tables/test_holdem_privacy.py).
-    now = timezone.now()
+def _folded_first_hand(table: Table, alice: User, bob: User, now: Any) -> HoldemHand:
+    """Seat two, deal, and let the first to act fold: the hand settled, read afresh."""
     seat_two(table, alice, bob, now)
     tick(table, now)
     hand = HoldemHand.objects.get(table=table)
     user = alice if replay(hand).to_act == 0 else bob
     act_in_hand(table_id=table.pk, user_id=user.pk, kind="fold", now=now)
     hand.refresh_from_db()
+    return hand
+
+
+def test_the_seed_is_public_the_delay_after_the_hand_is_over(table: Table, alice: User, bob: User) -> None:
+    # The seeds give every hole card, folded ones included: public only after the delay
+    # (docs/provably-fair.md, Card commitments; tests/tables/test_holdem_privacy.py).
+    now = timezone.now()
+    hand = _folded_first_hand(table, alice, bob, now)
     frame = get_holdem_table_frame(table_id=table.pk, now=now)
     assert frame["hand"] is not None and frame["hand"]["result"] is not None
     assert frame["hand"]["result"]["server_seed"] is None
@@ -311,12 +317,7 @@ def test_the_frame_lists_the_winnings_by_seat_in_whatever_order_they_were_record
     # order, from the button); a fresh read gets them back from PostgreSQL's jsonb, which
     # orders keys its own way. Both give the same bytes: winnings by seat (CI, 2026-11-27).
     now = timezone.now()
-    seat_two(table, alice, bob, now)
-    tick(table, now)
-    hand = HoldemHand.objects.get(table=table)
-    user = alice if replay(hand).to_act == 0 else bob
-    act_in_hand(table_id=table.pk, user_id=user.pk, kind="fold", now=now)
-    hand.refresh_from_db()
+    hand = _folded_first_hand(table, alice, bob, now)
     table.refresh_from_db()
     hand.results = {**hand.results, "won": {"3": 57, "0": 19}}
     rows = HoldemTableRows(read_holdem_conditions(table), hand, replay(hand), read_holdem_seats(table), None)
