@@ -20,7 +20,7 @@ from django.db import migrations, models
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.state import StateApps
 
-import tables.models.widerpoker
+import tables.models.fields
 
 # Migration 0029's ``ALTER COLUMN players SET COMPRESSION lz4`` (kept where the server has no LZ4).
 _lz4 = import_module("tables.migrations.0029_freeze_players_lz4").forwards
@@ -47,7 +47,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="handfreeze",
             name="players",
-            field=tables.models.widerpoker.PlainJSONField(),
+            field=tables.models.fields.PlainJSONField(),
         ),
         migrations.RunPython(_lz4, migrations.RunPython.noop, elidable=False),
     ]

@@ -112,7 +112,11 @@ auditor = User.objects.create_user(username="audra", password={ROLE_PASSWORD!r},
 auditor.groups.add(Group.objects.get(name="Auditors"))
 table = create_table(name="Axe Rail", mode="fun", currency="FUN", ante_minor=100,
                      draw_price_bps=5000, redeal_price_minor=80)
-start = timezone.now() - timedelta(minutes=3)
+# Real time, not back-dated: the live server's clock steps any table that is due, at its own
+# (real) time, between these calls. A back-dated table was due at once, and the clock then
+# sat the players out as disconnected or abandoned the freeze as too old, and no hand was
+# dealt (CI, 2026-11-27). From now on, whichever of the two steps first, the hand is dealt.
+start = timezone.now()
 for name in ("pia", "quinn"):
     join_table(table_id=table.pk, user_id=people[name].pk, now=start)
 advance_table(table_id=table.pk, now=start)
