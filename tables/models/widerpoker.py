@@ -14,7 +14,6 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from tables.engine.widerpoker.conditions import CONDITION_FIELDS, MAX_DRAW_PRICE_BPS, draw_price
-from tables.models.fields import PlainJSONField
 from tables.models.house import SeedChain, Table
 
 # The fields of a table's conditions (the engine's rules name them): snapshotted into every
@@ -280,8 +279,7 @@ class Entry(models.Model):
 class HandFreeze(models.Model):
     """Algorithm 3: a table's next hand, its inputs frozen and waiting for its deal round
     (docs/provably-fair.md, "Algorithm 3"). ``players``: ``[[user_id, name, client_seed],
-    ...]`` of every player frozen into the hand (``player_count`` of them: a public frame
-    counts them without reading the 6 MB); ``digest``: their ``client_seeds_digest``;
+    ...]`` of every player frozen into the hand; ``digest``: their ``client_seeds_digest``;
     ``not_dealt``: the seated players left out at the freeze, and why. The deal deletes
     the row; a freeze whose round never came keeps it, with ``abandoned_at`` and the
     beacon's ``evidence``, in public."""
@@ -290,8 +288,7 @@ class HandFreeze(models.Model):
     number = models.PositiveIntegerField()
     chain = models.ForeignKey(SeedChain, on_delete=models.PROTECT, related_name="+")
     chain_index = models.PositiveIntegerField()
-    players = PlainJSONField()
-    player_count = models.PositiveIntegerField(default=0)
+    players = models.JSONField()
     digest = models.CharField(max_length=64)
     not_dealt = models.JSONField(default=list, blank=True)
     deal_round = models.PositiveBigIntegerField()

@@ -244,7 +244,6 @@ def _freeze(
         chain=chain,
         chain_index=index,
         players=[[u, names[u], seeds[u]] for u in user_ids],
-        player_count=len(user_ids),
         digest=digest.hex(),
         not_dealt=not_dealt,
         deal_round=deal_round,
