@@ -94,10 +94,10 @@ SETUP_ROLES = f"""
 from datetime import timedelta
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
-from tables.clock import advance_table
 from tables.widerpoker.services.seating import join_table
 from tables.widerpoker.services.seating import leave_table
 from tables.models import Table
+from tests.e2e.live import deal_live, settle_live
 from tables.widerpoker.services.create import create_table
 from tables.holdem.services import create_holdem_table, take_seat, sit_out_holdem
 from wallet.services import grant_signup_fun_chips
@@ -112,19 +112,13 @@ auditor = User.objects.create_user(username="audra", password={ROLE_PASSWORD!r},
 auditor.groups.add(Group.objects.get(name="Auditors"))
 table = create_table(name="Axe Rail", mode="fun", currency="FUN", ante_minor=100,
                      draw_price_bps=5000, redeal_price_minor=80)
-# Real time, not back-dated: the live server's clock steps any table that is due, at its own
-# (real) time, between these calls. A back-dated table was due at once, and the clock then
-# sat the players out as disconnected or abandoned the freeze as too old, and no hand was
-# dealt (CI, 2026-11-27). From now on, whichever of the two steps first, the hand is dealt.
+# Real time, not back-dated, and stepped until done (tests/e2e/live.py): the live server's
+# clock steps the table too, at its own time, and skips or takes a step of the script's.
 start = timezone.now()
 for name in ("pia", "quinn"):
     join_table(table_id=table.pk, user_id=people[name].pk, now=start)
-advance_table(table_id=table.pk, now=start)
-# Algorithm 3: the first step froze the inputs; the deal round (3 s rounds) deals.
-advance_table(table_id=table.pk, now=start + timedelta(seconds=4))
-table.refresh_from_db()
-hand = table.current_hand
-advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=4))
+hand = deal_live(table.pk, start)
+settle_live(hand, hand.change_deadline + timedelta(seconds=4))
 for name in ("pia", "quinn"):
     leave_table(table_id=table.pk, user_id=people[name].pk, now=timezone.now())
 holdem = create_holdem_table(name="Axe Holdem", mode="fun", currency="FUN", small_blind_minor=5,
