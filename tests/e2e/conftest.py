@@ -1,4 +1,5 @@
-"""Fixtures of the browser tests: one daphne server per module and one Chromium."""
+"""Fixtures of the browser tests: one daphne server per module, each on a copy of a database
+migrated once per session, and one Chromium."""
 
 from __future__ import annotations
 
@@ -36,6 +37,53 @@ APP_ROLE = "wp_e2e_app"
 expect.set_options(timeout=15_000)
 
 
+# The migrated database every server starts from: migrate, the e2e table and the app role's
+# grants are done once per session (15-24 s of each module's set-up on the project's two
+# cores), and each module's server gets a copy (PostgreSQL: CREATE DATABASE ... TEMPLATE,
+# a file copy; SQLite: a file copy). It is built without the modules' E2E_SERVER_ENV, which
+# changes how a server runs, not what the migrations write.
+_TEMPLATES: dict[str, str] = {}
+
+
+def _template(env: dict[str, str], workdir: Path) -> str:
+    """The template database (PostgreSQL URL, or SQLite path), built once with ``env``."""
+    key = "migrated"
+    if key in _TEMPLATES:
+        return _TEMPLATES[key]
+    env = dict(env)
+    database_url = env.get("DATABASE_URL", "")
+    if database_url:
+        name = f"test_e2e_template_{os.getpid()}"
+        _run_postgres(database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _run_postgres(database_url, f'CREATE DATABASE "{name}"')
+        env["DATABASE_URL"] = template = _with_database(database_url, name)
+    else:
+        env["SQLITE_PATH"] = template = str(workdir / "template.sqlite3")
+    python = sys.executable
+    for command in (["migrate", "--noinput"], ["shell", "-c", CREATE_TABLE]):
+        subprocess.run([python, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True)
+    if database_url:
+        # As in production (README): the owner migrated; the server runs as the app's
+        # least-privilege role, which cannot rewrite the ledger or a finished hand. The
+        # grants on the tables are copied with the template; CONNECT is the database's own.
+        grant = [python, "manage.py", "grant_app_role", APP_ROLE, "--create"]
+        subprocess.run(grant, cwd=ROOT, env=env, check=True, capture_output=True)
+    _TEMPLATES[key] = template
+    return template
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _drop_templates() -> Iterator[None]:
+    """Drop the session's template databases at its end."""
+    yield
+    database_url = os.environ.get("DATABASE_URL", "")
+    for template in _TEMPLATES.values():
+        if database_url:
+            name = template.rsplit("/", 1)[-1]
+            _run_postgres(database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    _TEMPLATES.clear()
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[str]:
     """A daphne server on a free port with a migrated database and the e2e table."""
@@ -44,28 +92,23 @@ def server(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
     # A module sets E2E_TABLE_CLOCK = "off" to play hands itself with an injected clock.
     clock = getattr(request.module, "E2E_TABLE_CLOCK", "in-process")
     env.update(DJANGO_SETTINGS_MODULE="config.settings", TABLE_CLOCK=clock)
+    template = _template(env, tmp_path_factory.mktemp("e2e-template"))
     # A module may set E2E_SERVER_ENV, e.g. a low socket rate limit to provoke refusals.
     env.update(getattr(request.module, "E2E_SERVER_ENV", {}))
     database_url = os.environ.get("DATABASE_URL", "")
     database = f"test_e2e_{os.getpid()}"
     if database_url:
         _run_postgres(database_url, f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-        _run_postgres(database_url, f'CREATE DATABASE "{database}"')
-        env["DATABASE_URL"] = _with_database(database_url, database)
+        _run_postgres(database_url, f'CREATE DATABASE "{database}" TEMPLATE "{template.rsplit("/", 1)[-1]}"')
+        _run_postgres(database_url, f'GRANT CONNECT ON DATABASE "{database}" TO {APP_ROLE}')
+        env["DATABASE_URL"] = _with_user(_with_database(database_url, database), APP_ROLE)
     else:
         env["SQLITE_PATH"] = str(workdir / "e2e.sqlite3")
+        shutil.copyfile(template, env["SQLITE_PATH"])
     prefix = f"e2e{os.getpid()}"
     if os.environ.get("REDIS_URL"):
         env["CHANNEL_LAYER_PREFIX"] = prefix
     python = sys.executable
-    for command in (["migrate", "--noinput"], ["shell", "-c", CREATE_TABLE]):
-        subprocess.run([python, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True)
-    if database_url:
-        # As in production (README): the owner migrated; the server runs as the app's
-        # least-privilege role, which cannot rewrite the ledger or a finished hand.
-        grant = [python, "manage.py", "grant_app_role", APP_ROLE, "--create"]
-        subprocess.run(grant, cwd=ROOT, env=env, check=True, capture_output=True)
-        env["DATABASE_URL"] = _with_user(env["DATABASE_URL"], APP_ROLE)
     port = _free_port()
     log = (workdir / "daphne.log").open("w")
     daphne = Path(python).with_name("daphne")
