@@ -42,14 +42,13 @@ expect.set_options(timeout=15_000)
 # cores), and each module's server gets a copy (PostgreSQL: CREATE DATABASE ... TEMPLATE,
 # a file copy; SQLite: a file copy). It is built without the modules' E2E_SERVER_ENV, which
 # changes how a server runs, not what the migrations write.
-_TEMPLATES: dict[str, str] = {}
+_TEMPLATE: list[str] = []  # its PostgreSQL URL or SQLite path, once built
 
 
 def _template(env: dict[str, str], workdir: Path) -> str:
     """The template database (PostgreSQL URL, or SQLite path), built once with ``env``."""
-    key = "migrated"
-    if key in _TEMPLATES:
-        return _TEMPLATES[key]
+    if _TEMPLATE:
+        return _TEMPLATE[0]
     env = dict(env)
     database_url = env.get("DATABASE_URL", "")
     if database_url:
@@ -68,20 +67,18 @@ def _template(env: dict[str, str], workdir: Path) -> str:
         # grants on the tables are copied with the template; CONNECT is the database's own.
         grant = [python, "manage.py", "grant_app_role", APP_ROLE, "--create"]
         subprocess.run(grant, cwd=ROOT, env=env, check=True, capture_output=True)
-    _TEMPLATES[key] = template
+    _TEMPLATE.append(template)
     return template
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _drop_templates() -> Iterator[None]:
-    """Drop the session's template databases at its end."""
+    """Drop the session's template database at its end."""
     yield
     database_url = os.environ.get("DATABASE_URL", "")
-    for template in _TEMPLATES.values():
-        if database_url:
-            name = template.rsplit("/", 1)[-1]
-            _run_postgres(database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    _TEMPLATES.clear()
+    if _TEMPLATE and database_url:
+        _run_postgres(database_url, f'DROP DATABASE IF EXISTS "{_TEMPLATE[0].rsplit("/", 1)[-1]}" WITH (FORCE)')
+    _TEMPLATE.clear()
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ error codes, timeouts, leaving mid-hand, bots, rake, PHH, and the secret rule.""
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -285,7 +285,7 @@ def test_hole_cards_never_reach_public_frames_or_other_players(table: Table, ali
     assert hand.commitment in public
 
 
-def _folded_first_hand(table: Table, alice: User, bob: User, now: Any) -> HoldemHand:
+def _folded_first_hand(table: Table, alice: User, bob: User, now: datetime) -> HoldemHand:
     """Seat two, deal, and let the first to act fold: the hand settled, read afresh."""
     seat_two(table, alice, bob, now)
     tick(table, now)
