@@ -25,12 +25,50 @@ from django.db.models.sql.compiler import SQLCompiler
 
 def int_array_literal(values: Iterable[int] | npt.NDArray[np.integer[Any]]) -> str:
     """A PostgreSQL array literal of integers (``{1,2,3}``), sent as one parameter and cast in
-    the SQL (``%s::bigint[]``): much cheaper to send than a list of ints."""
-    if isinstance(values, np.ndarray):
-        # numpy's integers as Python's, whose list ``repr`` C formats in one pass: half the
-        # time of a ``join`` of ``str`` (100,000 ids: ~8 ms against ~15 on this box).
-        return "{" + repr(values.tolist())[1:-1].replace(" ", "") + "}"
-    return "{" + ",".join(map(str, values)) + "}"
+    the SQL (``%s::bigint[]``): much cheaper to send than a list of ints.
+
+    int64 values (numpy's, or a list of Python ints that fit) are written by numpy, every
+    number padded with zeros to one width (``{001,020,300}``, ``{-01,005}``), which
+    PostgreSQL's integer input reads as the numbers themselves: a deal's 100,000 ids take
+    about 2.5 ms on this box, against about 13 ms for the ``repr`` of a list (issue 23: a
+    steady deal formats a dozen such arrays). Larger Python ints are written by ``str``.
+    Raises TypeError or ValueError for values that are not integers."""
+    try:
+        array = np.asarray(values if isinstance(values, np.ndarray) else list(values), dtype=np.int64).reshape(-1)
+    except OverflowError:
+        return "{" + ",".join(map(str, values)) + "}"
+    if array.dtype.kind not in "iu" or array.size == 0:
+        return "{" + ",".join(map(str, array.tolist())) + "}"
+    return "{" + _padded_decimal(array).decode("ascii") + "}"
+
+
+def _padded_decimal(array: npt.NDArray[np.int64]) -> bytes:
+    """``array`` (int64, ``(n,)``, n >= 1) as comma-separated decimal ASCII, each number in
+    one width: a sign column (``-`` or ``0``) when any is negative, then the magnitude's
+    digits zero-padded. Built as an ``(n, width + 1)`` uint8 array, one column a digit."""
+    signed = int(array.min()) < 0
+    negative = array < 0 if signed else None
+    # The magnitudes as unsigned integers (int64's minimum has no int64 magnitude); uint32
+    # where they fit, whose division is the quicker.
+    magnitude = array.astype(np.uint64)
+    if negative is not None:
+        magnitude = np.where(negative, -(array + 1), array).astype(np.uint64) + negative.astype(np.uint64)
+    largest = int(magnitude.max())
+    if largest < 2**32:
+        magnitude = magnitude.astype(np.uint32)
+    digits = len(str(largest))
+    width = digits + signed
+    out = np.empty((array.size, width + 1), dtype=np.uint8)
+    out[:, width] = ord(",")
+    rest = magnitude
+    for column in range(width - 1, width - 1 - digits, -1):
+        quotient = rest // 10
+        out[:, column] = rest - quotient * 10
+        rest = quotient
+    out[:, signed:width] += ord("0")
+    if negative is not None:
+        out[:, 0] = np.where(negative, ord("-"), ord("0"))
+    return out.tobytes()[:-1]
 
 
 def read_int_columns(sql: str, params: Sequence[Any], names: Sequence[str]) -> dict[str, np.ndarray]:
