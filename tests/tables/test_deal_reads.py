@@ -26,7 +26,7 @@ from tables.services import beacon
 from tables.services.seating import touch_presence
 from tables.widerpoker.services.seating import leave_table
 from tests.conftest import make_player
-from tests.helpers import seat_players
+from tests.helpers import create_fun_table, seat_players
 from wallet.chain import verify_chain
 from wallet.selectors import check_books
 
@@ -124,3 +124,109 @@ def test_a_frozen_player_without_a_client_seed_gets_one_at_the_freeze(
     freeze = HandFreeze.objects.get(table=table, abandoned_at__isnull=True)
     stored = PlayerClientSeed.objects.get(user=bob).seed
     assert [str(row[2]) for row in freeze.players if int(row[0]) == bob.pk] == [stored]
+
+
+def _drain(user: User, *, leave_minor: int) -> None:
+    """Leave ``user`` ``leave_minor`` FUN in his wallet (the rest goes to the house)."""
+    from wallet import services as wallet_services
+    from wallet.models import AccountKind, Currency, TransferKind
+    from wallet.selectors import get_balance_minor
+
+    wallet = wallet_services.ensure_player_account(user_id=user.pk, currency=Currency.FUN)
+    rake = wallet_services.ensure_house_account(kind=AccountKind.RAKE, currency=Currency.FUN)
+    amount = get_balance_minor(user_id=user.pk, currency=Currency.FUN) - leave_minor
+    wallet_services.transfer_between(
+        source=wallet, destination=rake, amount_minor=amount, kind=TransferKind.ANTE, reference=f"drain {user.pk}"
+    )
+
+
+@ALGORITHM_3
+@pytest.mark.django_db(transaction=True)
+def test_the_freeze_reads_a_few_wallets_and_the_deal_round_leaves_out_who_cannot_pay(
+    table: Table, now: datetime
+) -> None:
+    """Issue 23: the freeze asks whether two of the first players can play, not every
+    wallet; a frozen player who cannot pay is left out at the deal round, sat out, charged
+    nothing, and nobody else's cards change (docs/provably-fair.md 1.9)."""
+    from tables.engine.widerpoker import initial_combination_indices
+    from tables.models import Seat, SeatStatus
+    from tables.widerpoker.services.lifecycle import FREEZE_SAMPLE
+    from wallet.selectors import get_balance_minor
+
+    players = [make_player(f"p{i:02d}") for i in range(FREEZE_SAMPLE + 4)]
+    seat_players(table, players, now)
+    broke = players[-1]  # past the sample: the freeze cannot know
+    _drain(broke, leave_minor=table.widerpoker.ante_minor - 1)
+
+    freeze_step = _step(table, now)
+    freeze = HandFreeze.objects.get(table=table, abandoned_at__isnull=True)
+    assert len(freeze.players) == len(players)  # the broke player is frozen too
+    for read in ("wallet_account", "wallet_suspension", "wallet_exclusion", "wallet_playerlimit"):
+        listed = [_ids_listed(sql) for sql in _reads(freeze_step, read)]
+        assert listed and max(listed) <= FREEZE_SAMPLE, (read, listed)
+    assert Seat.objects.get(table=table, user=broke).status == SeatStatus.ACTIVE
+
+    at = beacon.time_of(int(freeze.deal_round))
+    for user in players:
+        touch_presence(table_id=table.pk, user_id=user.pk, now=at)
+    _step(table, at)
+    table.refresh_from_db()
+    hand = table.current_hand
+    assert hand is not None and hand.entry_count == len(players) - 1
+    assert get_balance_minor(user_id=broke.pk, currency="FUN") == table.widerpoker.ante_minor - 1
+    seat = Seat.objects.get(table=table, user=broke)
+    assert (seat.status, seat.status_reason) == (SeatStatus.SITTING_OUT, "insufficient funds")
+    (left_out,) = hand.not_dealt
+    assert (left_out["player"], left_out["reason"], left_out["frozen"]) == (broke.username, "insufficient funds", True)
+    # Everyone else holds the cards of the full frozen list.
+    everyone = [str(name) for _, name, _ in freeze.players]
+    seed = bytes.fromhex(hand.server_seed)
+    combos = initial_combination_indices(seed, len(everyone)).tolist()
+    full = {everyone[i]: combos[at] for at, i in enumerate(fairness.entry_order(seed, everyone))}
+    dealt = dict(Entry.objects.filter(hand=hand).values_list("user__username", "initial_combination"))
+    assert dealt == {name: combo for name, combo in full.items() if name != broke.username}
+    assert check_books().ok
+    assert advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=3))
+    hand.refresh_from_db()
+    assert hand.status == HandStatus.SETTLED and check_books().ok
+    report = verify_hand(hand_id=hand.pk)
+    assert report.ok, report.mismatches
+
+
+@ALGORITHM_3
+@pytest.mark.django_db(transaction=True)
+def test_when_the_first_players_cannot_play_every_wallet_is_read_and_they_sit_out_at_the_freeze(
+    table: Table, now: datetime
+) -> None:
+    """Fewer than two of the first ``FREEZE_SAMPLE`` can pay: the freeze reads every wallet
+    (as before issue 23), sits out who cannot pay and freezes the others; with fewer than two
+    payers in all, the table waits and freezes nothing."""
+    from tables.models import Seat, SeatStatus
+    from tables.widerpoker.services.lifecycle import FREEZE_SAMPLE
+
+    players = [make_player(f"q{i:02d}") for i in range(FREEZE_SAMPLE + 2)]
+    seat_players(table, players, now)
+    ante = table.widerpoker.ante_minor
+    for user in players[1:FREEZE_SAMPLE]:
+        _drain(user, leave_minor=ante - 1)
+    payers = [players[0], *players[FREEZE_SAMPLE:]]
+
+    _step(table, now)
+    freeze = HandFreeze.objects.get(table=table, abandoned_at__isnull=True)
+    assert sorted(int(row[0]) for row in freeze.players) == sorted(user.pk for user in payers)
+    sat_out = Seat.objects.filter(table=table, status=SeatStatus.SITTING_OUT, status_reason="insufficient funds")
+    assert sat_out.count() == FREEZE_SAMPLE - 1
+
+    # A table of one payer: nothing freezes, and who cannot pay sits out.
+    other = create_fun_table(name="Other Rail")
+    few = [make_player(f"r{i}") for i in range(3)]
+    seat_players(other, few, now)
+    for user in few[1:]:
+        _drain(user, leave_minor=ante - 1)
+    _step(other, now)
+    assert not HandFreeze.objects.filter(table=other).exists()
+    assert dict(Seat.objects.filter(table=other).values_list("user_id", "status")) == {
+        few[0].pk: SeatStatus.ACTIVE,
+        few[1].pk: SeatStatus.SITTING_OUT,
+        few[2].pk: SeatStatus.SITTING_OUT,
+    }

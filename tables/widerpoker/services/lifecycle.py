@@ -122,9 +122,23 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
         table.phase = TablePhase.CLOSED
         table.version += 1
         return
+    freezing = settings.DEAL_ALGORITHM >= fairness.ALGORITHM_DEAL_BEACON
+    if freezing and len(active) >= 2 and _two_can_play(table, [user_id for _, user_id in active], now=now):
+        # Algorithm 3: the inputs freeze with every active, connected player. Who can pay
+        # the ante and whom player protection bars are the deal round's to decide (it locks
+        # the wallets, checks both and takes the ante; a frozen player it leaves out is
+        # listed with ``frozen: true``, docs/provably-fair.md 1.9): the freeze does not read
+        # 100,000 wallets and protection's rows a first time (issue 23).
+        _freeze(
+            table,
+            [user_id for _, user_id in active],
+            _not_dealt(seats, gone_set, active, [True] * len(active), {}),
+            players=players,
+            now=now,
+        )
+        return
     barred: dict[int, Any] = {}
     locked: wallet_services.LockedAccounts | None = None
-    freezing = settings.DEAL_ALGORITHM >= fairness.ALGORITHM_DEAL_BEACON
     accounts: dict[int, int] = {}
     if len(active) >= 2:
         user_ids_all = [user_id for _, user_id in active]
@@ -172,6 +186,23 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
                 hand = _deal(table, user_ids[can_pay], account_ids[can_pay], locked=locked, players=players, now=now)
             metrics.count_on_commit(metrics.HANDS, TableGame.WIDERPOKER, "dealt")
             _record_not_dealt(hand, seats, gone_set, active, can_pay.tolist(), barred)
+
+
+FREEZE_SAMPLE = 16
+
+
+def _two_can_play(table: Table, user_ids: list[int], *, now: datetime) -> bool:
+    """Algorithm 3's readiness at the freeze (rules A.3: two players who can pay the ante):
+    whether two of the first ``FREEZE_SAMPLE`` of ``user_ids`` (the active players in seat
+    order) can pay ``ante_minor`` now and are not barred by player protection. Reads those
+    few wallets (no lock) and their protection rows only. False sends the caller to the full
+    read of every wallet, which sits out who cannot play and freezes the others, or waits."""
+    sample = user_ids[:FREEZE_SAMPLE]
+    ante = table.widerpoker.ante_minor
+    accounts, wallets = wallet_services.lock_and_read_players(user_ids=sample, currency=table.currency, lock=False)
+    barred = protection.barred_players(user_ids=sample, currency=table.currency, stake_minor=ante, now=now)
+    can_pay = wallets.available(np.array([accounts[user_id] for user_id in sample], dtype=np.int64)) >= ante
+    return sum(1 for user_id, ok in zip(sample, can_pay.tolist(), strict=True) if ok and user_id not in barred) >= 2
 
 
 def _update_seats(seat_ids: list[int], **values: Any) -> None:
@@ -308,9 +339,11 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
         for at in left_out
     ]
     for reason in sorted({str(row["reason"]) for row in dropped} - {"left", "sitting out"}):
+        # Who cannot pay or is barred sits out (the freeze left that to this step).
         out = [frozen_ids[at] for at, row in zip(left_out, dropped, strict=True) if row["reason"] == reason]
-        seats = list(Seat.objects.filter(table=table, user_id__in=out).values_list("pk", flat=True))
-        _update_seats(seats, status=SeatStatus.SITTING_OUT, status_reason=reason)
+        Seat.objects.filter(table=table, user_id__any_of=IntArray(out)).update(
+            status=SeatStatus.SITTING_OUT, status_reason=reason
+        )
     if int(kept.sum()) < 2:
         _abandon(table, freeze, now=now, answer="fewer than two frozen players could still play")
         return
