@@ -132,7 +132,12 @@ class Seat(models.Model):
             ),
             models.CheckConstraint(condition=Q(stack_minor__gte=0), name="seat_stack_non_negative"),
         ]
-        indexes = [models.Index(fields=["table", "status"], name="seat_table_status")]
+        indexes = [
+            models.Index(fields=["table", "status"], name="seat_table_status"),
+            # Who left a table lately (the deal round's players gone since the freeze, the
+            # sessions counted after a hand): seats that ever left a table pile up.
+            models.Index(fields=["table", "left_at"], condition=Q(status="left"), name="seat_left_recent"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.user_id}@{self.table_id} ({self.status})"
