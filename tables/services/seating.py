@@ -57,15 +57,14 @@ def seat_presence_with(
     ]
 
 
-def connected_user_ids(seats: QuerySet[Seat], *, now: datetime) -> list[int]:
-    """The users of ``seats`` connected and not left (``connected_users``' true ones), the
-    whole rule evaluated by the database (``presence_rule``: the socket count, then a
-    socket closed after the last sign of life and its grace, else the heartbeat), so a
-    settlement of 100,000 reads only the ids of those connected, not four values a seat."""
+def presence_expression(now: datetime) -> Case:
+    """Whether a seat's player is connected at ``now`` as one SQL boolean (``presence_rule``:
+    the socket count, then a socket closed after the last sign of life and its grace, else
+    the heartbeat), for ``alias``/``annotate`` on seats."""
     seen_after = now - timedelta(seconds=settings.PRESENCE_TIMEOUT_SECONDS)
     closed_after = now - timedelta(seconds=settings.PRESENCE_RECONNECT_GRACE_SECONDS)
     fresh = Q(last_seen_at__gte=seen_after)
-    connected = Case(
+    return Case(
         When(ws_connections__gt=0, then=ExpressionWrapper(fresh, output_field=BooleanField())),
         When(
             Q(socket_closed_at__isnull=False, socket_closed_at__gte=F("last_seen_at")),
@@ -74,9 +73,15 @@ def connected_user_ids(seats: QuerySet[Seat], *, now: datetime) -> list[int]:
         default=ExpressionWrapper(fresh, output_field=BooleanField()),
         output_field=BooleanField(),
     )
+
+
+def connected_user_ids(seats: QuerySet[Seat], *, now: datetime) -> list[int]:
+    """The users of ``seats`` connected and not left (``connected_users``' true ones), the
+    whole rule evaluated by the database (``presence_expression``), so a settlement of
+    100,000 reads only the ids of those connected, not four values a seat."""
     return list(
         seats.exclude(status=SeatStatus.LEFT)
-        .alias(connected=connected)
+        .alias(connected=presence_expression(now))
         .filter(connected=True)
         .values_list("user_id", flat=True)
     )

@@ -60,8 +60,9 @@ def test_an_algorithm_3_deal_reads_names_seeds_and_wallets_once_per_step(table: 
 
     freeze_step = _step(table, now)
     freeze = HandFreeze.objects.get(table=table, abandoned_at__isnull=True)
-    # The names and client seeds come with the seats: one read of the users (the seat read's join).
-    assert len(_reads(freeze_step, '"auth_user"')) == 1
+    # The names and client seeds come with the seats: one read of the users (the seat read's
+    # join; on PostgreSQL the freeze's one statement, which aggregates them where they are).
+    assert len(_reads(freeze_step, "auth_user")) == 1
     assert len(_reads(freeze_step, "tables_playerclientseed")) == 1
     # Who can pay is read without a row lock written into every wallet (no ante is taken then).
     wallets = [sql for sql in _reads(freeze_step, "wallet_account") if _ids_listed(sql) >= 3]
@@ -266,3 +267,51 @@ def test_a_leave_stamped_a_little_before_the_freeze_by_a_lagging_clock_still_cou
         u.pk for u in players[:2]
     )
     assert [(row["player"], row["reason"]) for row in table.current_hand.not_dealt] == [("cid", "left")]
+
+
+@ALGORITHM_3
+@pytest.mark.django_db(transaction=True)
+def test_the_freeze_made_in_postgresql_equals_the_freeze_made_in_python(
+    now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Differential: the same seats frozen by the database's one statement
+    (``_freeze_in_database``) and by the general path in Python give the same frozen players
+    in the same order, the same digest (names sorted by code point, non-ASCII ones included)
+    and the same ``not_dealt``; a player without a client seed gets one either way."""
+    from tables.models import PlayerClientSeed, Seat, SeatStatus
+    from tables.widerpoker.services import lifecycle
+    from tables.widerpoker.services.seating import sit_out
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the freeze in the database is PostgreSQL's")
+    names = ["zoë", "Ωmega", "ana", "Émile", "bob", "ñandú", "carl", "dee", "ed"]
+    players = [make_player(name) for name in names]
+    tables = [create_fun_table(name="Made in SQL"), create_fun_table(name="Made in Python")]
+    for table in tables:
+        seat_players(table, players, now)
+        sit_out(table_id=table.pk, user_id=players[3].pk, now=now)  # "Émile" sits out
+        Seat.objects.filter(table=table, user=players[5]).update(last_seen_at=now - timedelta(minutes=5))
+    PlayerClientSeed.objects.filter(user=players[7]).delete()  # "dee": a seat older than joining's seed
+
+    _step(tables[0], now)
+    monkeypatch.setattr(lifecycle, "_freeze_in_database", lambda table, *, now: False)
+    _step(tables[1], now)
+    made = [HandFreeze.objects.get(table=table, abandoned_at__isnull=True) for table in tables]
+
+    assert made[0].players == made[1].players
+    assert [row[1] for row in made[0].players] == [n for n in names if n not in ("Émile", "ñandú")]
+    assert made[0].digest == made[1].digest
+    frozen = [(str(row[1]), str(row[2])) for row in made[0].players]
+    assert made[0].digest == fairness.client_seeds_digest(frozen).hex()
+    assert (
+        made[0].not_dealt
+        == made[1].not_dealt
+        == [
+            {"player": "ñandú", "reason": "disconnected"},
+            {"player": "Émile", "reason": "sit out"},
+        ]
+    )
+    for table in tables:
+        seat = Seat.objects.get(table=table, user=players[5])
+        assert (seat.status, seat.status_reason, seat.left_at) == (SeatStatus.LEFT, "disconnected", now)
+    assert PlayerClientSeed.objects.filter(user=players[7]).count() == 1

@@ -11,14 +11,16 @@ DESIGN.md "The game, as implemented".
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import datetime, timedelta
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
 from django.db.models import Q
 
 from config.infra import metrics
@@ -27,6 +29,7 @@ from tables.gamespec import MALFUNCTION_PAUSE, NO_STEP, Step
 from tables.models import (
     Hand,
     HandFreeze,
+    PlayerClientSeed,
     Redeal,
     Seat,
     SeatStatus,
@@ -39,7 +42,7 @@ from tables.realtime.bus import publish_table_frame
 from tables.realtime.frames import TableRestartedFrame, dumps
 from tables.services import beacon
 from tables.services import fairness as fairness_services
-from tables.services.seating import seat_presence_with
+from tables.services.seating import presence_expression, seat_presence_with
 from tables.widerpoker import between_hands
 from tables.widerpoker.services.deal import _deal, _Frozen, frozen_columns, names_and_seeds
 from tables.widerpoker.services.sessions import count_hand_sessions
@@ -98,6 +101,9 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
     if freeze is not None:
         _deal_frozen(table, freeze, now=now)
         return
+    freezing = settings.DEAL_ALGORITHM >= fairness.ALGORITHM_DEAL_BEACON
+    if freezing and table.is_open and connection.vendor == "postgresql" and _freeze_in_database(table, now=now):
+        return
     # The players read once with their seats (issue 23): presence, name and client seed (by
     # each player's primary key and unique seed row: a sound plan whatever the statistics).
     # Their wallets are read by id array (``lock_and_read_players``): a join on the wallets
@@ -123,7 +129,6 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
         table.phase = TablePhase.CLOSED
         table.version += 1
         return
-    freezing = settings.DEAL_ALGORITHM >= fairness.ALGORITHM_DEAL_BEACON
     if freezing and len(active) >= 2 and _two_can_play(table, [user_id for _, user_id in active], now=now):
         # Algorithm 3: the inputs freeze with every active, connected player. Who can pay
         # the ante and whom player protection bars are the deal round's to decide (it locks
@@ -283,6 +288,115 @@ def _freeze(
     )
     table.phase_deadline = beacon.time_of(deal_round)
     table.version += 1
+
+
+def _freeze_in_database(table: Table, *, now: datetime) -> bool:
+    """Algorithm 3's freeze on PostgreSQL with the players never brought into Python (issue
+    23: reading 100,000 seats, names and client seeds into tuples, then dumping them again as
+    the freeze's JSON, was most of a freeze's second). The same freeze as ``_freeze`` after
+    the general path: the disconnected leave (rules Notes 2), and one ``INSERT … SELECT``
+    writes every connected active player ``[user_id, name, client_seed]`` in seat order
+    (``json_agg``) with the digest of their ``name:seed`` lines sorted by name
+    (``client_seeds_digest``, computed by ``sha256``: UTF-8 byte order is code point order).
+
+    Returns False, having written nothing, when the general path must decide: fewer than
+    two of the first ``FREEZE_SAMPLE`` connected active players can play (it sits out who
+    cannot, or waits). A player still without a client seed gets one (as ``names_and_seeds``
+    gives it); a name or seed ``client_seeds_digest`` refuses raises its ValueError."""
+    connected = presence_expression(now)
+    seats = Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).alias(connected=connected)
+    sample = list(
+        seats.filter(connected=True, status=SeatStatus.ACTIVE)
+        .order_by("joined_at", "pk")
+        .values_list("user_id", flat=True)[:FREEZE_SAMPLE]
+    )
+    if len(sample) < 2 or not _two_can_play(table, sample, now=now):
+        return False
+    gone = list(seats.filter(connected=False).order_by("joined_at", "pk").values_list("pk", "user_id"))
+    if gone:
+        _update_seats(
+            [seat_id for seat_id, _ in gone], status=SeatStatus.LEFT, status_reason="disconnected", left_at=now
+        )
+        table.version += 1
+    # Now every seat neither left nor sitting out is a connected active player: the frozen ones.
+    listed = [(user_id, "disconnected") for _, user_id in gone]
+    listed += [
+        (user_id, why or "sitting out")
+        for user_id, why in Seat.objects.filter(table=table, status=SeatStatus.SITTING_OUT)
+        .order_by("pk")
+        .values_list("user_id", "status_reason")
+    ]
+    names = fairness_services.usernames([user_id for user_id, _ in listed]) if listed else {}
+    not_dealt = [{"player": names.get(user_id, "?"), "reason": why} for user_id, why in listed]
+    chain, index = fairness_services.next_chain_index(table, now=now)
+    deal_round = beacon.round_after(now)
+    for _attempt in range(2):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _freeze_sql(),
+                {
+                    "table": table.pk,
+                    "active": SeatStatus.ACTIVE.value,
+                    "number": table.hands_dealt + 1,
+                    "chain": chain.pk,
+                    "index": index,
+                    "not_dealt": json.dumps(not_dealt),
+                    "round": deal_round,
+                    "now": now,
+                },
+            )
+            row = cursor.fetchone()
+        assert row is not None
+        _players, unseeded, refused, inserted = row
+        if inserted is not None:
+            break
+        if refused:
+            raise ValueError("a name has no ':' or newline, a client seed no newline")
+        if not unseeded or _attempt:
+            return False  # fewer than two left meanwhile: the general path decides
+        # Seats older than joining making client seeds: their players get one now, stored.
+        missing = list(
+            Seat.objects.filter(table=table, status=SeatStatus.ACTIVE, user__client_seed__isnull=True).values_list(
+                "user_id", flat=True
+            )
+        )
+        fairness_services.client_seeds(missing, now=now)
+    table.phase_deadline = beacon.time_of(deal_round)
+    table.version += 1
+    return True
+
+
+@cache
+def _freeze_sql() -> str:
+    """The freeze's one statement (``_freeze_in_database``): the frozen players aggregated
+    where they are; the row inserted only when every one has a client seed and the digest
+    accepts every line; the counts returned either way. Made once the apps are loaded (the
+    user model's table)."""
+    return f"""
+WITH live AS (
+    SELECT s.id, s.user_id, s.joined_at, u.username AS name, c.seed
+    FROM {Seat._meta.db_table} s
+    JOIN {get_user_model()._meta.db_table} u ON u.id = s.user_id
+    LEFT JOIN {PlayerClientSeed._meta.db_table} c ON c.user_id = s.user_id
+    WHERE s.table_id = %(table)s AND s.status = %(active)s
+), agg AS (
+    SELECT count(*) AS players,
+           count(*) FILTER (WHERE seed IS NULL) AS unseeded,
+           coalesce(bool_or(strpos(name, ':') > 0 OR strpos(name, E'\\n') > 0 OR strpos(seed, E'\\n') > 0), false)
+               AS refused,
+           json_agg(json_build_array(user_id, name, seed) ORDER BY joined_at, id) AS frozen,
+           encode(sha256(convert_to(string_agg(name || ':' || seed, E'\\n' ORDER BY name COLLATE "C"), 'UTF8')), 'hex')
+               AS digest
+    FROM live
+), inserted AS (
+    INSERT INTO {HandFreeze._meta.db_table}
+        (table_id, number, chain_id, chain_index, players, digest, not_dealt, deal_round, frozen_at)
+    SELECT %(table)s, %(number)s, %(chain)s, %(index)s, frozen, digest, %(not_dealt)s::jsonb, %(round)s, %(now)s
+    FROM agg WHERE players >= 2 AND unseeded = 0 AND NOT refused
+    RETURNING id
+)
+SELECT agg.players, agg.unseeded, agg.refused, (SELECT id FROM inserted) FROM agg
+"""
 
 
 def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
