@@ -315,3 +315,33 @@ def test_the_freeze_made_in_postgresql_equals_the_freeze_made_in_python(
         seat = Seat.objects.get(table=table, user=players[5])
         assert (seat.status, seat.status_reason, seat.left_at) == (SeatStatus.LEFT, "disconnected", now)
     assert PlayerClientSeed.objects.filter(user=players[7]).count() == 1
+
+
+@ALGORITHM_3
+@pytest.mark.django_db(transaction=True)
+def test_a_freeze_given_up_at_its_insert_gives_back_its_chain_index(
+    now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Players leaving between the freeze's first look and its insert leave fewer than two:
+    the chain index taken for that freeze goes back (a savepoint), so the freeze made next
+    takes the same index a table without the race takes, and no chain element is skipped."""
+    from tables.widerpoker.services import lifecycle
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the freeze in the database is PostgreSQL's")
+    players = [make_player(name) for name in ("fay", "gus")]
+    raced, plain = create_fun_table(name="Raced"), create_fun_table(name="Plain")
+    for table in (raced, plain):
+        seat_players(table, players, now)
+    _step(plain, now)
+
+    def none_left(table: Table, params: dict[str, object], *, now: datetime) -> None:
+        raise lifecycle._NotFrozenError
+
+    with monkeypatch.context() as patch:
+        patch.setattr(lifecycle, "_insert_freeze", none_left)
+        # The database path gives up at its insert; the general path, run next, freezes.
+        _step(raced, now)
+    frozen = {table: HandFreeze.objects.get(table=table, abandoned_at__isnull=True) for table in (raced, plain)}
+    assert frozen[raced].chain_index == frozen[plain].chain_index
+    assert SeedChain.objects.get(table=raced).next_index == SeedChain.objects.get(table=plain).next_index

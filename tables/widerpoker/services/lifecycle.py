@@ -299,10 +299,12 @@ def _freeze_in_database(table: Table, *, now: datetime) -> bool:
     (``json_agg``) with the digest of their ``name:seed`` lines sorted by name
     (``client_seeds_digest``, computed by ``sha256``: UTF-8 byte order is code point order).
 
-    Returns False, having written nothing, when the general path must decide: fewer than
-    two of the first ``FREEZE_SAMPLE`` connected active players can play (it sits out who
-    cannot, or waits). A player still without a client seed gets one (as ``names_and_seeds``
-    gives it); a name or seed ``client_seeds_digest`` refuses raises its ValueError."""
+    Returns False when the general path must decide: fewer than two of the first
+    ``FREEZE_SAMPLE`` connected active players can play (nothing written: it sits out who
+    cannot, or waits), or fewer than two are left by the time of the insert (a race with
+    players leaving: only the disconnected have been marked left). A player still without a
+    client seed gets one (as ``names_and_seeds`` gives it); a name or seed
+    ``client_seeds_digest`` refuses raises its ValueError."""
     connected = presence_expression(now)
     seats = Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).alias(connected=connected)
     sample = list(
@@ -328,42 +330,53 @@ def _freeze_in_database(table: Table, *, now: datetime) -> bool:
     ]
     names = fairness_services.usernames([user_id for user_id, _ in listed]) if listed else {}
     not_dealt = [{"player": names.get(user_id, "?"), "reason": why} for user_id, why in listed]
-    chain, index = fairness_services.next_chain_index(table, now=now)
     deal_round = beacon.round_after(now)
-    for _attempt in range(2):
+    try:
+        # A savepoint: should no freeze be written after all, the chain index taken for it
+        # (and any client seed given) goes back, so no chain element is skipped unseen.
+        with transaction.atomic():
+            chain, index = fairness_services.next_chain_index(table, now=now)
+            params = {
+                "table": table.pk,
+                "active": SeatStatus.ACTIVE.value,
+                "number": table.hands_dealt + 1,
+                "chain": chain.pk,
+                "index": index,
+                "not_dealt": json.dumps(not_dealt),
+                "round": deal_round,
+                "now": now,
+            }
+            _insert_freeze(table, params, now=now)
+    except _NotFrozenError:
+        return False  # fewer than two left since the sample: the general path decides
+    table.phase_deadline = beacon.time_of(deal_round)
+    table.version += 1
+    return True
+
+
+class _NotFrozenError(Exception):
+    """``_insert_freeze`` wrote no freeze: fewer than two connected active players."""
+
+
+def _insert_freeze(table: Table, params: dict[str, Any], *, now: datetime) -> None:
+    """Run the freeze's statement with ``params``; give the players still without a client
+    seed one and run it again once. Raises _NotFrozenError when it inserted nothing for want of
+    two players, ValueError for a name or seed the digest refuses."""
+    for attempt in range(2):
         with connection.cursor() as cursor:
-            cursor.execute(
-                _freeze_sql(),
-                {
-                    "table": table.pk,
-                    "active": SeatStatus.ACTIVE.value,
-                    "number": table.hands_dealt + 1,
-                    "chain": chain.pk,
-                    "index": index,
-                    "not_dealt": json.dumps(not_dealt),
-                    "round": deal_round,
-                    "now": now,
-                },
-            )
+            cursor.execute(_freeze_sql(), params)
             row = cursor.fetchone()
         assert row is not None
         _players, unseeded, refused, inserted = row
         if inserted is not None:
-            break
+            return
         if refused:
             raise ValueError("a name has no ':' or newline, a client seed no newline")
-        if not unseeded or _attempt:
-            return False  # fewer than two left meanwhile: the general path decides
+        if not unseeded or attempt:
+            raise _NotFrozenError
         # Seats older than joining making client seeds: their players get one now, stored.
-        missing = list(
-            Seat.objects.filter(table=table, status=SeatStatus.ACTIVE, user__client_seed__isnull=True).values_list(
-                "user_id", flat=True
-            )
-        )
-        fairness_services.client_seeds(missing, now=now)
-    table.phase_deadline = beacon.time_of(deal_round)
-    table.version += 1
-    return True
+        missing = Seat.objects.filter(table=table, status=SeatStatus.ACTIVE, user__client_seed__isnull=True)
+        fairness_services.client_seeds(list(missing.values_list("user_id", flat=True)), now=now)
 
 
 @cache
