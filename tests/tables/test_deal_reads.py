@@ -21,7 +21,7 @@ from django.test.utils import CaptureQueriesContext, override_settings
 from handhistory.verification import verify_hand
 from tables.clock import advance_table
 from tables.engine import fairness
-from tables.models import Entry, HandFreeze, HandStatus, SeedChain, Table
+from tables.models import Entry, Hand, HandFreeze, HandStatus, SeedChain, Table
 from tables.services import beacon
 from tables.services.seating import touch_presence
 from tables.widerpoker.services.seating import leave_table
@@ -50,6 +50,15 @@ def _step(table: Table, at: datetime) -> list[dict[str, str]]:
     with CaptureQueriesContext(connection) as captured:
         assert advance_table(table_id=table.pk, now=at)
     return captured.captured_queries
+
+
+def _settle_and_verify(table: Table, hand: Hand) -> None:
+    """Settle ``hand`` at its change deadline; the books hold and the hand verifies."""
+    assert advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=3))
+    hand.refresh_from_db()
+    assert hand.status == HandStatus.SETTLED and check_books().ok
+    report = verify_hand(hand_id=hand.pk)
+    assert report.ok, report.mismatches
 
 
 @ALGORITHM_3
@@ -105,11 +114,7 @@ def test_an_algorithm_3_deal_reads_names_seeds_and_wallets_once_per_step(table: 
     assert fairness.client_seeds_digest(list(names.values())).hex() == freeze.digest
     assert {u.username for u in players} == {name for name, _ in names.values()}
     assert verify_chain() == [] and check_books().ok
-    assert advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=3))
-    hand.refresh_from_db()
-    assert hand.status == HandStatus.SETTLED and check_books().ok
-    report = verify_hand(hand_id=hand.pk)
-    assert report.ok, report.mismatches
+    _settle_and_verify(table, hand)
 
 
 @ALGORITHM_3
@@ -199,11 +204,7 @@ def test_the_freeze_reads_a_few_wallets_and_the_deal_round_leaves_out_who_cannot
     dealt = dict(Entry.objects.filter(hand=hand).values_list("user__username", "initial_combination"))
     assert dealt == {name: combo for name, combo in full.items() if name not in (broke.username, players[0].username)}
     assert check_books().ok
-    assert advance_table(table_id=table.pk, now=hand.change_deadline + timedelta(seconds=3))
-    hand.refresh_from_db()
-    assert hand.status == HandStatus.SETTLED and check_books().ok
-    report = verify_hand(hand_id=hand.pk)
-    assert report.ok, report.mismatches
+    _settle_and_verify(table, hand)
 
 
 @ALGORITHM_3
