@@ -158,7 +158,7 @@ def test_the_freeze_reads_a_few_wallets_and_the_deal_round_leaves_out_who_cannot
     nothing, and nobody else's cards change (docs/provably-fair.md 1.9)."""
     from tables.engine.widerpoker import initial_combination_indices
     from tables.models import Seat, SeatStatus
-    from tables.widerpoker.services.lifecycle import FREEZE_SAMPLE
+    from tables.widerpoker.services.freezing import FREEZE_SAMPLE
     from wallet.selectors import get_balance_minor
 
     players = [make_player(f"p{i:02d}") for i in range(FREEZE_SAMPLE + 4)]
@@ -216,7 +216,7 @@ def test_when_the_first_players_cannot_play_every_wallet_is_read_and_they_sit_ou
     (as before issue 23), sits out who cannot pay and freezes the others; with fewer than two
     payers in all, the table waits and freezes nothing."""
     from tables.models import Seat, SeatStatus
-    from tables.widerpoker.services.lifecycle import FREEZE_SAMPLE
+    from tables.widerpoker.services.freezing import FREEZE_SAMPLE
 
     players = [make_player(f"q{i:02d}") for i in range(FREEZE_SAMPLE + 2)]
     seat_players(table, players, now)
@@ -326,7 +326,7 @@ def test_a_freeze_given_up_at_its_insert_gives_back_its_chain_index(
     """Players leaving between the freeze's first look and its insert leave fewer than two:
     the chain index taken for that freeze goes back (a savepoint), so the freeze made next
     takes the same index a table without the race takes, and no chain element is skipped."""
-    from tables.widerpoker.services import lifecycle
+    from tables.widerpoker.services import freezing
 
     if connection.vendor != "postgresql":
         pytest.skip("the freeze in the database is PostgreSQL's")
@@ -337,10 +337,10 @@ def test_a_freeze_given_up_at_its_insert_gives_back_its_chain_index(
     _step(plain, now)
 
     def none_left(table: Table, params: dict[str, object], *, now: datetime) -> None:
-        raise lifecycle._NotFrozenError
+        raise freezing._NotFrozenError
 
     with monkeypatch.context() as patch:
-        patch.setattr(lifecycle, "_insert_freeze", none_left)
+        patch.setattr(freezing, "_insert_freeze", none_left)
         # The database path gives up at its insert; the general path, run next, freezes.
         _step(raced, now)
     frozen = {table: HandFreeze.objects.get(table=table, abandoned_at__isnull=True) for table in (raced, plain)}
