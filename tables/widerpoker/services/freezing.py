@@ -51,6 +51,7 @@ def _two_can_play(table: Table, user_ids: list[int], *, now: datetime) -> bool:
 
 
 def _update_seats(seat_ids: list[int], **values: Any) -> None:
+    """Set ``values`` on the seats ``seat_ids`` (ids as one array parameter)."""
     Seat.objects.filter(pk__any_of=IntArray(seat_ids)).update(**values)
 
 
