@@ -331,7 +331,8 @@ def test_practice_bots_are_told_apart_and_clear_of_the_board_on_a_phone(holdem_t
             return {name: name.title || name.textContent, shown: end.right <= box.right + 1 && end.width > 0};
         })"""
     )
-    assert len(names) >= 3 and all(re.fullmatch(r"practicebot-\d+", n["name"]) for n in names), names
+    # Two at least: on a slow box the first flop the page shows may come after four bots busted.
+    assert len(names) >= 2 and all(re.fullmatch(r"practicebot-\d+", n["name"]) for n in names), names
     assert [n["name"] for n in names if not n["shown"]] == [], "names cut before their number"
     covered = page.evaluate(
         """() => {
