@@ -50,6 +50,15 @@ def _two_can_play(table: Table, user_ids: list[int], *, now: datetime) -> bool:
     return sum(1 for user_id, ok in zip(sample, can_pay.tolist(), strict=True) if ok and user_id not in barred) >= 2
 
 
+def named_not_dealt(listed: list[tuple[int, str]]) -> list[dict[str, str]]:
+    """``listed`` (user id, reason; an empty reason: "sitting out") as the export's
+    ``not_dealt`` rows, ``[{player, reason}]``, the names read by one query."""
+    if not listed:
+        return []
+    names = fairness_services.usernames([user_id for user_id, _ in listed])
+    return [{"player": names.get(user_id, "?"), "reason": why or "sitting out"} for user_id, why in listed]
+
+
 def _update_seats(seat_ids: list[int], **values: Any) -> None:
     """Set ``values`` on the seats ``seat_ids`` (ids as one array parameter)."""
     Seat.objects.filter(pk__any_of=IntArray(seat_ids)).update(**values)
@@ -121,14 +130,12 @@ def _freeze_in_database(table: Table, *, now: datetime) -> bool:
         table.version += 1
     # Now every seat neither left nor sitting out is a connected active player: the frozen ones.
     listed = [(user_id, "disconnected") for _, user_id in gone]
-    listed += [
-        (user_id, why or "sitting out")
-        for user_id, why in Seat.objects.filter(table=table, status=SeatStatus.SITTING_OUT)
+    listed += (
+        Seat.objects.filter(table=table, status=SeatStatus.SITTING_OUT)
         .order_by("pk")
         .values_list("user_id", "status_reason")
-    ]
-    names = fairness_services.usernames([user_id for user_id, _ in listed]) if listed else {}
-    not_dealt = [{"player": names.get(user_id, "?"), "reason": why} for user_id, why in listed]
+    )
+    not_dealt = named_not_dealt(listed)
     deal_round = beacon.round_after(now)
     try:
         # A savepoint: should no freeze be written after all, the chain index taken for it

@@ -36,7 +36,6 @@ from tables.models import (
 from tables.realtime.bus import publish_table_frame
 from tables.realtime.frames import TableRestartedFrame, dumps
 from tables.services import beacon
-from tables.services import fairness as fairness_services
 from tables.services.seating import seat_presence_with
 from tables.widerpoker import between_hands
 from tables.widerpoker.services.deal import _deal
@@ -46,6 +45,7 @@ from tables.widerpoker.services.freezing import (
     _freeze_in_database,
     _two_can_play,
     _update_seats,
+    named_not_dealt,
 )
 from tables.widerpoker.services.sessions import count_hand_sessions
 from tables.widerpoker.services.settlement import cancel_hand, settle_hand
@@ -224,10 +224,7 @@ def _not_dealt(
     sitting = [seat_id for seat_id, _, status, _ in seats if status == sitting_out and seat_id not in gone]
     if sitting:
         not_dealt += list(Seat.objects.filter(pk__in=sitting).values_list("user_id", "status_reason"))
-    if not not_dealt:
-        return []
-    names = fairness_services.usernames([user_id for user_id, _ in not_dealt])
-    return [{"player": names.get(uid, "?"), "reason": why or "sitting out"} for uid, why in not_dealt]
+    return named_not_dealt(not_dealt)
 
 
 def _settle_table(table: Table, *, now: datetime) -> None:
