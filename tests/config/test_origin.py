@@ -77,7 +77,7 @@ def test_the_application_refuses_a_foreign_port_and_accepts_its_own_origin() -> 
     async def attempt(origin: str) -> bool:
         headers = [(b"origin", origin.encode()), (b"host", b"127.0.0.1:8000"), (b"cookie", cookie)]
         communicator = WebsocketCommunicator(application, f"/ws/tables/{table.pk}/", headers=headers)
-        connected, _ = await communicator.connect()
+        connected, _ = await communicator.connect(timeout=10)
         await communicator.disconnect()
         return bool(connected)
 

@@ -175,7 +175,7 @@ async def test_lobby_frames() -> None:
     widerpoker = await sync_to_async(create_fun_table)()
     holdem = await sync_to_async(holdem_table)()
     communicator = WebsocketCommunicator(router, "/ws/lobby/")
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=10)
     assert connected
     lobby = Recorder(communicator)
     await sync_to_async(publish_lobby_line)(widerpoker.pk)

@@ -122,7 +122,7 @@ router = URLRouter(websocket_urlpatterns)
 async def _open(user: Any, table_id: int) -> WebsocketCommunicator:
     communicator = WebsocketCommunicator(router, f"/ws/tables/{table_id}/")
     communicator.scope["user"] = user
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=10)
     assert connected
     for _ in range(2):  # the snapshot: table_state and entry_state
         await communicator.receive_from(timeout=10)

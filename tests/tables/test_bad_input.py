@@ -125,7 +125,7 @@ def socket_codes(user: User, table: Table, frames: list[str]) -> list[str]:
     async def run() -> list[str]:
         communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/tables/{table.pk}/")
         communicator.scope["user"] = user
-        connected, _ = await communicator.connect()
+        connected, _ = await communicator.connect(timeout=10)
         assert connected
         codes = []
         for frame in frames:

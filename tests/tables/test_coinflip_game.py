@@ -95,25 +95,26 @@ async def test_a_coin_flip_is_played_through_a_socket_and_the_clock(registered: 
     table = await sync_to_async(registered.create)(name="Socket Rail", mode="fun", currency="FUN")
     socket = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/tables/{table.pk}/")
     socket.scope["user"] = alice
-    connected, _ = await socket.connect()
+    connected, _ = await socket.connect(timeout=10)
     assert connected
-    public, private = json.loads(await socket.receive_from()), json.loads(await socket.receive_from())
+    public = json.loads(await socket.receive_from(timeout=10))
+    private = json.loads(await socket.receive_from(timeout=10))
     assert (public["type"], public["phase"], private["call"]) == ("coinflip_state", "waiting", None)
 
     await socket.send_to(text_data=json.dumps({"type": "call", "side": "tails", "ref": 7}))
-    frames = [json.loads(await socket.receive_from())]
+    frames = [json.loads(await socket.receive_from(timeout=10))]
     while not await socket.receive_nothing(timeout=0.5):
-        frames.append(json.loads(await socket.receive_from()))
+        frames.append(json.loads(await socket.receive_from(timeout=10)))
     assert {"type": "ack", "ref": 7}.items() <= frames[0].items()
     await socket.send_to(text_data=json.dumps({"type": "hold", "hold": [True] * 5, "ref": 8}))
-    refused = json.loads(await socket.receive_from())
+    refused = json.loads(await socket.receive_from(timeout=10))
     assert (refused["type"], refused["code"]) == ("error", "unknown_type")  # WiderPoker's, not this game's
 
     deadline = timezone.now() + timedelta(seconds=coinflip.ROUND_SECONDS)
     assert await sync_to_async(clock.advance_due_tables)(now=deadline) == 1
-    frames = [json.loads(await socket.receive_from())]
+    frames = [json.loads(await socket.receive_from(timeout=10))]
     while not await socket.receive_nothing(timeout=0.5):
-        frames.append(json.loads(await socket.receive_from()))
+        frames.append(json.loads(await socket.receive_from(timeout=10)))
     side = coinflip.flip(table.pk, 1)
     [state] = [frame for frame in frames if frame["type"] == "coinflip_state"]
     assert state["flips"] == [{"round": 1, "side": side, "winners": [alice.pk] if side == "tails" else []}]

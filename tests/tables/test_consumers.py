@@ -29,7 +29,7 @@ router = URLRouter(websocket_urlpatterns)
 async def open_socket(user: Any, table_id: int) -> WebsocketCommunicator:
     communicator = WebsocketCommunicator(router, f"/ws/tables/{table_id}/")
     communicator.scope["user"] = user
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=10)
     assert connected
     return communicator
 
@@ -47,7 +47,7 @@ async def test_anonymous_socket_is_refused() -> None:
     table = await sync_to_async(create_fun_table)()
     communicator = WebsocketCommunicator(router, f"/ws/tables/{table.pk}/")
     communicator.scope["user"] = AnonymousUser()
-    connected, code = await communicator.connect()
+    connected, code = await communicator.connect(timeout=10)
     assert not connected
     assert code == 4401
 
@@ -59,7 +59,7 @@ async def test_socket_from_a_foreign_origin_is_refused() -> None:
     communicator = WebsocketCommunicator(
         application, f"/ws/tables/{table.pk}/", headers=[(b"origin", b"https://evil.example")]
     )
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=10)
     assert not connected
 
 
@@ -67,8 +67,8 @@ async def test_connecting_sends_the_public_and_private_state() -> None:
     alice = await sync_to_async(make_player)("alice")
     table = await sync_to_async(create_fun_table)()
     communicator = await open_socket(alice, table.pk)
-    state = json.loads(await communicator.receive_from())
-    private = json.loads(await communicator.receive_from())
+    state = json.loads(await communicator.receive_from(timeout=10))
+    private = json.loads(await communicator.receive_from(timeout=10))
     assert (state["type"], state["table_id"], state["phase"]) == ("table_state", table.pk, "waiting")
     assert (private["type"], private["seat"], private["balance_minor"]) == ("entry_state", None, 100_000)
     await communicator.disconnect()
@@ -102,7 +102,7 @@ async def test_a_flood_of_frames_is_rate_limited_then_disconnected() -> None:
     await receive(communicator, "entry_state")
     for _ in range(30):
         await communicator.send_to(text_data=json.dumps({"type": "teleport"}))
-    codes = [json.loads(await communicator.receive_from())["code"] for _ in range(30)]
+    codes = [json.loads(await communicator.receive_from(timeout=10))["code"] for _ in range(30)]
     assert "rate_limited" in codes
     assert codes.count("unknown_type") <= 25  # the burst, plus what refilled meanwhile
     for _ in range(40):
@@ -269,7 +269,7 @@ async def drain(communicator: WebsocketCommunicator, quiet: float = 0.5) -> list
     """Every frame that arrives until none has come for ``quiet`` seconds."""
     frames: list[dict[str, Any]] = []
     while not await communicator.receive_nothing(timeout=quiet):
-        frames.append(json.loads(await communicator.receive_from()))
+        frames.append(json.loads(await communicator.receive_from(timeout=10)))
     return frames
 
 

@@ -31,7 +31,7 @@ router = URLRouter(websocket_urlpatterns)
 async def open_socket(user: Any, table_id: int) -> WebsocketCommunicator:
     communicator = WebsocketCommunicator(router, f"/ws/tables/{table_id}/")
     communicator.scope["user"] = user
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=10)
     assert connected
     return communicator
 
@@ -40,7 +40,7 @@ async def drain(communicator: WebsocketCommunicator, quiet: float = 0.5) -> list
     """Every text frame (raw) that arrives until none has come for ``quiet`` seconds."""
     frames: list[str] = []
     while not await communicator.receive_nothing(timeout=quiet):
-        frames.append(await communicator.receive_from())
+        frames.append(await communicator.receive_from(timeout=10))
     return frames
 
 

@@ -99,10 +99,10 @@ def test_random_frames_from_a_spectator_get_coded_answers_and_change_nothing(bat
     async def play() -> None:
         communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/tables/{table.pk}/")
         communicator.scope["user"] = player
-        connected, _ = await communicator.connect()
+        connected, _ = await communicator.connect(timeout=10)
         assert connected
-        await communicator.receive_from()  # table_state
-        await communicator.receive_from()  # entry_state
+        await communicator.receive_from(timeout=10)  # table_state
+        await communicator.receive_from(timeout=10)  # entry_state
         for text in batch:
             await communicator.send_to(text_data=text)
             answer = json.loads(await communicator.receive_from(timeout=10))

@@ -77,7 +77,7 @@ def dealt_table(users: list[User], **config: Any) -> tuple[Table, Hand]:
 async def open_socket(user: User, table_id: int) -> WebsocketCommunicator:
     communicator = WebsocketCommunicator(router, f"/ws/tables/{table_id}/")
     communicator.scope["user"] = user
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=10)
     assert connected
     await drain(communicator)
     return communicator
@@ -86,7 +86,7 @@ async def open_socket(user: User, table_id: int) -> WebsocketCommunicator:
 async def drain(communicator: WebsocketCommunicator, quiet: float = 0.3) -> list[dict[str, Any]]:
     frames: list[dict[str, Any]] = []
     while not await communicator.receive_nothing(timeout=quiet):
-        frames.append(json.loads(await communicator.receive_from()))
+        frames.append(json.loads(await communicator.receive_from(timeout=10)))
     return frames
 
 

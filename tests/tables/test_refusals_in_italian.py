@@ -55,7 +55,7 @@ async def _socket(user: User, table_id: int, **headers: str) -> WebsocketCommuni
     raw = [(b"host", b"127.0.0.1"), (b"origin", b"http://127.0.0.1"), (b"cookie", cookies.encode())]
     raw += [(name.replace("_", "-").encode(), value.encode()) for name, value in headers.items()]
     communicator = WebsocketCommunicator(application, f"/ws/tables/{table_id}/", headers=raw)
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=10)
     assert connected
     return communicator
 

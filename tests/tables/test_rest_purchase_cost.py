@@ -195,10 +195,10 @@ async def test_the_rest_answer_is_the_private_frame_his_socket_is_pushed() -> No
     client = await sync_to_async(token_client)(alice)
     socket = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/tables/{table.pk}/")
     socket.scope["user"] = alice
-    connected, _ = await socket.connect()
+    connected, _ = await socket.connect(timeout=10)
     assert connected
     while not await socket.receive_nothing(timeout=0.5):
-        await socket.receive_from()  # the connect's snapshot
+        await socket.receive_from(timeout=10)  # the connect's snapshot
     for action in ("hold", "draw", "redeal"):
         response = await sync_to_async(client.post)(
             f"/api/tables/{table.pk}/{ROUTES[action]}", BODIES[action], content_type="application/json"

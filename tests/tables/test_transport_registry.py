@@ -99,13 +99,14 @@ async def test_a_third_games_actions_and_frames_go_through_the_table_socket(coin
     table = await sync_to_async(coin_table)()
     communicator = WebsocketCommunicator(router, f"/ws/tables/{table.pk}/")
     communicator.scope["user"] = alice
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=10)
     assert connected
-    assert json.loads(await communicator.receive_from()) == {"type": "coin_state", "table_id": table.pk, "flips": 0}
-    assert json.loads(await communicator.receive_from())["type"] == "coin_private"
+    state = json.loads(await communicator.receive_from(timeout=10))
+    assert state == {"type": "coin_state", "table_id": table.pk, "flips": 0}
+    assert json.loads(await communicator.receive_from(timeout=10))["type"] == "coin_private"
 
     await communicator.send_to(text_data=json.dumps({"type": "flip", "side": "heads", "ref": 7}))
-    assert json.loads(await communicator.receive_from()) == {"type": "ack", "action": "flip", "ref": 7}
+    assert json.loads(await communicator.receive_from(timeout=10)) == {"type": "ack", "action": "flip", "ref": 7}
     assert flipped == [(table.pk, alice.pk, "heads")]
 
     # Another game's action, a field the action does not take, a bad value: the wire's codes.
@@ -116,12 +117,12 @@ async def test_a_third_games_actions_and_frames_go_through_the_table_socket(coin
         ({"type": "flip"}, "invalid_field"),
     ]:
         await communicator.send_to(text_data=json.dumps(frame))
-        answer = json.loads(await communicator.receive_from())
+        answer = json.loads(await communicator.receive_from(timeout=10))
         assert (answer["type"], answer["code"]) == ("error", code), frame
     assert len(flipped) == 1
 
     await communicator.send_to(text_data=json.dumps({"type": "snapshot"}))
-    assert json.loads(await communicator.receive_from())["flips"] == 1
+    assert json.loads(await communicator.receive_from(timeout=10))["flips"] == 1
     await communicator.disconnect()
 
 
