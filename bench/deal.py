@@ -10,10 +10,13 @@ Runs against the database of ``DATABASE_URL`` (a PostgreSQL server; the database
         .venv/bin/python bench/deal.py 100000
 
 ``--algorithm N`` deals with algorithm ``N`` (``POKER_DEAL_ALGORITHM``; by default the
-settings', 3 in production): with algorithm 3 a deal is two clock steps, the freeze at the
-deadline and the deal at the deal round; its figures are the freeze's whole step plus the
-round step to the change frame, the wait for the round (0-3 s, docs/provably-fair.md) left
-out, and both steps are printed apart after the table.
+settings', 3 in production): with algorithm 3 a deal is two clock steps, the freeze and
+the deal at the deal round; its figures are the freeze's whole step plus the round step to
+the change frame, the wait for the round (0-3 s, docs/provably-fair.md) left out, and both
+steps are printed apart after the table. Since 2026-11-27 the next hand freezes one beacon
+period before the previous hand's results end and is dealt at their end: the next deal's
+wall figures then count the round step, plus whatever of the freeze's step overran the
+results (none when it takes less than the period); its CPU still counts both steps.
 
 Before each deal the database is analyzed (untimed), as autovacuum does in production and
 this box's PostgreSQL, with autovacuum off, does not; ``--no-analyze`` skips it.
@@ -169,19 +172,30 @@ def measure(size: int) -> DealFigures:
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE")
 
-    def step(label: str, at: Any) -> None:
+    # A freeze's ``deal_at`` (since 2026-11-27) where the code measured has it.
+    timed = ["pk", "deal_round"] + [f.name for f in HandFreeze._meta.fields if f.name == "deal_at"]
+
+    def step(label: str, at: Any, *, results_end: Any = None) -> None:
         if "deal" in label:
             analyze()
         load.append(_load())
         steps[label] = one_step(at, deal="deal" in label)
         # Not the 6 MB of frozen players: 0.5 s of JSON between the timed steps.
-        freeze = HandFreeze.objects.filter(table=table, abandoned_at__isnull=True).only("pk", "deal_round").first()
+        freeze = HandFreeze.objects.filter(table=table, abandoned_at__isnull=True).only(*timed).first()
         if "deal" in label and freeze is not None:
-            # Algorithm 3: that step froze the inputs; the deal round's step deals. The deal's
-            # figures are both steps' work (to the change frame), the wait for the round apart.
+            # Algorithm 3: that step froze the inputs; the deal round's step deals, at the
+            # round's time or the freeze's ``deal_at`` (the results' end), whichever is later.
+            # The deal's wall figures start at the previous hand's deadline (``results_end``;
+            # the step's own time by default): a freeze run before it (``freeze_lead``) counts
+            # only for what it overran; the wait for the round is left out; CPU counts both
+            # steps whole.
             frozen = steps[label + " (freeze)"] = steps[label]
-            dealt = steps[label + " (round)"] = one_step(beacon.time_of(int(freeze.deal_round)), deal=True)
-            steps[label] = [frozen[2] + dealt[0], frozen[3] + dealt[1], frozen[2] + dealt[2], frozen[3] + dealt[3]]
+            due = beacon.time_of(int(freeze.deal_round))
+            dealt = steps[label + " (round)"] = one_step(max(due, getattr(freeze, "deal_at", None) or due), deal=True)
+            ahead = max(0.0, ((results_end or at) - at).total_seconds())
+            steps[label + " (ahead)"] = [ahead, 0.0, 0.0, 0.0]
+            overrun = max(0.0, frozen[2] - ahead)
+            steps[label] = [overrun + dealt[0], frozen[3] + dealt[1], overrun + dealt[2], frozen[3] + dealt[3]]
 
     def settle_time(dealt_at: Any) -> Any:
         hand = Hand.objects.get(pk=Table.objects.values_list("current_hand_id", flat=True).get(pk=table.pk))
@@ -192,9 +206,12 @@ def measure(size: int) -> DealFigures:
         settle_at = settle_time(now)
         step("first settle", settle_at)
         books = check_books().ok
-        next_at = settle_at + timedelta(seconds=table.widerpoker.results_seconds)
-        Seat.objects.filter(table=table).update(last_seen_at=next_at)
-        step("next deal", next_at)
+        results_end = settle_at + timedelta(seconds=table.widerpoker.results_seconds)
+        # The table is due at the results' end, or ``freeze_lead`` before it (algorithm 3
+        # since 2026-11-27: the next hand freezes then and is dealt at their end).
+        next_at = Table.objects.values_list("phase_deadline", flat=True).get(pk=table.pk) or results_end
+        Seat.objects.filter(table=table).update(last_seen_at=results_end)
+        step("next deal", next_at, results_end=results_end)
         settle_at = settle_time(next_at)
         step("next settle", settle_at)
         books = books and check_books().ok
@@ -276,9 +293,11 @@ def _split(label: str, figures: DealFigures) -> str:
     for name in ("first deal", "next deal"):
         if f"{name} (freeze)" in figures.steps:
             frozen, dealt = figures.steps[f"{name} (freeze)"], figures.steps[f"{name} (round)"]
+            ahead = figures.steps.get(f"{name} (ahead)", [0.0])[0]
             cells.append(
-                f"{name}: freeze {frozen[2]:.2f} s (CPU {frozen[3]:.2f}) "
-                f"+ round step {dealt[0]:.2f} s (CPU {dealt[1]:.2f})"
+                f"{name}: freeze {frozen[2]:.2f} s (CPU {frozen[3]:.2f}"
+                + (f"; run {ahead:.0f} s before the results' end" if ahead else "")
+                + f") + round step {dealt[0]:.2f} s (CPU {dealt[1]:.2f})"
             )
     return f"  - {label}, algorithm {figures.algorithm}: " + "; ".join(cells) if cells else ""
 

@@ -293,6 +293,10 @@ class HandFreeze(models.Model):
     not_dealt = models.JSONField(default=list, blank=True)
     deal_round = models.PositiveBigIntegerField()
     frozen_at = models.DateTimeField()
+    # When the hand is dealt: the deal round's time, or the end of the previous hand's
+    # results if later (the freeze ran ``freeze_lead`` before it). NULL: the round's time
+    # (freezes made before 2026-11-27).
+    deal_at = models.DateTimeField(null=True, blank=True)
     abandoned_at = models.DateTimeField(null=True, blank=True)
     evidence = models.JSONField(null=True, blank=True)
 

@@ -195,11 +195,13 @@ def _frozen_public(table: Table) -> dict[str, Any] | None:
     """Algorithm 3: the next hand's frozen inputs, public from the freeze until the deal
     (docs/provably-fair.md, "Algorithm 3"): its number, the chain and element it is bound to,
     the digest ``D`` of the frozen players' client seeds and how many they are, when it froze,
-    and the deal round with the time it is released. None when no hand is frozen."""
+    the deal round with the time it is released, and when the clock deals the hand
+    (``deal_at``: the end of the previous hand's results, or the round's time at a table that
+    was waiting; since 2026-11-27). None when no hand is frozen."""
     freeze = (
         HandFreeze.objects.filter(table_id=table.pk, abandoned_at__isnull=True)
         .annotate(player_count=_ArrayLength("players"))
-        .values("number", "chain_id", "chain_index", "digest", "deal_round", "frozen_at", "player_count")
+        .values("number", "chain_id", "chain_index", "digest", "deal_round", "frozen_at", "deal_at", "player_count")
         .first()
     )
     if freeze is None:
@@ -213,6 +215,7 @@ def _frozen_public(table: Table) -> dict[str, Any] | None:
         "frozen_at": _iso(freeze["frozen_at"]),
         "deal_round": freeze["deal_round"],
         "deal_round_at": _iso(beacon.time_of(int(freeze["deal_round"]))),
+        "deal_at": _iso(freeze["deal_at"] or beacon.time_of(int(freeze["deal_round"]))),
     }
 
 

@@ -333,3 +333,65 @@ def test_a_player_who_leaves_while_the_hand_is_frozen_pays_nothing_and_changes_n
         alice.username: full[alice.username],
         bob.username: full[bob.username],
     }
+
+
+@ALGORITHM_3
+@override_settings(BEACON_PERIOD_SECONDS=3)
+@pytest.mark.django_db(transaction=True)
+def test_the_next_hand_freezes_before_the_results_end_and_is_dealt_as_they_end(
+    table: Table, alice: User, bob: User, carol: User, now: datetime
+) -> None:
+    """Issue 23, item 2 (docs/provably-fair.md 1.9): the next hand's inputs freeze one beacon
+    period before the results end, so its deal round is out when they end and the hand is
+    dealt then, with no freeze or beacon wait between the results and the change phase; the
+    first hand of a waiting table is dealt at its round, with no lead."""
+    first = _freeze(table, [alice, bob], now)
+    assert first.deal_at == beacon.time_of(int(first.deal_round))
+    hand = _deal_at_round(table, first, [alice, bob])
+    results = timedelta(seconds=table.widerpoker.results_seconds)
+    # Settled at a second that puts the next deal round strictly inside the results, so the
+    # test sees its value out and the hand still not dealt.
+    settle_at = next(
+        at
+        for at in (hand.change_deadline + timedelta(seconds=4 + k) for k in range(3))
+        if beacon.time_of(beacon.round_after(at + results - timedelta(seconds=3))) < at + results
+    )
+    for user in (alice, bob):
+        touch_presence(table_id=table.pk, user_id=user.pk, now=settle_at)
+    assert advance_table(table_id=table.pk, now=settle_at)
+    table.refresh_from_db()
+    assert results > timedelta(seconds=3)
+    results_end = settle_at + results
+    assert table.phase == TablePhase.RESULTS
+    assert table.phase_deadline == results_end - timedelta(seconds=3)
+
+    # At that deadline the inputs freeze; the round is out before the results end.
+    frozen_at = results_end - timedelta(seconds=3)
+    for user in (alice, bob):
+        touch_presence(table_id=table.pk, user_id=user.pk, now=frozen_at)
+    assert advance_table(table_id=table.pk, now=frozen_at)
+    freeze = HandFreeze.objects.get(table=table, abandoned_at__isnull=True)
+    table.refresh_from_db()
+    assert freeze.frozen_at == frozen_at and freeze.deal_at == results_end
+    released = beacon.time_of(int(freeze.deal_round))
+    assert frozen_at < released < results_end
+    assert table.phase_deadline == results_end
+    public = get_table_state(table_id=table.pk)
+    assert public["frozen"] is not None and public["frozen"]["deal_at"] == results_end.isoformat()
+    assert public["deadline"] == results_end.isoformat()
+
+    # The round's value is out, but the results are not over: nothing is dealt before they
+    # end, even when a player joining (for the hand after) wakes the waiting table.
+    seat_players(table, [carol], released)
+    table.refresh_from_db()
+    assert table.phase_deadline == released
+    for at in (released, results_end - timedelta(milliseconds=1)):
+        advance_table(table_id=table.pk, now=at)
+        table.refresh_from_db()
+        assert table.current_hand is None and table.phase_deadline == results_end
+    assert advance_table(table_id=table.pk, now=results_end)
+    table.refresh_from_db()
+    assert table.current_hand is not None and table.current_hand.number == 2
+    assert table.current_hand.deal_round == freeze.deal_round and table.current_hand.frozen_at == frozen_at
+    assert not Entry.objects.filter(hand=table.current_hand, user=carol).exists()
+    assert check_books().ok

@@ -295,7 +295,7 @@ def test_the_freeze_made_in_postgresql_equals_the_freeze_made_in_python(
     PlayerClientSeed.objects.filter(user=players[7]).delete()  # "dee": a seat older than joining's seed
 
     _step(tables[0], now)
-    monkeypatch.setattr(lifecycle, "_freeze_in_database", lambda table, *, now: False)
+    monkeypatch.setattr(lifecycle, "_freeze_in_database", lambda table, *, now, not_before=None: False)
     _step(tables[1], now)
     made = [HandFreeze.objects.get(table=table, abandoned_at__isnull=True) for table in tables]
 

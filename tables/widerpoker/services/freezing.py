@@ -29,11 +29,38 @@ from tables.widerpoker.services.deal import _deal, _Frozen, frozen_columns, name
 from wallet import protection
 from wallet import services as wallet_services
 from wallet.lookups import IntArray
+from wallet.models import is_chip_currency
 
 logger = logging.getLogger(__name__)
 
 
 FREEZE_SAMPLE = 16
+
+
+def freeze_lead(table: Table) -> timedelta:
+    """How long before the end of a table's results the next hand's inputs freeze (algorithm
+    3, docs/provably-fair.md 1.9): one beacon period (``BEACON_PERIOD_SECONDS``), at most the
+    results' ``results_seconds``. The deal round (the first round released strictly after
+    the freeze) is then out when the results end, so neither the freeze's step nor the wait
+    for the round falls between the results and the next change phase (issue 23, item 2; as
+    Hold'em's ``freeze_lead``). Zero when the next hand does not freeze from the table's
+    seats: algorithm 2, a closed table, staff changes waiting (the table restarts), or a
+    tournament's table (chips ``T<id>``: it deals its entrants at the results' end)."""
+    if (
+        settings.DEAL_ALGORITHM < fairness.ALGORITHM_DEAL_BEACON
+        or not table.is_open
+        or table.pending_changes
+        or is_chip_currency(table.currency)
+    ):
+        return timedelta(0)
+    return timedelta(seconds=min(table.widerpoker.results_seconds, settings.BEACON_PERIOD_SECONDS))
+
+
+def _deal_at(deal_round: int, not_before: datetime | None) -> datetime:
+    """When a freeze's hand is dealt: its deal round's time, and not before ``not_before``
+    (the end of the previous hand's results, when the freeze ran ``freeze_lead`` early)."""
+    due = beacon.time_of(deal_round)
+    return due if not_before is None else max(due, not_before)
 
 
 def _two_can_play(table: Table, user_ids: list[int], *, now: datetime) -> bool:
@@ -71,12 +98,14 @@ def _freeze(
     *,
     players: dict[int, tuple[str, str | None]],
     now: datetime,
+    not_before: datetime | None = None,
 ) -> None:
     """Algorithm 3 (docs/provably-fair.md): fix the next hand's inputs at ``now``, the
     players ``user_ids`` dealt in with their client seeds (digest ``D``) and the chain
     element's index, and wait for the **deal round**, the first beacon round released
     strictly after ``now``, whose value decides the hand. No money moves yet; the public
-    frame shows the freeze (``frozen``) and the table is due again at the round's time.
+    frame shows the freeze (``frozen``) and the table is due again at the round's time, or
+    at ``not_before`` (the end of the previous hand's results) if that is later.
     ``players``: user id -> (name, client seed or None) as read with the seats in this
     transaction (issue 23: the players are not read a second time)."""
     chain, index = fairness_services.next_chain_index(table, now=now)
@@ -93,12 +122,13 @@ def _freeze(
         not_dealt=not_dealt,
         deal_round=deal_round,
         frozen_at=now,
+        deal_at=_deal_at(deal_round, not_before),
     )
-    table.phase_deadline = beacon.time_of(deal_round)
+    table.phase_deadline = _deal_at(deal_round, not_before)
     table.version += 1
 
 
-def _freeze_in_database(table: Table, *, now: datetime) -> bool:
+def _freeze_in_database(table: Table, *, now: datetime, not_before: datetime | None = None) -> bool:
     """Algorithm 3's freeze on PostgreSQL with the players never brought into Python (issue
     23: reading 100,000 seats, names and client seeds into tuples, then dumping them again as
     the freeze's JSON, was most of a freeze's second). The same freeze as ``_freeze`` after
@@ -112,7 +142,7 @@ def _freeze_in_database(table: Table, *, now: datetime) -> bool:
     cannot, or waits), or fewer than two are left by the time of the insert (a race with
     players leaving: only the disconnected have been marked left). A player still without a
     client seed gets one (as ``names_and_seeds`` gives it); a name or seed
-    ``client_seeds_digest`` refuses raises its ValueError."""
+    ``client_seeds_digest`` refuses raises its ValueError. ``not_before``: as ``_freeze``'s."""
     connected = presence_expression(now)
     seats = Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).alias(connected=connected)
     sample = list(
@@ -151,11 +181,12 @@ def _freeze_in_database(table: Table, *, now: datetime) -> bool:
                 "not_dealt": json.dumps(not_dealt),
                 "round": deal_round,
                 "now": now,
+                "deal_at": _deal_at(deal_round, not_before),
             }
             _insert_freeze(table, params, now=now)
     except _NotFrozenError:
         return False  # fewer than two left since the sample: the general path decides
-    table.phase_deadline = beacon.time_of(deal_round)
+    table.phase_deadline = _deal_at(deal_round, not_before)
     table.version += 1
     return True
 
@@ -209,8 +240,9 @@ WITH live AS (
     FROM live
 ), inserted AS (
     INSERT INTO {HandFreeze._meta.db_table}
-        (table_id, number, chain_id, chain_index, players, digest, not_dealt, deal_round, frozen_at)
-    SELECT %(table)s, %(number)s, %(chain)s, %(index)s, frozen, digest, %(not_dealt)s::jsonb, %(round)s, %(now)s
+        (table_id, number, chain_id, chain_index, players, digest, not_dealt, deal_round, frozen_at, deal_at)
+    SELECT %(table)s, %(number)s, %(chain)s, %(index)s, frozen, digest, %(not_dealt)s::jsonb, %(round)s, %(now)s,
+           %(deal_at)s
     FROM agg WHERE players >= 2 AND unseeded = 0 AND NOT refused
     RETURNING id
 )
@@ -225,7 +257,11 @@ def _deal_frozen(table: Table, freeze: HandFreeze, *, now: datetime) -> None:
     stays in the hand seed and the entry order, so nobody's cards change (the export lists
     him in ``not_dealt`` with his client seed). A round that does not come within
     ``BEACON_MAX_WAIT_SECONDS``, or fewer than two players left, abandons the freeze, which
-    stays in the database with its evidence; no money had moved."""
+    stays in the database with its evidence; no money had moved. Not before the freeze's
+    ``deal_at`` (the previous hand's results end then: ``freeze_lead``)."""
+    if freeze.deal_at is not None and now < freeze.deal_at:
+        table.phase_deadline = freeze.deal_at
+        return
     due = beacon.time_of(int(freeze.deal_round))
     answer = beacon.fetch(int(freeze.deal_round), now=now)
     if answer.value is None:

@@ -45,6 +45,7 @@ from tables.widerpoker.services.freezing import (
     _freeze_in_database,
     _two_can_play,
     _update_seats,
+    freeze_lead,
     named_not_dealt,
 )
 from tables.widerpoker.services.sessions import count_hand_sessions
@@ -65,12 +66,16 @@ def advance_widerpoker_table(table: Table, now: datetime) -> Step:
     if table.phase == TablePhase.CHANGE:
         _settle_table(table, now=now)
         return NO_STEP
+    results_end = None
     if table.phase == TablePhase.RESULTS:
+        # The results' deadline came ``freeze_lead`` before their end (``_show_results``):
+        # the next hand freezes now and is dealt when they end.
+        results_end = (table.phase_deadline or now) + freeze_lead(table)
         _end_results(table, now=now)
     # A tournament's table deals its entrants, not its seats (docs/tournaments.md): its
     # step is registered in between_hands (tables/apps.py), asked first.
     if not between_hands.deal_between_hands(table, now=now):
-        _start_hand_or_wait(table, now=now)
+        _start_hand_or_wait(table, now=now, not_before=results_end)
     if table.phase != TablePhase.CHANGE or table.current_hand_id is None:
         return NO_STEP
     return Step(after_commit=partial(count_hand_sessions, hand_id=table.current_hand_id))
@@ -87,9 +92,11 @@ def cancel_running_hand(table: Table, reason: str, now: datetime) -> bool:
 # --- WAITING -> CHANGE -----------------------------------------------------------------------
 
 
-def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
+def _start_hand_or_wait(table: Table, *, now: datetime, not_before: datetime | None = None) -> None:
     """Remove disconnected players (rules Notes 2), collect the ante from every active player
-    (rules B.1) and deal, or wait when fewer than two can play (rules A.3).
+    (rules B.1) and deal, or wait when fewer than two can play (rules A.3). Algorithm 3
+    freezes instead, its hand dealt at its deal round and not before ``not_before`` (the end
+    of the previous hand's results, when this step runs ``freeze_lead`` before it).
 
     Seats are read as tuples with their presence computed by the database: a table of
     100,000 players makes no model object per seat."""
@@ -100,7 +107,12 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
         _deal_frozen(table, freeze, now=now)
         return
     freezing = settings.DEAL_ALGORITHM >= fairness.ALGORITHM_DEAL_BEACON
-    if freezing and table.is_open and connection.vendor == "postgresql" and _freeze_in_database(table, now=now):
+    if (
+        freezing
+        and table.is_open
+        and connection.vendor == "postgresql"
+        and _freeze_in_database(table, now=now, not_before=not_before)
+    ):
         return
     # The players read once with their seats (issue 23): presence, name and client seed (by
     # each player's primary key and unique seed row: a sound plan whatever the statistics).
@@ -139,6 +151,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
             _not_dealt(seats, gone_set, active, [True] * len(active), {}),
             players=players,
             now=now,
+            not_before=not_before,
         )
         return
     barred: dict[int, Any] = {}
@@ -184,6 +197,7 @@ def _start_hand_or_wait(table: Table, *, now: datetime) -> None:
                 _not_dealt(seats, gone_set, active, can_pay.tolist(), barred),
                 players=players,
                 now=now,
+                not_before=not_before,
             )
         elif int(can_pay.sum()) >= 2:
             with metrics.timed(metrics.DEAL_DURATION, TableGame.WIDERPOKER):
@@ -240,9 +254,7 @@ def _settle_table(table: Table, *, now: datetime) -> None:
             table.phase_deadline = now + timedelta(seconds=1)
             return
         cancel_hand(hand_id=hand.pk, reason="the randomness beacon did not answer", now=now, beacon_answer=answer.error)
-        table.phase = TablePhase.RESULTS
-        table.phase_deadline = now + timedelta(seconds=table.widerpoker.results_seconds)
-        table.version += 1
+        _show_results(table, now=now)
         return
     if hand.algorithm >= fairness.ALGORITHM_DEAL_BEACON:
         # Redeals bought before the deadline are dealt first, even after the redeal deadline;
@@ -255,14 +267,19 @@ def _settle_table(table: Table, *, now: datetime) -> None:
                 table.phase_deadline = now + timedelta(seconds=1)
                 return
             cancel_hand(hand_id=hand.pk, reason="a redeal's beacon round did not answer", now=now)
-            table.phase = TablePhase.RESULTS
-            table.phase_deadline = now + timedelta(seconds=table.widerpoker.results_seconds)
-            table.version += 1
+            _show_results(table, now=now)
             return
     with metrics.timed(metrics.SETTLEMENT_DURATION, TableGame.WIDERPOKER):
         settle_hand(hand_id=table.current_hand_id, now=now)
+    _show_results(table, now=now)
+
+
+def _show_results(table: Table, *, now: datetime) -> None:
+    """The hand is over (settled or cancelled): its results show for ``results_seconds``
+    (seed 001 B). The table is due ``freeze_lead`` before they end, when the next hand's
+    inputs freeze (algorithm 3); the freeze deals it at their end."""
     table.phase = TablePhase.RESULTS
-    table.phase_deadline = now + timedelta(seconds=table.widerpoker.results_seconds)
+    table.phase_deadline = now + timedelta(seconds=table.widerpoker.results_seconds) - freeze_lead(table)
     table.version += 1
 
 
