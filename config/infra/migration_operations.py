@@ -71,13 +71,14 @@ def _partitioned(schema_editor: Any, table: str) -> bool:
         return is_partitioned(cursor, table)
 
 
-def add_partitioned_index_online(schema_editor: Any, model: Any, index: Any) -> None:
+def add_partitioned_index_online(schema_editor: Any, model: Any, index: Any, *, unique: bool = False) -> None:
     """Build ``index`` on a partitioned table without stopping its writes (PostgreSQL has
     no ``CREATE INDEX CONCURRENTLY`` for one): the index ``ON ONLY`` the parent (invalid,
     empty), then ``CONCURRENTLY`` on each partition, each attached to it; the parent's
     index is valid once every partition's is attached. Partitions created later get it
     from the parent. A partition's index is named ``<partition>_<index name>`` (truncated
-    with a hash past 63 characters).
+    with a hash past 63 characters). ``unique``: a unique index (its columns must include
+    the partition key).
 
     Raises:
         django.db.DatabaseError: a partition's build failed (its invalid index is left for
@@ -90,12 +91,16 @@ def add_partitioned_index_online(schema_editor: Any, model: Any, index: Any) -> 
     table = model._meta.db_table
     parent = index.create_sql(model, schema_editor)
     parent.template = parent.template.replace(" ON %(table)s", " ON ONLY %(table)s")
+    if unique:
+        parent.template = parent.template.replace("CREATE INDEX", "CREATE UNIQUE INDEX", 1)
     schema_editor.execute(parent)
     with schema_editor.connection.cursor() as cursor:
         names = [name for name, _, _ in partitions(cursor, table)]
     for partition in names:
         name = truncate_name(f"{partition}_{index.name}", schema_editor.connection.ops.max_name_length())
         statement = index.create_sql(model, schema_editor, concurrently=True)
+        if unique:
+            statement.template = statement.template.replace("CREATE INDEX", "CREATE UNIQUE INDEX", 1)
         statement.parts["table"] = schema_editor.quote_name(partition)
         statement.parts["name"] = schema_editor.quote_name(name)
         schema_editor.execute(statement)

@@ -211,8 +211,8 @@ class Entry(models.Model):
     order bought. ``hold_mask`` has bit c set when column c is held; NULL = no choice received.
     """
 
-    # No single-column indexes (every index of the entry leads with ``hand``, and
-    # ``entry_user_recent`` with ``user``) and no per-row foreign-key check: the deal inserts
+    # No single-column indexes (every index of the entry leads with ``hand``, but the
+    # unique ``entry_user_recent`` with ``user``) and no per-row foreign-key check: the deal inserts
     # the hand and takes the players from their seats in one transaction, and neither hands
     # nor players with entries can be deleted (tables/migrations/0017_entries_at_scale.py).
     hand = models.ForeignKey(
@@ -251,17 +251,17 @@ class Entry(models.Model):
     class Meta:
         verbose_name_plural = "entries"
         constraints = [
-            models.UniqueConstraint(fields=["hand", "user"], name="one_entry_per_player_and_hand"),
+            # One entry per player and hand, and a player's history newest hand first
+            # (handhistory.widerpoker.list_player_hands): one index for both (tables 0032;
+            # issue 23: a deal of 100,000 writes every index 100,000 times).
+            models.UniqueConstraint(F("user"), F("hand").desc(), name="entry_user_recent"),
             models.UniqueConstraint(fields=["hand", "combination"], name="entry_combination_unique_in_hand"),
             models.CheckConstraint(condition=Q(draws_bought__gte=1, draws_bought__lte=5), name="entry_draws_1_to_5"),
             models.CheckConstraint(condition=Q(combination__lt=100000), name="entry_combination_in_range"),
         ]
         indexes = [
-            # A player's history, newest hand first (handhistory.widerpoker.list_player_hands).
-            # The only index besides the unique ones: a deal of 100,000 writes every index
-            # 100,000 times, and none of the columns settlement writes is indexed, so results
-            # are heap-only updates (fillfactor 40; 0017_entries_at_scale.py).
-            models.Index(fields=["user", "-hand"], name="entry_user_recent"),
+            # None of the columns settlement writes is indexed, so results are heap-only
+            # updates (fillfactor 40; 0017_entries_at_scale.py).
             # The initial combinations redealt away, still taken in their hand (a redeal's
             # free combination, tables.widerpoker.services.play): empty for entries that never redealt,
             # so the deal does not write it.

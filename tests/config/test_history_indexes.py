@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.db import NotSupportedError, connection, models, transaction
+from django.db import IntegrityError, NotSupportedError, connection, models, transaction
+from django.utils import timezone
 
 from config.infra.migration_operations import AddIndexOnline
 
@@ -75,3 +76,41 @@ def test_dropping_the_indexes_kept_the_tables_triggers() -> None:
             else:
                 cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = %s", [table])
             assert cursor.fetchall(), f"{table} lost its triggers"
+
+
+def test_one_unique_index_by_player_and_hand_keeps_one_entry_per_player_and_hand() -> None:
+    """Tables 0032 (issue 23): the player's history index is the unique one; no second index
+    holds the same pairs led by the hand. A second entry of a player in a hand is refused,
+    in every partition on PostgreSQL (each partition's index is unique, the parent's valid)."""
+    from tables.models import Entry
+    from tests.conftest import make_player
+    from tests.helpers import create_fun_table, deal_hand
+
+    with connection.cursor() as cursor:
+        constraints: dict[str, Any] = connection.introspection.get_constraints(cursor, "tables_entry")
+    assert constraints["entry_user_recent"]["unique"] and constraints["entry_user_recent"]["columns"] == [
+        "user_id",
+        "hand_id",
+    ]
+    assert "one_entry_per_player_and_hand" not in constraints
+    assert ["hand_id", "user_id"] not in indexes("tables_entry").values()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT c.relname, i.indisunique, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                "WHERE c.oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'entry_user_recent'::regclass) "
+                "OR c.relname = 'entry_user_recent'"
+            )
+            found = cursor.fetchall()
+        assert len(found) >= 4 and all(unique and valid for _, unique, valid in found), found
+
+    table = create_fun_table("Unique Rail")
+    players = [make_player(f"uniq{i}") for i in range(2)]
+    hand = deal_hand(table, players, timezone.now())
+    taken = set(Entry.objects.filter(hand=hand).values_list("combination", flat=True))
+    free = next(c for c in range(100_000) if c not in taken)
+    twin = Entry(hand=hand, user=players[0], join_order=9, initial_combination=free, combination=free)
+    with pytest.raises(IntegrityError) as refused, transaction.atomic():
+        twin.save()
+    assert "user_id" in str(refused.value)  # the player-and-hand index refused it, nothing else
+    assert Entry.objects.filter(hand=hand, user=players[0]).count() == 1

@@ -90,7 +90,7 @@ def test_entries_and_legs_are_partitioned_by_range_with_a_default_and_the_entrie
             for name, _, _ in found:
                 assert one("SELECT reloptions FROM pg_class WHERE relname = %s", [name]) == storage
             # Django's names survive the swap (a later RemoveIndex/AddIndex finds them).
-        assert {"entry_user_recent", "entry_redealt_initial", "one_entry_per_player_and_hand"} <= set(
+        assert {"entry_user_recent", "entry_redealt_initial", "entry_combination_unique_in_hand"} <= set(
             connection.introspection.get_constraints(cursor, "tables_entry")
         )
         assert "ledger_account_recent" in connection.introspection.get_constraints(cursor, "wallet_ledgerentry")
