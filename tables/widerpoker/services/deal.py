@@ -222,12 +222,13 @@ def _entry_rows(
 ) -> PreparedRows:
     """The hand's entries ready to insert: ``user_ids`` (int64) and ``client_seeds`` aligned
     as dealt, ``order`` and ``combinations`` from ``_order_and_combinations``. Rows go in by
-    player id (their join order is a column): each index then takes them in key order, page
-    after page, instead of at 100,000 random places. No database: safe in another thread."""
+    initial combination (their join order is a column): the hand's index by combination, and
+    its primary key, then grow at their right edge page after page, instead of at 100,000
+    random places of a new hand's range. No database: safe in another thread."""
     count = len(user_ids)
     seeds = np.asarray(client_seeds, dtype=object)[order]
     user_ids = user_ids[order]
-    by_user = np.argsort(user_ids, kind="stable")
+    by_user = np.argsort(combinations, kind="stable")
     return prepare_rows(
         {
             "hand_id": np.full(count, hand_id, dtype=np.int64),
