@@ -52,6 +52,14 @@ def time_of(round_number: int) -> datetime:
     return genesis + timedelta(seconds=(round_number - 1) * settings.BEACON_PERIOD_SECONDS)
 
 
+def period_within(pause: timedelta) -> timedelta:
+    """One beacon period (``BEACON_PERIOD_SECONDS``), at most ``pause``: how long before the
+    end of a pause between hands a table's next hand freezes, so that its deal round (the
+    first released strictly after the freeze, ``round_after``) is out when the pause ends
+    (algorithm 3; Hold'em's and WiderPoker's ``freeze_lead``)."""
+    return min(pause, timedelta(seconds=settings.BEACON_PERIOD_SECONDS))
+
+
 def round_after(moment: datetime) -> int:
     """The first round released strictly after ``moment`` (the round a hand's keys wait for)."""
     elapsed = (moment - datetime.fromtimestamp(settings.BEACON_GENESIS_UNIX, tz=UTC)).total_seconds()

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import connection
 from django.db.models import BigIntegerField, Case, F, Value, When
 
@@ -24,6 +23,7 @@ from tables.engine.holdem import HandState, PhhError, hand_to_phh
 from tables.holdem.policy import policy_of
 from tables.holdem.services import money
 from tables.models import HoldemHand, HoldemHandPlayer, HoldemHandStatus, Seat, SeatStatus, Table, TableGame, TablePhase
+from tables.services import beacon
 
 RESULTS_PAUSE = timedelta(seconds=4)
 """The pause between a hand's end and the next deal (results on screen)."""
@@ -180,4 +180,4 @@ def freeze_lead() -> timedelta:
     one beacon period (``BEACON_PERIOD_SECONDS``), at most the pause. The first round
     released strictly after the freeze is then out when the pause ends, so the beacon costs
     no wait between hands (docs/holdem-screen.md, Timing)."""
-    return min(RESULTS_PAUSE, timedelta(seconds=settings.BEACON_PERIOD_SECONDS))
+    return beacon.period_within(RESULTS_PAUSE)

@@ -222,22 +222,22 @@ def _entry_rows(
 ) -> PreparedRows:
     """The hand's entries ready to insert: ``user_ids`` (int64) and ``client_seeds`` aligned
     as dealt, ``order`` and ``combinations`` from ``_order_and_combinations``. Rows go in by
-    initial combination (their join order is a column): the hand's index by combination, and
-    its primary key, then grow at their right edge page after page, instead of at 100,000
-    random places of a new hand's range. No database: safe in another thread."""
+    initial combination (their join order is a column): the hand's index by combination then
+    grows at its right edge page after page, instead of at 100,000 random places of the new
+    hand's range. No database: safe in another thread."""
     count = len(user_ids)
     seeds = np.asarray(client_seeds, dtype=object)[order]
     user_ids = user_ids[order]
-    by_user = np.argsort(combinations, kind="stable")
+    by_combination = np.argsort(combinations, kind="stable")
     return prepare_rows(
         {
             "hand_id": np.full(count, hand_id, dtype=np.int64),
-            "user_id": user_ids[by_user],
-            "join_order": np.arange(count)[by_user],
-            "initial_combination": combinations[by_user],
-            "combination": combinations[by_user],
+            "user_id": user_ids[by_combination],
+            "join_order": np.arange(count)[by_combination],
+            "initial_combination": combinations[by_combination],
+            "combination": combinations[by_combination],
             "redeals": ["[]"] * count,
-            "client_seed": seeds[by_user].tolist(),
+            "client_seed": seeds[by_combination].tolist(),
             "draws_bought": np.ones(count, dtype=np.int64),
             "paid_minor": np.full(count, ante, dtype=np.int64),
             "prize_minor": np.zeros(count, dtype=np.int64),

@@ -53,7 +53,7 @@ def freeze_lead(table: Table) -> timedelta:
         or is_chip_currency(table.currency)
     ):
         return timedelta(0)
-    return timedelta(seconds=min(table.widerpoker.results_seconds, settings.BEACON_PERIOD_SECONDS))
+    return beacon.period_within(timedelta(seconds=table.widerpoker.results_seconds))
 
 
 def _deal_at(deal_round: int, not_before: datetime | None) -> datetime:
@@ -112,6 +112,7 @@ def _freeze(
     names, seeds = names_and_seeds(user_ids, players, now=now)
     digest = fairness.client_seeds_digest([(names[u], seeds[u]) for u in user_ids])
     deal_round = beacon.round_after(now)
+    deal_at = _deal_at(deal_round, not_before)
     HandFreeze.objects.create(
         table=table,
         number=table.hands_dealt + 1,
@@ -122,9 +123,9 @@ def _freeze(
         not_dealt=not_dealt,
         deal_round=deal_round,
         frozen_at=now,
-        deal_at=_deal_at(deal_round, not_before),
+        deal_at=deal_at,
     )
-    table.phase_deadline = _deal_at(deal_round, not_before)
+    table.phase_deadline = deal_at
     table.version += 1
 
 
@@ -167,6 +168,7 @@ def _freeze_in_database(table: Table, *, now: datetime, not_before: datetime | N
     )
     not_dealt = named_not_dealt(listed)
     deal_round = beacon.round_after(now)
+    deal_at = _deal_at(deal_round, not_before)
     try:
         # A savepoint: should no freeze be written after all, the chain index taken for it
         # (and any client seed given) goes back, so no chain element is skipped unseen.
@@ -181,12 +183,12 @@ def _freeze_in_database(table: Table, *, now: datetime, not_before: datetime | N
                 "not_dealt": json.dumps(not_dealt),
                 "round": deal_round,
                 "now": now,
-                "deal_at": _deal_at(deal_round, not_before),
+                "deal_at": deal_at,
             }
             _insert_freeze(table, params, now=now)
     except _NotFrozenError:
         return False  # fewer than two left since the sample: the general path decides
-    table.phase_deadline = _deal_at(deal_round, not_before)
+    table.phase_deadline = deal_at
     table.version += 1
     return True
 
