@@ -425,11 +425,12 @@ class RestPurchaseDoor:
             if not _REFRESH:
                 asyncio.get_running_loop().call_soon(_off_loop, _publish_refreshes)
             _REFRESH.setdefault(table_id, set()).add(user_id)
-            if outcome.frame is None:  # a duplicate: the state as it is now
+            rendered = outcome.text  # spliced from the panel cache; no dict frame built
+            if rendered is None:  # a duplicate: the state as it is now
                 frame = await _off_loop(_with_connection, game.private_frame, table_id, user_id)
                 text = json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
             else:
-                text = outcome.text or json.dumps(outcome.frame, separators=(",", ":"))
+                text = rendered
         await _respond(send, status, text.encode(), language, headers)
         metrics.HTTP_REQUESTS.labels(ROUTES[what], "POST", str(status)).inc()
         metrics.HTTP_DURATION.labels(ROUTES[what]).observe(time.perf_counter() - started)

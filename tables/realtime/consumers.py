@@ -210,11 +210,13 @@ class TableConsumer(AsyncWebsocketConsumer):
         ack = AckFrame(type="ack", action=action.name, ref=ref)
         if outcome.duplicate:
             ack["duplicate"] = True
-        if outcome.frame is None:
+        # The frame's text, spliced from the panel cache (``Outcome.text``): asking for
+        # ``Outcome.frame`` would build the dict frame too, panel included, for nothing.
+        text = outcome.text
+        if text is None:  # a duplicate: the state as it is now
             await self.send(dumps(ack))
             await self.send_private()
             return
-        text = outcome.text or dumps(outcome.frame)
         protocol = daphne_protocol(self)
         if protocol is not None:
             # Under daphne the two frames go straight to the connection, as daphne's own
