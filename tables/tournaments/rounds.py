@@ -262,13 +262,14 @@ def _finish(tournament: Tournament, table: Table, *, now: datetime) -> None:
     tournament.finished_at = now
     tournament.results = results
     tournament.save(update_fields=["state", "finished_at", "results"])
-    _close_table(table, reason="tournament over")
+    _close_table(table, reason="tournament over", now=now)
 
 
-def _close_table(table: Table, *, reason: str) -> None:
-    """Close the tournament's table: no more hands; every seat leaves."""
+def _close_table(table: Table, *, reason: str, now: datetime) -> None:
+    """Close the tournament's table: no more hands; every seat leaves at ``now`` (its
+    ``left_at``, as every other way of leaving sets it)."""
     Seat.objects.filter(table=table).exclude(status=SeatStatus.LEFT).update(
-        status=SeatStatus.LEFT, status_reason=reason[:40]
+        status=SeatStatus.LEFT, status_reason=reason[:40], left_at=now
     )
     table.phase = TablePhase.CLOSED
     table.phase_deadline = None

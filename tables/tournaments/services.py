@@ -292,10 +292,10 @@ def tournament_step(table: Table, *, now: datetime) -> bool:
             table.phase_deadline = tournament.starts_at
             return True
         if not _start(tournament, now=now):
-            _close_table(table, reason="cancelled")
+            _close_table(table, reason="cancelled", now=now)
             return True
     if tournament.state != TournamentState.RUNNING:
-        _close_table(table, reason="over")
+        _close_table(table, reason="over", now=now)
         return True
     if table.hands_dealt:
         _record_round(tournament, table, now=now)
@@ -354,7 +354,7 @@ def cancel_tournament(*, tournament_id: int, reason: str, staff_user_id: int | N
 
             cancel_hand(hand_id=table.current_hand_id, reason=f"tournament cancelled: {reason}", now=now)
         _retire_chips(tournament, reference=f"tourney:{tournament.pk}:chips:cancel", user_ids=None)
-        _close_table(table, reason="tournament cancelled")
+        _close_table(table, reason="tournament cancelled", now=now)
         Table.objects.filter(pk=table.pk).update(
             phase=table.phase,
             phase_deadline=None,

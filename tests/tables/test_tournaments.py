@@ -217,6 +217,10 @@ def test_cancellation_mid_hand_refunds_buy_ins_fees_and_the_hand(
     assert not Account.objects.filter(currency=chip_currency(tournament.pk)).exclude(balance_minor=0).exists()
     assert set(Entrant.objects.filter(tournament=tournament).values_list("status", flat=True)) == {"refunded"}
     assert Table.objects.get(pk=table.pk).phase == TablePhase.CLOSED
+    # Every seat left when the table closed, with the time it left (the lobby's and the
+    # history's "left" reads order by it).
+    seats = list(Seat.objects.filter(table_id=table.pk).values_list("status", "left_at"))
+    assert seats and all(status == SeatStatus.LEFT and left == clock.now for status, left in seats)
     _assert_books()
 
 
@@ -326,6 +330,9 @@ def test_elimination_late_registration_and_re_entry(monkeypatch: pytest.MonkeyPa
         == 1200
     )
     assert Entrant.objects.get(pk=late.pk).place is not None
+    seats = Seat.objects.filter(table_id=_table(tournament))
+    assert seats.exists() and not seats.exclude(status=SeatStatus.LEFT).exists()
+    assert not seats.filter(left_at__isnull=True).exists()
     _assert_books()
 
 
