@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import reduce
 from operator import or_
 from typing import Any
@@ -130,19 +130,50 @@ def advance_due_tables(
                 background_started = timer()
             elif timer() - background_started > budget:
                 break  # the rest of the background tables wait for the next tick
-        # Each table is isolated: whatever one raises, even while being recovered, the
-        # others of this tick still advance (security audit F13).
-        try:
-            with bind(table_id=table_id):
-                advanced += advance_table(table_id=table_id, now=now)
-        except Exception:
-            logger.exception("table %s failed to advance; cancelling its hand", table_id)
-            try:
-                recover_table(table_id=table_id, now=now, reason="malfunction while advancing the table")
-            except Exception:
-                logger.exception("table %s could not be recovered; retrying after a pause", table_id)
-                _postpone(table_id, now=now)
+        advanced += advance_isolated(table_id, now=now)
     return advanced
+
+
+def advance_isolated(table_id: int, *, now: datetime) -> bool:
+    """``advance_table`` for the clock: whatever the step raises, even while the table is
+    recovered, is logged and handled here (a malfunction: its hand cancelled, rules Notes 3),
+    never raised, so the other tables of a tick still advance (security audit F13)."""
+    try:
+        with bind(table_id=table_id):
+            return advance_table(table_id=table_id, now=now)
+    except Exception:
+        logger.exception("table %s failed to advance; cancelling its hand", table_id)
+        try:
+            recover_table(table_id=table_id, now=now, reason="malfunction while advancing the table")
+        except Exception:
+            logger.exception("table %s could not be recovered; retrying after a pause", table_id)
+            _postpone(table_id, now=now)
+        return False
+
+
+WAKE_MARGIN = timedelta(milliseconds=20)
+"""How long after the moment asked for a precise wake runs: a worker's clock a little ahead
+of the one that set the deadline then still finds the table due."""
+
+
+def wake_table_at(table_id: int, at: datetime) -> None:
+    """Have table ``table_id`` stepped at ``at`` (a deadline its game asked to keep to the
+    moment: ``Step.wake_at``) rather than at the first tick after it, up to ``TICK_SECONDS``
+    late. With the clock in Celery (``TABLE_CLOCK=beat``): a task the worker holds until
+    then (``tables.tasks.advance_table_at``, ETA ``at`` + ``WAKE_MARGIN``, expiring a few
+    ticks later). A wake that comes with the tick's step changes nothing (SKIP LOCKED,
+    version check); one lost (the broker unreachable: logged, never raised, never waited
+    for) leaves the table to the tick. The in-process clock keeps to its ticks."""
+    if settings.TABLE_CLOCK != "beat":
+        return
+    from tables.tasks import advance_table_at  # Celery's adapters import this module
+
+    try:
+        advance_table_at.apply_async(
+            (table_id,), eta=at + WAKE_MARGIN, expires=at + timedelta(seconds=5 * TICK_SECONDS), retry=False
+        )
+    except Exception:
+        logger.exception("table %s: its wake at %s could not be queued; the tick steps it", table_id, at)
 
 
 def _postpone(table_id: int, *, now: datetime) -> None:
@@ -199,6 +230,8 @@ def advance_table(*, table_id: int, now: datetime) -> bool:
     garbage collector is paused meanwhile (``collector_paused``)."""
     with collector_paused():
         saved, step = _advance_table_step(table_id=table_id, now=now)
+        if step.wake_at is not None:
+            wake_table_at(table_id, step.wake_at)
         if saved and step.after_commit is not None:
             try:
                 with transaction.atomic(durable=True):

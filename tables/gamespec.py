@@ -51,10 +51,14 @@ class Step:
     house's default push (the public frame to every watcher and each seated player's private
     frame, after commit); None keeps the default. ``after_commit``: work run after the step
     committed, in a durable transaction of its own (a failure is logged, never raised: it
-    is off the step's critical path); None for none."""
+    is off the step's critical path); None for none. ``wake_at``: when the table's new
+    deadline is to be kept to the moment, not at the clock's first tick after it (up to
+    ``TICK_SECONDS`` late): an algorithm 3 hand dealt as the previous results end
+    (``tables.clock.wake_table_at``); None for none."""
 
     broadcast: Callable[[Table], None] | None = None
     after_commit: Callable[[], object] | None = None
+    wake_at: datetime | None = None
 
 
 NO_STEP = Step()

@@ -6,17 +6,22 @@ from the stored hand seed, are repeated from what the database holds and no long
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from typing import Any
 
 import jsonschema
 import pytest
+from asgiref.sync import async_to_sync
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from django.test.utils import override_settings
+from django.utils import timezone
 
 from handhistory.export import export_schema
 from handhistory.verification import verify_hand
-from tables.clock import advance_table, recover_table
+from tables.clock import WAKE_MARGIN, advance_table, recover_table
 from tables.engine import fairness
 from tables.engine.widerpoker import (
     combination_index,
@@ -25,8 +30,10 @@ from tables.engine.widerpoker import (
     redeal_combination,
 )
 from tables.models import Entry, Hand, HandFreeze, HandStatus, Redeal, SeedChain, Table, TablePhase
+from tables.realtime.routing import websocket_urlpatterns
 from tables.services import beacon
 from tables.services.seating import touch_presence
+from tables.tasks import advance_table_at
 from tables.widerpoker.selectors import get_entry_state, get_table_state
 from tables.widerpoker.services.play import buy_redeal, resolve_pending_redeals, set_hold
 from tables.widerpoker.services.seating import leave_table
@@ -335,18 +342,47 @@ def test_a_player_who_leaves_while_the_hand_is_frozen_pays_nothing_and_changes_n
     }
 
 
+async def _table_state_over_a_socket(user: User, table_id: int) -> dict[str, Any]:
+    """The ``table_state`` frame a game socket opened now by ``user`` gets first."""
+    communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/tables/{table_id}/")
+    communicator.scope["user"] = user
+    connected, _ = await communicator.connect(timeout=10)
+    assert connected
+    try:
+        frame: dict[str, Any] = json.loads(await communicator.receive_from(timeout=10))
+    finally:
+        await communicator.disconnect()
+    assert frame["type"] == "table_state"
+    return frame
+
+
 @ALGORITHM_3
 @override_settings(BEACON_PERIOD_SECONDS=3)
 @pytest.mark.django_db(transaction=True)
 def test_the_next_hand_freezes_before_the_results_end_and_is_dealt_as_they_end(
-    table: Table, alice: User, bob: User, carol: User, now: datetime
+    table: Table,
+    alice: User,
+    bob: User,
+    carol: User,
+    now: datetime,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Issue 23, item 2 (docs/provably-fair.md 1.9): the next hand's inputs freeze one beacon
     period before the results end, so its deal round is out when they end and the hand is
     dealt then, with no freeze or beacon wait between the results and the change phase; the
-    first hand of a waiting table is dealt at its round, with no lead."""
+    first hand of a waiting table is dealt at its round, with no lead. With the clock in
+    Celery, each freeze's step queues the table's wake at its deal time (an ETA task), so
+    the deal does not wait for the next tick; that task deals nothing a moment early."""
+    settings.TABLE_CLOCK = "beat"
+    wakes: list[tuple[tuple[int, ...], datetime, datetime]] = []
+    monkeypatch.setattr(
+        advance_table_at, "apply_async", lambda args, *, eta, expires, retry: wakes.append((args, eta, expires))
+    )
     first = _freeze(table, [alice, bob], now)
     assert first.deal_at == beacon.time_of(int(first.deal_round))
+    assert [(args, eta) for args, eta, _ in wakes] == [((table.pk,), first.deal_at + WAKE_MARGIN)]
+    assert wakes[0][2] > wakes[0][1]  # it expires after its time, not before
     hand = _deal_at_round(table, first, [alice, bob])
     results = timedelta(seconds=table.widerpoker.results_seconds)
     # Settled at a second that puts the next deal round strictly inside the results, so the
@@ -373,25 +409,54 @@ def test_the_next_hand_freezes_before_the_results_end_and_is_dealt_as_they_end(
     freeze = HandFreeze.objects.get(table=table, abandoned_at__isnull=True)
     table.refresh_from_db()
     assert freeze.frozen_at == frozen_at and freeze.deal_at == results_end
+    assert wakes[-1][:2] == ((table.pk,), results_end + WAKE_MARGIN)
     released = beacon.time_of(int(freeze.deal_round))
     assert frozen_at < released < results_end
     assert table.phase_deadline == results_end
     public = get_table_state(table_id=table.pk)
     assert public["frozen"] is not None and public["frozen"]["deal_at"] == results_end.isoformat()
     assert public["deadline"] == results_end.isoformat()
+    # A player's socket opened now is told the same (docs/protocol.md, ``frozen.deal_at``).
+    over_socket = async_to_sync(_table_state_over_a_socket)(bob, table.pk)
+    assert over_socket["frozen"]["deal_at"] == results_end.isoformat()
+    assert over_socket["deadline"] == results_end.isoformat()
 
     # The round's value is out, but the results are not over: nothing is dealt before they
     # end, even when a player joining (for the hand after) wakes the waiting table.
     seat_players(table, [carol], released)
     table.refresh_from_db()
     assert table.phase_deadline == released
-    for at in (released, results_end - timedelta(milliseconds=1)):
-        advance_table(table_id=table.pk, now=at)
-        table.refresh_from_db()
-        assert table.current_hand is None and table.phase_deadline == results_end
-    assert advance_table(table_id=table.pk, now=results_end)
+    advance_table(table_id=table.pk, now=released)
     table.refresh_from_db()
-    assert table.current_hand is not None and table.current_hand.number == 2
-    assert table.current_hand.deal_round == freeze.deal_round and table.current_hand.frozen_at == frozen_at
-    assert not Entry.objects.filter(hand=table.current_hand, user=carol).exists()
+    assert table.current_hand is None and table.phase_deadline == results_end
+    assert wakes[-1][:2] == ((table.pk,), results_end + WAKE_MARGIN)  # asked again by that step
+    # The queued wake, run by the worker (its clock, ``timezone.now``, set to the moment):
+    # nothing a moment before the results end; the deal as they end.
+    monkeypatch.setattr(timezone, "now", lambda: results_end - timedelta(milliseconds=1))
+    assert not advance_table_at(table.pk)
+    table.refresh_from_db()
+    assert table.current_hand is None and table.phase_deadline == results_end
+    monkeypatch.setattr(timezone, "now", lambda: results_end + WAKE_MARGIN)
+    assert advance_table_at(table.pk)
+    dealt = Table.objects.get(pk=table.pk).current_hand
+    assert dealt is not None and dealt.number == 2
+    assert dealt.deal_round == freeze.deal_round and dealt.frozen_at == frozen_at
+    assert not Entry.objects.filter(hand=dealt, user=carol).exists()
     assert check_books().ok
+
+
+@ALGORITHM_3
+@pytest.mark.django_db(transaction=True)
+def test_a_wake_the_broker_cannot_take_leaves_the_table_to_the_tick(
+    table: Table, alice: User, bob: User, now: datetime, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The broker unreachable when a freeze's step asks for its wake: the freeze is kept
+    (logged, not raised), and the next tick deals the hand at its round all the same."""
+    settings.TABLE_CLOCK = "beat"
+
+    def unreachable(*args: Any, **kwargs: Any) -> None:
+        raise ConnectionError("broker unreachable")
+
+    monkeypatch.setattr(advance_table_at, "apply_async", unreachable)
+    freeze = _freeze(table, [alice, bob], now)
+    assert _deal_at_round(table, freeze, [alice, bob]).number == 1

@@ -76,6 +76,10 @@ def advance_widerpoker_table(table: Table, now: datetime) -> Step:
     # step is registered in between_hands (tables/apps.py), asked first.
     if not between_hands.deal_between_hands(table, now=now):
         _start_hand_or_wait(table, now=now, not_before=results_end)
+    if table.phase == TablePhase.WAITING and table.phase_deadline is not None:
+        # A frozen hand waits for its deal (its round's time, or the results' end): dealt
+        # then, not at the clock's next tick (issue 23: the results' end to the change frame).
+        return Step(wake_at=table.phase_deadline)
     if table.phase != TablePhase.CHANGE or table.current_hand_id is None:
         return NO_STEP
     return Step(after_commit=partial(count_hand_sessions, hand_id=table.current_hand_id))
