@@ -27,8 +27,12 @@ first daphne instead, as the harness did before, whose deals then held that daph
    other players are **simulated**: seated, dealt in and settled like everyone, with no
    socket (this box allows about 10,000 proxied sockets: 20,000 descriptors a process);
 3. plays ``--hands`` consecutive hands. For each: moves the table's deadline to now (the
-   first wakes the table; the next ones end the previous hand's results phase), and measures
-   * the **deal**: from that moment (and from the hand's start) to the change frame built;
+   first wakes the table; the next ones set the previous hand's results to end one freeze
+   lead later: algorithm 3 freezes the next hand one beacon period before the results end
+   and deals it at their end, ``freezing.freeze_lead``), and measures
+   * the **deal**: from the hand's start, from the results' end (the moment plus the lead;
+     the next hands' figure, as the issue's "deadline of the previous hand") and from the
+     moment itself, to the change frame built;
    * the **push** of the change frame: at the clients (arrival minus the frame's
      ``server_time``) and at the servers (each daphne logs a ``fanout-report``:
      tables/realtime/hub.py, ``FanoutReport``), p50/p95/p99/max;
@@ -468,7 +472,11 @@ class HandFigures:
     number: int
     entries: int
     deal: float  # hand start -> change frame built
-    wake_to_frame: float  # deadline moved (previous results over) -> change frame built
+    wake_to_frame: float  # deadline moved -> change frame built
+    # The previous hand's results' end -> change frame built: the deadline moved plus the
+    # freeze's lead (algorithm 3 freezes the next hand one beacon period before the results
+    # end and deals it at their end: ``freeze_lead``); the wake itself for a waiting table.
+    end_to_frame: float
     client_push: list[float]
     server: dict[str, Any] | None
     purchases: list[tuple[str, float, float, str]]
@@ -528,9 +536,14 @@ def play_hand(
 
     from tables.models import Hand, HandStatus, Table, TablePhase
     from tables.services import beacon
+    from tables.widerpoker.services.freezing import freeze_lead
 
     cpu_before = {name: read() for name, read in cpu_of.items()}
     previous = Hand.objects.filter(table_id=table_id).order_by("-number").values_list("number", flat=True).first()
+    table = Table.objects.select_related("widerpoker").get(pk=table_id)
+    # The deadline moved to now is the one the settlement set one lead before the results'
+    # end (lifecycle._show_results): the results end one lead later, when the hand is dealt.
+    lead = freeze_lead(table).total_seconds() if table.phase == TablePhase.RESULTS else 0.0
     woken = time.time()
     Table.objects.filter(pk=table_id).update(phase_deadline=timezone.now())
     arrivals, purchases, client_cpu = collect_hand(results, clients, number, HAND_TIMEOUT + 120)
@@ -547,6 +560,7 @@ def play_hand(
         entries=hand.entry_count,
         deal=built - hand.started_at.timestamp(),
         wake_to_frame=built - woken,
+        end_to_frame=built - (woken + lead),
         client_push=sorted(received - server_time for received, server_time, _ in arrivals),
         server=None,
         purchases=purchases,
@@ -617,7 +631,7 @@ def ms(values: list[float], q: float) -> str:
 
 def print_hands(hands: list[HandFigures]) -> None:
     print(
-        "| hand | entries | deal (start / wake -> frame) | push at the clients p50 / p95 / p99 / max | "
+        "| hand | entries | deal (start / results' end / wake -> frame) | push at the clients p50 / p95 / p99 / max | "
         "push at the servers p50 / p95 / p99 / max (flushed; privates) | purchases confirmed / sent, per s | "
         "confirmation p50 / p95 / p99 ms | settle | CPU s: daphnes / nginx / clients | checked |"
     )
@@ -632,7 +646,7 @@ def print_hands(hands: list[HandFigures]) -> None:
         )
         latencies = sorted(p[2] - p[1] for p in h.confirmed())
         print(
-            f"| {h.number} | {h.entries:,} | {h.deal:.2f} / {h.wake_to_frame:.2f} s | "
+            f"| {h.number} | {h.entries:,} | {h.deal:.2f} / {h.end_to_frame:.2f} / {h.wake_to_frame:.2f} s | "
             f"{seconds(h.client_push, 0.5)} / {seconds(h.client_push, 0.95)} / {seconds(h.client_push, 0.99)} / "
             f"{seconds(h.client_push, 1.0)} s | {server_text} | {len(h.confirmed()):,} / {len(h.purchases):,}, "
             f"{h.throughput():.0f}/s | {ms(latencies, 0.5)} / {ms(latencies, 0.95)} / {ms(latencies, 0.99)} | "
@@ -655,9 +669,9 @@ def print_summary(hands: list[HandFigures], books_ok: bool) -> None:
     print("|---|---|")
     print(f"| deal, first hand | {hands[0].deal:.2f} s (wake -> frame {hands[0].wake_to_frame:.2f} s) |")
     if len(hands) > 1:
-        deals = sorted(h.wake_to_frame for h in later)
+        deals = sorted(h.end_to_frame for h in later)
         print(
-            f"| deal, next hands (previous deadline -> change frame built), median / max | "
+            f"| deal, next hands (previous results' end -> change frame built), median / max | "
             f"{statistics.median(deals):.2f} / {deals[-1]:.2f} s |"
         )
     print(
