@@ -460,3 +460,32 @@ def test_a_wake_the_broker_cannot_take_leaves_the_table_to_the_tick(
     monkeypatch.setattr(advance_table_at, "apply_async", unreachable)
     freeze = _freeze(table, [alice, bob], now)
     assert _deal_at_round(table, freeze, [alice, bob]).number == 1
+
+
+@ALGORITHM_3
+@pytest.mark.django_db(transaction=True)
+def test_the_hand_settles_as_its_keys_round_is_released_not_at_the_next_tick(
+    table: Table, alice: User, bob: User, now: datetime, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the change deadline the keys' beacon round (the first after it) is not out yet: the
+    table is due at the round's time, and with the clock in Celery its wake is queued for
+    then; run by the worker at that moment, it settles the hand."""
+    settings.TABLE_CLOCK = "beat"
+    freeze = _freeze(table, [alice, bob], now)
+    hand = _deal_at_round(table, freeze, [alice, bob])
+    wakes: list[tuple[tuple[int, ...], datetime]] = []
+    monkeypatch.setattr(advance_table_at, "apply_async", lambda args, *, eta, expires, retry: wakes.append((args, eta)))
+    keys_round = beacon.time_of(int(hand.beacon_round or 0))
+    assert keys_round > hand.change_deadline
+    for user in (alice, bob):
+        touch_presence(table_id=table.pk, user_id=user.pk, now=hand.change_deadline)
+    advance_table(table_id=table.pk, now=hand.change_deadline)
+    table.refresh_from_db()
+    assert table.phase == TablePhase.CHANGE and table.phase_deadline == keys_round
+    assert wakes == [((table.pk,), keys_round + WAKE_MARGIN)]
+    monkeypatch.setattr(timezone, "now", lambda: keys_round + WAKE_MARGIN)
+    assert advance_table_at(table.pk)
+    table.refresh_from_db()
+    assert table.phase == TablePhase.RESULTS
+    assert Hand.objects.get(pk=hand.pk).status == HandStatus.SETTLED
+    assert check_books().ok

@@ -64,8 +64,9 @@ def advance_widerpoker_table(table: Table, now: datetime) -> Step:
     critical path (``Step.after_commit``: ``count_hand_sessions``); should that fail or
     never run, the hand's settlement or cancellation counts them first."""
     if table.phase == TablePhase.CHANGE:
-        _settle_table(table, now=now)
-        return NO_STEP
+        round_due = _settle_table(table, now=now)
+        # Settled as the keys' round is released, not at the clock's next tick after it.
+        return NO_STEP if round_due is None else Step(wake_at=round_due)
     results_end = None
     if table.phase == TablePhase.RESULTS:
         # The results' deadline came ``freeze_lead`` before their end (``_show_results``):
@@ -245,21 +246,27 @@ def _not_dealt(
     return named_not_dealt(not_dealt)
 
 
-def _settle_table(table: Table, *, now: datetime) -> None:
+def _settle_table(table: Table, *, now: datetime) -> datetime | None:
     """Settle at the deadline, once the hand's beacon round is released (algorithm 2): until
-    then the table waits a second at a time; after ``BEACON_MAX_WAIT_SECONDS`` without it the
-    hand is cancelled and refunded like any malfunction (rules, Notes 3)."""
+    then the table waits for the round's time, then a second at a time; after
+    ``BEACON_MAX_WAIT_SECONDS`` without it the hand is cancelled and refunded like any
+    malfunction (rules, Notes 3). Returns the round's time when the table now waits for it
+    (its deadline, to be kept to the moment: ``Step.wake_at``), else None."""
     assert table.current_hand_id is not None
     hand = Hand.objects.only("id", "algorithm", "beacon_round", "change_deadline").get(pk=table.current_hand_id)
     chained = hand.algorithm >= fairness.ALGORITHM_CHAIN and hand.beacon_round is not None
     answer = beacon.fetch(int(hand.beacon_round or 0), now=now) if chained else None
     if answer is not None and answer.value is None:
         if now - hand.change_deadline < timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS):
-            table.phase_deadline = now + timedelta(seconds=1)
-            return
+            due = beacon.time_of(int(hand.beacon_round or 0))
+            if due > now:  # the round's nominal time is still to come: due then
+                table.phase_deadline = due
+                return due
+            table.phase_deadline = now + timedelta(seconds=1)  # late: asked again each second
+            return None
         cancel_hand(hand_id=hand.pk, reason="the randomness beacon did not answer", now=now, beacon_answer=answer.error)
         _show_results(table, now=now)
-        return
+        return None
     if hand.algorithm >= fairness.ALGORITHM_DEAL_BEACON:
         # Redeals bought before the deadline are dealt first, even after the redeal deadline;
         # their rounds precede the keys' round, so they are out by now.
@@ -269,13 +276,14 @@ def _settle_table(table: Table, *, now: datetime) -> None:
         if Redeal.objects.filter(hand_id=hand.pk, combination__isnull=True).exists():
             if now - hand.change_deadline < timedelta(seconds=settings.BEACON_MAX_WAIT_SECONDS):
                 table.phase_deadline = now + timedelta(seconds=1)
-                return
+                return None
             cancel_hand(hand_id=hand.pk, reason="a redeal's beacon round did not answer", now=now)
             _show_results(table, now=now)
-            return
+            return None
     with metrics.timed(metrics.SETTLEMENT_DURATION, TableGame.WIDERPOKER):
         settle_hand(hand_id=table.current_hand_id, now=now)
     _show_results(table, now=now)
+    return None
 
 
 def _show_results(table: Table, *, now: datetime) -> None:
