@@ -28,6 +28,7 @@ from operator import or_
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from celery import current_app
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.db.models import Case, F, Value, When
@@ -151,6 +152,9 @@ def advance_isolated(table_id: int, *, now: datetime) -> bool:
         return False
 
 
+WAKE_TASK = "tables.tasks.advance_table_at"
+"""The Celery task a wake sends, by name (``tables.tasks`` imports this module)."""
+
 WAKE_MARGIN = timedelta(milliseconds=20)
 """How long after the moment asked for a precise wake runs: a worker's clock a little ahead
 of the one that set the deadline then still finds the table due."""
@@ -160,17 +164,19 @@ def wake_table_at(table_id: int, at: datetime) -> None:
     """Have table ``table_id`` stepped at ``at`` (a deadline its game asked to keep to the
     moment: ``Step.wake_at``) rather than at the first tick after it, up to ``TICK_SECONDS``
     late. With the clock in Celery (``TABLE_CLOCK=beat``): a task the worker holds until
-    then (``tables.tasks.advance_table_at``, ETA ``at`` + ``WAKE_MARGIN``, expiring a few
-    ticks later). A wake that comes with the tick's step changes nothing (SKIP LOCKED,
+    then (``WAKE_TASK``, sent by name: ETA ``at`` + ``WAKE_MARGIN``, expiring a few ticks
+    later). A wake that comes with the tick's step changes nothing (SKIP LOCKED,
     version check); one lost (the broker unreachable: logged, never raised, never waited
     for) leaves the table to the tick. The in-process clock keeps to its ticks."""
     if settings.TABLE_CLOCK != "beat":
         return
-    from tables.tasks import advance_table_at  # Celery's adapters import this module
-
     try:
-        advance_table_at.apply_async(
-            (table_id,), eta=at + WAKE_MARGIN, expires=at + timedelta(seconds=5 * TICK_SECONDS), retry=False
+        current_app.send_task(
+            WAKE_TASK,
+            args=(table_id,),
+            eta=at + WAKE_MARGIN,
+            expires=at + timedelta(seconds=5 * TICK_SECONDS),
+            retry=False,
         )
     except Exception:
         logger.exception("table %s: its wake at %s could not be queued; the tick steps it", table_id, at)

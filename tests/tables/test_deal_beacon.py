@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import jsonschema
@@ -21,7 +22,8 @@ from django.utils import timezone
 
 from handhistory.export import export_schema
 from handhistory.verification import verify_hand
-from tables.clock import WAKE_MARGIN, advance_table, recover_table
+from tables import clock
+from tables.clock import WAKE_MARGIN, WAKE_TASK, advance_table, recover_table
 from tables.engine import fairness
 from tables.engine.widerpoker import (
     combination_index,
@@ -342,6 +344,17 @@ def test_a_player_who_leaves_while_the_hand_is_frozen_pays_nothing_and_changes_n
     }
 
 
+def _record_wakes(monkeypatch: pytest.MonkeyPatch, record: Any) -> None:
+    """Hand the wakes the clock sends to Celery (``clock.wake_table_at``) to ``record(args,
+    eta, expires)`` instead of the broker; each must name the task that steps the table."""
+
+    def send_task(name: str, *, args: tuple[int, ...], eta: datetime, expires: datetime, retry: bool) -> None:
+        assert name == WAKE_TASK == advance_table_at.name and retry is False
+        record(args, eta, expires)
+
+    monkeypatch.setattr(clock, "current_app", SimpleNamespace(send_task=send_task))
+
+
 async def _table_state_over_a_socket(user: User, table_id: int) -> dict[str, Any]:
     """The ``table_state`` frame a game socket opened now by ``user`` gets first."""
     communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/tables/{table_id}/")
@@ -376,9 +389,7 @@ def test_the_next_hand_freezes_before_the_results_end_and_is_dealt_as_they_end(
     the deal does not wait for the next tick; that task deals nothing a moment early."""
     settings.TABLE_CLOCK = "beat"
     wakes: list[tuple[tuple[int, ...], datetime, datetime]] = []
-    monkeypatch.setattr(
-        advance_table_at, "apply_async", lambda args, *, eta, expires, retry: wakes.append((args, eta, expires))
-    )
+    _record_wakes(monkeypatch, lambda args, eta, expires: wakes.append((args, eta, expires)))
     first = _freeze(table, [alice, bob], now)
     assert first.deal_at == beacon.time_of(int(first.deal_round))
     assert [(args, eta) for args, eta, _ in wakes] == [((table.pk,), first.deal_at + WAKE_MARGIN)]
@@ -454,10 +465,10 @@ def test_a_wake_the_broker_cannot_take_leaves_the_table_to_the_tick(
     (logged, not raised), and the next tick deals the hand at its round all the same."""
     settings.TABLE_CLOCK = "beat"
 
-    def unreachable(*args: Any, **kwargs: Any) -> None:
+    def unreachable(args: tuple[int, ...], eta: datetime, expires: datetime) -> None:
         raise ConnectionError("broker unreachable")
 
-    monkeypatch.setattr(advance_table_at, "apply_async", unreachable)
+    _record_wakes(monkeypatch, unreachable)
     freeze = _freeze(table, [alice, bob], now)
     assert _deal_at_round(table, freeze, [alice, bob]).number == 1
 
@@ -471,10 +482,11 @@ def test_the_hand_settles_as_its_keys_round_is_released_not_at_the_next_tick(
     table is due at the round's time, and with the clock in Celery its wake is queued for
     then; run by the worker at that moment, it settles the hand."""
     settings.TABLE_CLOCK = "beat"
+    wakes: list[tuple[tuple[int, ...], datetime]] = []
+    _record_wakes(monkeypatch, lambda args, eta, expires: wakes.append((args, eta)))
     freeze = _freeze(table, [alice, bob], now)
     hand = _deal_at_round(table, freeze, [alice, bob])
-    wakes: list[tuple[tuple[int, ...], datetime]] = []
-    monkeypatch.setattr(advance_table_at, "apply_async", lambda args, *, eta, expires, retry: wakes.append((args, eta)))
+    wakes.clear()  # the freeze's wake at its deal round (the test above)
     keys_round = beacon.time_of(int(hand.beacon_round or 0))
     assert keys_round > hand.change_deadline
     for user in (alice, bob):
