@@ -53,8 +53,9 @@ class Step:
     committed, in a durable transaction of its own (a failure is logged, never raised: it
     is off the step's critical path); None for none. ``wake_at``: when the table's new
     deadline is to be kept to the moment, not at the clock's first tick after it (up to
-    ``TICK_SECONDS`` late): an algorithm 3 hand dealt as the previous results end
-    (``tables.clock.wake_table_at``); None for none."""
+    ``TICK_SECONDS`` late): an algorithm 3 hand dealt as the previous results end, a
+    settlement as its keys' beacon round is released (``tables.clock.wake_table_at``); None
+    for none."""
 
     broadcast: Callable[[Table], None] | None = None
     after_commit: Callable[[], object] | None = None
