@@ -14,8 +14,6 @@ from typing import Any
 import jsonschema
 import pytest
 from asgiref.sync import async_to_sync
-from channels.routing import URLRouter
-from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from django.test.utils import override_settings
 from django.utils import timezone
@@ -32,7 +30,6 @@ from tables.engine.widerpoker import (
     redeal_combination,
 )
 from tables.models import Entry, Hand, HandFreeze, HandStatus, Redeal, SeedChain, Table, TablePhase
-from tables.realtime.routing import websocket_urlpatterns
 from tables.services import beacon
 from tables.services.seating import touch_presence
 from tables.tasks import advance_table_at
@@ -40,6 +37,7 @@ from tables.widerpoker.selectors import get_entry_state, get_table_state
 from tables.widerpoker.services.play import buy_redeal, resolve_pending_redeals, set_hold
 from tables.widerpoker.services.seating import leave_table
 from tests.helpers import logged_in, seat_players
+from tests.tables.test_consumers import open_socket
 from wallet.selectors import check_books
 
 ALGORITHM_3 = override_settings(DEAL_ALGORITHM=3)
@@ -357,10 +355,7 @@ def _record_wakes(monkeypatch: pytest.MonkeyPatch, record: Any) -> None:
 
 async def _table_state_over_a_socket(user: User, table_id: int) -> dict[str, Any]:
     """The ``table_state`` frame a game socket opened now by ``user`` gets first."""
-    communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/tables/{table_id}/")
-    communicator.scope["user"] = user
-    connected, _ = await communicator.connect(timeout=10)
-    assert connected
+    communicator = await open_socket(user, table_id)
     try:
         frame: dict[str, Any] = json.loads(await communicator.receive_from(timeout=10))
     finally:
